@@ -1,0 +1,16 @@
+//! # acp-core — the sans-IO heart of the Age Control Protocol
+//!
+//! ACP and ACP+ let a source of status updates choose the update rate that keeps the information
+//! at its monitor as fresh as possible (minimal time-average *age of information*) over a network
+//! path it knows nothing about. This crate holds everything protocol-related and nothing else: it
+//! performs no I/O and reads no clock. Callers pass the current [`Time`] and received datagrams in,
+//! and ask what to send and when to be woken. The same code therefore runs over real UDP sockets
+//! (the runtime crate), inside the discrete-event simulator, and in deterministic tests.
+//!
+//! Modules:
+//! - [`time`]: integer nanosecond time.
+//! - [`wire`]: the v1 wire format (`docs/PROTOCOL.md`).
+pub mod time;
+pub mod wire;
+
+pub use time::Time;

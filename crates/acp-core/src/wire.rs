@@ -1,0 +1,561 @@
+//! Wire format v1: UPDATE and ACK packets (specified byte for byte in `docs/PROTOCOL.md`).
+//!
+//! Both packets share a 44-byte fixed part, all integers big-endian:
+//!
+//! ```text
+//!  0      2      3      4      5      6             8
+//!  +------+------+------+------+------+-------------+
+//!  | "AC" | ver  | type |flags | rsvd |   length    |   length = payload (UPDATE) / feedback (ACK)
+//!  +------+------+------+------+------+-------------+
+//!  |                 session id (u64)               |   8..16
+//!  |                 sequence   (u64)               |  16..24
+//!  |     generation timestamp, source clock, ns     |  24..32  (ACK: echoed)
+//!  | UPDATE: acked seq (u64) | ACK: monitor rx ns   |  32..40
+//!  |  hold ns (u32; ACK: echoed)                    |  40..44
+//!  +------------------------------------------------+
+//!  | payload (UPDATE) / feedback TLVs (ACK)         |  44..
+//! ```
+//!
+//! Decoding borrows from the input and never panics: every malformed input maps to a
+//! [`DecodeError`]. Encoding writes into a caller-provided buffer.
+
+use thiserror::Error;
+
+/// The two magic bytes that open every ACP packet (ASCII "AC").
+pub const MAGIC: [u8; 2] = *b"AC";
+/// The only wire version this crate speaks.
+pub const VERSION: u8 = 1;
+/// Size of the fixed part shared by UPDATE and ACK.
+pub const HEADER_LEN: usize = 44;
+/// Largest payload that fits an IPv4 UDP datagram together with the header.
+pub const MAX_PAYLOAD: usize = 65_507 - HEADER_LEN;
+
+/// Packet type codes (byte 3).
+const TYPE_UPDATE: u8 = 0x01;
+const TYPE_ACK: u8 = 0x02;
+
+/// UPDATE flag: the update is an initialisation probe (stop-and-wait phase).
+pub const FLAG_PROBE: u8 = 0x01;
+/// ACK flag: the monitor had already received a fresher update of this session, so this one was
+/// not delivered to the application (it arrived out of sequence).
+pub const FLAG_STALE: u8 = 0x01;
+
+/// Why a datagram is not a valid ACP packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum DecodeError {
+    /// Shorter than the fixed header.
+    #[error("datagram too short: {len} bytes, header needs {HEADER_LEN}")]
+    Truncated {
+        /// Bytes received.
+        len: usize,
+    },
+    /// The first two bytes are not "AC".
+    #[error("bad magic bytes")]
+    BadMagic,
+    /// A version this implementation does not speak.
+    #[error("unsupported version {0}")]
+    UnsupportedVersion(u8),
+    /// A type byte that is neither UPDATE nor ACK.
+    #[error("unknown packet type {0:#04x}")]
+    UnknownType(u8),
+    /// A flag bit or the reserved byte is set that version 1 leaves at zero.
+    #[error("reserved bits set (flags {flags:#04x}, reserved {reserved:#04x})")]
+    ReservedBits {
+        /// The flags byte.
+        flags: u8,
+        /// The reserved byte.
+        reserved: u8,
+    },
+    /// The length field disagrees with the datagram's size.
+    #[error("length field says {declared} bytes follow the header, datagram has {actual}")]
+    LengthMismatch {
+        /// Value of the length field.
+        declared: usize,
+        /// Bytes actually following the header.
+        actual: usize,
+    },
+    /// A feedback TLV runs past the end of the ACK.
+    #[error("feedback TLV at offset {offset} overruns the ACK")]
+    BadFeedback {
+        /// Offset of the bad TLV within the feedback area.
+        offset: usize,
+    },
+    /// A valid packet of the other type arrived where this one was expected.
+    #[error("expected {expected}, got {got}")]
+    WrongType {
+        /// What the caller asked for.
+        expected: &'static str,
+        /// What the datagram holds.
+        got: &'static str,
+    },
+}
+
+/// Why a packet could not be encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum EncodeError {
+    /// The payload or feedback exceeds [`MAX_PAYLOAD`].
+    #[error("body of {0} bytes exceeds the maximum of {MAX_PAYLOAD}")]
+    TooLarge(usize),
+    /// The output buffer is smaller than the encoded packet.
+    #[error("output buffer of {have} bytes, packet needs {need}")]
+    BufferTooSmall {
+        /// Bytes needed.
+        need: usize,
+        /// Bytes available.
+        have: usize,
+    },
+    /// A flag outside the packet type's defined flags.
+    #[error("undefined flags {0:#04x}")]
+    UndefinedFlags(u8),
+}
+
+/// A status update from a source to its monitor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Update<'a> {
+    /// `FLAG_PROBE` or 0.
+    pub flags: u8,
+    /// Random id chosen by the source for this session.
+    pub session: u64,
+    /// Sequence number, starting at 1, increasing by one per update.
+    pub seq: u64,
+    /// Generation time of the payload, ns on the source's clock.
+    pub gen_ts: u64,
+    /// Highest sequence the source had seen ACKed in sequence when it sent this (0 = none).
+    pub acked_seq: u64,
+    /// Time between generation and transmission, ns (saturates at `u32::MAX`).
+    pub hold_ns: u32,
+    /// Application payload.
+    pub payload: &'a [u8],
+}
+
+/// The monitor's acknowledgement of one update.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ack<'a> {
+    /// `FLAG_STALE` or 0.
+    pub flags: u8,
+    /// Session id copied from the update.
+    pub session: u64,
+    /// Sequence number of the acknowledged update.
+    pub seq: u64,
+    /// The update's generation timestamp, echoed.
+    pub gen_ts: u64,
+    /// When the monitor received the update, ns on the monitor's clock.
+    pub rx_ts: u64,
+    /// The update's hold time, echoed.
+    pub hold_ns: u32,
+    /// Receiver feedback: a sequence of TLVs (see [`FeedbackItem`]), validated on decode.
+    pub feedback: &'a [u8],
+}
+
+/// Either packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Packet<'a> {
+    /// An UPDATE.
+    Update(Update<'a>),
+    /// An ACK.
+    Ack(Ack<'a>),
+}
+
+/// One receiver-feedback element carried in an ACK: `kind` (1 byte), `len` (1 byte), `value`.
+///
+/// Version 1 defines no kinds of its own; kind 1 is reserved for the WiFi aggregation level
+/// reported by a receiver. Unknown kinds are passed to the controller, which ignores what it does
+/// not understand.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FeedbackItem<'a> {
+    /// What the value means.
+    pub kind: u8,
+    /// Up to 255 bytes.
+    pub value: &'a [u8],
+}
+
+/// Reserved feedback kind: WiFi A-MPDU aggregation level measured at the receiver.
+pub const FEEDBACK_AGGREGATION: u8 = 0x01;
+
+fn be_u64(b: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[at..at + 8]);
+    u64::from_be_bytes(a)
+}
+
+fn be_u32(b: &[u8], at: usize) -> u32 {
+    let mut a = [0u8; 4];
+    a.copy_from_slice(&b[at..at + 4]);
+    u32::from_be_bytes(a)
+}
+
+/// The fields every packet has, read from a buffer already checked to hold `HEADER_LEN` bytes.
+struct Fixed<'a> {
+    kind: u8,
+    flags: u8,
+    session: u64,
+    seq: u64,
+    ts: u64,
+    word4: u64,
+    hold: u32,
+    body: &'a [u8],
+}
+
+fn decode_fixed(buf: &[u8]) -> Result<Fixed<'_>, DecodeError> {
+    if buf.len() < HEADER_LEN {
+        return Err(DecodeError::Truncated { len: buf.len() });
+    }
+    if buf[0..2] != MAGIC {
+        return Err(DecodeError::BadMagic);
+    }
+    if buf[2] != VERSION {
+        return Err(DecodeError::UnsupportedVersion(buf[2]));
+    }
+    let kind = buf[3];
+    let defined = match kind {
+        TYPE_UPDATE => FLAG_PROBE,
+        TYPE_ACK => FLAG_STALE,
+        other => return Err(DecodeError::UnknownType(other)),
+    };
+    let (flags, reserved) = (buf[4], buf[5]);
+    if flags & !defined != 0 || reserved != 0 {
+        return Err(DecodeError::ReservedBits { flags, reserved });
+    }
+    let declared = usize::from(u16::from_be_bytes([buf[6], buf[7]]));
+    let body = &buf[HEADER_LEN..];
+    if declared != body.len() {
+        return Err(DecodeError::LengthMismatch {
+            declared,
+            actual: body.len(),
+        });
+    }
+    Ok(Fixed {
+        kind,
+        flags,
+        session: be_u64(buf, 8),
+        seq: be_u64(buf, 16),
+        ts: be_u64(buf, 24),
+        word4: be_u64(buf, 32),
+        hold: be_u32(buf, 40),
+        body,
+    })
+}
+
+/// Checks that `tlvs` is a well-formed sequence of feedback TLVs.
+fn validate_feedback(tlvs: &[u8]) -> Result<(), DecodeError> {
+    let mut at = 0;
+    while at < tlvs.len() {
+        let Some(&len) = tlvs.get(at + 1) else {
+            return Err(DecodeError::BadFeedback { offset: at });
+        };
+        let end = at + 2 + usize::from(len);
+        if end > tlvs.len() {
+            return Err(DecodeError::BadFeedback { offset: at });
+        }
+        at = end;
+    }
+    Ok(())
+}
+
+impl<'a> Packet<'a> {
+    /// Decodes one datagram.
+    pub fn decode(buf: &'a [u8]) -> Result<Self, DecodeError> {
+        let f = decode_fixed(buf)?;
+        if f.kind == TYPE_UPDATE {
+            Ok(Packet::Update(Update {
+                flags: f.flags,
+                session: f.session,
+                seq: f.seq,
+                gen_ts: f.ts,
+                acked_seq: f.word4,
+                hold_ns: f.hold,
+                payload: f.body,
+            }))
+        } else {
+            validate_feedback(f.body)?;
+            Ok(Packet::Ack(Ack {
+                flags: f.flags,
+                session: f.session,
+                seq: f.seq,
+                gen_ts: f.ts,
+                rx_ts: f.word4,
+                hold_ns: f.hold,
+                feedback: f.body,
+            }))
+        }
+    }
+
+    fn type_name(&self) -> &'static str {
+        match self {
+            Packet::Update(_) => "UPDATE",
+            Packet::Ack(_) => "ACK",
+        }
+    }
+}
+
+/// Writes the fixed part and body; shared by both packet types.
+#[allow(clippy::too_many_arguments)]
+fn encode_fixed(
+    out: &mut [u8],
+    kind: u8,
+    flags: u8,
+    session: u64,
+    seq: u64,
+    ts: u64,
+    word4: u64,
+    hold: u32,
+    body: &[u8],
+) -> Result<usize, EncodeError> {
+    if body.len() > MAX_PAYLOAD {
+        return Err(EncodeError::TooLarge(body.len()));
+    }
+    let need = HEADER_LEN + body.len();
+    let Some(out) = out.get_mut(..need) else {
+        return Err(EncodeError::BufferTooSmall {
+            need,
+            have: out.len(),
+        });
+    };
+    out[0..2].copy_from_slice(&MAGIC);
+    out[2] = VERSION;
+    out[3] = kind;
+    out[4] = flags;
+    out[5] = 0;
+    // MAX_PAYLOAD < u16::MAX, checked above.
+    out[6..8].copy_from_slice(&(body.len() as u16).to_be_bytes());
+    out[8..16].copy_from_slice(&session.to_be_bytes());
+    out[16..24].copy_from_slice(&seq.to_be_bytes());
+    out[24..32].copy_from_slice(&ts.to_be_bytes());
+    out[32..40].copy_from_slice(&word4.to_be_bytes());
+    out[40..44].copy_from_slice(&hold.to_be_bytes());
+    out[HEADER_LEN..].copy_from_slice(body);
+    Ok(need)
+}
+
+impl<'a> Update<'a> {
+    /// Decodes a datagram that must be an UPDATE.
+    pub fn decode(buf: &'a [u8]) -> Result<Self, DecodeError> {
+        match Packet::decode(buf)? {
+            Packet::Update(u) => Ok(u),
+            other => Err(DecodeError::WrongType {
+                expected: "UPDATE",
+                got: other.type_name(),
+            }),
+        }
+    }
+
+    /// Encoded size in bytes.
+    pub fn encoded_len(&self) -> usize {
+        HEADER_LEN + self.payload.len()
+    }
+
+    /// Writes the packet to the front of `out`; returns its length.
+    pub fn encode(&self, out: &mut [u8]) -> Result<usize, EncodeError> {
+        if self.flags & !FLAG_PROBE != 0 {
+            return Err(EncodeError::UndefinedFlags(self.flags));
+        }
+        encode_fixed(
+            out,
+            TYPE_UPDATE,
+            self.flags,
+            self.session,
+            self.seq,
+            self.gen_ts,
+            self.acked_seq,
+            self.hold_ns,
+            self.payload,
+        )
+    }
+
+    /// Whether this update is an initialisation probe.
+    pub fn is_probe(&self) -> bool {
+        self.flags & FLAG_PROBE != 0
+    }
+}
+
+impl<'a> Ack<'a> {
+    /// Decodes a datagram that must be an ACK.
+    pub fn decode(buf: &'a [u8]) -> Result<Self, DecodeError> {
+        match Packet::decode(buf)? {
+            Packet::Ack(a) => Ok(a),
+            other => Err(DecodeError::WrongType {
+                expected: "ACK",
+                got: other.type_name(),
+            }),
+        }
+    }
+
+    /// Encoded size in bytes.
+    pub fn encoded_len(&self) -> usize {
+        HEADER_LEN + self.feedback.len()
+    }
+
+    /// Writes the packet to the front of `out`; returns its length. `feedback` must hold
+    /// well-formed TLVs (build it with [`encode_feedback`]).
+    pub fn encode(&self, out: &mut [u8]) -> Result<usize, EncodeError> {
+        if self.flags & !FLAG_STALE != 0 {
+            return Err(EncodeError::UndefinedFlags(self.flags));
+        }
+        encode_fixed(
+            out,
+            TYPE_ACK,
+            self.flags,
+            self.session,
+            self.seq,
+            self.gen_ts,
+            self.rx_ts,
+            self.hold_ns,
+            self.feedback,
+        )
+    }
+
+    /// Whether the monitor found this update out of sequence.
+    pub fn is_stale(&self) -> bool {
+        self.flags & FLAG_STALE != 0
+    }
+
+    /// The feedback TLVs (already validated by [`Ack::decode`]).
+    pub fn feedback_items(&self) -> FeedbackIter<'a> {
+        FeedbackIter {
+            rest: self.feedback,
+        }
+    }
+}
+
+/// Iterator over the TLVs of an ACK's feedback area; stops at the first malformed element.
+#[derive(Debug, Clone)]
+pub struct FeedbackIter<'a> {
+    rest: &'a [u8],
+}
+
+impl<'a> Iterator for FeedbackIter<'a> {
+    type Item = FeedbackItem<'a>;
+    fn next(&mut self) -> Option<Self::Item> {
+        let (&kind, rest) = self.rest.split_first()?;
+        let (&len, rest) = rest.split_first()?;
+        let Some(value) = rest.get(..usize::from(len)) else {
+            self.rest = &[];
+            return None;
+        };
+        self.rest = &rest[value.len()..];
+        Some(FeedbackItem { kind, value })
+    }
+}
+
+/// Appends `items` as TLVs to `out`. Values longer than 255 bytes are an error.
+pub fn encode_feedback(items: &[FeedbackItem<'_>], out: &mut Vec<u8>) -> Result<(), EncodeError> {
+    for item in items {
+        let len = u8::try_from(item.value.len()).map_err(|_| EncodeError::TooLarge(item.value.len()))?;
+        out.push(item.kind);
+        out.push(len);
+        out.extend_from_slice(item.value);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sample_update(payload: &[u8]) -> Update<'_> {
+        Update {
+            flags: FLAG_PROBE,
+            session: 0x0102_0304_0506_0708,
+            seq: 42,
+            gen_ts: 1_000_000_007,
+            acked_seq: 41,
+            hold_ns: 1234,
+            payload,
+        }
+    }
+
+    #[test]
+    fn update_round_trips() {
+        let u = sample_update(b"hello");
+        let mut buf = [0u8; 128];
+        let n = u.encode(&mut buf).unwrap();
+        assert_eq!(n, HEADER_LEN + 5);
+        assert_eq!(Update::decode(&buf[..n]).unwrap(), u);
+    }
+
+    #[test]
+    fn every_truncation_is_an_error_not_a_panic() {
+        let u = sample_update(b"xyz");
+        let mut buf = [0u8; 64];
+        let n = u.encode(&mut buf).unwrap();
+        for cut in 0..n {
+            assert!(Packet::decode(&buf[..cut]).is_err(), "cut at {cut}");
+        }
+    }
+
+    #[test]
+    fn wrong_type_is_reported() {
+        let a = Ack {
+            flags: 0,
+            session: 1,
+            seq: 2,
+            gen_ts: 3,
+            rx_ts: 4,
+            hold_ns: 5,
+            feedback: &[],
+        };
+        let mut buf = [0u8; HEADER_LEN];
+        a.encode(&mut buf).unwrap();
+        assert_eq!(
+            Update::decode(&buf),
+            Err(DecodeError::WrongType {
+                expected: "UPDATE",
+                got: "ACK"
+            })
+        );
+    }
+
+    #[test]
+    fn feedback_tlvs_round_trip_and_overruns_are_rejected() {
+        let mut fb = Vec::new();
+        let items = [
+            FeedbackItem {
+                kind: FEEDBACK_AGGREGATION,
+                value: &[0, 12],
+            },
+            FeedbackItem {
+                kind: 9,
+                value: &[],
+            },
+        ];
+        encode_feedback(&items, &mut fb).unwrap();
+        let a = Ack {
+            flags: FLAG_STALE,
+            session: 7,
+            seq: 8,
+            gen_ts: 9,
+            rx_ts: 10,
+            hold_ns: 0,
+            feedback: &fb,
+        };
+        let mut buf = vec![0u8; a.encoded_len()];
+        a.encode(&mut buf).unwrap();
+        let back = Ack::decode(&buf).unwrap();
+        assert_eq!(back.feedback_items().collect::<Vec<_>>(), items);
+        // Claim a 5-byte value where only 4 bytes of feedback follow.
+        buf[HEADER_LEN + 1] = 5;
+        assert_eq!(
+            Ack::decode(&buf),
+            Err(DecodeError::BadFeedback { offset: 0 })
+        );
+    }
+
+    #[test]
+    fn undefined_flags_are_refused_on_encode() {
+        let mut u = sample_update(&[]);
+        u.flags = 0x80;
+        assert_eq!(
+            u.encode(&mut [0u8; 64]),
+            Err(EncodeError::UndefinedFlags(0x80))
+        );
+    }
+
+    #[test]
+    fn small_buffer_is_reported() {
+        let u = sample_update(b"abc");
+        assert_eq!(
+            u.encode(&mut [0u8; 10]),
+            Err(EncodeError::BufferTooSmall { need: 47, have: 10 })
+        );
+    }
+}
