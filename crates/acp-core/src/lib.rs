@@ -10,7 +10,17 @@
 //! Modules:
 //! - [`time`]: integer nanosecond time.
 //! - [`wire`]: the v1 wire format (`docs/PROTOCOL.md`).
+//! - [`accounting`]: exact time averages of age and backlog.
+//! - [`ewma`]: the RTT̄ and Z̄ estimators.
+//! - [`controller`]: the controller trait and ACP+, ACP, Lazy, Fixed.
+//! - [`source`]: the source state machine.
+pub mod accounting;
+pub mod controller;
+pub mod ewma;
+pub mod source;
 pub mod time;
 pub mod wire;
 
+pub use controller::{Acp, Controller, Fixed, Lazy};
+pub use source::{AppMode, Source, SourceConfig, SourceStats};
 pub use time::Time;
