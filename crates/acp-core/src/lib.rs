@@ -14,13 +14,18 @@
 //! - [`ewma`]: the RTT̄ and Z̄ estimators.
 //! - [`controller`]: the controller trait and ACP+, ACP, Lazy, Fixed.
 //! - [`source`]: the source state machine.
+//! - [`monitor`]: the monitor state machine.
+//! - [`harness`]: a deterministic source–path–monitor harness for tests.
 pub mod accounting;
 pub mod controller;
 pub mod ewma;
+pub mod harness;
+pub mod monitor;
 pub mod source;
 pub mod time;
 pub mod wire;
 
 pub use controller::{Acp, Controller, Fixed, Lazy};
+pub use monitor::{Monitor, MonitorConfig, SessionKey};
 pub use source::{AppMode, Source, SourceConfig, SourceStats};
 pub use time::Time;
