@@ -72,6 +72,8 @@ pub struct HarnessReport {
     pub delivery_rate: f64,
     /// Updates dropped at the server.
     pub dropped: u64,
+    /// Updates the source sent while the path was blackholed (over the whole run).
+    pub sent_in_outages: u64,
     /// The source's own statistics at the end (lifetime averages).
     pub source: SourceStats,
 }
@@ -117,6 +119,7 @@ pub fn run(controller: Box<dyn Controller>, cfg: &HarnessConfig) -> HarnessRepor
     let mut age = AgeIntegral::new(start);
     let mut delivered_after_warmup = 0u64;
     let mut measuring = false;
+    let mut sent_in_outages = 0u64;
     let mut events: BinaryHeap<Reverse<(Time, u64, Event)>> = BinaryHeap::new();
     let mut counter = 0u64;
     let mut push = |events: &mut BinaryHeap<_>, at: Time, ev: Event| {
@@ -130,6 +133,7 @@ pub fn run(controller: Box<dyn Controller>, cfg: &HarnessConfig) -> HarnessRepor
     };
     let mut ack = vec![0u8; HEADER_LEN + 512];
     let mut buf = Vec::new();
+    let mut clock = start;
 
     loop {
         let next_event = events.peek().map(|Reverse((t, _, _))| *t);
@@ -137,15 +141,17 @@ pub fn run(controller: Box<dyn Controller>, cfg: &HarnessConfig) -> HarnessRepor
             .into_iter()
             .flatten()
             .min();
-        let Some(now) = next.filter(|&t| t <= end) else {
+        // A deadline already past means "now": virtual time never runs backwards.
+        let Some(now) = next.map(|t| t.max(clock)).filter(|&t| t <= end) else {
             break;
         };
+        clock = now;
         if !measuring && now >= warmup {
             measuring = true;
             age.take_window(warmup);
             server.occupancy.take_window(warmup);
         }
-        if next_event == Some(now) {
+        if next_event.is_some_and(|t| t <= now) {
             let Some(Reverse((_, _, event))) = events.pop() else {
                 break;
             };
@@ -179,6 +185,7 @@ pub fn run(controller: Box<dyn Controller>, cfg: &HarnessConfig) -> HarnessRepor
         while let Some(tx) = source.poll_transmit(now, &mut buf) {
             debug_assert_eq!(tx.len, buf.len());
             if blackholed(now) {
+                sent_in_outages += 1;
                 continue;
             }
             if server.queue.len() >= cfg.path.queue_limit {
@@ -202,6 +209,7 @@ pub fn run(controller: Box<dyn Controller>, cfg: &HarnessConfig) -> HarnessRepor
         server_backlog: server.occupancy.average(end),
         delivery_rate: delivered_after_warmup as f64 / measured,
         dropped: server.dropped,
+        sent_in_outages,
         source: source.stats(end),
     }
 }

@@ -383,6 +383,7 @@ impl Source {
                 self.probing.outstanding = None;
                 self.probing.finished += 1;
                 self.counters.probes_lost += 1;
+                self.next_send = now;
                 self.maybe_finish_probing(now);
             }
         }
@@ -562,6 +563,7 @@ impl Source {
                 if self.probing.outstanding.is_some_and(|(seq, _)| ack.seq >= seq) {
                     self.probing.outstanding = None;
                     self.probing.finished += 1;
+                    self.next_send = now;
                 }
                 self.maybe_finish_probing(now);
                 return AckOutcome::InSequence;
