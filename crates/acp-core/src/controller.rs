@@ -204,10 +204,8 @@ impl Acp {
     /// `λ_k = 1/Z̄ + b*/X` with the variant's X and its guard.
     fn rate_for(&self, target: f64, est: &Estimates) -> f64 {
         match self.variant {
-            AcpVariant::Plus => (1.0 / est.z + target / est.rtt).clamp(
-                PLUS_MIN_FACTOR * est.rate,
-                PLUS_MAX_FACTOR * est.rate,
-            ),
+            AcpVariant::Plus => (1.0 / est.z + target / est.rtt)
+                .clamp(PLUS_MIN_FACTOR * est.rate, PLUS_MAX_FACTOR * est.rate),
             AcpVariant::Original { .. } => {
                 let lambda = 1.0 / est.z + target / est.rtt.min(est.z);
                 if lambda > 0.0 {
@@ -389,8 +387,18 @@ mod tests {
             );
             let s = c.state();
             assert_eq!(s.last_action, Some(r.action), "{}: action", r.name);
-            assert!((rate - r.rate).abs() < 1e-9, "{}: rate {rate} != {}", r.name, r.rate);
-            assert_eq!((s.flag, s.gamma), (r.flag_after, r.gamma_after), "{}: flag/γ", r.name);
+            assert!(
+                (rate - r.rate).abs() < 1e-9,
+                "{}: rate {rate} != {}",
+                r.name,
+                r.rate
+            );
+            assert_eq!(
+                (s.flag, s.gamma),
+                (r.flag_after, r.gamma_after),
+                "{}: flag/γ",
+                r.name
+            );
         }
     }
 

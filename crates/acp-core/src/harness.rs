@@ -158,7 +158,11 @@ pub fn run(controller: Box<dyn Controller>, cfg: &HarnessConfig) -> HarnessRepor
             match event {
                 Event::ServiceDone => {
                     if let Some(packet) = server.queue.pop_front() {
-                        push(&mut events, now + cfg.path.forward_delay, Event::AtMonitor(packet));
+                        push(
+                            &mut events,
+                            now + cfg.path.forward_delay,
+                            Event::AtMonitor(packet),
+                        );
                     }
                     server.occupancy.set(now, server.queue.len() as u64);
                     if !server.queue.is_empty() {
@@ -172,7 +176,11 @@ pub fn run(controller: Box<dyn Controller>, cfg: &HarnessConfig) -> HarnessRepor
                             delivered_after_warmup += u64::from(measuring);
                         }
                         let back = ack[..h.ack_len].to_vec();
-                        push(&mut events, now + cfg.path.reverse_delay, Event::AtSource(back));
+                        push(
+                            &mut events,
+                            now + cfg.path.reverse_delay,
+                            Event::AtSource(back),
+                        );
                     }
                 }
                 Event::AtSource(packet) if !blackholed(now) => {

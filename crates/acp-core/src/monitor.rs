@@ -312,13 +312,18 @@ impl Monitor {
             peer,
             session: update.session,
         };
-        if !self.sessions.contains_key(&key) && !self.make_room(now) {
+        // Only a full table needs the extra lookup to tell a newcomer from a known session.
+        if self.sessions.len() >= self.cfg.max_sessions
+            && !self.sessions.contains_key(&key)
+            && !self.make_room(now)
+        {
             self.stats.sessions_refused += 1;
             return Err(Dropped::TableFull);
         }
         let synced = self.cfg.clocks_synchronised;
+        let created = &mut self.stats.sessions_created;
         let s = self.sessions.entry(key).or_insert_with(|| {
-            self.stats.sessions_created += 1;
+            *created += 1;
             SessionStats::new(now, synced)
         });
         s.last_seen = now;
@@ -374,9 +379,6 @@ impl Monitor {
 
     /// Whether a new session fits, sweeping expired ones if the table is full.
     fn make_room(&mut self, now: Time) -> bool {
-        if self.sessions.len() < self.cfg.max_sessions {
-            return true;
-        }
         if now >= self.last_sweep + self.cfg.probation / 4 {
             self.sweep(now);
         }
@@ -652,7 +654,9 @@ mod tests {
             .unwrap();
         assert_eq!(h.ack_len, HEADER_LEN);
         let big = update(1, 2, 0, &[0; 8]);
-        let h = m.handle_datagram(Time::ZERO, peer(1), &big, &mut ack).unwrap();
+        let h = m
+            .handle_datagram(Time::ZERO, peer(1), &big, &mut ack)
+            .unwrap();
         assert_eq!(h.ack_len, HEADER_LEN + 4);
         let a = Ack::decode(&ack[..h.ack_len]).unwrap();
         assert_eq!(a.feedback_items().next().unwrap().value, &[1, 2]);

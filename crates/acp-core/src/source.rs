@@ -65,11 +65,14 @@ impl Default for SourceConfig {
     }
 }
 
+/// The application's payload generator for [`AppMode::GenerateAtWill`]: called with the send
+/// instant, it appends a fresh payload to the vector it is given.
+pub type Generator = Box<dyn FnMut(Time, &mut Vec<u8>) + Send>;
+
 /// Where payloads come from.
 pub enum AppMode {
-    /// The source asks for a fresh payload at each send instant: the generator appends it to the
-    /// vector it is given (generation time = send time).
-    GenerateAtWill(Box<dyn FnMut(Time, &mut Vec<u8>) + Send>),
+    /// The source asks for a fresh payload at each send instant (generation time = send time).
+    GenerateAtWill(Generator),
     /// The application offers payloads with [`Source::push`].
     Push,
 }
@@ -560,7 +563,11 @@ impl Source {
             Phase::Probing => {
                 self.probing.samples += 1;
                 self.probing.rtt_sum += rtt;
-                if self.probing.outstanding.is_some_and(|(seq, _)| ack.seq >= seq) {
+                if self
+                    .probing
+                    .outstanding
+                    .is_some_and(|(seq, _)| ack.seq >= seq)
+                {
                     self.probing.outstanding = None;
                     self.probing.finished += 1;
                     self.next_send = now;

@@ -106,7 +106,12 @@ impl Sub<Time> for Time {
 
 impl fmt::Debug for Time {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}.{:09}s", self.0 / 1_000_000_000, self.0 % 1_000_000_000)
+        write!(
+            f,
+            "{}.{:09}s",
+            self.0 / 1_000_000_000,
+            self.0 % 1_000_000_000
+        )
     }
 }
 
@@ -135,11 +140,17 @@ mod tests {
         assert_eq!(secs_to_duration(0.25), Duration::from_millis(250));
         assert_eq!(secs_to_duration(-1.0), Duration::ZERO);
         assert_eq!(secs_to_duration(f64::NAN), Duration::ZERO);
-        assert_eq!(secs_to_duration(f64::INFINITY), Duration::from_nanos(u64::MAX));
+        assert_eq!(
+            secs_to_duration(f64::INFINITY),
+            Duration::from_nanos(u64::MAX)
+        );
     }
 
     #[test]
     fn debug_prints_seconds_and_nanos() {
-        assert_eq!(format!("{:?}", Time::from_nanos(1_000_000_123)), "1.000000123s");
+        assert_eq!(
+            format!("{:?}", Time::from_nanos(1_000_000_123)),
+            "1.000000123s"
+        );
     }
 }

@@ -27,8 +27,11 @@ pub const MAGIC: [u8; 2] = *b"AC";
 pub const VERSION: u8 = 1;
 /// Size of the fixed part shared by UPDATE and ACK.
 pub const HEADER_LEN: usize = 44;
-/// Largest payload that fits an IPv4 UDP datagram together with the header.
-pub const MAX_PAYLOAD: usize = 65_507 - HEADER_LEN;
+/// Largest body (payload or feedback) the 16-bit length field can describe.
+pub const MAX_BODY: usize = u16::MAX as usize;
+/// Largest payload that fits an IPv4 UDP datagram together with the header. Larger bodies, up
+/// to [`MAX_BODY`], are valid on the wire but only travel over IPv6 (or loopback).
+pub const MAX_IPV4_PAYLOAD: usize = 65_507 - HEADER_LEN;
 
 /// Packet type codes (byte 3).
 const TYPE_UPDATE: u8 = 0x01;
@@ -93,9 +96,15 @@ pub enum DecodeError {
 /// Why a packet could not be encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
 pub enum EncodeError {
-    /// The payload or feedback exceeds [`MAX_PAYLOAD`].
-    #[error("body of {0} bytes exceeds the maximum of {MAX_PAYLOAD}")]
+    /// The payload or feedback exceeds [`MAX_BODY`].
+    #[error("body of {0} bytes exceeds the maximum of {MAX_BODY}")]
     TooLarge(usize),
+    /// A feedback value longer than 255 bytes.
+    #[error("feedback value of {0} bytes exceeds 255")]
+    FeedbackValueTooLong(usize),
+    /// An ACK's feedback area is not a well-formed TLV sequence.
+    #[error("malformed feedback TLVs")]
+    BadFeedback,
     /// The output buffer is smaller than the encoded packet.
     #[error("output buffer of {have} bytes, packet needs {need}")]
     BufferTooSmall {
@@ -301,7 +310,7 @@ fn encode_fixed(
     hold: u32,
     body: &[u8],
 ) -> Result<usize, EncodeError> {
-    if body.len() > MAX_PAYLOAD {
+    if body.len() > MAX_BODY {
         return Err(EncodeError::TooLarge(body.len()));
     }
     let need = HEADER_LEN + body.len();
@@ -316,7 +325,7 @@ fn encode_fixed(
     out[3] = kind;
     out[4] = flags;
     out[5] = 0;
-    // MAX_PAYLOAD < u16::MAX, checked above.
+    // At most MAX_BODY = u16::MAX, checked above.
     out[6..8].copy_from_slice(&(body.len() as u16).to_be_bytes());
     out[8..16].copy_from_slice(&session.to_be_bytes());
     out[16..24].copy_from_slice(&seq.to_be_bytes());
@@ -391,6 +400,7 @@ impl<'a> Ack<'a> {
         if self.flags & !FLAG_STALE != 0 {
             return Err(EncodeError::UndefinedFlags(self.flags));
         }
+        validate_feedback(self.feedback).map_err(|_| EncodeError::BadFeedback)?;
         encode_fixed(
             out,
             TYPE_ACK,
@@ -437,12 +447,15 @@ impl<'a> Iterator for FeedbackIter<'a> {
     }
 }
 
-/// Appends `items` as TLVs to `out`. Values longer than 255 bytes are an error.
+/// Appends `items` as TLVs to `out`. A value longer than 255 bytes is an error, and then nothing
+/// is appended.
 pub fn encode_feedback(items: &[FeedbackItem<'_>], out: &mut Vec<u8>) -> Result<(), EncodeError> {
+    if let Some(long) = items.iter().find(|i| i.value.len() > usize::from(u8::MAX)) {
+        return Err(EncodeError::FeedbackValueTooLong(long.value.len()));
+    }
     for item in items {
-        let len = u8::try_from(item.value.len()).map_err(|_| EncodeError::TooLarge(item.value.len()))?;
         out.push(item.kind);
-        out.push(len);
+        out.push(item.value.len() as u8); // checked above
         out.extend_from_slice(item.value);
     }
     Ok(())
@@ -537,6 +550,52 @@ mod tests {
         assert_eq!(
             Ack::decode(&buf),
             Err(DecodeError::BadFeedback { offset: 0 })
+        );
+    }
+
+    #[test]
+    fn encoders_refuse_what_the_decoder_would_reject() {
+        let a = Ack {
+            flags: 0,
+            session: 1,
+            seq: 1,
+            gen_ts: 0,
+            rx_ts: 0,
+            hold_ns: 0,
+            feedback: &[0x01],
+        };
+        assert_eq!(a.encode(&mut [0u8; 64]), Err(EncodeError::BadFeedback));
+        let mut out = vec![];
+        let long = [0u8; 256];
+        let items = [
+            FeedbackItem {
+                kind: 1,
+                value: &[1],
+            },
+            FeedbackItem {
+                kind: 2,
+                value: &long,
+            },
+        ];
+        assert_eq!(
+            encode_feedback(&items, &mut out),
+            Err(EncodeError::FeedbackValueTooLong(256))
+        );
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn largest_body_round_trips() {
+        let payload = vec![7u8; MAX_BODY];
+        let u = sample_update(&payload);
+        let mut buf = vec![0u8; u.encoded_len()];
+        u.encode(&mut buf).unwrap();
+        assert_eq!(Update::decode(&buf).unwrap().payload.len(), MAX_BODY);
+        let too_big = vec![7u8; MAX_BODY + 1];
+        let mut buf = vec![0u8; HEADER_LEN + MAX_BODY + 1];
+        assert_eq!(
+            sample_update(&too_big).encode(&mut buf),
+            Err(EncodeError::TooLarge(MAX_BODY + 1))
         );
     }
 

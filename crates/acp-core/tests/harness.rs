@@ -49,7 +49,10 @@ fn acp_plus_settles_near_the_optimum() {
         let cfg = config(path(service, delay), 60, 20);
         let oracle = best_fixed(&cfg);
         // The sweep finds the analytic optimum (it contains the rate 1/S exactly).
-        assert!((oracle.age - cfg.path.optimal_age()).abs() < 1e-6, "{oracle:?}");
+        assert!(
+            (oracle.age - cfg.path.optimal_age()).abs() < 1e-6,
+            "{oracle:?}"
+        );
         assert!((oracle.server_backlog - 1.0).abs() < 1e-3);
 
         let acp = run(Box::new(Acp::plus()), &cfg);
@@ -75,7 +78,12 @@ fn acp_with_small_step_also_beats_lazy() {
     let cfg = config(path(1, 10), 60, 20);
     let acp = run(Box::new(Acp::original(0.25)), &cfg);
     let lazy = run(Box::new(Lazy), &cfg);
-    assert!(acp.age < lazy.age, "ACP {:?} vs Lazy {:?}", acp.age, lazy.age);
+    assert!(
+        acp.age < lazy.age,
+        "ACP {:?} vs Lazy {:?}",
+        acp.age,
+        lazy.age
+    );
 }
 
 #[test]
@@ -100,7 +108,10 @@ fn fixed_above_capacity_makes_age_grow_without_bound() {
     let over = |secs| run(Box::new(Fixed::new(1200.0)), &config(p.clone(), secs, 0));
     let (short, long) = (over(10), over(20));
     // Queue grows by 200 updates/s: waiting time grows by 1/6 s per second of run.
-    assert!(long.final_age > 1.8 * short.final_age, "{short:?} / {long:?}");
+    assert!(
+        long.final_age > 1.8 * short.final_age,
+        "{short:?} / {long:?}"
+    );
     assert!(long.final_age > 100.0 * p.optimal_age());
     assert!(long.server_backlog > 100.0);
 }
@@ -130,7 +141,12 @@ fn source_survives_an_outage_and_recovers() {
     );
     assert_eq!(r.source.phase, Phase::Running);
     // From 7 s after the outage ended, age is back within 1.5× of the clean run's.
-    assert!(r.age < 1.5 * clean.age, "after outage {:?}, clean {:?}", r.age, clean.age);
+    assert!(
+        r.age < 1.5 * clean.age,
+        "after outage {:?}, clean {:?}",
+        r.age,
+        clean.age
+    );
 }
 
 #[test]

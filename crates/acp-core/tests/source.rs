@@ -63,7 +63,7 @@ fn initialise(src: &mut Source, echo: &mut Echo) -> Time {
         let tx = src.poll_transmit(now, &mut buf).expect("probe due");
         assert!(tx.probe, "probe {i}");
         assert!(src.poll_transmit(now, &mut buf).is_none(), "stop and wait");
-        now = now + Duration::from_millis(20);
+        now += Duration::from_millis(20);
         let ack = echo.ack(now, &buf);
         assert_eq!(src.handle_datagram(now, &ack), AckOutcome::InSequence);
     }
@@ -88,7 +88,10 @@ fn initialisation_sets_rtt_from_probes_and_fixed_rate_paces_exactly() {
             assert!(!tx.probe);
             sends.push(now.nanos_since(t0) / 1_000_000);
         }
-        now = src.poll_timeout().unwrap().max(now + Duration::from_nanos(1));
+        now = src
+            .poll_timeout()
+            .unwrap()
+            .max(now + Duration::from_nanos(1));
     }
     assert_eq!(sends, [0, 10, 20, 30, 40, 50, 60, 70, 80, 90]);
 }
@@ -170,7 +173,10 @@ fn invalid_and_out_of_sequence_acks_are_counted_and_ignored() {
     assert_eq!(src.handle_datagram(now, &ack2), AckOutcome::OutOfSequence);
     let after = src.stats(now);
     assert_eq!(after.acks_out_of_sequence, 1);
-    assert_eq!((after.rtt, after.z, after.backlog), (before.rtt, before.z, before.backlog));
+    assert_eq!(
+        (after.rtt, after.z, after.backlog),
+        (before.rtt, before.z, before.backlog)
+    );
 
     let forge = |session: u64, seq: u64, gen_ts: u64| {
         let a = Ack {
@@ -188,11 +194,11 @@ fn invalid_and_out_of_sequence_acks_are_counted_and_ignored() {
     };
     let sent_seq = 13; // 10 probes + 3 updates
     for bad in [
-        forge(SESSION + 1, sent_seq, 0),           // another session
-        forge(SESSION, sent_seq + 1, 0),           // never sent
-        forge(SESSION, sent_seq, u64::MAX - 5),    // generated in the future
-        sent[0].clone(),                           // an UPDATE, not an ACK
-        b"\x00\x01garbage".to_vec(),               // not ACP
+        forge(SESSION + 1, sent_seq, 0),        // another session
+        forge(SESSION, sent_seq + 1, 0),        // never sent
+        forge(SESSION, sent_seq, u64::MAX - 5), // generated in the future
+        sent[0].clone(),                        // an UPDATE, not an ACK
+        b"\x00\x01garbage".to_vec(),            // not ACP
     ] {
         assert_eq!(src.handle_datagram(now, &bad), AckOutcome::Invalid);
     }
@@ -210,7 +216,9 @@ fn unanswered_probes_repeat_once_per_timeout_forever() {
         if src.poll_transmit(now, &mut buf).is_some() {
             probes += 1;
         }
-        now = src.poll_timeout().expect("a source always has a next deadline");
+        now = src
+            .poll_timeout()
+            .expect("a source always has a next deadline");
     }
     // One probe per 1 s timeout: t = 0, 1, …, 30.
     assert_eq!(probes, 31);
