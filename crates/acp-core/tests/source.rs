@@ -262,3 +262,58 @@ fn outage_drops_to_the_floor_rate_and_ack_restores_the_rate() {
     assert_eq!(src.rate(), 100.0);
     assert_eq!(src.stats(now).backlog, 0);
 }
+
+/// A controller that records the receiver feedback it is given (the hook a WiFi aggregation
+/// controller will use) and otherwise behaves like Fixed.
+#[derive(Debug, Default)]
+struct Recorder {
+    seen: std::sync::Arc<std::sync::Mutex<Vec<(u8, Vec<u8>)>>>,
+}
+
+impl acp_core::Controller for Recorder {
+    fn name(&self) -> String {
+        "recorder".into()
+    }
+    fn on_epoch(
+        &mut self,
+        _: &acp_core::controller::EpochSummary,
+        est: &acp_core::controller::Estimates,
+    ) -> f64 {
+        est.rate
+    }
+    fn epoch_length(&self, _: &acp_core::controller::Estimates) -> f64 {
+        1.0
+    }
+    fn on_feedback(&mut self, item: &acp_core::wire::FeedbackItem<'_>) {
+        self.seen
+            .lock()
+            .unwrap()
+            .push((item.kind, item.value.to_vec()));
+    }
+}
+
+#[test]
+fn receiver_feedback_reaches_the_controller() {
+    let recorder = Recorder::default();
+    let seen = recorder.seen.clone();
+    let mut src = Source::new(
+        SourceConfig::default(),
+        Box::new(recorder),
+        at_will(b"payload-long-enough"),
+        SESSION,
+        Time::ZERO,
+    );
+    let mut echo = Echo::new();
+    echo.monitor
+        .set_feedback(&[acp_core::wire::FeedbackItem {
+            kind: acp_core::wire::FEEDBACK_AGGREGATION,
+            value: &[0, 24],
+        }])
+        .unwrap();
+    let t0 = initialise(&mut src, &mut echo);
+    let mut buf = Vec::new();
+    src.poll_transmit(t0, &mut buf).unwrap();
+    let ack = echo.ack(t0 + Duration::from_millis(5), &buf);
+    src.handle_datagram(t0 + Duration::from_millis(5), &ack);
+    assert_eq!(*seen.lock().unwrap(), [(1, vec![0, 24])]);
+}
