@@ -265,9 +265,11 @@ fn outage_drops_to_the_floor_rate_and_ack_restores_the_rate() {
 
 /// A controller that records the receiver feedback it is given (the hook a WiFi aggregation
 /// controller will use) and otherwise behaves like Fixed.
+type Seen = std::sync::Arc<std::sync::Mutex<Vec<(u8, Vec<u8>)>>>;
+
 #[derive(Debug, Default)]
 struct Recorder {
-    seen: std::sync::Arc<std::sync::Mutex<Vec<(u8, Vec<u8>)>>>,
+    seen: Seen,
 }
 
 impl acp_core::Controller for Recorder {
