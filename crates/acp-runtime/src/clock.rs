@@ -1,0 +1,92 @@
+//! The process clock and precise waiting.
+//!
+//! [`now`] returns an `acp_core::Time`: nanoseconds of the monotonic clock, offset so that it reads
+//! as Unix time at process start. Within a process it never jumps; across processes on one machine
+//! readings agree to within microseconds, so a monitor and its sources on the same host may declare
+//! their clocks synchronised and measure true age.
+//!
+//! Pacing needs send instants accurate to tens of microseconds, finer than a timer wheel or a
+//! default `nanosleep` (which the kernel may extend by its 50 µs timer slack). [`wait_until`] sleeps
+//! in the kernel until shortly before the deadline and spins for the rest; [`tighten_timer_slack`]
+//! lowers the calling thread's timer slack to 1 ns.
+
+use std::sync::OnceLock;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use acp_core::Time;
+
+/// How long before a deadline the kernel sleep ends and spinning begins.
+pub const SPIN_MARGIN: Duration = Duration::from_micros(80);
+
+fn origin() -> &'static (Instant, u64) {
+    static ORIGIN: OnceLock<(Instant, u64)> = OnceLock::new();
+    ORIGIN.get_or_init(|| {
+        let unix = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX));
+        (Instant::now(), unix)
+    })
+}
+
+/// The current time.
+pub fn now() -> Time {
+    to_time(Instant::now())
+}
+
+/// The `Time` of an `Instant`.
+pub fn to_time(at: Instant) -> Time {
+    let (start, unix) = *origin();
+    let since = at.saturating_duration_since(start);
+    Time::from_nanos(unix.saturating_add(u64::try_from(since.as_nanos()).unwrap_or(u64::MAX)))
+}
+
+/// The `Instant` of a `Time` (times before process start map to the start).
+pub fn to_instant(t: Time) -> Instant {
+    let (start, unix) = *origin();
+    start + Duration::from_nanos(t.as_nanos().saturating_sub(unix))
+}
+
+/// Lowers this thread's timer slack to 1 ns so kernel sleeps end on time (Linux; elsewhere a
+/// no-op).
+pub fn tighten_timer_slack() {
+    #[cfg(target_os = "linux")]
+    // SAFETY: PR_SET_TIMERSLACK takes an unsigned long and affects only the calling thread.
+    unsafe {
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1 as libc::c_ulong);
+    }
+}
+
+/// Blocks until `deadline`: a kernel sleep until [`SPIN_MARGIN`] before it, then a spin.
+pub fn wait_until(deadline: Instant) {
+    let now = Instant::now();
+    if deadline > now + SPIN_MARGIN {
+        std::thread::sleep(deadline - now - SPIN_MARGIN);
+    }
+    while Instant::now() < deadline {
+        std::hint::spin_loop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_and_instant_convert_both_ways() {
+        let i = Instant::now() + Duration::from_millis(3);
+        let back = to_instant(to_time(i));
+        let diff = if back > i { back - i } else { i - back };
+        assert!(diff < Duration::from_micros(1));
+        assert!(now() > Time::from_secs(1_600_000_000), "reads as Unix time");
+    }
+
+    #[test]
+    fn wait_until_never_returns_early() {
+        tighten_timer_slack();
+        for us in [0u64, 10, 100, 1000] {
+            let deadline = Instant::now() + Duration::from_micros(us);
+            wait_until(deadline);
+            assert!(Instant::now() >= deadline);
+        }
+    }
+}
