@@ -2,7 +2,15 @@
 //!
 //! Drives the sans-IO state machines of `acp-core` with real sockets (IPv4 and IPv6) and a real
 //! clock:
+//! - [`bench`]: pacing and monitor-throughput measurements behind `acp bench`;
 //! - [`clock`]: the process clock that feeds `acp_core::Time`, and precise waiting;
+//! - [`driver`]: runs many sources over one socket with precise pacing;
+//! - [`server`]: the batched monitor server;
+//! - [`net`]: address conversion, readiness waits, batched `recvmmsg`/`sendmmsg`;
 //! - [`units`]: parsing of rates, durations and sizes such as `2mbit`, `20ms`, `1500b`.
+pub mod bench;
 pub mod clock;
+pub mod driver;
+pub mod net;
+pub mod server;
 pub mod units;

@@ -1,0 +1,235 @@
+//! Measurements behind `acp bench`: pacing precision of the source driver, and the throughput of
+//! the monitor server next to a minimal batched UDP echo server driven the same way.
+
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use acp_core::wire::Update;
+use acp_core::{Fixed, MonitorConfig, SourceConfig};
+
+use crate::driver::{Payload, RunLimits, SourceSet, SourceSpec};
+use crate::net::{RecvBatch, SendBatch};
+use crate::server::{MonitorServer, ServerConfig};
+
+/// Distribution of send-time errors at one rate.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PacingResult {
+    /// Updates per second asked for.
+    pub rate: f64,
+    /// Updates measured.
+    pub samples: usize,
+    /// Median absolute error (µs).
+    pub p50_us: f64,
+    /// 99th percentile absolute error (µs).
+    pub p99_us: f64,
+    /// Largest absolute error (µs).
+    pub max_us: f64,
+}
+
+/// Sends at a fixed `rate` to a monitor on loopback for `duration` and measures how far each send
+/// instant is from its scheduled instant.
+pub fn pacing(rate: f64, duration: Duration) -> io::Result<PacingResult> {
+    let server = MonitorServer::start(
+        ServerConfig::new(
+            "127.0.0.1:0".parse().map_err(io::Error::other)?,
+            MonitorConfig::default(),
+        ),
+        None,
+    )?;
+    let mut set = SourceSet::new(server.local_addr())?;
+    set.add(SourceSpec {
+        name: "pacing".into(),
+        controller: Box::new(Fixed::new(rate)),
+        config: SourceConfig {
+            min_rate: rate,
+            max_rate: rate,
+            ..SourceConfig::default()
+        },
+        payload: Payload::Synthetic(32),
+    });
+    set.record_pacing();
+    let limits = RunLimits {
+        duration: Some(duration),
+        ..RunLimits::default()
+    };
+    set.run(&limits, Duration::from_secs(3600), |_| {})?;
+    server.stop()?;
+    let mut abs: Vec<f64> = set
+        .pacing()
+        .map(|log| {
+            log.errors_ns
+                .iter()
+                .map(|e| e.unsigned_abs() as f64 / 1e3)
+                .collect()
+        })
+        .unwrap_or_default();
+    abs.sort_by(f64::total_cmp);
+    let pct = |p: f64| -> f64 {
+        if abs.is_empty() {
+            return f64::NAN;
+        }
+        abs[((abs.len() - 1) as f64 * p).round() as usize]
+    };
+    Ok(PacingResult {
+        rate,
+        samples: abs.len(),
+        p50_us: pct(0.5),
+        p99_us: pct(0.99),
+        max_us: pct(1.0),
+    })
+}
+
+/// Throughput of one server under the closed-loop load generator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoadResult {
+    /// Datagrams sent by the generator per second.
+    pub sent_per_sec: f64,
+    /// Replies received per second.
+    pub replies_per_sec: f64,
+}
+
+/// A minimal batched UDP echo server: answers every datagram with its first 20 bytes. The
+/// baseline the monitor server is compared with.
+pub struct EchoServer {
+    local: SocketAddr,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl EchoServer {
+    /// Binds to `listen` and serves until stopped.
+    pub fn start(listen: SocketAddr, batch: usize) -> io::Result<Self> {
+        let socket = UdpSocket::bind(listen)?;
+        socket.set_read_timeout(Some(Duration::from_millis(20)))?;
+        let local = socket.local_addr()?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop_t = stop.clone();
+        let thread = std::thread::spawn(move || {
+            let mut rx = RecvBatch::new(batch);
+            let mut tx = SendBatch::new(batch);
+            while !stop_t.load(Ordering::Relaxed) {
+                let Ok(received) = rx.recv(&socket) else {
+                    continue;
+                };
+                for r in &received {
+                    let Some(peer) = r.from else { continue };
+                    let n = r.len.min(20);
+                    tx.next_slot()[..n].copy_from_slice(&rx.slot(r)[..n]);
+                    tx.push(n, &peer);
+                }
+                let _ = tx.flush(&socket);
+            }
+        });
+        Ok(EchoServer {
+            local,
+            stop,
+            thread: Some(thread),
+        })
+    }
+
+    /// The bound address.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local
+    }
+}
+
+impl Drop for EchoServer {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
+}
+
+/// Drives `target` from one thread with valid ACP updates of `sessions` synthetic sessions,
+/// keeping up to `window` datagrams in flight, for `duration`. Each reply frees a window slot;
+/// if nothing comes back for 5 ms the window is reopened (replies were lost).
+pub fn load(
+    target: SocketAddr,
+    sessions: u64,
+    window: usize,
+    duration: Duration,
+) -> io::Result<LoadResult> {
+    let socket = UdpSocket::bind("127.0.0.1:0")?;
+    socket.set_nonblocking(true)?;
+    let mut tx = SendBatch::new(64);
+    let mut rx = RecvBatch::new(64);
+    let mut seqs = vec![0u64; sessions.max(1) as usize];
+    let (mut sent, mut replies, mut in_flight) = (0u64, 0u64, 0usize);
+    let start = Instant::now();
+    let mut last_progress = start;
+    let payload = [0u8; 20];
+    let mut next_session = 0usize;
+    while start.elapsed() < duration {
+        while in_flight < window && !tx.is_full() {
+            let s = next_session;
+            next_session = (next_session + 1) % seqs.len();
+            seqs[s] += 1;
+            let u = Update {
+                flags: 0,
+                session: s as u64 + 1,
+                seq: seqs[s],
+                gen_ts: crate::clock::now().as_nanos(),
+                acked_seq: seqs[s] - 1,
+                hold_ns: 0,
+                payload: &payload,
+            };
+            let n = u.encode(tx.next_slot()).map_err(io::Error::other)?;
+            tx.push(n, &target);
+            in_flight += 1;
+        }
+        sent += tx.flush(&socket)? as u64;
+        let got = rx.recv(&socket)?.len();
+        if got > 0 {
+            replies += got as u64;
+            in_flight = in_flight.saturating_sub(got);
+            last_progress = Instant::now();
+        } else if last_progress.elapsed() > Duration::from_millis(5) {
+            in_flight = 0;
+            last_progress = Instant::now();
+        }
+    }
+    let secs = start.elapsed().as_secs_f64();
+    Ok(LoadResult {
+        sent_per_sec: sent as f64 / secs,
+        replies_per_sec: replies as f64 / secs,
+    })
+}
+
+/// The monitor server and the echo baseline under the same load.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MonitorBench {
+    /// The ACP monitor server.
+    pub monitor: LoadResult,
+    /// Updates the monitor handled per second (from its own counters).
+    pub monitor_handled_per_sec: f64,
+    /// The echo baseline.
+    pub echo: LoadResult,
+}
+
+/// Runs [`load`] against an [`EchoServer`] and then against a [`MonitorServer`].
+pub fn monitor(sessions: u64, window: usize, duration: Duration) -> io::Result<MonitorBench> {
+    let any: SocketAddr = "127.0.0.1:0".parse().map_err(io::Error::other)?;
+    let echo = {
+        let server = EchoServer::start(any, 64)?;
+        load(server.local_addr(), sessions, window, duration)?
+    };
+    let cfg = MonitorConfig {
+        max_sessions: sessions as usize + 16,
+        ..MonitorConfig::default()
+    };
+    let server = MonitorServer::start(ServerConfig::new(any, cfg), None)?;
+    let started = Instant::now();
+    let monitor = load(server.local_addr(), sessions, window, duration)?;
+    let secs = started.elapsed().as_secs_f64();
+    let snapshot = server.stop()?;
+    Ok(MonitorBench {
+        monitor,
+        monitor_handled_per_sec: snapshot.stats.acks as f64 / secs,
+        echo,
+    })
+}

@@ -1,0 +1,359 @@
+//! Drives one or many ACP sources over one UDP socket, with precise pacing.
+//!
+//! All sources of a [`SourceSet`] share one socket connected to the monitor (or to a relay in
+//! front of it); the monitor tells them apart by session id, and ACKs are routed back to their
+//! source by the session id they carry. One thread runs everything: it waits in the kernel
+//! (`ppoll`) for ACKs until shortly before the earliest deadline of any source, then spins to the
+//! deadline and sends, so send instants follow the controllers' schedule to within microseconds
+//! rather than the granularity of a timer wheel.
+//!
+//! A source in push mode can be fed through a [`PushFeed`]: another thread (e.g. one reading
+//! stdin) sends payloads into it, and the driver wakes at once to offer them to the source.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixDatagram;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use acp_core::source::SourceStats;
+use acp_core::wire::HEADER_LEN;
+use acp_core::{AppMode, Controller, Source, SourceConfig, Time};
+
+use crate::clock;
+use crate::net::wait_readable;
+
+/// One source to run.
+pub struct SourceSpec {
+    /// A label for reports.
+    pub name: String,
+    /// Its controller.
+    pub controller: Box<dyn Controller>,
+    /// Its parameters.
+    pub config: SourceConfig,
+    /// Where its payloads come from.
+    pub payload: Payload,
+}
+
+/// Where a source's payloads come from.
+pub enum Payload {
+    /// Generate at will: `n` bytes, the first 8 of them the update's sequence in the session.
+    Synthetic(usize),
+    /// Push mode, fed through the [`PushFeed`] returned by [`SourceSet::push_feed`].
+    Push,
+}
+
+/// The sending half of a push-mode feed.
+pub struct PushFeed {
+    tx: UnixDatagram,
+}
+
+impl PushFeed {
+    /// Offers a fresh update (at most 64 KiB).
+    pub fn offer(&self, payload: &[u8]) -> io::Result<()> {
+        self.tx.send(payload).map(|_| ())
+    }
+}
+
+/// What the driver reports as it runs and when it ends.
+#[derive(Debug, Clone)]
+pub struct SourceReport {
+    /// The label.
+    pub name: String,
+    /// The controller's name.
+    pub controller: String,
+    /// The session id.
+    pub session: u64,
+    /// The source's statistics.
+    pub stats: SourceStats,
+}
+
+/// When to stop.
+#[derive(Debug, Clone, Default)]
+pub struct RunLimits {
+    /// Wall-clock duration.
+    pub duration: Option<Duration>,
+    /// Updates sent by all sources together (probes included).
+    pub count: Option<u64>,
+    /// Raised by another thread (e.g. on SIGINT) to stop.
+    pub stop: Option<Arc<AtomicBool>>,
+}
+
+/// Errors of sends relative to their scheduled instants, in nanoseconds (late is positive).
+#[derive(Debug, Clone, Default)]
+pub struct PacingLog {
+    /// One entry per update sent after initialisation.
+    pub errors_ns: Vec<i64>,
+}
+
+struct Entry {
+    name: String,
+    source: Source,
+    /// Bumped at every reschedule; heap entries with an older generation are stale.
+    generation: u64,
+}
+
+/// Many sources, one socket, one thread.
+pub struct SourceSet {
+    socket: UdpSocket,
+    entries: Vec<Entry>,
+    by_session: HashMap<u64, usize>,
+    heap: BinaryHeap<Reverse<(Time, usize, u64)>>,
+    push: Option<(UnixDatagram, usize)>,
+    pacing: Option<PacingLog>,
+}
+
+/// A random 64-bit session id (from the kernel's generator).
+pub fn random_session_id() -> u64 {
+    let mut bytes = [0u8; 8];
+    // SAFETY: getrandom writes at most `len` bytes into the buffer.
+    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    if n != 8 {
+        // Fall back to time and address entropy; session ids need uniqueness, not secrecy.
+        let t = clock::now().as_nanos();
+        return t ^ (&bytes as *const _ as u64).rotate_left(32) ^ 0x9E37_79B9_7F4A_7C15;
+    }
+    u64::from_ne_bytes(bytes)
+}
+
+impl SourceSet {
+    /// A socket bound to an ephemeral port of `target`'s family and connected to it.
+    pub fn new(target: SocketAddr) -> io::Result<Self> {
+        let bind: SocketAddr = if target.is_ipv4() {
+            "0.0.0.0:0".parse().map_err(io::Error::other)?
+        } else {
+            "[::]:0".parse().map_err(io::Error::other)?
+        };
+        let socket = UdpSocket::bind(bind)?;
+        socket.connect(target)?;
+        socket.set_nonblocking(true)?;
+        Ok(SourceSet {
+            socket,
+            entries: Vec::new(),
+            by_session: HashMap::new(),
+            heap: BinaryHeap::new(),
+            push: None,
+            pacing: None,
+        })
+    }
+
+    /// Adds a source starting now; returns its session id.
+    pub fn add(&mut self, spec: SourceSpec) -> u64 {
+        let mut session = random_session_id();
+        while self.by_session.contains_key(&session) {
+            session = random_session_id();
+        }
+        let mode = match spec.payload {
+            Payload::Synthetic(n) => {
+                let mut seq = 0u64;
+                AppMode::GenerateAtWill(Box::new(move |_, out: &mut Vec<u8>| {
+                    seq += 1;
+                    let bytes = seq.to_be_bytes();
+                    out.extend((0..n).map(|i| bytes.get(i).copied().unwrap_or(0)));
+                }))
+            }
+            Payload::Push => AppMode::Push,
+        };
+        let source = Source::new(spec.config, spec.controller, mode, session, clock::now());
+        let idx = self.entries.len();
+        self.entries.push(Entry {
+            name: spec.name,
+            source,
+            generation: 0,
+        });
+        self.by_session.insert(session, idx);
+        self.reschedule(idx);
+        session
+    }
+
+    /// A feed for the push-mode source `session` (one feed per set).
+    pub fn push_feed(&mut self, session: u64) -> io::Result<PushFeed> {
+        let idx = *self
+            .by_session
+            .get(&session)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such session"))?;
+        let (rx, tx) = UnixDatagram::pair()?;
+        rx.set_nonblocking(true)?;
+        self.push = Some((rx, idx));
+        Ok(PushFeed { tx })
+    }
+
+    /// Records the pacing error of every update from now on.
+    pub fn record_pacing(&mut self) {
+        self.pacing = Some(PacingLog::default());
+    }
+
+    /// The pacing log, if recording.
+    pub fn pacing(&self) -> Option<&PacingLog> {
+        self.pacing.as_ref()
+    }
+
+    fn reschedule(&mut self, idx: usize) {
+        let e = &mut self.entries[idx];
+        e.generation += 1;
+        if let Some(t) = e.source.poll_timeout() {
+            self.heap.push(Reverse((t, idx, e.generation)));
+        }
+    }
+
+    /// The earliest valid deadline, dropping stale heap entries.
+    fn next_deadline(&mut self) -> Option<Time> {
+        while let Some(&Reverse((t, idx, generation))) = self.heap.peek() {
+            if self.entries[idx].generation == generation {
+                return Some(t);
+            }
+            self.heap.pop();
+        }
+        None
+    }
+
+    /// Reports for every source as of now.
+    pub fn reports(&self) -> Vec<SourceReport> {
+        let now = clock::now();
+        self.entries
+            .iter()
+            .map(|e| SourceReport {
+                name: e.name.clone(),
+                controller: e.source.controller_name(),
+                session: e.source.session(),
+                stats: e.source.stats(now),
+            })
+            .collect()
+    }
+
+    fn receive_acks(&mut self) -> io::Result<()> {
+        let mut buf = [0u8; 2048];
+        loop {
+            match self.socket.recv(&mut buf) {
+                Ok(n) => {
+                    let now = clock::now();
+                    let data = &buf[..n];
+                    // Route by the session id at bytes 8..16; the source validates the rest.
+                    let session = data
+                        .get(8..16)
+                        .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                        .map(u64::from_be_bytes);
+                    let idx = session.and_then(|s| self.by_session.get(&s).copied());
+                    // Unroutable datagrams are given to the first source, which counts them
+                    // as invalid.
+                    let idx = idx.unwrap_or(0);
+                    if let Some(e) = self.entries.get_mut(idx) {
+                        e.source.handle_datagram(now, data);
+                        self.reschedule(idx);
+                    }
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                // ICMP errors (monitor not up yet) surface here; the source's timers handle it.
+                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    fn receive_pushes(&mut self) {
+        let Some((rx, idx)) = &self.push else { return };
+        let idx = *idx;
+        let mut buf = vec![0u8; 65_536];
+        let mut offered = false;
+        while let Ok(n) = rx.recv(&mut buf) {
+            self.entries[idx].source.push(clock::now(), &buf[..n]);
+            offered = true;
+        }
+        if offered {
+            self.reschedule(idx);
+        }
+    }
+
+    /// Sends whatever is due at `now` for every source whose deadline has come.
+    fn serve_due(&mut self, now: Time, deadline: Time, sent: &mut u64) -> io::Result<()> {
+        let mut buf = Vec::with_capacity(HEADER_LEN + 1500);
+        while let Some(t) = self.next_deadline() {
+            if t > now {
+                break;
+            }
+            let Some(Reverse((_, idx, _))) = self.heap.pop() else {
+                break;
+            };
+            let e = &mut self.entries[idx];
+            while let Some(tx) = e.source.poll_transmit(now, &mut buf) {
+                let at = Instant::now();
+                match self.socket.send(&buf[..tx.len]) {
+                    Ok(_) => {}
+                    Err(err)
+                        if matches!(
+                            err.kind(),
+                            io::ErrorKind::WouldBlock | io::ErrorKind::ConnectionRefused
+                        ) => {}
+                    Err(err) => return Err(err),
+                }
+                *sent += 1;
+                if let (Some(log), false) = (self.pacing.as_mut(), tx.probe) {
+                    let late = clock::to_time(at).as_nanos() as i128 - deadline.as_nanos() as i128;
+                    log.errors_ns.push(late as i64);
+                }
+            }
+            e.source.handle_timeout(now);
+            self.reschedule(idx);
+        }
+        Ok(())
+    }
+
+    /// Runs until a limit is reached, calling `tick` every `tick_every` with the current reports.
+    pub fn run(
+        &mut self,
+        limits: &RunLimits,
+        tick_every: Duration,
+        mut tick: impl FnMut(&[SourceReport]),
+    ) -> io::Result<Vec<SourceReport>> {
+        clock::tighten_timer_slack();
+        let start = Instant::now();
+        let end = limits.duration.map(|d| start + d);
+        let mut next_tick = start + tick_every;
+        let mut sent = 0u64;
+        let mut fds = vec![self.socket.as_raw_fd()];
+        if let Some((rx, _)) = &self.push {
+            fds.push(rx.as_raw_fd());
+        }
+        loop {
+            let now = Instant::now();
+            let stopped = limits
+                .stop
+                .as_ref()
+                .is_some_and(|s| s.load(Ordering::Relaxed));
+            if stopped || end.is_some_and(|e| now >= e) || limits.count.is_some_and(|c| sent >= c) {
+                break;
+            }
+            if now >= next_tick {
+                tick(&self.reports());
+                next_tick += tick_every;
+            }
+            let deadline = self.next_deadline();
+            let wake = deadline
+                .map(clock::to_instant)
+                .unwrap_or(now + Duration::from_millis(50))
+                .min(next_tick)
+                .min(end.unwrap_or(now + Duration::from_secs(3600)));
+            let sleep = wake
+                .saturating_duration_since(now)
+                .saturating_sub(clock::SPIN_MARGIN);
+            if !sleep.is_zero() {
+                wait_readable(&fds, sleep)?;
+            }
+            self.receive_acks()?;
+            self.receive_pushes();
+            if let Some(deadline) = self.next_deadline() {
+                let at = clock::to_instant(deadline);
+                if at <= Instant::now() + clock::SPIN_MARGIN {
+                    clock::wait_until(at);
+                    self.serve_due(clock::now(), deadline, &mut sent)?;
+                }
+            }
+        }
+        Ok(self.reports())
+    }
+}

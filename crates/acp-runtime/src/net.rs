@@ -1,0 +1,339 @@
+//! Socket plumbing shared by the monitor server, the source driver and the benchmarks: address
+//! conversion, readiness waiting with nanosecond timeouts, and batched receive/send with
+//! `recvmmsg`/`sendmmsg` (Linux).
+
+use std::io;
+use std::mem::{size_of, zeroed};
+use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
+use std::os::fd::{AsRawFd, RawFd};
+use std::time::Duration;
+
+/// Largest datagram a batch slot holds; longer ones are truncated by the kernel and reported as
+/// such.
+pub const SLOT: usize = 9216;
+
+/// `SocketAddr` → `sockaddr_storage` and its length.
+pub fn to_raw(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: sockaddr_storage is plain old data; all-zero is a valid value.
+    let mut storage: libc::sockaddr_storage = unsafe { zeroed() };
+    let len = match addr {
+        SocketAddr::V4(a) => {
+            let sin = libc::sockaddr_in {
+                sin_family: libc::AF_INET as libc::sa_family_t,
+                sin_port: a.port().to_be(),
+                sin_addr: libc::in_addr {
+                    s_addr: u32::from_ne_bytes(a.ip().octets()),
+                },
+                sin_zero: [0; 8],
+            };
+            // SAFETY: sockaddr_in fits in sockaddr_storage, which is suitably aligned.
+            unsafe { std::ptr::write(&mut storage as *mut _ as *mut libc::sockaddr_in, sin) };
+            size_of::<libc::sockaddr_in>()
+        }
+        SocketAddr::V6(a) => {
+            let sin6 = libc::sockaddr_in6 {
+                sin6_family: libc::AF_INET6 as libc::sa_family_t,
+                sin6_port: a.port().to_be(),
+                sin6_flowinfo: a.flowinfo(),
+                sin6_addr: libc::in6_addr {
+                    s6_addr: a.ip().octets(),
+                },
+                sin6_scope_id: a.scope_id(),
+            };
+            // SAFETY: as above for sockaddr_in6.
+            unsafe { std::ptr::write(&mut storage as *mut _ as *mut libc::sockaddr_in6, sin6) };
+            size_of::<libc::sockaddr_in6>()
+        }
+    };
+    (storage, len as libc::socklen_t)
+}
+
+/// `sockaddr_storage` → `SocketAddr`, if it holds an IPv4 or IPv6 address.
+pub fn from_raw(storage: &libc::sockaddr_storage) -> Option<SocketAddr> {
+    match i32::from(storage.ss_family) {
+        libc::AF_INET => {
+            // SAFETY: the family says the storage holds a sockaddr_in.
+            let sin = unsafe { &*(storage as *const _ as *const libc::sockaddr_in) };
+            let ip = Ipv4Addr::from(sin.sin_addr.s_addr.to_ne_bytes());
+            Some(SocketAddr::V4(SocketAddrV4::new(
+                ip,
+                u16::from_be(sin.sin_port),
+            )))
+        }
+        libc::AF_INET6 => {
+            // SAFETY: the family says the storage holds a sockaddr_in6.
+            let sin6 = unsafe { &*(storage as *const _ as *const libc::sockaddr_in6) };
+            let ip = Ipv6Addr::from(sin6.sin6_addr.s6_addr);
+            Some(SocketAddr::V6(SocketAddrV6::new(
+                ip,
+                u16::from_be(sin6.sin6_port),
+                sin6.sin6_flowinfo,
+                sin6.sin6_scope_id,
+            )))
+        }
+        _ => None,
+    }
+}
+
+/// Waits until one of `fds` is readable or `timeout` passes; returns which are readable.
+pub fn wait_readable(fds: &[RawFd], timeout: Duration) -> io::Result<Vec<bool>> {
+    let mut pfds: Vec<libc::pollfd> = fds
+        .iter()
+        .map(|&fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        })
+        .collect();
+    let ts = libc::timespec {
+        tv_sec: timeout.as_secs().min(i64::MAX as u64) as libc::time_t,
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+    };
+    // SAFETY: pfds is a valid array of pollfd of the given length; ts is a valid timespec.
+    let n = unsafe {
+        libc::ppoll(
+            pfds.as_mut_ptr(),
+            pfds.len() as libc::nfds_t,
+            &ts,
+            std::ptr::null(),
+        )
+    };
+    if n < 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() == io::ErrorKind::Interrupted {
+            return Ok(vec![false; fds.len()]);
+        }
+        return Err(e);
+    }
+    Ok(pfds.iter().map(|p| p.revents != 0).collect())
+}
+
+/// One received datagram of a batch.
+#[derive(Debug, Clone, Copy)]
+pub struct Received {
+    /// Index of its slot in the batch.
+    pub slot: usize,
+    /// Bytes received (at most [`SLOT`]).
+    pub len: usize,
+    /// The sender.
+    pub from: Option<SocketAddr>,
+    /// The datagram was longer than the slot.
+    pub truncated: bool,
+}
+
+/// Buffers for receiving up to `capacity` datagrams in one `recvmmsg` call.
+pub struct RecvBatch {
+    bufs: Vec<u8>,
+    addrs: Vec<libc::sockaddr_storage>,
+    iovecs: Vec<libc::iovec>,
+    msgs: Vec<libc::mmsghdr>,
+}
+
+impl RecvBatch {
+    /// Room for `capacity` datagrams.
+    pub fn new(capacity: usize) -> Self {
+        let capacity = capacity.max(1);
+        RecvBatch {
+            bufs: vec![0u8; capacity * SLOT],
+            // SAFETY: plain old data, zero is valid.
+            addrs: vec![unsafe { zeroed() }; capacity],
+            iovecs: Vec::with_capacity(capacity),
+            msgs: Vec::with_capacity(capacity),
+        }
+    }
+
+    /// The bytes of slot `i`.
+    pub fn slot(&self, r: &Received) -> &[u8] {
+        &self.bufs[r.slot * SLOT..r.slot * SLOT + r.len]
+    }
+
+    /// Receives what is waiting (blocking per the socket's mode and timeout, returning once at
+    /// least one datagram arrived). `Ok(empty)` on timeout.
+    pub fn recv(&mut self, socket: &UdpSocket) -> io::Result<Vec<Received>> {
+        let capacity = self.addrs.len();
+        self.iovecs.clear();
+        self.msgs.clear();
+        for chunk in self.bufs.chunks_mut(SLOT).take(capacity) {
+            self.iovecs.push(libc::iovec {
+                iov_base: chunk.as_mut_ptr().cast(),
+                iov_len: SLOT,
+            });
+        }
+        for i in 0..capacity {
+            // SAFETY: plain old data, zero is valid.
+            let mut hdr: libc::msghdr = unsafe { zeroed() };
+            hdr.msg_name = (&mut self.addrs[i] as *mut libc::sockaddr_storage).cast();
+            hdr.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+            hdr.msg_iov = &mut self.iovecs[i];
+            hdr.msg_iovlen = 1;
+            self.msgs.push(libc::mmsghdr {
+                msg_hdr: hdr,
+                msg_len: 0,
+            });
+        }
+        // SAFETY: msgs points at `capacity` headers whose buffers live in self for the call.
+        let n = unsafe {
+            libc::recvmmsg(
+                socket.as_raw_fd(),
+                self.msgs.as_mut_ptr(),
+                capacity as libc::c_uint,
+                libc::MSG_WAITFORONE,
+                std::ptr::null_mut(),
+            )
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            return match e.kind() {
+                io::ErrorKind::WouldBlock
+                | io::ErrorKind::TimedOut
+                | io::ErrorKind::Interrupted => Ok(Vec::new()),
+                _ => Err(e),
+            };
+        }
+        Ok((0..n as usize)
+            .map(|i| {
+                let m = &self.msgs[i];
+                Received {
+                    slot: i,
+                    len: (m.msg_len as usize).min(SLOT),
+                    from: from_raw(&self.addrs[i]),
+                    truncated: m.msg_hdr.msg_flags & libc::MSG_TRUNC != 0,
+                }
+            })
+            .collect())
+    }
+}
+
+/// Datagrams queued for one `sendmmsg` call.
+pub struct SendBatch {
+    bufs: Vec<u8>,
+    lens: Vec<usize>,
+    addrs: Vec<(libc::sockaddr_storage, libc::socklen_t)>,
+    capacity: usize,
+}
+
+impl SendBatch {
+    /// Room for `capacity` datagrams of up to [`SLOT`] bytes.
+    pub fn new(capacity: usize) -> Self {
+        let capacity = capacity.max(1);
+        SendBatch {
+            bufs: vec![0u8; capacity * SLOT],
+            lens: Vec::with_capacity(capacity),
+            addrs: Vec::with_capacity(capacity),
+            capacity,
+        }
+    }
+
+    /// Whether no more datagrams fit.
+    pub fn is_full(&self) -> bool {
+        self.lens.len() >= self.capacity
+    }
+
+    /// Whether nothing is queued.
+    pub fn is_empty(&self) -> bool {
+        self.lens.is_empty()
+    }
+
+    /// The buffer of the next slot, to be filled and then committed with [`SendBatch::push`].
+    pub fn next_slot(&mut self) -> &mut [u8] {
+        let i = self.lens.len().min(self.capacity - 1);
+        &mut self.bufs[i * SLOT..(i + 1) * SLOT]
+    }
+
+    /// Commits `len` bytes written to [`SendBatch::next_slot`], addressed to `to`.
+    pub fn push(&mut self, len: usize, to: &SocketAddr) {
+        if !self.is_full() {
+            self.lens.push(len.min(SLOT));
+            self.addrs.push(to_raw(to));
+        }
+    }
+
+    /// Sends everything queued; returns how many datagrams the kernel accepted. The batch is
+    /// empty afterwards (datagrams the kernel refused are dropped, as UDP would).
+    pub fn flush(&mut self, socket: &UdpSocket) -> io::Result<usize> {
+        let n = self.lens.len();
+        if n == 0 {
+            return Ok(0);
+        }
+        let mut iovecs: Vec<libc::iovec> = self
+            .lens
+            .iter()
+            .enumerate()
+            .map(|(i, &len)| libc::iovec {
+                iov_base: self.bufs[i * SLOT..].as_mut_ptr().cast(),
+                iov_len: len,
+            })
+            .collect();
+        let mut msgs: Vec<libc::mmsghdr> = (0..n)
+            .map(|i| {
+                // SAFETY: plain old data, zero is valid.
+                let mut hdr: libc::msghdr = unsafe { zeroed() };
+                hdr.msg_name = (&mut self.addrs[i].0 as *mut libc::sockaddr_storage).cast();
+                hdr.msg_namelen = self.addrs[i].1;
+                hdr.msg_iov = &mut iovecs[i];
+                hdr.msg_iovlen = 1;
+                libc::mmsghdr {
+                    msg_hdr: hdr,
+                    msg_len: 0,
+                }
+            })
+            .collect();
+        let mut sent = 0usize;
+        while sent < n {
+            // SAFETY: msgs[sent..] are valid headers whose buffers outlive the call.
+            let r = unsafe {
+                libc::sendmmsg(
+                    socket.as_raw_fd(),
+                    msgs[sent..].as_mut_ptr(),
+                    (n - sent) as libc::c_uint,
+                    0,
+                )
+            };
+            if r <= 0 {
+                // Skip the datagram the kernel refused (e.g. unreachable peer) and go on.
+                sent += 1;
+                continue;
+            }
+            sent += r as usize;
+        }
+        self.lens.clear();
+        self.addrs.clear();
+        Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_round_trip_through_sockaddr() {
+        for a in ["127.0.0.1:4000", "[::1]:5000", "[fe80::1%2]:7"] {
+            let addr: SocketAddr = a.parse().unwrap();
+            let (raw, _) = to_raw(&addr);
+            assert_eq!(from_raw(&raw), Some(addr));
+        }
+    }
+
+    #[test]
+    fn batches_carry_datagrams_both_ways() {
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+        b.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let mut out = SendBatch::new(8);
+        for i in 0..5u8 {
+            out.next_slot()[..3].copy_from_slice(&[i, i, i]);
+            out.push(3, &b.local_addr().unwrap());
+        }
+        assert_eq!(out.flush(&a).unwrap(), 5);
+        let mut batch = RecvBatch::new(8);
+        let mut got = vec![];
+        while got.len() < 5 {
+            for r in batch.recv(&b).unwrap() {
+                assert_eq!(r.from, Some(a.local_addr().unwrap()));
+                got.push(batch.slot(&r).to_vec());
+            }
+        }
+        assert_eq!(got[4], [4, 4, 4]);
+    }
+}

@@ -1,0 +1,129 @@
+//! The runtime over loopback, without a relay: monitor server and source driver together.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use acp_core::source::Phase;
+use acp_core::{Acp, Fixed, MonitorConfig, SourceConfig};
+use acp_runtime::driver::{Payload, RunLimits, SourceSet, SourceSpec};
+use acp_runtime::server::{MonitorServer, ServerConfig};
+
+fn server(listen: &str, synced: bool) -> MonitorServer {
+    let cfg = MonitorConfig {
+        clocks_synchronised: synced,
+        max_sessions: 4096,
+        ..MonitorConfig::default()
+    };
+    MonitorServer::start(ServerConfig::new(listen.parse().unwrap(), cfg), None).unwrap()
+}
+
+fn limits(ms: u64) -> RunLimits {
+    RunLimits {
+        duration: Some(Duration::from_millis(ms)),
+        ..RunLimits::default()
+    }
+}
+
+#[test]
+fn one_thousand_concurrent_sources_from_one_process() {
+    let server = server("127.0.0.1:0", true);
+    let mut set = SourceSet::new(server.local_addr()).unwrap();
+    let mut sessions = Vec::new();
+    for i in 0..1000 {
+        sessions.push(set.add(SourceSpec {
+            name: format!("s{i}"),
+            controller: Box::new(Acp::plus()),
+            // Cap each source at 20 updates/s: 20,000 updates/s in all.
+            config: SourceConfig {
+                max_rate: 20.0,
+                ..SourceConfig::default()
+            },
+            payload: Payload::Synthetic(16),
+        }));
+    }
+    let reports = set
+        .run(&limits(4000), Duration::from_secs(60), |_| {})
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let snap = server.stop().unwrap();
+    assert_eq!(snap.sessions.len(), 1000, "every source has a session");
+    for r in &reports {
+        // Every source finished its 10 probes (loopback RTT ≪ 1 s) and got ACKs back.
+        assert_eq!(r.stats.phase, Phase::Running, "{}", r.name);
+        assert!(r.stats.acks_in_sequence >= 10, "{}: {:?}", r.name, r.stats);
+        assert_eq!(r.stats.invalid, 0);
+    }
+    for s in &snap.sessions {
+        assert!(sessions.contains(&s.key.session));
+        assert!(s.stats.delivered >= 10);
+        // Same clock on both ends: the true age on loopback is well under a second.
+        assert!(s.avg_age.is_some_and(|a| a < 1.0), "{:?}", s.avg_age);
+    }
+    assert_eq!(snap.stats.malformed, 0);
+}
+
+#[test]
+fn fresh_updates_reach_the_application_and_malformed_datagrams_are_counted() {
+    let delivered = Arc::new(Mutex::new(Vec::new()));
+    let sink = delivered.clone();
+    let server = MonitorServer::start(
+        ServerConfig::new("127.0.0.1:0".parse().unwrap(), MonitorConfig::default()),
+        Some(Box::new(move |d| {
+            sink.lock().unwrap().push(d.payload.to_vec());
+        })),
+    )
+    .unwrap();
+    // Garbage from another socket: counted, never answered.
+    let junk = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for bad in [&b"hello"[..], &[0u8; 100][..], &b"AC\x01\x01"[..]] {
+        junk.send_to(bad, server.local_addr()).unwrap();
+    }
+    let mut set = SourceSet::new(server.local_addr()).unwrap();
+    let session = set.add(SourceSpec {
+        name: "push".into(),
+        controller: Box::new(Fixed::new(100.0)),
+        config: SourceConfig::default(),
+        payload: Payload::Push,
+    });
+    let feed = set.push_feed(session).unwrap();
+    let feeder = std::thread::spawn(move || {
+        for i in 0..40 {
+            feed.offer(format!("reading {i}").as_bytes()).unwrap();
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    });
+    set.run(&limits(800), Duration::from_secs(60), |_| {})
+        .unwrap();
+    feeder.join().unwrap();
+    std::thread::sleep(Duration::from_millis(50));
+    let snap = server.stop().unwrap();
+    assert_eq!(snap.stats.malformed, 3);
+    let got = delivered.lock().unwrap();
+    assert!(got.len() >= 20, "{} delivered", got.len());
+    assert!(got.iter().all(|p| p.starts_with(b"reading ")));
+    junk.set_read_timeout(Some(Duration::from_millis(50)))
+        .unwrap();
+    assert!(
+        junk.recv(&mut [0u8; 64]).is_err(),
+        "malformed input is not answered"
+    );
+}
+
+#[test]
+fn ipv6_works() {
+    let server = server("[::1]:0", false);
+    assert!(matches!(server.local_addr(), SocketAddr::V6(_)));
+    let mut set = SourceSet::new(server.local_addr()).unwrap();
+    set.add(SourceSpec {
+        name: "v6".into(),
+        controller: Box::new(Acp::plus()),
+        config: SourceConfig::default(),
+        payload: Payload::Synthetic(8),
+    });
+    let reports = set
+        .run(&limits(500), Duration::from_secs(60), |_| {})
+        .unwrap();
+    assert_eq!(reports[0].stats.phase, Phase::Running);
+    assert!(server.stop().unwrap().stats.delivered > 10);
+}
