@@ -7,10 +7,12 @@
 //! - [`driver`]: runs many sources over one socket with precise pacing;
 //! - [`server`]: the batched monitor server;
 //! - [`net`]: address conversion, readiness waits, batched `recvmmsg`/`sendmmsg`;
+//! - [`relay`]: a userspace UDP path emulator (rate, delay, queue, loss, cross traffic);
 //! - [`units`]: parsing of rates, durations and sizes such as `2mbit`, `20ms`, `1500b`.
 pub mod bench;
 pub mod clock;
 pub mod driver;
 pub mod net;
+pub mod relay;
 pub mod server;
 pub mod units;

@@ -1,0 +1,567 @@
+//! The relay (userspace UDP path emulator) over loopback: delay, rate, queue, loss, cross traffic,
+//! blackhole, IPv6, unreachable targets and prompt shutdown.
+//!
+//! Timings are measured with `Instant` in this process on both ends of the path, so they need no
+//! clock synchronisation. The tests take a shared lock so that they do not run concurrently: they
+//! measure sub-millisecond timings and would otherwise compete for the CPUs.
+
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::{Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use acp_runtime::clock;
+use acp_runtime::relay::{LinkConfig, Relay, RelayConfig, HEADER_BYTES};
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn link(rate_bps: f64, delay_ms: u64, queue_packets: usize) -> LinkConfig {
+    LinkConfig {
+        rate_bps,
+        delay: Duration::from_millis(delay_ms),
+        queue_packets,
+        loss: 0.0,
+        cross_bps: 0.0,
+    }
+}
+
+fn bind(ip: &str) -> UdpSocket {
+    UdpSocket::bind(SocketAddr::new(ip.parse().unwrap(), 0)).unwrap()
+}
+
+fn relay(ip: &str, target: SocketAddr, link: LinkConfig, seed: u64) -> Relay {
+    Relay::start(RelayConfig {
+        listen: SocketAddr::new(ip.parse().unwrap(), 0),
+        target,
+        link,
+        seed,
+    })
+    .unwrap()
+}
+
+/// A datagram of `len` bytes carrying `seq` in its first 8.
+fn datagram(seq: u64, len: usize) -> Vec<u8> {
+    let mut d = vec![0u8; len.max(8)];
+    d[..8].copy_from_slice(&seq.to_le_bytes());
+    d.truncate(len);
+    d
+}
+
+/// One datagram as seen by a recorder.
+#[derive(Debug, Clone, Copy)]
+struct Arrival {
+    at: Instant,
+    seq: u64,
+    from: SocketAddr,
+}
+
+/// Records every datagram arriving on `socket` until `until`.
+fn recorder(socket: &UdpSocket, until: Instant) -> JoinHandle<Vec<Arrival>> {
+    let socket = socket.try_clone().unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_millis(10)))
+        .unwrap();
+    std::thread::spawn(move || {
+        let mut out = Vec::new();
+        let mut buf = vec![0u8; 65_536];
+        while Instant::now() < until {
+            if let Ok((n, from)) = socket.recv_from(&mut buf) {
+                let at = Instant::now();
+                let mut seq = [0u8; 8];
+                if n >= 8 {
+                    seq.copy_from_slice(&buf[..8]);
+                }
+                out.push(Arrival {
+                    at,
+                    seq: u64::from_le_bytes(seq),
+                    from,
+                });
+            }
+        }
+        out
+    })
+}
+
+/// Sends `count` datagrams of `len` bytes (sequence numbers from 0) every `gap`; returns the
+/// instant just before each send.
+fn paced_send(
+    socket: &UdpSocket,
+    to: SocketAddr,
+    count: u64,
+    gap: Duration,
+    len: usize,
+) -> Vec<Instant> {
+    let start = Instant::now();
+    let mut sent = Vec::new();
+    for seq in 0..count {
+        clock::wait_until(start + gap * seq as u32);
+        let d = datagram(seq, len);
+        sent.push(Instant::now());
+        socket.send_to(&d, to).unwrap();
+    }
+    sent
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// Sorted one-way delays in ms of the recorded arrivals.
+fn delays(sent: &[Instant], arrivals: &[Arrival]) -> Vec<f64> {
+    let mut d: Vec<f64> = arrivals
+        .iter()
+        .map(|a| ms(a.at - sent[a.seq as usize]))
+        .collect();
+    d.sort_by(f64::total_cmp);
+    d
+}
+
+/// Polls the relay's stats until `done` holds (or 3 s pass).
+fn settle(relay: &Relay, done: impl Fn(&acp_runtime::relay::RelayStats) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(3);
+    while !done(&relay.stats()) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+/// Measures the one-way delay through a 2 Mbit/s, 20 ms link in both directions on loopback of
+/// the family of `ip`: `count` datagrams of 472 B payload (500 B on the wire with the relay's
+/// 28 header bytes, so 2 ms of serialisation), one every 50 ms so the queue is always empty.
+/// Returns the sorted delays in ms, forward then reverse.
+fn one_way_delays(ip: &str, count: u64) -> (Vec<f64>, Vec<f64>) {
+    const PAYLOAD: usize = 472;
+    const GAP: Duration = Duration::from_millis(50);
+    assert_eq!(PAYLOAD + HEADER_BYTES, 500);
+    let client = bind(ip);
+    let sink = bind(ip);
+    let relay = relay(ip, sink.local_addr().unwrap(), link(2e6, 20, 100), 1);
+    let span = GAP * count as u32 + Duration::from_millis(200);
+
+    // Client → relay → sink.
+    let rec = recorder(&sink, Instant::now() + span);
+    let sent = paced_send(&client, relay.local_addr(), count, GAP, PAYLOAD);
+    let arrivals = rec.join().unwrap();
+    assert_eq!(arrivals.len() as u64, count, "every datagram arrives");
+    let forward = delays(&sent, &arrivals);
+    // The sink replies to the relay's upstream socket for this client.
+    let upstream = arrivals[0].from;
+    assert_eq!(
+        upstream.ip(),
+        relay.local_addr().ip(),
+        "upstream on loopback"
+    );
+
+    // Sink → relay's upstream socket → client.
+    let rec = recorder(&client, Instant::now() + span);
+    let sent = paced_send(&sink, upstream, count, GAP, PAYLOAD);
+    let arrivals = rec.join().unwrap();
+    assert_eq!(arrivals.len() as u64, count, "every reply arrives");
+    assert!(arrivals.iter().all(|a| a.from == relay.local_addr()));
+    let reverse = delays(&sent, &arrivals);
+
+    let s = relay.stats();
+    assert_eq!(s.to_target.forwarded, count);
+    assert_eq!(s.to_client.forwarded, count);
+    assert_eq!(s.clients, 1);
+    (forward, reverse)
+}
+
+fn check_delays(label: &str, d: &[f64]) {
+    let median = d[d.len() / 2];
+    println!(
+        "{label}: one-way delay min {:.3} median {:.3} max {:.3} ms (model 22.000 ms)",
+        d[0],
+        median,
+        d[d.len() - 1]
+    );
+    // The model gives exactly 20 ms + 2 ms. What the test measures adds the loopback and wake-up
+    // latencies of the relay's read and of the recorder (tens of µs) and the relay's send
+    // lateness; the brief asks for the median within ±0.5 ms.
+    assert!((median - 22.0).abs() <= 0.5, "{label}: median {median} ms");
+    // The relay never sends early, so no datagram can beat the model.
+    assert!(d[0] >= 22.0, "{label}: min {} ms", d[0]);
+}
+
+#[test]
+fn one_way_delay_is_delay_plus_serialisation() {
+    let _g = serial();
+    let (forward, reverse) = one_way_delays("127.0.0.1", 30);
+    check_delays("ipv4 forward", &forward);
+    check_delays("ipv4 reverse", &reverse);
+}
+
+#[test]
+fn ipv6_works_both_ways() {
+    let _g = serial();
+    let (forward, reverse) = one_way_delays("::1", 20);
+    check_delays("ipv6 forward", &forward);
+    check_delays("ipv6 reverse", &reverse);
+}
+
+#[test]
+fn delivered_rate_caps_at_the_bottleneck() {
+    let _g = serial();
+    const RATE: f64 = 2e6;
+    const PAYLOAD: usize = 472; // 500 B = 4000 bits on the wire: 2 ms each, 500 packets/s
+    let client = bind("127.0.0.1");
+    let sink = bind("127.0.0.1");
+    let relay = relay(
+        "127.0.0.1",
+        sink.local_addr().unwrap(),
+        link(RATE, 10, 50),
+        2,
+    );
+    // Offer 2× the rate (1000 packets/s) for 2 s.
+    let rec = recorder(&sink, Instant::now() + Duration::from_millis(2500));
+    paced_send(
+        &client,
+        relay.local_addr(),
+        2000,
+        Duration::from_millis(1),
+        PAYLOAD,
+    );
+    let arrivals = rec.join().unwrap();
+    // The link is busy from the first arrival until the queue drains after the last, so the
+    // arrivals are back to back: rate = bits after the first / time from first to last.
+    let n = arrivals.len();
+    let span = arrivals[n - 1].at - arrivals[0].at;
+    let bits = ((n - 1) * (PAYLOAD + HEADER_BYTES) * 8) as f64;
+    let rate = bits / span.as_secs_f64();
+    let err = rate / RATE - 1.0;
+    println!(
+        "delivered {n} of 2000, {rate:.0} bit/s over {:.1} ms: error {:+.3}%",
+        ms(span),
+        err * 100.0
+    );
+    // Link time is virtual, so the model's rate is exact; the measurement adds only the jitter of
+    // the first and last timestamps (≪ 1 ms over 2 s). The brief's ±5% is generous.
+    assert!(err.abs() <= 0.05, "rate {rate}");
+    settle(&relay, |s| {
+        s.to_target.forwarded + s.to_target.dropped_queue >= 2000
+    });
+    let s = relay.stats().to_target;
+    assert_eq!(s.received, 2000);
+    assert_eq!(s.forwarded, n as u64);
+    assert_eq!(s.received, s.forwarded + s.dropped_queue, "{s:?}");
+    // About half is dropped: 2 s × 500/s delivered plus the queue of 50.
+    assert!((1000..=1100).contains(&s.forwarded), "{s:?}");
+}
+
+#[test]
+fn queue_limit_is_respected() {
+    let _g = serial();
+    // 100 B payload = 128 B = 1024 bits on the wire: 51.2 ms each at 20 kbit/s.
+    let client = bind("127.0.0.1");
+    let sink = bind("127.0.0.1");
+    let relay = relay(
+        "127.0.0.1",
+        sink.local_addr().unwrap(),
+        link(20e3, 5, 10),
+        3,
+    );
+    let rec = recorder(&sink, Instant::now() + Duration::from_millis(900));
+    let start = Instant::now();
+    for seq in 0..100 {
+        client
+            .send_to(&datagram(seq, 100), relay.local_addr())
+            .unwrap();
+    }
+    let burst = start.elapsed();
+    // Precondition: the burst ends before the first packet has been serialised, so no slot
+    // frees during it and exactly the queue's 10 packets get in.
+    assert!(burst < Duration::from_millis(40), "burst took {burst:?}");
+    let arrivals = rec.join().unwrap();
+    let seqs: Vec<u64> = arrivals.iter().map(|a| a.seq).collect();
+    println!("burst of 100 in {burst:?}: delivered {seqs:?}");
+    assert_eq!(
+        seqs,
+        (0..10).collect::<Vec<_>>(),
+        "drop-tail keeps the head"
+    );
+    let s = relay.stats().to_target;
+    assert_eq!(s.received, 100, "the kernel lost none of the burst");
+    assert_eq!(s.forwarded, 10);
+    assert_eq!(s.dropped_queue, 90);
+}
+
+#[test]
+fn random_loss_matches_its_probability() {
+    let _g = serial();
+    const COUNT: u64 = 2000;
+    let client = bind("127.0.0.1");
+    let sink = bind("127.0.0.1");
+    let cfg = LinkConfig {
+        loss: 0.3,
+        ..link(100e6, 1, 1000)
+    };
+    let relay = relay("127.0.0.1", sink.local_addr().unwrap(), cfg, 4);
+    // 2000 datagrams of 100 B, one every 250 µs: 3.2 Mbit/s on a 100 Mbit/s link, no queueing.
+    let rec = recorder(&sink, Instant::now() + Duration::from_millis(800));
+    paced_send(
+        &client,
+        relay.local_addr(),
+        COUNT,
+        Duration::from_micros(250),
+        100,
+    );
+    let arrivals = rec.join().unwrap();
+    let lost = 1.0 - arrivals.len() as f64 / COUNT as f64;
+    println!("lost fraction {lost:.4} (p = 0.3)");
+    // The number lost is Binomial(2000, 0.3): standard deviation sqrt(0.3·0.7/2000) = 0.0102,
+    // so ±0.04 is about 4 standard deviations. With the fixed seed the outcome is fixed; the
+    // tolerance is what any seed passes with probability 0.9999.
+    assert!((lost - 0.3).abs() <= 0.04, "lost {lost}");
+    let s = relay.stats().to_target;
+    assert_eq!(s.received, COUNT);
+    assert_eq!(s.dropped_queue, 0);
+    assert_eq!(s.dropped_loss, COUNT - arrivals.len() as u64);
+    assert_eq!(s.forwarded, arrivals.len() as u64);
+}
+
+#[test]
+fn cross_traffic_takes_its_share_of_the_bottleneck() {
+    let _g = serial();
+    const RATE: f64 = 20e6;
+    const CROSS: f64 = RATE / 2.0;
+    const OFFERED: f64 = 0.55 * RATE;
+    const COUNT: u64 = 2750; // 2 s at 11 Mbit/s
+    const PAYLOAD: usize = 972; // 1000 B on the wire, like the cross traffic
+    let client = bind("127.0.0.1");
+    let sink = bind("127.0.0.1");
+    let cfg = LinkConfig {
+        cross_bps: CROSS,
+        ..link(RATE, 5, 4000)
+    };
+    let relay = relay("127.0.0.1", sink.local_addr().unwrap(), cfg, 5);
+    // The flow offers 0.55 of the rate, more than the half the cross traffic leaves it, so the
+    // link is saturated and a queue builds (by 0.05 × 20 Mbit/s × 2 s = 250 packets, well within
+    // its 4000, so nothing is dropped). A FIFO queue then serves the two in proportion to what
+    // they offer: the flow gets 0.55 / (0.55 + 0.5) = 0.524 of the link, about half. (Offering
+    // more would get it more: at 0.75 it gets 0.6, not 0.5; the relay's unit tests check that.)
+    let rec = recorder(&sink, Instant::now() + Duration::from_millis(2600));
+    let gap = Duration::from_secs_f64((PAYLOAD + HEADER_BYTES) as f64 * 8.0 / OFFERED);
+    paced_send(&client, relay.local_addr(), COUNT, gap, PAYLOAD);
+    let arrivals = rec.join().unwrap();
+    // Measure over 1.5 s once the backlog is established (after 250 ms) and before the sender
+    // stops (2 s): there the link is always busy.
+    let t0 = arrivals[0].at + Duration::from_millis(250);
+    let t1 = t0 + Duration::from_millis(1500);
+    let n = arrivals.iter().filter(|a| a.at >= t0 && a.at < t1).count();
+    let rate = (n * (PAYLOAD + HEADER_BYTES) * 8) as f64 / 1.5;
+    let share = rate / RATE;
+    let law = OFFERED / (OFFERED + CROSS);
+    println!(
+        "flow delivered {rate:.0} bit/s = {share:.3} of the link (half ±10%; FIFO law {law:.3})"
+    );
+    // The brief: about half, ±10% of it. Cross traffic is Poisson, about 1875 packets in the
+    // window (standard deviation 43, 2.3%), which moves the flow's share by about 1%; simulating
+    // the model with 8 seeds gave 0.518–0.533.
+    assert!((share - 0.5).abs() <= 0.05, "share {share}");
+    assert!(
+        (share / law - 1.0).abs() <= 0.05,
+        "share {share}, law {law}"
+    );
+    settle(&relay, |s| s.to_target.forwarded >= COUNT);
+    let s = relay.stats().to_target;
+    assert_eq!(s.forwarded, COUNT);
+    assert_eq!(s.dropped_queue, 0);
+    assert_eq!(s.cross_dropped, 0);
+    // 1250 cross packets/s for the ≥ 2.6 s the relay has run.
+    assert!(s.cross_packets > 2800, "{s:?}");
+}
+
+/// Waits up to `timeout` for one datagram.
+fn recv_one(socket: &UdpSocket, timeout: Duration) -> Option<(Vec<u8>, SocketAddr)> {
+    socket.set_read_timeout(Some(timeout)).unwrap();
+    let mut buf = vec![0u8; 65_536];
+    let (n, from) = socket.recv_from(&mut buf).ok()?;
+    buf.truncate(n);
+    Some((buf, from))
+}
+
+#[test]
+fn blackhole_drops_everything_both_ways_until_lifted() {
+    let _g = serial();
+    let client = bind("127.0.0.1");
+    let sink = bind("127.0.0.1");
+    let relay = relay(
+        "127.0.0.1",
+        sink.local_addr().unwrap(),
+        link(10e6, 20, 100),
+        6,
+    );
+    let wait = Duration::from_millis(500);
+
+    // Set up the mapping: one datagram each way.
+    client
+        .send_to(&datagram(1, 64), relay.local_addr())
+        .unwrap();
+    let (_, upstream) = recv_one(&sink, wait).expect("forward path works");
+    sink.send_to(&datagram(2, 64), upstream).unwrap();
+    recv_one(&client, wait).expect("reverse path works");
+
+    // Datagrams in flight (20 ms of delay) when the blackhole goes on are dropped too.
+    client
+        .send_to(&datagram(3, 64), relay.local_addr())
+        .unwrap();
+    sink.send_to(&datagram(4, 64), upstream).unwrap();
+    relay.set_blackhole(true);
+    for seq in 10..20 {
+        client
+            .send_to(&datagram(seq, 64), relay.local_addr())
+            .unwrap();
+        sink.send_to(&datagram(seq, 64), upstream).unwrap();
+    }
+    assert!(recv_one(&sink, Duration::from_millis(200)).is_none());
+    assert!(recv_one(&client, Duration::from_millis(50)).is_none());
+    let s = relay.stats();
+    assert_eq!(s.to_target.dropped_blackhole, 11);
+    assert_eq!(s.to_client.dropped_blackhole, 11);
+    assert_eq!(s.to_target.forwarded, 1);
+    assert_eq!(s.to_client.forwarded, 1);
+
+    relay.set_blackhole(false);
+    for seq in 30..35 {
+        client
+            .send_to(&datagram(seq, 64), relay.local_addr())
+            .unwrap();
+        sink.send_to(&datagram(seq, 64), upstream).unwrap();
+    }
+    for seq in 30..35 {
+        let (d, _) = recv_one(&sink, wait).expect("forward path works again");
+        assert_eq!(d, datagram(seq, 64));
+        let (d, from) = recv_one(&client, wait).expect("reverse path works again");
+        assert_eq!(d, datagram(seq, 64));
+        assert_eq!(from, relay.local_addr());
+    }
+    let s = relay.stats();
+    assert_eq!(s.to_target.forwarded, 6);
+    assert_eq!(s.to_client.forwarded, 6);
+}
+
+#[test]
+fn unreachable_target_is_survived_and_odd_sizes_pass() {
+    let _g = serial();
+    // A port with nobody behind it (for now).
+    let target = bind("127.0.0.1").local_addr().unwrap();
+    let client = bind("127.0.0.1");
+    let relay = relay("127.0.0.1", target, link(100e6, 1, 100), 7);
+    for seq in 0..20 {
+        client
+            .send_to(&datagram(seq, 64), relay.local_addr())
+            .unwrap();
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    settle(&relay, |s| {
+        s.to_target.forwarded + s.to_target.send_errors >= 20
+    });
+    let s = relay.stats();
+    println!("unreachable target: {s:?}");
+    // Each send either succeeded (and drew an ICMP port unreachable, reported as ECONNREFUSED on
+    // the upstream socket) or failed with that error; both are counted, nothing else happens.
+    assert_eq!(s.to_target.forwarded + s.to_target.send_errors, 20);
+
+    // Someone now listens there: traffic flows, including empty and maximum-size datagrams.
+    let sink = UdpSocket::bind(target).unwrap();
+    let sizes = [0usize, 1, 8, 1472, 65_507];
+    for len in sizes {
+        client
+            .send_to(&datagram(len as u64, len), relay.local_addr())
+            .unwrap();
+        let (d, _) = recv_one(&sink, Duration::from_millis(500)).expect("forwarded");
+        assert_eq!(d, datagram(len as u64, len));
+    }
+}
+
+#[test]
+fn stop_is_prompt_and_releases_the_port() {
+    let _g = serial();
+    let sink = bind("127.0.0.1");
+    let relay = relay(
+        "127.0.0.1",
+        sink.local_addr().unwrap(),
+        link(1e6, 10, 10),
+        8,
+    );
+    let addr = relay.local_addr();
+    std::thread::sleep(Duration::from_millis(20));
+    let start = Instant::now();
+    relay.stop();
+    let took = start.elapsed();
+    println!("stop took {took:?}");
+    // The stop wakes the thread through a socket pair; without it, it would take up to 50 ms.
+    assert!(took < Duration::from_millis(40), "stop took {took:?}");
+    UdpSocket::bind(addr).expect("the listen port is free again");
+}
+
+#[test]
+fn each_client_gets_its_own_mapping() {
+    let _g = serial();
+    let sink = bind("127.0.0.1");
+    let relay = relay(
+        "127.0.0.1",
+        sink.local_addr().unwrap(),
+        link(10e6, 2, 100),
+        9,
+    );
+    let wait = Duration::from_millis(500);
+    let clients: Vec<UdpSocket> = (0..3).map(|_| bind("127.0.0.1")).collect();
+    let mut upstreams = Vec::new();
+    for (i, c) in clients.iter().enumerate() {
+        c.send_to(&datagram(i as u64, 32), relay.local_addr())
+            .unwrap();
+        let (d, from) = recv_one(&sink, wait).expect("forwarded");
+        assert_eq!(d, datagram(i as u64, 32));
+        assert!(
+            !upstreams.contains(&from),
+            "a new upstream socket per client"
+        );
+        upstreams.push(from);
+    }
+    assert_eq!(relay.stats().clients, 3);
+    // Replies in reverse order each reach the client behind their upstream socket.
+    for (i, up) in upstreams.iter().enumerate().rev() {
+        sink.send_to(&datagram(100 + i as u64, 32), *up).unwrap();
+        let (d, from) = recv_one(&clients[i], wait).expect("reply forwarded");
+        assert_eq!(d, datagram(100 + i as u64, 32));
+        assert_eq!(from, relay.local_addr());
+    }
+    // A second datagram from a known client reuses its mapping.
+    clients[1]
+        .send_to(&datagram(7, 32), relay.local_addr())
+        .unwrap();
+    let (_, from) = recv_one(&sink, wait).expect("forwarded");
+    assert_eq!(from, upstreams[1]);
+    assert_eq!(relay.stats().clients, 3);
+}
+
+#[test]
+fn invalid_config_is_refused() {
+    let target = "127.0.0.1:9".parse().unwrap();
+    for bad in [
+        link(0.0, 1, 10),
+        link(f64::NAN, 1, 10),
+        link(1e6, 1, 0),
+        LinkConfig {
+            loss: 1.01,
+            ..link(1e6, 1, 10)
+        },
+        LinkConfig {
+            cross_bps: f64::INFINITY,
+            ..link(1e6, 1, 10)
+        },
+    ] {
+        let err = Relay::start(RelayConfig {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            target,
+            link: bad.clone(),
+            seed: 0,
+        })
+        .expect_err("refused");
+        assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{bad:?}");
+    }
+}
