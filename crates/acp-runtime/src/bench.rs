@@ -211,20 +211,73 @@ pub struct MonitorBench {
     pub echo: LoadResult,
 }
 
-/// Runs [`load`] against an [`EchoServer`] and then against a [`MonitorServer`].
+/// Pins the calling thread (and threads it spawns later) to one CPU, if the machine has it.
+fn pin_to_cpu(cpu: usize) {
+    // SAFETY: cpu_set_t is plain old data; CPU_SET stays within it for cpu < CPU_SETSIZE.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if cpu < libc::CPU_SETSIZE as usize {
+            libc::CPU_SET(cpu, &mut set);
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+        }
+    }
+}
+
+/// Lets the calling thread run on every CPU again.
+fn unpin() {
+    // SAFETY: as in `pin_to_cpu`.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        for cpu in 0..(libc::CPU_SETSIZE as usize) {
+            libc::CPU_SET(cpu, &mut set);
+        }
+        libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set);
+    }
+}
+
+/// Starts a server on CPU 0 and drives it with [`load`] from CPU 1 (one core each).
+fn on_separate_cores<S>(
+    start: impl FnOnce() -> io::Result<S>,
+    addr: impl Fn(&S) -> SocketAddr,
+    sessions: u64,
+    window: usize,
+    duration: Duration,
+) -> io::Result<(S, LoadResult)> {
+    pin_to_cpu(0);
+    let server = start();
+    pin_to_cpu(1);
+    let result = server.and_then(|s| {
+        let r = load(addr(&s), sessions, window, duration)?;
+        Ok((s, r))
+    });
+    unpin();
+    result
+}
+
+/// Runs [`load`] against an [`EchoServer`] and then against a [`MonitorServer`], each server on
+/// CPU 0 and the load generator on CPU 1.
 pub fn monitor(sessions: u64, window: usize, duration: Duration) -> io::Result<MonitorBench> {
     let any: SocketAddr = "127.0.0.1:0".parse().map_err(io::Error::other)?;
-    let echo = {
-        let server = EchoServer::start(any, 64)?;
-        load(server.local_addr(), sessions, window, duration)?
-    };
+    let (echo_server, echo) = on_separate_cores(
+        || EchoServer::start(any, 64),
+        EchoServer::local_addr,
+        sessions,
+        window,
+        duration,
+    )?;
+    drop(echo_server);
     let cfg = MonitorConfig {
         max_sessions: sessions as usize + 16,
         ..MonitorConfig::default()
     };
-    let server = MonitorServer::start(ServerConfig::new(any, cfg), None)?;
     let started = Instant::now();
-    let monitor = load(server.local_addr(), sessions, window, duration)?;
+    let (server, monitor) = on_separate_cores(
+        || MonitorServer::start(ServerConfig::new(any, cfg), None),
+        MonitorServer::local_addr,
+        sessions,
+        window,
+        duration,
+    )?;
     let secs = started.elapsed().as_secs_f64();
     let snapshot = server.stop()?;
     Ok(MonitorBench {

@@ -5,6 +5,7 @@
 //! - [`bench`]: pacing and monitor-throughput measurements behind `acp bench`;
 //! - [`clock`]: the process clock that feeds `acp_core::Time`, and precise waiting;
 //! - [`driver`]: runs many sources over one socket with precise pacing;
+//! - [`experiment`]: monitor, relay chain and sources on loopback in one call;
 //! - [`server`]: the batched monitor server;
 //! - [`net`]: address conversion, readiness waits, batched `recvmmsg`/`sendmmsg`;
 //! - [`relay`]: a userspace UDP path emulator (rate, delay, queue, loss, cross traffic);
@@ -12,6 +13,7 @@
 pub mod bench;
 pub mod clock;
 pub mod driver;
+pub mod experiment;
 pub mod net;
 pub mod relay;
 pub mod server;

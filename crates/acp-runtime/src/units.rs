@@ -2,7 +2,7 @@
 //! `1000bit`), durations (`20ms`, `1.5s`, `250us`, `2m`), and plain numbers with an optional unit.
 //!
 //! Rates are bits per second (`bit`, `kbit`, `mbit`, `gbit`; `bps`/`kbps`/`mbps`/`gbps` are bytes
-//! per second, as in `tc`). Durations need a unit (`ns`, `us`, `ms`, `s`, `m`, `h`).
+//! per second, as in `tc`). Durations take a unit (`ns`, `us`, `ms`, `s`, `m`, `h`); a bare number is seconds.
 
 use std::time::Duration;
 
@@ -85,7 +85,7 @@ pub fn parse_duration(input: &str) -> Result<Duration, UnitError> {
         "ns" => v * 1e-9,
         "us" | "µs" => v * 1e-6,
         "ms" => v * 1e-3,
-        "s" | "sec" | "secs" => v,
+        "" | "s" | "sec" | "secs" => v,
         "m" | "min" => v * 60.0,
         "h" => v * 3600.0,
         _ => {
@@ -128,8 +128,9 @@ mod tests {
         assert_eq!(parse_duration("250us"), Ok(Duration::from_micros(250)));
         assert_eq!(parse_duration("2m"), Ok(Duration::from_secs(120)));
         assert_eq!(parse_duration("0s"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration("20"), Ok(Duration::from_secs(20)));
         assert!(matches!(
-            parse_duration("20"),
+            parse_duration("20 parsecs"),
             Err(UnitError::UnknownUnit { .. })
         ));
         assert!(matches!(parse_duration("1e3ms"), Ok(d) if d == Duration::from_secs(1)));

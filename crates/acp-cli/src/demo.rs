@@ -1,0 +1,173 @@
+//! `acp demo`: a monitor, a relay (2 Mbit/s, 20 ms, queue 50) and four sources (three ACP+, one
+//! Lazy) on loopback, with a live table and a final comparison.
+
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+use acp_core::{Acp, Lazy, SourceConfig};
+use acp_runtime::driver::{Payload, SourceSpec};
+use acp_runtime::experiment::{self, Experiment, Outcome, Tick};
+use acp_runtime::relay::LinkConfig;
+use serde_json::json;
+
+use crate::DemoArgs;
+
+/// Payload bytes per update (plus the 44-byte ACP header).
+const PAYLOAD: usize = 100;
+
+struct Row {
+    name: String,
+    controller: String,
+    age_ms: Option<f64>,
+    rate_hz: f64,
+    backlog: f64,
+    rtt_ms: Option<f64>,
+    throughput_kbps: f64,
+}
+
+fn header() -> String {
+    format!(
+        "{:<8} {:<10} {:>9} {:>9} {:>8} {:>8} {:>11}",
+        "source", "controller", "age_ms", "rate_hz", "backlog", "rtt_ms", "thrpt_kbps"
+    )
+}
+
+fn line(r: &Row) -> String {
+    let opt = |v: Option<f64>| v.map_or_else(|| "-".into(), |x| format!("{x:.2}"));
+    format!(
+        "{:<8} {:<10} {:>9} {:>9.1} {:>8.2} {:>8} {:>11.1}",
+        r.name,
+        r.controller,
+        opt(r.age_ms),
+        r.rate_hz,
+        r.backlog,
+        opt(r.rtt_ms),
+        r.throughput_kbps
+    )
+}
+
+fn rows_live(t: &Tick<'_>) -> Vec<Row> {
+    t.sources
+        .iter()
+        .map(|s| {
+            let m = experiment::session_in(t.monitor, s.session);
+            let span = t.elapsed.as_secs_f64().max(1e-9);
+            Row {
+                name: s.name.clone(),
+                controller: s.controller.clone(),
+                age_ms: m.and_then(|m| m.avg_age).map(|a| a * 1e3),
+                rate_hz: s.stats.rate,
+                backlog: s.stats.avg_backlog,
+                rtt_ms: s.stats.rtt.map(|r| r * 1e3),
+                throughput_kbps: m.map_or(0.0, |m| {
+                    (m.stats.bytes + 44 * m.stats.delivered) as f64 * 8.0 / span / 1e3
+                }),
+            }
+        })
+        .collect()
+}
+
+fn row_final(o: &Outcome, secs: f64) -> Row {
+    let m = o.monitor.as_ref();
+    let delivered = m.map_or(0, |m| m.stats.delivered);
+    Row {
+        name: o.name.clone(),
+        controller: o.controller.clone(),
+        age_ms: o.age().map(|a| a * 1e3),
+        rate_hz: delivered as f64 / secs,
+        backlog: o.source.avg_backlog,
+        rtt_ms: o.source.rtt.map(|r| r * 1e3),
+        throughput_kbps: m.map_or(0.0, |m| {
+            (m.stats.bytes + 44 * m.stats.delivered) as f64 * 8.0 / secs / 1e3
+        }),
+    }
+}
+
+/// Runs the demo.
+pub fn run(a: DemoArgs) -> anyhow::Result<()> {
+    if a.duration.is_zero() {
+        anyhow::bail!("--duration must be longer than zero");
+    }
+    let source = |name: &str, controller: Box<dyn acp_core::Controller>| SourceSpec {
+        name: name.into(),
+        controller,
+        config: SourceConfig::default(),
+        payload: Payload::Synthetic(PAYLOAD),
+    };
+    let exp = Experiment {
+        relays: vec![LinkConfig {
+            rate_bps: 2e6,
+            delay: Duration::from_millis(20),
+            queue_packets: 50,
+            loss: 0.0,
+            cross_bps: 0.0,
+        }],
+        sources: vec![
+            source("s1", Box::new(Acp::plus())),
+            source("s2", Box::new(Acp::plus())),
+            source("s3", Box::new(Acp::plus())),
+            source("s4", Box::new(Lazy)),
+        ],
+        duration: a.duration,
+        tick: Duration::from_secs(1),
+        seed: 1,
+        ipv6: false,
+    };
+    if !a.json {
+        println!(
+            "acp demo: monitor ← relay (2 Mbit/s, 20 ms, queue 50) ← 3 × ACP+ and 1 × Lazy, \
+             {} s on loopback",
+            a.duration.as_secs_f64()
+        );
+    }
+    let tty = std::io::stdout().is_terminal();
+    let mut drawn = 0usize;
+    let outcomes = experiment::run(exp, |t| {
+        if a.json {
+            return;
+        }
+        let mut out = std::io::stdout().lock();
+        if tty && drawn > 0 {
+            // Redraw the live table in place.
+            let _ = write!(out, "\x1b[{drawn}A\x1b[J");
+        }
+        let rows = rows_live(t);
+        let _ = writeln!(
+            out,
+            "t = {:>4.1} s   (live: rate = current λ)",
+            t.elapsed.as_secs_f64()
+        );
+        let _ = writeln!(out, "{}", header());
+        for r in &rows {
+            let _ = writeln!(out, "{}", line(r));
+        }
+        let _ = out.flush();
+        drawn = rows.len() + 2;
+    })?;
+    let secs = a.duration.as_secs_f64();
+    let rows: Vec<Row> = outcomes.iter().map(|o| row_final(o, secs)).collect();
+    if a.json {
+        let sources: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                json!({
+                    "name": r.name,
+                    "controller": r.controller,
+                    "age_ms": r.age_ms,
+                    "rate_hz": r.rate_hz,
+                    "backlog": r.backlog,
+                    "rtt_ms": r.rtt_ms,
+                    "throughput_kbps": r.throughput_kbps,
+                })
+            })
+            .collect();
+        println!("{}", json!({ "sources": sources }));
+    } else {
+        println!("\nfinal (age: true time-average age at the monitor; rate: updates delivered/s; backlog: source's average estimate)");
+        println!("{}", header());
+        for r in &rows {
+            println!("{}", line(r));
+        }
+    }
+    Ok(())
+}

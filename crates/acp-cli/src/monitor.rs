@@ -1,0 +1,142 @@
+//! `acp monitor`: a monitor server with periodic and final per-source reports.
+
+use std::io::Write;
+use std::time::Duration;
+
+use acp_core::monitor::Delivery;
+use acp_core::MonitorConfig;
+use acp_runtime::clock;
+use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport, Snapshot};
+use anyhow::Context;
+use serde_json::{json, Value};
+
+use crate::signals;
+use crate::MonitorArgs;
+
+/// One session as JSON.
+pub fn session_json(s: &SessionReport) -> Value {
+    json!({
+        "peer": s.key.peer.to_string(),
+        "session": format!("{:016x}", s.key.session),
+        "delivered": s.stats.delivered,
+        "stale": s.stats.stale,
+        "duplicates": s.stats.duplicates,
+        "lost": s.stats.lost,
+        "bytes": s.stats.bytes,
+        "rate_hz": s.stats.delivery_rate(),
+        "source_backlog": s.stats.source_backlog,
+        "avg_age_ms": s.avg_age.map(|a| a * 1e3),
+    })
+}
+
+fn snapshot_json(kind: &str, snap: &Snapshot) -> Value {
+    let st = &snap.stats;
+    json!({
+        "type": kind,
+        "datagrams": st.datagrams,
+        "malformed": st.malformed,
+        "not_updates": st.not_updates,
+        "acks": st.acks,
+        "delivered": st.delivered,
+        "sessions_created": st.sessions_created,
+        "sessions_expired": st.sessions_expired,
+        "sessions_refused": st.sessions_refused,
+        "sessions": snap.sessions.iter().map(session_json).collect::<Vec<_>>(),
+    })
+}
+
+fn snapshot_text(title: &str, snap: &Snapshot) -> String {
+    let st = &snap.stats;
+    let mut out = format!(
+        "{title}: {} sessions, {} datagrams, {} delivered, {} acks, {} malformed, {} refused\n",
+        snap.sessions.len(),
+        st.datagrams,
+        st.delivered,
+        st.acks,
+        st.malformed,
+        st.sessions_refused
+    );
+    out += &format!(
+        "{:<24} {:<16} {:>9} {:>7} {:>7} {:>9} {:>10}\n",
+        "peer", "session", "delivered", "stale", "lost", "rate_hz", "avg_age_ms"
+    );
+    for s in &snap.sessions {
+        let age = s
+            .avg_age
+            .map_or_else(|| "-".to_string(), |a| format!("{:.2}", a * 1e3));
+        out += &format!(
+            "{:<24} {:016x} {:>9} {:>7} {:>7} {:>9.1} {:>10}\n",
+            s.key.peer.to_string(),
+            s.key.session,
+            s.stats.delivered,
+            s.stats.stale,
+            s.stats.lost,
+            s.stats.delivery_rate(),
+            age
+        );
+    }
+    out
+}
+
+/// Runs until SIGINT/SIGTERM.
+pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
+    let cfg = MonitorConfig {
+        max_sessions: usize::try_from(a.max_sessions).unwrap_or(usize::MAX),
+        clocks_synchronised: a.clocks_synced,
+        ..MonitorConfig::default()
+    };
+    let synced = a.clocks_synced;
+    let on_update = a.print_updates.then(|| {
+        let mut out = std::io::stdout();
+        Box::new(move |d: &Delivery<'_>| {
+            let payload = match std::str::from_utf8(d.payload) {
+                Ok(text) => json!({ "payload": text }),
+                Err(_) => json!({ "payload_hex": d.payload.iter().map(|b| format!("{b:02x}")).collect::<String>() }),
+            };
+            let mut line = json!({
+                "peer": d.key.peer.to_string(),
+                "session": format!("{:016x}", d.key.session),
+                "seq": d.seq,
+                "gen_ts_ns": d.gen_ts,
+                "probe": d.probe,
+            });
+            if synced {
+                let age = clock::now().as_nanos() as f64 - d.gen_ts as f64;
+                line["age_ms"] = json!(age / 1e6);
+            }
+            if let (Some(obj), Some(p)) = (line.as_object_mut(), payload.as_object()) {
+                obj.extend(p.clone());
+            }
+            // A closed stdout (e.g. `| head`) must not stop the monitor.
+            let _ = writeln!(out, "{line}");
+        }) as acp_runtime::server::OnUpdate
+    });
+    let server = MonitorServer::start(ServerConfig::new(a.listen, cfg), on_update)
+        .with_context(|| format!("cannot listen on {}", a.listen))?;
+    let stop = signals::shutdown_flag();
+    let report = |kind: &str, snap: &Snapshot| {
+        let text = if a.json {
+            snapshot_json(kind, snap).to_string() + "\n"
+        } else {
+            snapshot_text(kind, snap)
+        };
+        if a.print_updates {
+            eprint!("{text}");
+        } else {
+            print!("{text}");
+            let _ = std::io::stdout().flush();
+        }
+    };
+    eprintln!("acp monitor listening on {}", server.local_addr());
+    let mut next = std::time::Instant::now() + a.report_every;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(20));
+        if std::time::Instant::now() >= next {
+            report("report", &server.snapshot());
+            next += a.report_every;
+        }
+    }
+    let last = server.stop().context("monitor server failed")?;
+    report("summary", &last);
+    Ok(())
+}

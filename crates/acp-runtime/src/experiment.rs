@@ -1,0 +1,143 @@
+//! A whole experiment on one machine: a monitor server, a chain of relays in front of it and a
+//! set of sources, over loopback. Used by `acp demo` and by the integration tests.
+//!
+//! The monitor declares clocks synchronised (everything shares this process's clock), so the age
+//! it reports is the true age. A callback runs every tick with the live state and may act on the
+//! relays (e.g. blackhole one to emulate an outage).
+
+use std::io;
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use acp_core::monitor::SessionKey;
+use acp_core::source::SourceStats;
+use acp_core::MonitorConfig;
+
+use crate::driver::{RunLimits, SourceReport, SourceSet, SourceSpec};
+use crate::relay::{LinkConfig, Relay, RelayConfig};
+use crate::server::{MonitorServer, ServerConfig, SessionReport, Snapshot};
+
+/// What to run.
+pub struct Experiment {
+    /// Relays from the sources towards the monitor (first = nearest the sources); may be empty.
+    pub relays: Vec<LinkConfig>,
+    /// The sources.
+    pub sources: Vec<SourceSpec>,
+    /// How long the sources run.
+    pub duration: Duration,
+    /// Interval between callbacks.
+    pub tick: Duration,
+    /// Seed of the relays' random generators (relay i uses `seed + i`).
+    pub seed: u64,
+    /// Bind everything to `[::1]` instead of `127.0.0.1`.
+    pub ipv6: bool,
+}
+
+/// The live state handed to the tick callback.
+pub struct Tick<'a> {
+    /// Time since the sources started.
+    pub elapsed: Duration,
+    /// The sources' own reports.
+    pub sources: &'a [SourceReport],
+    /// The monitor's latest snapshot.
+    pub monitor: &'a Snapshot,
+    /// The relays, nearest the sources first.
+    pub relays: &'a [Relay],
+}
+
+/// One source's result.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Its label.
+    pub name: String,
+    /// Its controller.
+    pub controller: String,
+    /// Its session id.
+    pub session: u64,
+    /// The source's statistics at the end.
+    pub source: SourceStats,
+    /// The monitor's view of the session, if any update arrived.
+    pub monitor: Option<SessionReport>,
+}
+
+impl Outcome {
+    /// True time-average age at the monitor (s).
+    pub fn age(&self) -> Option<f64> {
+        self.monitor.as_ref()?.avg_age
+    }
+}
+
+/// The monitor's report for `session`, if present.
+pub fn session_in(snap: &Snapshot, session: u64) -> Option<&SessionReport> {
+    snap.sessions.iter().find(|s| s.key.session == session)
+}
+
+/// Area under a session's true age curve up to the snapshot (s²), from its lifetime average.
+/// Differences of two such areas give the average age over the interval between two snapshots.
+pub fn age_area(snap: &Snapshot, key: &SessionKey) -> Option<(f64, f64)> {
+    let s = snap.sessions.iter().find(|s| &s.key == key)?;
+    let span = snap.at.nanos_since(s.stats.first_seen) as f64 * 1e-9;
+    Some((s.avg_age? * span, snap.at.as_secs_f64()))
+}
+
+/// Runs the experiment.
+pub fn run(exp: Experiment, mut on_tick: impl FnMut(&Tick<'_>)) -> io::Result<Vec<Outcome>> {
+    let host = if exp.ipv6 { "[::1]:0" } else { "127.0.0.1:0" };
+    let any: SocketAddr = host.parse().map_err(io::Error::other)?;
+    let monitor_cfg = MonitorConfig {
+        clocks_synchronised: true,
+        max_sessions: exp.sources.len() + 1024,
+        ..MonitorConfig::default()
+    };
+    let mut server_cfg = ServerConfig::new(any, monitor_cfg);
+    server_cfg.snapshot_every = exp.tick.min(Duration::from_millis(200));
+    let server = MonitorServer::start(server_cfg, None)?;
+    // Build the chain from the monitor outwards.
+    let mut target = server.local_addr();
+    let mut relays = Vec::new();
+    for (i, link) in exp.relays.iter().enumerate().rev() {
+        let relay = Relay::start(RelayConfig {
+            listen: any,
+            target,
+            link: link.clone(),
+            seed: exp.seed.wrapping_add(i as u64),
+        })?;
+        target = relay.local_addr();
+        relays.push(relay);
+    }
+    relays.reverse();
+    let mut set = SourceSet::new(target)?;
+    let mut names = Vec::new();
+    for spec in exp.sources {
+        names.push(spec.name.clone());
+        set.add(spec);
+    }
+    let start = Instant::now();
+    let limits = RunLimits {
+        duration: Some(exp.duration),
+        ..RunLimits::default()
+    };
+    let reports = set.run(&limits, exp.tick, |sources| {
+        let snapshot = server.snapshot();
+        on_tick(&Tick {
+            elapsed: start.elapsed(),
+            sources,
+            monitor: &snapshot,
+            relays: &relays,
+        });
+    })?;
+    // Let the last updates arrive before the final snapshot.
+    std::thread::sleep(Duration::from_millis(100));
+    let last = server.stop()?;
+    drop(relays);
+    Ok(reports
+        .into_iter()
+        .map(|r| Outcome {
+            monitor: session_in(&last, r.session).cloned(),
+            name: r.name,
+            controller: r.controller,
+            session: r.session,
+            source: r.stats,
+        })
+        .collect())
+}
