@@ -191,10 +191,13 @@ fn main() -> ExitCode {
         Err(e) if e.use_stderr() => {
             // One clear line: clap's first line names the problem; usage follows on --help.
             let text = e.render().to_string();
-            eprintln!(
-                "{}",
-                text.lines().next().unwrap_or("error: invalid arguments")
-            );
+            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+            let first = lines.next().unwrap_or("error: invalid arguments");
+            // "…were not provided:" names the arguments on the next line; keep them on this one.
+            match (first.ends_with(':'), lines.next()) {
+                (true, Some(what)) => eprintln!("{first} {what}"),
+                _ => eprintln!("{first}"),
+            }
             return ExitCode::from(2);
         }
         Err(e) => {

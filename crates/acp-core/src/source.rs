@@ -13,8 +13,9 @@
 //!    source keeps probing, one probe per timeout.
 //! 2. **Running**: updates are sent every 1/λ; at the end of every control epoch the controller
 //!    sees the epoch's time-average estimated age and backlog and sets λ for the next epoch.
-//! 3. **Outage**: when no in-sequence ACK has come for
-//!    `max(outage_after, 4·RTT̄, 3/λ)` the source stops running epochs and sends at the floor rate
+//! 3. **Outage**: when updates are outstanding and no in-sequence ACK has come for
+//!    `max(outage_after, 4·RTT̄, 3/λ)` (counted from the last ACK, or from the first send after
+//!    everything was acknowledged) the source stops running epochs and sends at the floor rate
 //!    `min(λ, floor_rate)` (never below λ_min). The first in-sequence ACK restores the rate in force
 //!    before the outage and restarts the controller's epoch history.
 //!
@@ -208,6 +209,9 @@ pub struct Source {
     /// N̂(t): highest sequence ACKed in sequence (0 = none).
     acked_seq: u64,
     last_ack: Option<Time>,
+    /// Since when the source has been waiting for an ACK: the later of the last in-sequence ACK
+    /// and the first send after everything was acknowledged; `None` when nothing is unacknowledged.
+    waiting_since: Option<Time>,
     /// Skip the next Z sample (first ACK after an outage spans the silence).
     skip_z: bool,
     rtt: Ewma,
@@ -260,6 +264,7 @@ impl Source {
             sent_seq: 0,
             acked_seq: 0,
             last_ack: None,
+            waiting_since: None,
             skip_z: false,
             rate: 0.0,
             resume_rate: 0.0,
@@ -360,7 +365,7 @@ impl Source {
             .outage_after
             .max(secs_to_duration(4.0 * rtt))
             .max(secs_to_duration(3.0 / self.rate));
-        Some(self.last_ack? + silence)
+        Some(self.waiting_since? + silence)
     }
 
     /// When the source next needs [`Source::poll_transmit`] or [`Source::handle_timeout`].
@@ -491,6 +496,9 @@ impl Source {
             self.schedule_next(now, false);
             return None;
         };
+        if self.sent_seq == self.acked_seq {
+            self.waiting_since = Some(now);
+        }
         self.sent_seq = seq;
         self.last_send = Some(now);
         self.counters.sent += 1;
@@ -559,6 +567,7 @@ impl Source {
             integral.reset(now, ack.gen_ts);
         }
         let previous_ack = self.last_ack.replace(now);
+        self.waiting_since = (backlog > 0).then_some(now);
         match self.phase {
             Phase::Probing => {
                 self.probing.samples += 1;

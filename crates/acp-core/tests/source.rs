@@ -319,3 +319,23 @@ fn receiver_feedback_reaches_the_controller() {
     src.handle_datagram(t0 + Duration::from_millis(5), &ack);
     assert_eq!(*seen.lock().unwrap(), [(1, vec![0, 24])]);
 }
+
+#[test]
+fn an_idle_push_source_is_not_in_an_outage() {
+    let mut src = source(AppMode::Push, 100.0);
+    let mut echo = Echo::new();
+    let t0 = initialise(&mut src, &mut echo);
+    // Nothing offered for 10 s: no sends, nothing outstanding, no outage.
+    src.handle_timeout(t0 + Duration::from_secs(10));
+    assert_eq!(src.phase(), Phase::Running);
+    // A fresh update after the pause is sent at once and its ACK is in time.
+    let now = t0 + Duration::from_secs(10);
+    src.push(now, b"late news");
+    let mut buf = Vec::new();
+    assert!(src.poll_transmit(now, &mut buf).is_some());
+    src.handle_timeout(now + Duration::from_millis(100));
+    assert_eq!(src.phase(), Phase::Running);
+    // But an update that stays unanswered for 0.5 s is an outage.
+    src.handle_timeout(now + Duration::from_millis(500));
+    assert_eq!(src.phase(), Phase::Outage);
+}

@@ -72,12 +72,12 @@ pub fn session_in(snap: &Snapshot, session: u64) -> Option<&SessionReport> {
     snap.sessions.iter().find(|s| s.key.session == session)
 }
 
-/// Area under a session's true age curve up to the snapshot (s²), from its lifetime average.
-/// Differences of two such areas give the average age over the interval between two snapshots.
+/// Area under a session's true age curve (s²) up to its latest update, and that update's arrival
+/// time (s): differences of two such pairs give the average age between two snapshots.
 pub fn age_area(snap: &Snapshot, key: &SessionKey) -> Option<(f64, f64)> {
     let s = snap.sessions.iter().find(|s| &s.key == key)?;
-    let span = snap.at.nanos_since(s.stats.first_seen) as f64 * 1e-9;
-    Some((s.avg_age? * span, snap.at.as_secs_f64()))
+    let span = s.stats.last_seen.nanos_since(s.stats.first_seen) as f64 * 1e-9;
+    Some((s.avg_age? * span, s.stats.last_seen.as_secs_f64()))
 }
 
 /// Runs the experiment.

@@ -55,7 +55,9 @@ pub struct SessionReport {
     pub key: SessionKey,
     /// The monitor's statistics.
     pub stats: SessionStats,
-    /// True time-average age so far (s), when clocks are declared synchronised.
+    /// True time-average age from the first to the latest update received (s), when clocks are
+    /// declared synchronised. (Measured to the latest arrival rather than to the snapshot, so a
+    /// source that has finished is not charged for the time since it stopped.)
     pub avg_age: Option<f64>,
 }
 
@@ -85,7 +87,7 @@ fn snapshot(monitor: &Monitor, truncated: u64, now: Time) -> Snapshot {
         .sessions()
         .map(|(key, stats)| SessionReport {
             key: *key,
-            avg_age: stats.avg_age(now),
+            avg_age: stats.avg_age(stats.last_seen),
             stats: stats.clone(),
         })
         .collect();

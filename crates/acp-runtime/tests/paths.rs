@@ -92,7 +92,7 @@ fn acp_plus_is_no_worse_than_lazy_on_a_chain_of_three_relays() {
 
 #[test]
 fn source_rides_out_a_three_second_blackhole() {
-    // (seconds since start, area under the age curve, snapshot time) at every tick.
+    // (seconds since start, area under the age curve, time of the latest update) at every tick.
     let mut areas: Vec<(f64, f64, f64)> = Vec::new();
     let mut key: Option<SessionKey> = None;
     let mut floor_sends = (0u64, 0u64);

@@ -1,0 +1,169 @@
+//! The `acp` binary as a user runs it: arguments, exit codes, and output formats.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+fn acp() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_acp"))
+}
+
+#[test]
+fn every_subcommand_has_help() {
+    for args in [
+        &[][..],
+        &["monitor"],
+        &["source"],
+        &["relay"],
+        &["demo"],
+        &["bench"],
+        &["bench", "pacing"],
+        &["bench", "monitor"],
+    ] {
+        let out = acp().args(args).arg("--help").output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("Usage:"),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
+fn bad_arguments_print_one_line_and_exit_2() {
+    for args in [
+        &["source", "--to", "127.0.0.1:9", "--controller", "tcp"][..],
+        &[
+            "relay",
+            "--listen",
+            "127.0.0.1:0",
+            "--to",
+            "127.0.0.1:9",
+            "--rate",
+            "2furlong",
+            "--delay",
+            "20ms",
+            "--queue",
+            "5",
+        ],
+        &[
+            "relay",
+            "--listen",
+            "127.0.0.1:0",
+            "--to",
+            "127.0.0.1:9",
+            "--rate",
+            "2mbit",
+            "--delay",
+            "20ms",
+            "--queue",
+            "5",
+            "--loss",
+            "1.5",
+        ],
+        &["monitor"],
+        &["demo", "--duration", "soon"],
+        &["source", "--to", "not-an-address"],
+        &["frobnicate"],
+    ] {
+        let out = acp().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
+        assert!(out.stdout.is_empty());
+    }
+}
+
+#[test]
+fn demo_json_prints_one_object_and_nothing_else() {
+    let out = acp()
+        .args(["demo", "--duration", "3", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.trim().lines().count(), 1, "{text}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let sources = v["sources"].as_array().unwrap();
+    let controllers: Vec<&str> = sources
+        .iter()
+        .map(|s| s["controller"].as_str().unwrap())
+        .collect();
+    assert_eq!(controllers, ["acp+", "acp+", "acp+", "lazy"]);
+    for s in sources {
+        for field in ["age_ms", "rate_hz", "backlog", "rtt_ms", "throughput_kbps"] {
+            assert!(s[field].as_f64().is_some_and(|x| x > 0.0), "{field}: {s}");
+        }
+        // The relay adds 2 × 20 ms of propagation: RTT and age cannot be below it.
+        assert!(s["rtt_ms"].as_f64().unwrap() >= 40.0, "{s}");
+        assert!(s["age_ms"].as_f64().unwrap() >= 20.0, "{s}");
+    }
+}
+
+#[test]
+fn monitor_and_source_talk_and_the_monitor_summarises_on_sigterm() {
+    let mut monitor = acp()
+        .args([
+            "monitor",
+            "--listen",
+            "127.0.0.1:0",
+            "--print-updates",
+            "--clocks-synced",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(monitor.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    let addr = first
+        .trim()
+        .rsplit(' ')
+        .next()
+        .expect("listening line names the address")
+        .to_string();
+    let source = acp()
+        .args([
+            "source",
+            "--to",
+            &addr,
+            "--controller",
+            "fixed:200",
+            "--count",
+            "60",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(source.status.success());
+    let summary = String::from_utf8(source.stdout).unwrap();
+    let last: serde_json::Value = serde_json::from_str(summary.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "summary");
+    assert_eq!(last["sent"], 60);
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(monitor.id() as i32, libc::SIGTERM);
+    }
+    let out = monitor.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let updates: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(
+        updates.len(),
+        60,
+        "every update was fresh and delivered once"
+    );
+    assert!(updates
+        .windows(2)
+        .all(|w| w[0]["seq"].as_u64() < w[1]["seq"].as_u64()));
+    assert!(updates.iter().all(|u| u["age_ms"].as_f64().is_some()));
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
+    assert!(rest.contains("summary: 1 sessions"), "{rest}");
+}
