@@ -25,7 +25,7 @@ use acp_core::wire::HEADER_LEN;
 use acp_core::{AppMode, Controller, Source, SourceConfig, Time};
 
 use crate::clock;
-use crate::net::wait_readable;
+use crate::net::poll_fds;
 
 /// One source to run.
 pub struct SourceSpec {
@@ -315,9 +315,14 @@ impl SourceSet {
         let end = limits.duration.map(|d| start + d);
         let mut next_tick = start + tick_every;
         let mut sent = 0u64;
-        let mut fds = vec![self.socket.as_raw_fd()];
+        let readable = |fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        let mut fds = vec![readable(self.socket.as_raw_fd())];
         if let Some((rx, _)) = &self.push {
-            fds.push(rx.as_raw_fd());
+            fds.push(readable(rx.as_raw_fd()));
         }
         loop {
             let now = Instant::now();
@@ -342,7 +347,7 @@ impl SourceSet {
                 .saturating_duration_since(now)
                 .saturating_sub(clock::SPIN_MARGIN);
             if !sleep.is_zero() {
-                wait_readable(&fds, sleep)?;
+                poll_fds(&mut fds, sleep)?;
             }
             self.receive_acks()?;
             self.receive_pushes();

@@ -1,11 +1,11 @@
 //! Socket plumbing shared by the monitor server, the source driver and the benchmarks: address
-//! conversion, readiness waiting with nanosecond timeouts, and batched receive/send with
+//! conversion, readiness waiting with nanosecond timeouts ([`poll_fds`]), and batched receive/send with
 //! `recvmmsg`/`sendmmsg` (Linux).
 
 use std::io;
 use std::mem::{size_of, zeroed};
 use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, UdpSocket};
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::time::Duration;
 
 /// Largest datagram a batch slot holds; longer ones are truncated by the kernel and reported as
@@ -75,37 +75,36 @@ pub fn from_raw(storage: &libc::sockaddr_storage) -> Option<SocketAddr> {
     }
 }
 
-/// Waits until one of `fds` is readable or `timeout` passes; returns which are readable.
-pub fn wait_readable(fds: &[RawFd], timeout: Duration) -> io::Result<Vec<bool>> {
-    let mut pfds: Vec<libc::pollfd> = fds
-        .iter()
-        .map(|&fd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        })
-        .collect();
-    let ts = libc::timespec {
-        tv_sec: timeout.as_secs().min(i64::MAX as u64) as libc::time_t,
-        tv_nsec: timeout.subsec_nanos() as libc::c_long,
+/// Waits until one of `fds` is ready or `timeout` passes; returns the number of ready
+/// descriptors (0 on timeout or signal).
+pub fn poll_fds(fds: &mut [libc::pollfd], timeout: Duration) -> io::Result<usize> {
+    let nfds = fds.len() as libc::nfds_t;
+    #[cfg(target_os = "linux")]
+    let n = {
+        let ts = libc::timespec {
+            tv_sec: libc::time_t::try_from(timeout.as_secs()).unwrap_or(libc::time_t::MAX),
+            tv_nsec: timeout.subsec_nanos() as libc::c_long, // below 1e9: fits
+        };
+        // SAFETY: `fds` is a valid, exclusively borrowed array of `nfds` pollfd structures, `ts`
+        // outlives the call, and a null signal mask leaves the mask unchanged.
+        unsafe { libc::ppoll(fds.as_mut_ptr(), nfds, &ts, std::ptr::null()) }
     };
-    // SAFETY: pfds is a valid array of pollfd of the given length; ts is a valid timespec.
-    let n = unsafe {
-        libc::ppoll(
-            pfds.as_mut_ptr(),
-            pfds.len() as libc::nfds_t,
-            &ts,
-            std::ptr::null(),
-        )
+    #[cfg(not(target_os = "linux"))]
+    let n = {
+        // poll(2) counts whole milliseconds: round up so the wake is never early.
+        let ms = timeout.as_nanos().div_ceil(1_000_000);
+        let ms = libc::c_int::try_from(ms).unwrap_or(libc::c_int::MAX);
+        // SAFETY: `fds` is a valid, exclusively borrowed array of `nfds` pollfd structures.
+        unsafe { libc::poll(fds.as_mut_ptr(), nfds, ms) }
     };
     if n < 0 {
-        let e = io::Error::last_os_error();
-        if e.kind() == io::ErrorKind::Interrupted {
-            return Ok(vec![false; fds.len()]);
+        let err = io::Error::last_os_error();
+        if err.kind() == io::ErrorKind::Interrupted {
+            return Ok(0);
         }
-        return Err(e);
+        return Err(err);
     }
-    Ok(pfds.iter().map(|p| p.revents != 0).collect())
+    Ok(usize::try_from(n).unwrap_or(0))
 }
 
 /// One received datagram of a batch.

@@ -62,6 +62,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crate::clock;
+use crate::net::poll_fds;
 
 /// Header bytes added to every UDP payload to get its size on the link (IPv4 20 + UDP 8), for
 /// both address families.
@@ -394,38 +395,6 @@ fn enlarge_buffers(socket: &UdpSocket) {
             );
         }
     }
-}
-
-/// Waits until one of `fds` is ready or `timeout` passes; returns the number of ready
-/// descriptors (0 on timeout or signal).
-fn poll_fds(fds: &mut [libc::pollfd], timeout: Duration) -> io::Result<usize> {
-    let nfds = fds.len() as libc::nfds_t;
-    #[cfg(target_os = "linux")]
-    let n = {
-        let ts = libc::timespec {
-            tv_sec: libc::time_t::try_from(timeout.as_secs()).unwrap_or(libc::time_t::MAX),
-            tv_nsec: timeout.subsec_nanos() as libc::c_long, // below 1e9: fits
-        };
-        // SAFETY: `fds` is a valid, exclusively borrowed array of `nfds` pollfd structures, `ts`
-        // outlives the call, and a null signal mask leaves the mask unchanged.
-        unsafe { libc::ppoll(fds.as_mut_ptr(), nfds, &ts, std::ptr::null()) }
-    };
-    #[cfg(not(target_os = "linux"))]
-    let n = {
-        // poll(2) counts whole milliseconds: round up so the wake is never early.
-        let ms = timeout.as_nanos().div_ceil(1_000_000);
-        let ms = libc::c_int::try_from(ms).unwrap_or(libc::c_int::MAX);
-        // SAFETY: `fds` is a valid, exclusively borrowed array of `nfds` pollfd structures.
-        unsafe { libc::poll(fds.as_mut_ptr(), nfds, ms) }
-    };
-    if n < 0 {
-        let err = io::Error::last_os_error();
-        if err.kind() == io::ErrorKind::Interrupted {
-            return Ok(0);
-        }
-        return Err(err);
-    }
-    Ok(usize::try_from(n).unwrap_or(0))
 }
 
 /// The splitmix64 generator: tiny, fast and good enough for loss draws and exponential gaps.
