@@ -6,7 +6,6 @@
 //! a bad argument prints one line and exits with status 2.
 
 mod bench;
-mod controllers;
 mod demo;
 mod monitor;
 mod relay;
@@ -19,7 +18,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::controllers::ControllerSpec;
+use acp_core::controller::ControllerKind;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -77,7 +76,7 @@ struct SourceArgs {
     to: SocketAddr,
     /// acp+ | acp[:KAPPA] | lazy | fixed:RATE (updates/s).
     #[arg(long, default_value = "acp+")]
-    controller: ControllerSpec,
+    controller: ControllerKind,
     /// Bytes of synthetic payload per update.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(0..=65_463))]
     payload_size: u64,

@@ -15,6 +15,7 @@
 //! `docs/ALGORITHMS.md` gives the equations and the decisions the papers leave open.
 
 use std::fmt;
+use std::str::FromStr;
 
 use crate::wire::FeedbackItem;
 
@@ -308,6 +309,84 @@ impl Controller for Fixed {
 
     fn epoch_length(&self, _est: &Estimates) -> f64 {
         EPOCH_PERIODS / self.rate
+    }
+}
+
+/// A controller chosen by name, e.g. on the command line or in a scenario file:
+/// `acp+`, `acp`, `acp:KAPPA`, `lazy`, `fixed:RATE`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ControllerKind {
+    /// ACP+.
+    AcpPlus,
+    /// Original ACP with step κ (default 1, the thesis' Internet setting).
+    Acp(f64),
+    /// Lazy.
+    Lazy,
+    /// Fixed rate (updates/s).
+    Fixed(f64),
+}
+
+impl ControllerKind {
+    /// A fresh controller of this kind.
+    pub fn build(&self) -> Box<dyn Controller> {
+        match *self {
+            ControllerKind::AcpPlus => Box::new(Acp::plus()),
+            ControllerKind::Acp(kappa) => Box::new(Acp::original(kappa)),
+            ControllerKind::Lazy => Box::new(Lazy),
+            ControllerKind::Fixed(rate) => Box::new(Fixed::new(rate)),
+        }
+    }
+}
+
+fn positive(what: &str, s: &str) -> Result<f64, String> {
+    s.parse::<f64>()
+        .ok()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .ok_or_else(|| format!("{what} must be a positive number, got {s:?}"))
+}
+
+impl FromStr for ControllerKind {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let (name, arg) = match s.split_once(':') {
+            Some((n, a)) => (n, Some(a)),
+            None => (s, None),
+        };
+        match (name.to_ascii_lowercase().as_str(), arg) {
+            ("acp+", None) => Ok(ControllerKind::AcpPlus),
+            ("acp", None) => Ok(ControllerKind::Acp(1.0)),
+            ("acp", Some(k)) => positive("KAPPA", k).map(ControllerKind::Acp),
+            ("lazy", None) => Ok(ControllerKind::Lazy),
+            ("fixed", Some(r)) => positive("RATE", r).map(ControllerKind::Fixed),
+            ("fixed", None) => Err("fixed needs a rate: fixed:RATE (updates/s)".into()),
+            _ => Err(format!(
+                "unknown controller {s:?} (expected acp+, acp[:KAPPA], lazy or fixed:RATE)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for ControllerKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.build().name())
+    }
+}
+
+#[cfg(test)]
+mod kind_tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_form() {
+        assert_eq!("acp+".parse(), Ok(ControllerKind::AcpPlus));
+        assert_eq!("ACP".parse(), Ok(ControllerKind::Acp(1.0)));
+        assert_eq!("acp:0.25".parse(), Ok(ControllerKind::Acp(0.25)));
+        assert_eq!("lazy".parse(), Ok(ControllerKind::Lazy));
+        assert_eq!("fixed:50".parse(), Ok(ControllerKind::Fixed(50.0)));
+        for bad in ["fixed", "fixed:-1", "acp:x", "tcp", "lazy:3"] {
+            assert!(bad.parse::<ControllerKind>().is_err(), "{bad}");
+        }
+        assert_eq!(ControllerKind::Fixed(50.0).to_string(), "fixed:50");
     }
 }
 
