@@ -1,0 +1,22 @@
+//! # acp-sim — a deterministic discrete-event network simulator for ACP
+//!
+//! Nodes joined by directional links (rate, propagation delay, FIFO drop-tail queue limited in
+//! packets or bytes, deterministic or exponential service), explicit routes, and traffic: ACP
+//! sessions driven by the `acp-core` state machines *unchanged* on a virtual clock, fixed-rate
+//! update streams (periodic or Poisson), and cross traffic (CBR, Poisson, on-off). A seed fully
+//! determines a run, byte for byte. The analytic module holds the queueing results the simulator
+//! is validated against.
+//!
+//! Modules:
+//! - [`rng`]: the seeded generator;
+//! - [`topology`]: nodes, links, routes;
+//! - [`flows`]: what travels;
+//! - [`engine`]: the event loop;
+//! - [`report`]: results, JSON and CSV.
+pub mod engine;
+pub mod flows;
+pub mod report;
+pub mod rng;
+pub mod topology;
+
+pub use engine::{Sim, SimConfig};
