@@ -170,11 +170,11 @@ enum BenchCommand {
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
-    acp_runtime::units::parse_duration(s).map_err(|e| e.to_string())
+    acp_core::units::parse_duration(s).map_err(|e| e.to_string())
 }
 
 fn parse_rate(s: &str) -> Result<f64, String> {
-    acp_runtime::units::parse_rate(s).map_err(|e| e.to_string())
+    acp_core::units::parse_rate(s).map_err(|e| e.to_string())
 }
 
 fn parse_probability(s: &str) -> Result<f64, String> {

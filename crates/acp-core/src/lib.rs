@@ -15,6 +15,7 @@
 //! - [`controller`]: the controller trait and ACP+, ACP, Lazy, Fixed.
 //! - [`source`]: the source state machine.
 //! - [`monitor`]: the monitor state machine.
+//! - [`units`]: parsing of rates and durations users type (`2mbit`, `20ms`);
 //! - [`harness`]: a deterministic source–path–monitor harness for tests.
 pub mod accounting;
 pub mod controller;
@@ -23,6 +24,7 @@ pub mod harness;
 pub mod monitor;
 pub mod source;
 pub mod time;
+pub mod units;
 pub mod wire;
 
 pub use controller::{Acp, Controller, Fixed, Lazy};

@@ -9,7 +9,6 @@
 //! - [`server`]: the batched monitor server;
 //! - [`net`]: address conversion, readiness waits, batched `recvmmsg`/`sendmmsg`;
 //! - [`relay`]: a userspace UDP path emulator (rate, delay, queue, loss, cross traffic);
-//! - [`units`]: parsing of rates, durations and sizes such as `2mbit`, `20ms`, `1500b`.
 pub mod bench;
 pub mod clock;
 pub mod driver;
@@ -17,4 +16,3 @@ pub mod experiment;
 pub mod net;
 pub mod relay;
 pub mod server;
-pub mod units;

@@ -12,11 +12,15 @@
 //! - [`topology`]: nodes, links, routes;
 //! - [`flows`]: what travels;
 //! - [`engine`]: the event loop;
-//! - [`report`]: results, JSON and CSV.
+//! - [`report`]: results, JSON and CSV;
+//! - [`scenario`]: TOML scenario files;
+//! - [`sweep`]: the oracle, a parallel sweep over fixed rates.
 pub mod engine;
 pub mod flows;
 pub mod report;
 pub mod rng;
+pub mod scenario;
+pub mod sweep;
 pub mod topology;
 
 pub use engine::{Sim, SimConfig};
