@@ -8,16 +8,20 @@
 //! is validated against.
 //!
 //! Modules:
+//! - [`analytic`]: closed-form queueing results (the oracles of the validation tests);
 //! - [`rng`]: the seeded generator;
 //! - [`topology`]: nodes, links, routes;
 //! - [`flows`]: what travels;
 //! - [`engine`]: the event loop;
 //! - [`report`]: results, JSON and CSV;
 //! - [`scenario`]: TOML scenario files;
-//! - [`sweep`]: the oracle, a parallel sweep over fixed rates.
+//! - [`sweep`]: the oracle, a parallel sweep over fixed rates;
+//! - [`reproduce`]: the paper's Fig. 7 and Table I.
+pub mod analytic;
 pub mod engine;
 pub mod flows;
 pub mod report;
+pub mod reproduce;
 pub mod rng;
 pub mod scenario;
 pub mod sweep;
