@@ -2,21 +2,25 @@
 //!
 //! Subcommands: `monitor` (receive and ACK updates), `source` (send updates under a controller),
 //! `relay` (emulate a bottleneck path for UDP on one machine), `demo` (all of it on loopback),
-//! `bench` (pacing precision, monitor throughput). Human output by default, `--json` for machines;
+//! `bench` (pacing precision, monitor throughput), `sim`, `sweep` and `reproduce` (the simulator). Human output by default, `--json` for machines;
 //! a bad argument prints one line and exits with status 2.
 
 mod bench;
+mod charts;
 mod demo;
 mod monitor;
 mod relay;
+mod reproduce;
 mod signals;
+mod sim;
 mod source;
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use acp_core::controller::ControllerKind;
 
@@ -44,6 +48,74 @@ enum Command {
     /// Measure the runtime.
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Simulate a scenario file (deterministic for a given seed).
+    Sim(SimArgs),
+    /// Find a scenario's age-optimal fixed rate (the oracle), on all cores.
+    Sweep(SweepArgs),
+    /// Reproduce a result of the ACP+ paper: a table on stdout, plots and CSV on disk.
+    Reproduce(ReproduceArgs),
+}
+
+#[derive(Debug, Args)]
+struct SimArgs {
+    /// The scenario (TOML, see docs/SIMULATOR.md).
+    file: PathBuf,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Print the full result as JSON.
+    #[arg(long)]
+    json: bool,
+    /// Write result.json, flows.csv, backlog.csv and age plots (PNG, SVG) here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Debug, Args)]
+struct SweepArgs {
+    /// The scenario (TOML).
+    file: PathBuf,
+    /// Rates to try (updates/s): a list `10,20,50` or a range `START:STOP:STEP`.
+    #[arg(long)]
+    rates: String,
+    /// Override the scenario's seed.
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Print the result as JSON (and no progress bar).
+    #[arg(long)]
+    json: bool,
+    /// Write sweep.csv and the age-against-rate plot (PNG, SVG) here.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Reproduction {
+    /// Age against λ: three M/M/1 queues and the tandem, simulation over analysis.
+    Fig7,
+    /// Net A–E: oracle backlog per hop (Fig. 8) and ACP+, ACP, Lazy against the oracle.
+    Table1,
+}
+
+#[derive(Debug, Args)]
+struct ReproduceArgs {
+    /// Which result.
+    which: Reproduction,
+    /// Directory for plots and CSV (a subdirectory per result).
+    #[arg(long, default_value = "acp-out")]
+    out: PathBuf,
+    /// Seed.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// fig7: simulated updates per point.
+    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1000..))]
+    updates: u64,
+    /// table1: simulated seconds per run.
+    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(10..))]
+    secs: u64,
+    /// Print the result as JSON.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Debug, Args)]
@@ -143,6 +215,13 @@ struct DemoArgs {
 
 #[derive(Debug, Subcommand)]
 enum BenchCommand {
+    /// Simulator speed: events/s on one core, and the wall time of 48 ACP+ sources over six
+    /// hops for 300 simulated seconds.
+    Sim {
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Send-time precision of the source driver at 1,000 and 10,000 updates/s.
     Pacing {
         /// Measurement time per rate.
@@ -211,6 +290,9 @@ fn main() -> ExitCode {
         Command::Relay(a) => relay::run(a),
         Command::Demo(a) => demo::run(a),
         Command::Bench(b) => bench::run(b),
+        Command::Sim(a) => sim::run(a),
+        Command::Sweep(a) => sim::sweep(a),
+        Command::Reproduce(a) => reproduce::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -101,6 +101,8 @@ struct Flow {
     delivered_in_window: u64,
     bytes_in_window: u64,
     dropped: u64,
+    /// Age integral over the current trace interval.
+    recent: AgeIntegral,
     trace: Vec<(f64, f64)>,
     next_trace: Time,
 }
@@ -254,6 +256,7 @@ impl Sim {
                 delivered_in_window: 0,
                 bytes_in_window: 0,
                 dropped: 0,
+                recent: AgeIntegral::new(start),
                 trace: Vec::new(),
                 next_trace: start,
             });
@@ -523,20 +526,20 @@ impl Sim {
         let measuring = self.measuring;
         let spacing = self.cfg.duration / (self.cfg.trace_points.max(1) as u32);
         let f = &mut self.flows[flow];
-        let before = f.age.age_at(now);
         f.age.reset(now, gen.as_nanos());
         f.delivered += 1;
         if measuring {
             f.delivered_in_window += 1;
             f.bytes_in_window += u64::from(size);
         }
-        if self.cfg.trace_points > 0 && now >= f.next_trace {
-            let t = now.as_secs_f64();
-            if let Some(b) = before {
-                f.trace.push((t, b as f64 * 1e-9));
+        if self.cfg.trace_points > 0 {
+            if now >= f.next_trace {
+                if let Some(avg) = f.recent.take_window(now) {
+                    f.trace.push((now.as_secs_f64(), avg));
+                }
+                f.next_trace = now + spacing;
             }
-            f.trace.push((t, now.nanos_since(gen) as f64 * 1e-9));
-            f.next_trace = now + spacing;
+            f.recent.reset(now, gen.as_nanos());
         }
     }
 

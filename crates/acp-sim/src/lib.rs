@@ -13,6 +13,7 @@
 //! - [`topology`]: nodes, links, routes;
 //! - [`flows`]: what travels;
 //! - [`engine`]: the event loop;
+//! - [`plot`]: line and scatter charts as PNG and SVG (font bundled);
 //! - [`report`]: results, JSON and CSV;
 //! - [`scenario`]: TOML scenario files;
 //! - [`sweep`]: the oracle, a parallel sweep over fixed rates;
@@ -20,6 +21,7 @@
 pub mod analytic;
 pub mod engine;
 pub mod flows;
+pub mod plot;
 pub mod report;
 pub mod reproduce;
 pub mod rng;

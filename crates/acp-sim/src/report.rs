@@ -43,7 +43,7 @@ pub struct FlowResult {
     pub dropped: u64,
     /// Backlog at each link of the flow's route.
     pub backlog: Vec<HopBacklog>,
-    /// (time, age) points of the age sample path, decimated.
+    /// (time, time-average age over the interval ending then) at `trace_points` intervals.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub age_trace: Vec<(f64, f64)>,
 }

@@ -1,0 +1,152 @@
+//! `acp sim` and `acp sweep`: run a scenario file, or sweep its fixed rates for the oracle.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use acp_sim::report::SimResult;
+use acp_sim::scenario::Scenario;
+use acp_sim::sweep::{self, SweepPoint};
+use anyhow::Context;
+use serde_json::json;
+
+use crate::{SimArgs, SweepArgs};
+
+fn load(file: &Path, seed: Option<u64>) -> anyhow::Result<Scenario> {
+    let text =
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
+    let mut s = Scenario::parse(&text).with_context(|| format!("{}", file.display()))?;
+    if let Some(seed) = seed {
+        s.config.seed = seed;
+    }
+    Ok(s)
+}
+
+fn out_dir(dir: &Option<PathBuf>) -> anyhow::Result<Option<&PathBuf>> {
+    if let Some(d) = dir {
+        std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+    }
+    Ok(dir.as_ref())
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> anyhow::Result<()> {
+    let path = dir.join(name);
+    std::fs::write(&path, text).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Writes result.json, flows.csv, backlog.csv and the age-over-time plot into `dir`.
+fn save_run(dir: &Path, r: &SimResult) -> anyhow::Result<()> {
+    write(dir, "result.json", &r.to_json())?;
+    write(dir, "flows.csv", &r.flows_csv())?;
+    write(dir, "backlog.csv", &r.backlog_csv())?;
+    crate::charts::age_over_time(r, &dir.join("age"))?;
+    Ok(())
+}
+
+/// `acp sim`.
+pub fn run(a: SimArgs) -> anyhow::Result<()> {
+    let mut scenario = load(&a.file, a.seed)?;
+    let dir = out_dir(&a.out)?;
+    if dir.is_some() && scenario.config.trace_points == 0 {
+        scenario.config.trace_points = 4000;
+    }
+    let started = std::time::Instant::now();
+    let result = scenario.build()?.run();
+    let wall = started.elapsed().as_secs_f64();
+    if a.json {
+        println!("{}", serde_json::to_string(&result)?);
+    } else {
+        println!(
+            "{}: seed {}, {} s simulated ({} s warm-up), {} events in {:.2} s ({:.1} M events/s)",
+            scenario.name,
+            result.seed,
+            result.duration,
+            result.warmup,
+            result.events,
+            wall,
+            result.events as f64 / wall / 1e6
+        );
+        print!("{}", result.table());
+        for f in result.flows.iter().filter(|f| !f.backlog.is_empty()) {
+            let hops: Vec<String> = f
+                .backlog
+                .iter()
+                .map(|h| format!("{} {:.3}", h.link, h.backlog))
+                .collect();
+            println!("backlog {}: {}", f.name, hops.join(", "));
+        }
+    }
+    if let Some(d) = dir {
+        save_run(d, &result)?;
+        eprintln!("wrote {}", d.display());
+    }
+    Ok(())
+}
+
+fn progress_bar(done: usize, total: usize) {
+    let width = 40;
+    let filled = done * width / total.max(1);
+    let mut err = std::io::stderr().lock();
+    let _ = write!(
+        err,
+        "\r[{}{}] {done}/{total}",
+        "#".repeat(filled),
+        ".".repeat(width - filled)
+    );
+    if done == total {
+        let _ = writeln!(err);
+    }
+    let _ = err.flush();
+}
+
+/// `acp sweep`.
+pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
+    let scenario = load(&a.file, a.seed)?;
+    let rates = sweep::parse_rates(&a.rates).map_err(|e| anyhow::anyhow!("--rates: {e}"))?;
+    let dir = out_dir(&a.out)?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let quiet = a.json;
+    let points: Vec<SweepPoint> = sweep::sweep(&scenario, &rates, threads, &|done, total| {
+        if !quiet {
+            progress_bar(done, total);
+        }
+    });
+    let best = sweep::best(&points);
+    if a.json {
+        let rows: Vec<_> = points
+            .iter()
+            .map(|p| json!({"rate": p.rate, "age": p.age}))
+            .collect();
+        println!(
+            "{}",
+            json!({"scenario": scenario.name, "points": rows,
+                   "best": best.map(|b| json!({"rate": b.rate, "age": b.age}))})
+        );
+    } else {
+        println!("{:>12} {:>12}", "rate_hz", "age_ms");
+        for p in &points {
+            let mark = if best.is_some_and(|b| b.rate == p.rate) {
+                "  ← best"
+            } else {
+                ""
+            };
+            println!("{:>12.3} {:>12.4}{mark}", p.rate, p.age * 1e3);
+        }
+        if let Some(b) = best {
+            println!(
+                "oracle: {:.3} updates/s gives age {:.4} ms",
+                b.rate,
+                b.age * 1e3
+            );
+        }
+    }
+    if let Some(d) = dir {
+        let mut csv = String::from("rate_hz,age_ms\n");
+        for p in &points {
+            csv += &format!("{},{}\n", p.rate, p.age * 1e3);
+        }
+        write(d, "sweep.csv", &csv)?;
+        crate::charts::age_vs_rate(&scenario.name, &points, &d.join("age_vs_rate"))?;
+        eprintln!("wrote {}", d.display());
+    }
+    Ok(())
+}
