@@ -56,14 +56,19 @@ pub fn age_vs_rate(name: &str, points: &[SweepPoint], stem: &Path) -> anyhow::Re
 
 /// Fig. 7: analytic curves and simulated points per system.
 pub fn fig7(points: &[Fig7Point], stem: &Path) -> anyhow::Result<()> {
-    let mut systems: Vec<&str> = points.iter().map(|p| p.system.as_str()).collect();
-    systems.dedup();
     let mut series = Vec::new();
-    for s in systems {
+    for (s, mus) in acp_sim::reproduce::fig7_systems() {
         let mine: Vec<&Fig7Point> = points.iter().filter(|p| p.system == s).collect();
+        // The analytic curve on a fine grid up to the slowest server's rate.
+        let slowest = mus.iter().copied().fold(f64::INFINITY, f64::min);
         series.push(Series {
             name: format!("{s} (analysis)"),
-            points: mine.iter().map(|p| (p.lambda, p.analytic)).collect(),
+            points: (1..400)
+                .map(|k| {
+                    let l = slowest * k as f64 / 400.0;
+                    (l, acp_sim::reproduce::chain_age(l, &mus))
+                })
+                .collect(),
             style: Style::Line,
         });
         series.push(Series {
