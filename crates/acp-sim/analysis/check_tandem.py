@@ -60,7 +60,7 @@ SEED = 20240607
 
 
 def age_corrected(lam, mu1, mu2):
-    """Corrected closed form (see docs/SIMULATOR-analytic.md)."""
+    """Corrected closed form (see docs/SIMULATOR.md)."""
     return (1 / lam + 1 / mu1 + 1 / mu2
             + lam ** 2 / (mu1 ** 2 * (mu1 - lam))
             + lam ** 2 / (mu2 ** 2 * (mu2 - lam))

@@ -20,7 +20,7 @@
 //!   Δ = 1/λ + 1/μ₁ + 1/μ₂ + λ²/(μ₁²(μ₁−λ)) + λ²/(μ₂²(μ₂−λ)) + λ²/(μ₁μ₂(μ₁+μ₂−λ))
 //!   ```
 //!
-//!   (derivation in `docs/SIMULATOR-analytic.md`, Monte-Carlo check in
+//!   (derivation in `docs/SIMULATOR.md`, Monte-Carlo check in
 //!   `crates/acp-sim/analysis/check_tandem.py`).
 //! * [`dd1_chain_age`], [`dd1_chain_age_with_delay`]: a chain of D/D/1 queues fed
 //!   periodically (the idealised just-in-time picture of the ACP+ paper, Fig. 6).

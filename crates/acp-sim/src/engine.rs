@@ -473,7 +473,14 @@ impl Sim {
             (pk.flow as usize, pk.kind, pk.size, pk.seq, pk.gen)
         };
         match kind {
-            Kind::Cross => {}
+            Kind::Cross => {
+                let f = &mut self.flows[flow];
+                f.delivered += 1;
+                if self.measuring {
+                    f.delivered_in_window += 1;
+                    f.bytes_in_window += u64::from(size);
+                }
+            }
             Kind::Ack => {
                 if let State::Acp { source, .. } = &mut self.flows[flow].state {
                     source.handle_datagram(now, &self.packets[p as usize].bytes);
@@ -641,9 +648,7 @@ impl Sim {
         pk.size = size;
         pk.seq = seq;
         pk.gen = now;
-        if kind == Kind::Update {
-            self.flows[i].sent += 1;
-        }
+        self.flows[i].sent += 1;
         self.arrive(p);
         self.schedule(now + gap, Event::Generate(i as u32));
     }

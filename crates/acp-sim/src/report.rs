@@ -31,13 +31,13 @@ pub struct FlowResult {
     pub source_backlog: Option<f64>,
     /// The ACP source's rate at the end (updates/s).
     pub final_rate: Option<f64>,
-    /// Updates delivered fresh per second.
+    /// Fresh updates (cross traffic: packets) delivered per second.
     pub rate: f64,
-    /// Bits per second of fresh updates delivered.
+    /// Bits per second of fresh updates (cross traffic: packets) delivered.
     pub throughput_bps: f64,
-    /// Updates sent over the whole run.
+    /// Updates (packets) sent over the whole run.
     pub sent: u64,
-    /// Updates delivered fresh over the whole run.
+    /// Fresh updates (packets) delivered over the whole run.
     pub delivered: u64,
     /// Updates dropped by full queues over the whole run.
     pub dropped: u64,
