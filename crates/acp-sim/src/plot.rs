@@ -648,8 +648,8 @@ fn build_scene(chart: &Chart, fonts: &Fonts) -> Result<Scene, PlotError> {
     }];
 
     // Grid: minor lines first, major on top.
-    let hline = |y: f64, color: Color| Prim::Path {
-        points: vec![(x0, y), (x1, y)],
+    let grid_line = |points: Vec<(f64, f64)>, color: Color| Prim::Path {
+        points,
         stroke: Stroke {
             color,
             width: 1.0,
@@ -658,16 +658,8 @@ fn build_scene(chart: &Chart, fonts: &Fonts) -> Result<Scene, PlotError> {
         },
         clip: false,
     };
-    let vline = |x: f64, color: Color| Prim::Path {
-        points: vec![(x, y0), (x, y1)],
-        stroke: Stroke {
-            color,
-            width: 1.0,
-            cap: Cap::Butt,
-            dash: None,
-        },
-        clip: false,
-    };
+    let hline = |y: f64, color: Color| grid_line(vec![(x0, y), (x1, y)], color);
+    let vline = |x: f64, color: Color| grid_line(vec![(x, y0), (x, y1)], color);
     for major in [false, true] {
         let color = if major { GRID_MAJOR } else { GRID_MINOR };
         for t in x_axis.ticks.iter().filter(|t| t.major == major) {
