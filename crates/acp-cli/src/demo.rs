@@ -4,6 +4,8 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
+use acp_core::monitor::SessionStats;
+use acp_core::wire::HEADER_LEN;
 use acp_core::{Acp, Lazy, SourceConfig};
 use acp_runtime::driver::{Payload, SourceSpec};
 use acp_runtime::experiment::{self, Experiment, Outcome, Tick};
@@ -12,7 +14,7 @@ use serde_json::json;
 
 use crate::DemoArgs;
 
-/// Payload bytes per update (plus the 44-byte ACP header).
+/// Payload bytes per update (plus the ACP header).
 const PAYLOAD: usize = 100;
 
 struct Row {
@@ -46,6 +48,11 @@ fn line(r: &Row) -> String {
     )
 }
 
+/// Kbit/s of UDP payload (ACP header and payload) delivered over `secs`.
+fn throughput_kbps(s: &SessionStats, secs: f64) -> f64 {
+    (s.bytes + HEADER_LEN as u64 * s.delivered) as f64 * 8.0 / secs / 1e3
+}
+
 fn rows_live(t: &Tick<'_>) -> Vec<Row> {
     t.sources
         .iter()
@@ -59,9 +66,7 @@ fn rows_live(t: &Tick<'_>) -> Vec<Row> {
                 rate_hz: s.stats.rate,
                 backlog: s.stats.avg_backlog,
                 rtt_ms: s.stats.rtt.map(|r| r * 1e3),
-                throughput_kbps: m.map_or(0.0, |m| {
-                    (m.stats.bytes + 44 * m.stats.delivered) as f64 * 8.0 / span / 1e3
-                }),
+                throughput_kbps: m.map_or(0.0, |m| throughput_kbps(&m.stats, span)),
             }
         })
         .collect()
@@ -77,9 +82,7 @@ fn row_final(o: &Outcome, secs: f64) -> Row {
         rate_hz: delivered as f64 / secs,
         backlog: o.source.avg_backlog,
         rtt_ms: o.source.rtt.map(|r| r * 1e3),
-        throughput_kbps: m.map_or(0.0, |m| {
-            (m.stats.bytes + 44 * m.stats.delivered) as f64 * 8.0 / secs / 1e3
-        }),
+        throughput_kbps: m.map_or(0.0, |m| throughput_kbps(&m.stats, secs)),
     }
 }
 
@@ -95,13 +98,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         payload: Payload::Synthetic(PAYLOAD),
     };
     let exp = Experiment {
-        relays: vec![LinkConfig {
-            rate_bps: 2e6,
-            delay: Duration::from_millis(20),
-            queue_packets: 50,
-            loss: 0.0,
-            cross_bps: 0.0,
-        }],
+        relays: vec![LinkConfig::lossless(2e6, Duration::from_millis(20), 50)],
         sources: vec![
             source("s1", Box::new(Acp::plus())),
             source("s2", Box::new(Acp::plus())),

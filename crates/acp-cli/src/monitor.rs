@@ -89,10 +89,6 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
     let on_update = a.print_updates.then(|| {
         let mut out = std::io::stdout();
         Box::new(move |d: &Delivery<'_>| {
-            let payload = match std::str::from_utf8(d.payload) {
-                Ok(text) => json!({ "payload": text }),
-                Err(_) => json!({ "payload_hex": d.payload.iter().map(|b| format!("{b:02x}")).collect::<String>() }),
-            };
             let mut line = json!({
                 "peer": d.key.peer.to_string(),
                 "session": format!("{:016x}", d.key.session),
@@ -104,8 +100,12 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
                 let age = clock::now().as_nanos() as f64 - d.gen_ts as f64;
                 line["age_ms"] = json!(age / 1e6);
             }
-            if let (Some(obj), Some(p)) = (line.as_object_mut(), payload.as_object()) {
-                obj.extend(p.clone());
+            match std::str::from_utf8(d.payload) {
+                Ok(text) => line["payload"] = json!(text),
+                Err(_) => {
+                    let hex: String = d.payload.iter().map(|b| format!("{b:02x}")).collect();
+                    line["payload_hex"] = json!(hex);
+                }
             }
             // A closed stdout (e.g. `| head`) must not stop the monitor.
             let _ = writeln!(out, "{line}");

@@ -426,6 +426,13 @@ impl Source {
         self.start_epoch(now);
     }
 
+    /// Discards the current epoch's averages (nothing to compare them with) and starts afresh.
+    fn restart_epoch(&mut self, now: Time) {
+        self.epoch_age.take_window(now);
+        self.epoch_backlog.take_window(now);
+        self.start_epoch(now);
+    }
+
     fn start_epoch(&mut self, now: Time) {
         let len = self
             .estimates()
@@ -451,9 +458,7 @@ impl Source {
         };
         let rate = self.controller.initial_rate(&est);
         self.set_rate(now, rate);
-        self.epoch_age.take_window(now);
-        self.epoch_backlog.take_window(now);
-        self.start_epoch(now);
+        self.restart_epoch(now);
     }
 
     /// Writes the next update into `buf` (cleared first) if one is due at `now`.
@@ -503,9 +508,7 @@ impl Source {
         self.last_send = Some(now);
         self.counters.sent += 1;
         self.counters.bytes_sent += len as u64;
-        let backlog = self.sent_seq - self.acked_seq;
-        self.epoch_backlog.set(now, backlog);
-        self.life_backlog.set(now, backlog);
+        self.record_backlog(now);
         if probe {
             self.counters.probes_sent += 1;
             self.probing.outstanding = Some((seq, now + self.probe_timeout()));
@@ -526,6 +529,14 @@ impl Source {
         let period = secs_to_duration(1.0 / self.rate);
         let next = self.next_send + period;
         self.next_send = if next <= now { now + period } else { next };
+    }
+
+    /// B̂ = S − N̂ changes at `now`; returns it.
+    fn record_backlog(&mut self, now: Time) -> u64 {
+        let backlog = self.sent_seq - self.acked_seq;
+        self.epoch_backlog.set(now, backlog);
+        self.life_backlog.set(now, backlog);
+        backlog
     }
 
     fn probe_timeout(&self) -> Duration {
@@ -559,10 +570,7 @@ impl Source {
         let sent_at = ack.gen_ts + u64::from(ack.hold_ns);
         let rtt = now.nanos_since(Time::from_nanos(sent_at)) as f64 * 1e-9;
         self.acked_seq = ack.seq;
-        let backlog = self.sent_seq - self.acked_seq;
-        for integral in [&mut self.epoch_backlog, &mut self.life_backlog] {
-            integral.set(now, backlog);
-        }
+        let backlog = self.record_backlog(now);
         for integral in [&mut self.epoch_age, &mut self.life_age] {
             integral.reset(now, ack.gen_ts);
         }
@@ -590,9 +598,7 @@ impl Source {
                 self.controller.restart();
                 let resume = self.resume_rate;
                 self.set_rate(now, resume);
-                self.epoch_age.take_window(now);
-                self.epoch_backlog.take_window(now);
-                self.start_epoch(now);
+                self.restart_epoch(now);
             }
             Phase::Running => {}
         }

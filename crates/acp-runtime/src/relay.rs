@@ -120,6 +120,17 @@ pub struct LinkConfig {
 }
 
 impl LinkConfig {
+    /// A link with no random loss and no cross traffic.
+    pub fn lossless(rate_bps: f64, delay: Duration, queue_packets: usize) -> Self {
+        LinkConfig {
+            rate_bps,
+            delay,
+            queue_packets,
+            loss: 0.0,
+            cross_bps: 0.0,
+        }
+    }
+
     /// How long a packet of `wire_bytes` (headers included) occupies the link.
     pub fn transmission_time(&self, wire_bytes: usize) -> Duration {
         let secs = wire_bytes as f64 * 8.0 / self.rate_bps;
@@ -949,13 +960,7 @@ mod tests {
     use super::*;
 
     fn cfg(rate_bps: f64, delay_ms: u64, queue_packets: usize) -> LinkConfig {
-        LinkConfig {
-            rate_bps,
-            delay: Duration::from_millis(delay_ms),
-            queue_packets,
-            loss: 0.0,
-            cross_bps: 0.0,
-        }
+        LinkConfig::lossless(rate_bps, Duration::from_millis(delay_ms), queue_packets)
     }
 
     fn link(cfg: LinkConfig, seed: u64, start: Instant) -> Link<u32> {

@@ -14,13 +14,7 @@ const PAYLOAD: usize = 100;
 const WIRE_BITS: f64 = 172.0 * 8.0;
 
 fn link(rate_bps: f64, delay_ms: u64) -> LinkConfig {
-    LinkConfig {
-        rate_bps,
-        delay: Duration::from_millis(delay_ms),
-        queue_packets: 50,
-        loss: 0.0,
-        cross_bps: 0.0,
-    }
+    LinkConfig::lossless(rate_bps, Duration::from_millis(delay_ms), 50)
 }
 
 fn one(controller: Box<dyn Controller>, relays: Vec<LinkConfig>, secs: u64) -> Outcome {

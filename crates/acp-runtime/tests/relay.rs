@@ -20,13 +20,7 @@ fn serial() -> MutexGuard<'static, ()> {
 }
 
 fn link(rate_bps: f64, delay_ms: u64, queue_packets: usize) -> LinkConfig {
-    LinkConfig {
-        rate_bps,
-        delay: Duration::from_millis(delay_ms),
-        queue_packets,
-        loss: 0.0,
-        cross_bps: 0.0,
-    }
+    LinkConfig::lossless(rate_bps, Duration::from_millis(delay_ms), queue_packets)
 }
 
 fn bind(ip: &str) -> UdpSocket {

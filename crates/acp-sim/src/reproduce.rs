@@ -15,42 +15,8 @@ use crate::engine::{Sim, SimConfig};
 use crate::flows::{FlowKind, FlowSpec, Process};
 use crate::report::SimResult;
 use crate::scenario::Scenario;
-use crate::sweep::{self, mean_age};
+use crate::sweep::{self, mean_age, parallel};
 use crate::topology::{LinkSpec, QueueLimit, Service, Topology};
-
-/// Runs `jobs` on `threads` threads, keeping their order.
-pub fn parallel<T: Send, R: Send>(
-    jobs: Vec<T>,
-    threads: usize,
-    run: impl Fn(T) -> R + Sync,
-) -> Vec<R> {
-    let jobs: Vec<std::sync::Mutex<Option<T>>> = jobs
-        .into_iter()
-        .map(|j| std::sync::Mutex::new(Some(j)))
-        .collect();
-    let results: Vec<std::sync::Mutex<Option<R>>> =
-        jobs.iter().map(|_| std::sync::Mutex::new(None)).collect();
-    let next = std::sync::atomic::AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..threads.max(1) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(slot) = jobs.get(i) else { break };
-                let job = slot.lock().ok().and_then(|mut g| g.take());
-                if let Some(job) = job {
-                    let r = run(job);
-                    if let Ok(mut g) = results[i].lock() {
-                        *g = Some(r);
-                    }
-                }
-            });
-        }
-    });
-    results
-        .into_iter()
-        .filter_map(|m| m.into_inner().ok().flatten())
-        .collect()
-}
 
 /// Bytes per update in the queueing models: with a link of `1000·μ` bit/s, service has mean 1/μ.
 const MODEL_BYTES: u32 = 125;

@@ -63,35 +63,51 @@ pub fn sweep(
     threads: usize,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Vec<SweepPoint> {
-    let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
-    let slots: Mutex<Vec<Option<SweepPoint>>> = Mutex::new(vec![None; rates.len()]);
+    let runs = parallel(rates.to_vec(), threads, |rate| {
+        // `parse` built this scenario once already; a fixed rate cannot make it unbuildable.
+        let point = scenario.with_fixed_rate(rate).build().ok().map(|sim| {
+            let result = sim.run();
+            SweepPoint {
+                rate,
+                age: mean_age(&result),
+                result,
+            }
+        });
+        progress(done.fetch_add(1, Ordering::Relaxed) + 1, rates.len());
+        point
+    });
+    runs.into_iter().flatten().collect()
+}
+
+/// Runs `jobs` on `threads` threads (a shared work queue), returning the results in the jobs'
+/// order.
+pub fn parallel<T: Send, R: Send>(
+    jobs: Vec<T>,
+    threads: usize,
+    run: impl Fn(T) -> R + Sync,
+) -> Vec<R> {
+    let jobs: Vec<Mutex<Option<T>>> = jobs.into_iter().map(|j| Mutex::new(Some(j))).collect();
+    let results: Vec<Mutex<Option<R>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
+    let next = AtomicUsize::new(0);
     std::thread::scope(|s| {
-        for _ in 0..threads.max(1).min(rates.len()) {
+        for _ in 0..threads.max(1) {
             s.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(&rate) = rates.get(i) else { break };
-                let result = match scenario.with_fixed_rate(rate).build() {
-                    Ok(sim) => sim.run(),
-                    Err(_) => break,
-                };
-                let point = SweepPoint {
-                    rate,
-                    age: mean_age(&result),
-                    result,
-                };
-                if let Ok(mut v) = slots.lock() {
-                    v[i] = Some(point);
+                let Some(slot) = jobs.get(i) else { break };
+                let job = slot.lock().ok().and_then(|mut g| g.take());
+                if let Some(job) = job {
+                    let r = run(job);
+                    if let Ok(mut g) = results[i].lock() {
+                        *g = Some(r);
+                    }
                 }
-                progress(done.fetch_add(1, Ordering::Relaxed) + 1, rates.len());
             });
         }
     });
-    slots
-        .into_inner()
-        .unwrap_or_default()
+    results
         .into_iter()
-        .flatten()
+        .filter_map(|m| m.into_inner().ok().flatten())
         .collect()
 }
 

@@ -10,8 +10,8 @@ use std::time::Duration;
 use acp_sim::analytic;
 use acp_sim::engine::{Sim, SimConfig};
 use acp_sim::flows::{FlowKind, FlowSpec, Process};
-use acp_sim::reproduce::{parallel, queue_chain};
-use acp_sim::sweep::mean_age;
+use acp_sim::reproduce::queue_chain;
+use acp_sim::sweep::{mean_age, parallel};
 use acp_sim::topology::{LinkSpec, QueueLimit, Service, Topology};
 
 const UPDATES: u64 = 400_000;
