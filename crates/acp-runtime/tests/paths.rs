@@ -1,6 +1,9 @@
 //! ACP over loopback through emulated paths (the relay). These runs use the wall clock, so they
-//! assert relations between controllers with generous margins, never absolute timings.
+//! assert relations between controllers with generous margins, never absolute timings. They run
+//! one at a time: on a 2-core machine, concurrent experiments would steal each other's CPU and
+//! turn scheduling delays into queueing delays.
 
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use acp_core::monitor::SessionKey;
@@ -12,6 +15,12 @@ use acp_runtime::relay::LinkConfig;
 /// Payload bytes: 100 + 44 header + 28 IPv4/UDP = 172 bytes = 1,376 bits on the wire.
 const PAYLOAD: usize = 100;
 const WIRE_BITS: f64 = 172.0 * 8.0;
+
+static SERIAL: Mutex<()> = Mutex::new(());
+
+fn serial() -> MutexGuard<'static, ()> {
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 fn link(rate_bps: f64, delay_ms: u64) -> LinkConfig {
     LinkConfig::lossless(rate_bps, Duration::from_millis(delay_ms), 50)
@@ -39,6 +48,7 @@ fn one(controller: Box<dyn Controller>, relays: Vec<LinkConfig>, secs: u64) -> O
 
 #[test]
 fn acp_plus_beats_fixed_at_twice_the_bottleneck_capacity() {
+    let _g = serial();
     let rate = 1e6;
     let capacity = rate / WIRE_BITS; // ≈ 727 updates/s
     let acp = one(Box::new(Acp::plus()), vec![link(rate, 10)], 8);
@@ -65,6 +75,7 @@ fn acp_plus_beats_fixed_at_twice_the_bottleneck_capacity() {
 
 #[test]
 fn acp_plus_is_no_worse_than_lazy_on_a_chain_of_three_relays() {
+    let _g = serial();
     let chain = || vec![link(4e6, 5), link(1e6, 5), link(4e6, 5)];
     let acp = one(Box::new(Acp::plus()), chain(), 10);
     let lazy = one(Box::new(Lazy), chain(), 10);
@@ -86,6 +97,7 @@ fn acp_plus_is_no_worse_than_lazy_on_a_chain_of_three_relays() {
 
 #[test]
 fn source_rides_out_a_three_second_blackhole() {
+    let _g = serial();
     // (seconds since start, area under the age curve, time of the latest update) at every tick.
     let mut areas: Vec<(f64, f64, f64)> = Vec::new();
     let mut key: Option<SessionKey> = None;
@@ -133,8 +145,8 @@ fn source_rides_out_a_three_second_blackhole() {
         (1..=4).contains(&floor),
         "{floor} sends in one second of outage"
     );
-    // Average age over [6 s, 8 s) before (ACP+ has ramped up by then), and over
-    // [19 s, 20.5 s) — within 10 s of the end of the blackhole at 11 s.
+    // The true average age over [from, to), from the two snapshots nearest those times; NaN if
+    // no update arrived in between (the blackhole).
     let window = |from: f64, to: f64| -> f64 {
         let at = |x: f64| {
             areas
@@ -146,17 +158,34 @@ fn source_rides_out_a_three_second_blackhole() {
         let (a, b) = (at(from), at(to));
         (b.1 - a.1) / (b.2 - a.2)
     };
-    let before = window(6.0, 8.0);
-    let after = window(19.0, 20.5);
+    // ACP+ never sits still: on this path its age wanders between ≈12 and ≈25 ms over a second or
+    // two (see docs/ALGORITHMS.md §8), so two short windows cannot be compared. The pre-outage
+    // level is the average over [3 s, 8 s) (ramp-up is over by 3 s); the age has "returned" at
+    // the end of the first one-second window after the blackhole whose average is within 1.5× of
+    // that level.
+    let level = window(3.0, 8.0);
+    let end = 11.0;
+    let returned = (0..20)
+        .map(|i| end + 0.5 * f64::from(i))
+        .find(|&from| window(from, from + 1.0) <= 1.5 * level)
+        .map(|from| from + 1.0 - end);
+    let rest = returned.map(|r| window(end + r, 21.0));
     println!(
-        "age before the blackhole {:.2} ms, 8–9.5 s after it {:.2} ms; {floor} sends/s at the floor",
-        before * 1e3,
-        after * 1e3
+        "age before the blackhole {:.2} ms; back within 1.5× {:.1} s after it; {:.2} ms from \
+         then to the end; {floor} sends/s at the floor",
+        level * 1e3,
+        returned.unwrap_or(f64::NAN),
+        rest.unwrap_or(f64::NAN) * 1e3
     );
+    let returned = returned.expect("age returned to within 1.5× of its pre-outage level");
+    assert!(returned <= 10.0, "age took {returned} s to return");
+    // And it stays there on average: a source stuck at a low rate after the outage would show
+    // several times the pre-outage age (the floor alone gives ≈250 ms).
+    let rest = rest.expect("updates after the return");
     assert!(
-        after < 1.5 * before,
-        "age before {:.1} ms, after {:.1} ms",
-        before * 1e3,
-        after * 1e3
+        rest < 2.0 * level,
+        "age before {:.1} ms, after the return {:.1} ms",
+        level * 1e3,
+        rest * 1e3
     );
 }
