@@ -32,32 +32,61 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         }
         BenchCommand::Monitor {
             duration,
+            rounds,
             sessions,
             window,
             json,
         } => {
-            let r = bench::monitor(sessions, window, duration)?;
-            let ratio = r.monitor.replies_per_sec / r.echo.replies_per_sec;
+            let r = bench::monitor(sessions, window, duration, rounds as usize)?;
+            let echo = r.median(|x| x.echo.replies_per_sec);
+            let acks = r.median(|x| x.monitor.replies_per_sec);
+            let handled = r.median(|x| x.monitor_handled_per_sec);
+            let ratio = r.median(bench::MonitorRound::ratio);
             if json {
+                let per_round: Vec<_> = r
+                    .rounds
+                    .iter()
+                    .map(|x| {
+                        json!({"echo_replies_per_sec": x.echo.replies_per_sec,
+                               "monitor_acks_per_sec": x.monitor.replies_per_sec,
+                               "ratio": x.ratio()})
+                    })
+                    .collect();
                 println!(
                     "{}",
-                    json!({"sessions": sessions, "window": window,
-                           "monitor_acks_per_sec": r.monitor.replies_per_sec,
-                           "monitor_handled_per_sec": r.monitor_handled_per_sec,
-                           "echo_replies_per_sec": r.echo.replies_per_sec,
-                           "ratio": ratio})
+                    json!({"sessions": sessions, "window": window, "rounds": per_round,
+                           "monitor_acks_per_sec": acks, "monitor_handled_per_sec": handled,
+                           "echo_replies_per_sec": echo, "ratio": ratio})
                 );
             } else {
-                println!("load: {sessions} synthetic sources, {window} datagrams in flight, one generator thread");
                 println!(
-                    "batched UDP echo (recvmmsg/sendmmsg, 20-byte replies): {:>9.0} replies/s",
-                    r.echo.replies_per_sec
+                    "load: {sessions} synthetic sources, {window} datagrams in flight, one generator thread; \
+                     {rounds} rounds of {:.1} s per server",
+                    duration.as_secs_f64()
+                );
+                for (i, x) in r.rounds.iter().enumerate() {
+                    println!(
+                        "  round {}: echo {:>7.0}/s, monitor {:>7.0}/s, monitor / echo {:.1} %",
+                        i + 1,
+                        x.echo.replies_per_sec,
+                        x.monitor.replies_per_sec,
+                        x.ratio() * 100.0
+                    );
+                }
+                println!("medians:");
+                println!(
+                    "  {:<56}{echo:>9.0} replies/s",
+                    "batched UDP echo (recvmmsg/sendmmsg, 20-byte replies):"
                 );
                 println!(
-                    "acp monitor server:                                  {:>9.0} ACKs/s ({:.0} updates/s handled)",
-                    r.monitor.replies_per_sec, r.monitor_handled_per_sec
+                    "  {:<56}{acks:>9.0} ACKs/s ({handled:.0} updates/s handled)",
+                    "acp monitor server:"
                 );
-                println!("monitor / echo: {:.1} %", ratio * 100.0);
+                println!(
+                    "  {:<56}{:>9.1} %",
+                    "monitor / echo (median of the rounds' ratios):",
+                    ratio * 100.0
+                );
             }
         }
     }

@@ -233,9 +233,12 @@ enum BenchCommand {
     },
     /// Updates/s the monitor server handles, next to a minimal batched UDP echo server.
     Monitor {
-        /// Measurement time per server.
-        #[arg(long, default_value = "5s", value_parser = parse_duration)]
+        /// Measurement time per server and round.
+        #[arg(long, default_value = "2s", value_parser = parse_duration)]
         duration: Duration,
+        /// Rounds (echo and monitor back to back, alternating order); medians are reported.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=100))]
+        rounds: u64,
         /// Synthetic sources.
         #[arg(long, default_value_t = 1000)]
         sessions: u64,

@@ -67,6 +67,7 @@ fn bad_arguments_print_one_line_and_exit_2() {
         ],
         &["monitor"],
         &["demo", "--duration", "soon"],
+        &["bench", "monitor", "--rounds", "0"],
         &["source", "--to", "not-an-address"],
         &["frobnicate"],
     ] {
@@ -103,6 +104,33 @@ fn demo_json_prints_one_object_and_nothing_else() {
         assert!(s["rtt_ms"].as_f64().unwrap() >= 40.0, "{s}");
         assert!(s["age_ms"].as_f64().unwrap() >= 20.0, "{s}");
     }
+}
+
+#[test]
+fn bench_monitor_reports_every_round_and_their_median() {
+    let out = acp()
+        .args(["bench", "monitor", "--rounds", "3", "--duration", "200ms"])
+        .args(["--sessions", "50", "--json"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rounds = v["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 3);
+    let mut ratios: Vec<f64> = Vec::new();
+    for r in rounds {
+        let echo = r["echo_replies_per_sec"].as_f64().unwrap();
+        let monitor = r["monitor_acks_per_sec"].as_f64().unwrap();
+        // Both servers answered a real load (loopback manages well over 10k/s even in debug).
+        assert!(echo > 10_000.0 && monitor > 10_000.0, "{r}");
+        ratios.push(r["ratio"].as_f64().unwrap());
+        assert!(
+            (ratios.last().unwrap() - monitor / echo).abs() < 1e-9,
+            "{r}"
+        );
+    }
+    ratios.sort_by(f64::total_cmp);
+    assert_eq!(v["ratio"].as_f64().unwrap(), ratios[1], "{v}");
 }
 
 #[test]

@@ -200,15 +200,42 @@ pub fn load(
     })
 }
 
-/// The monitor server and the echo baseline under the same load.
+/// One round: the echo baseline and the monitor server under the same load, back to back.
 #[derive(Debug, Clone, PartialEq)]
-pub struct MonitorBench {
+pub struct MonitorRound {
     /// The ACP monitor server.
     pub monitor: LoadResult,
     /// Updates the monitor handled per second (from its own counters).
     pub monitor_handled_per_sec: f64,
     /// The echo baseline.
     pub echo: LoadResult,
+}
+
+impl MonitorRound {
+    /// Monitor ACKs per echo reply in this round.
+    pub fn ratio(&self) -> f64 {
+        self.monitor.replies_per_sec / self.echo.replies_per_sec
+    }
+}
+
+/// All rounds of the monitor benchmark.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MonitorBench {
+    /// In the order they ran.
+    pub rounds: Vec<MonitorRound>,
+}
+
+impl MonitorBench {
+    /// The median over the rounds of `figure` (NaN without rounds).
+    pub fn median(&self, figure: impl Fn(&MonitorRound) -> f64) -> f64 {
+        let mut v: Vec<f64> = self.rounds.iter().map(figure).collect();
+        v.sort_by(f64::total_cmp);
+        match v.len() {
+            0 => f64::NAN,
+            n if n % 2 == 1 => v[n / 2],
+            n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
+        }
+    }
 }
 
 /// Pins the calling thread (and threads it spawns later) to one CPU, if the machine has it.
@@ -254,35 +281,58 @@ fn on_separate_cores<S>(
     result
 }
 
-/// Runs [`load`] against an [`EchoServer`] and then against a [`MonitorServer`], each server on
-/// CPU 0 and the load generator on CPU 1.
-pub fn monitor(sessions: u64, window: usize, duration: Duration) -> io::Result<MonitorBench> {
+/// Runs [`load`] against an [`EchoServer`] and against a [`MonitorServer`], each server on CPU 0
+/// and the load generator on CPU 1, for `rounds` rounds of `duration` per server. The order
+/// alternates between rounds, and each round's ratio compares two runs seconds apart, so slow
+/// drifts of a shared machine cancel out of the median ratio.
+pub fn monitor(
+    sessions: u64,
+    window: usize,
+    duration: Duration,
+    rounds: usize,
+) -> io::Result<MonitorBench> {
     let any: SocketAddr = "127.0.0.1:0".parse().map_err(io::Error::other)?;
-    let (echo_server, echo) = on_separate_cores(
-        || EchoServer::start(any, 64),
-        EchoServer::local_addr,
-        sessions,
-        window,
-        duration,
-    )?;
-    drop(echo_server);
-    let cfg = MonitorConfig {
-        max_sessions: sessions as usize + 16,
-        ..MonitorConfig::default()
+    let echo = || -> io::Result<LoadResult> {
+        let (server, r) = on_separate_cores(
+            || EchoServer::start(any, 64),
+            EchoServer::local_addr,
+            sessions,
+            window,
+            duration,
+        )?;
+        drop(server);
+        Ok(r)
     };
-    let started = Instant::now();
-    let (server, monitor) = on_separate_cores(
-        || MonitorServer::start(ServerConfig::new(any, cfg), None),
-        MonitorServer::local_addr,
-        sessions,
-        window,
-        duration,
-    )?;
-    let secs = started.elapsed().as_secs_f64();
-    let snapshot = server.stop()?;
-    Ok(MonitorBench {
-        monitor,
-        monitor_handled_per_sec: snapshot.stats.acks as f64 / secs,
-        echo,
-    })
+    let monitor = || -> io::Result<(LoadResult, f64)> {
+        let cfg = MonitorConfig {
+            max_sessions: sessions as usize + 16,
+            ..MonitorConfig::default()
+        };
+        let started = Instant::now();
+        let (server, r) = on_separate_cores(
+            || MonitorServer::start(ServerConfig::new(any, cfg), None),
+            MonitorServer::local_addr,
+            sessions,
+            window,
+            duration,
+        )?;
+        let secs = started.elapsed().as_secs_f64();
+        let snapshot = server.stop()?;
+        Ok((r, snapshot.stats.acks as f64 / secs))
+    };
+    let mut out = Vec::with_capacity(rounds);
+    for round in 0..rounds {
+        let (echo, (monitor, handled)) = if round % 2 == 0 {
+            (echo()?, monitor()?)
+        } else {
+            let m = monitor()?;
+            (echo()?, m)
+        };
+        out.push(MonitorRound {
+            monitor,
+            monitor_handled_per_sec: handled,
+            echo,
+        });
+    }
+    Ok(MonitorBench { rounds: out })
 }
