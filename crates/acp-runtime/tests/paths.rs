@@ -3,7 +3,6 @@
 //! one at a time: on a 2-core machine, concurrent experiments would steal each other's CPU and
 //! turn scheduling delays into queueing delays.
 
-use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 use acp_core::monitor::SessionKey;
@@ -12,15 +11,12 @@ use acp_runtime::driver::{Payload, SourceSpec};
 use acp_runtime::experiment::{self, age_area, Experiment, Outcome};
 use acp_runtime::relay::LinkConfig;
 
+mod common;
+use common::serial;
+
 /// Payload bytes: 100 + 44 header + 28 IPv4/UDP = 172 bytes = 1,376 bits on the wire.
 const PAYLOAD: usize = 100;
 const WIRE_BITS: f64 = 172.0 * 8.0;
-
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
 
 fn link(rate_bps: f64, delay_ms: u64) -> LinkConfig {
     LinkConfig::lossless(rate_bps, Duration::from_millis(delay_ms), 50)
@@ -98,6 +94,9 @@ fn acp_plus_is_no_worse_than_lazy_on_a_chain_of_three_relays() {
 #[test]
 fn source_rides_out_a_three_second_blackhole() {
     let _g = serial();
+    // The relay drops everything during OUTAGE (seconds since the start of a RUN-second run).
+    const OUTAGE: std::ops::Range<f64> = 8.0..11.0;
+    const RUN: f64 = 21.0;
     // (seconds since start, area under the age curve, time of the latest update) at every tick.
     let mut areas: Vec<(f64, f64, f64)> = Vec::new();
     let mut key: Option<SessionKey> = None;
@@ -110,15 +109,14 @@ fn source_rides_out_a_three_second_blackhole() {
             config: SourceConfig::default(),
             payload: Payload::Synthetic(PAYLOAD),
         }],
-        duration: Duration::from_secs(21),
+        duration: Duration::from_secs_f64(RUN),
         tick: Duration::from_millis(500),
         seed: 3,
         ipv6: false,
     };
     let outcome = experiment::run(exp, |t| {
         let secs = t.elapsed.as_secs_f64();
-        let on = (8.0..11.0).contains(&secs);
-        t.relays[0].set_blackhole(on);
+        t.relays[0].set_blackhole(OUTAGE.contains(&secs));
         key = key.or_else(|| t.monitor.sessions.first().map(|s| s.key));
         if let Some(k) = &key {
             if let Some((area, at)) = age_area(t.monitor, k) {
@@ -163,13 +161,14 @@ fn source_rides_out_a_three_second_blackhole() {
     // level is the average over [3 s, 8 s) (ramp-up is over by 3 s); the age has "returned" at
     // the end of the first one-second window after the blackhole whose average is within 1.5× of
     // that level.
-    let level = window(3.0, 8.0);
-    let end = 11.0;
-    let returned = (0..20)
+    let level = window(3.0, OUTAGE.start);
+    let end = OUTAGE.end;
+    let returned = (0..)
         .map(|i| end + 0.5 * f64::from(i))
+        .take_while(|&from| from + 1.0 <= RUN)
         .find(|&from| window(from, from + 1.0) <= 1.5 * level)
         .map(|from| from + 1.0 - end);
-    let rest = returned.map(|r| window(end + r, 21.0));
+    let rest = returned.map(|r| window(end + r, RUN));
     println!(
         "age before the blackhole {:.2} ms; back within 1.5× {:.1} s after it; {:.2} ms from \
          then to the end; {floor} sends/s at the floor",

@@ -6,18 +6,14 @@
 //! measure sub-millisecond timings and would otherwise compete for the CPUs.
 
 use std::net::{SocketAddr, UdpSocket};
-use std::sync::{Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use acp_runtime::clock;
 use acp_runtime::relay::{LinkConfig, Relay, RelayConfig, HEADER_BYTES};
 
-static SERIAL: Mutex<()> = Mutex::new(());
-
-fn serial() -> MutexGuard<'static, ()> {
-    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
-}
+mod common;
+use common::serial;
 
 fn link(rate_bps: f64, delay_ms: u64, queue_packets: usize) -> LinkConfig {
     LinkConfig::lossless(rate_bps, Duration::from_millis(delay_ms), queue_packets)
