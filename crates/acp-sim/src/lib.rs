@@ -15,6 +15,7 @@
 //! - [`engine`]: the event loop;
 //! - [`plot`]: line and scatter charts as PNG and SVG (font bundled);
 //! - [`report`]: results, JSON and CSV;
+//! - [`spec`]: TOML forms of the network model's parameters (units, loss, schedules);
 //! - [`scenario`]: TOML scenario files;
 //! - [`sweep`]: the oracle, a parallel sweep over fixed rates;
 //! - [`reproduce`]: the paper's Fig. 7 and Table I.
@@ -26,6 +27,7 @@ pub mod report;
 pub mod reproduce;
 pub mod rng;
 pub mod scenario;
+pub mod spec;
 pub mod sweep;
 pub mod topology;
 
