@@ -67,7 +67,8 @@ pub struct ControllerState {
 
 /// A rate controller. Implementations must be deterministic functions of the calls they receive.
 pub trait Controller: Send + fmt::Debug {
-    /// Short name, e.g. `acp+`, `acp:0.25`, `lazy`, `fixed:50`.
+    /// Short name with the parameters that matter, e.g. `acp+`, `acp(κ=0.25)`, `lazy`,
+    /// `fixed:50`; [`ControllerKind`] parses it back.
     fn name(&self) -> String;
 
     /// The rate for the first epoch, from the initialisation probes. Default: one update per RTT̄.
@@ -223,7 +224,7 @@ impl Controller for Acp {
     fn name(&self) -> String {
         match self.variant {
             AcpVariant::Plus => "acp+".into(),
-            AcpVariant::Original { kappa } => format!("acp:{kappa}"),
+            AcpVariant::Original { kappa } => format!("acp(κ={kappa})"),
         }
     }
 
@@ -348,9 +349,18 @@ fn positive(what: &str, s: &str) -> Result<f64, String> {
 impl FromStr for ControllerKind {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, String> {
-        let (name, arg) = match s.split_once(':') {
-            Some((n, a)) => (n, Some(a)),
-            None => (s, None),
+        // `acp(κ=0.25)` and `acp(kappa=0.25)` are the names results print; read them back too.
+        let labelled = s
+            .strip_suffix(')')
+            .and_then(|r| r.split_once('('))
+            .and_then(|(n, a)| {
+                let k = a.strip_prefix("κ=").or_else(|| a.strip_prefix("kappa="))?;
+                Some((n, Some(k)))
+            });
+        let (name, arg) = match (labelled, s.split_once(':')) {
+            (Some(l), _) => l,
+            (None, Some((n, a))) => (n, Some(a)),
+            (None, None) => (s, None),
         };
         match (name.to_ascii_lowercase().as_str(), arg) {
             ("acp+", None) => Ok(ControllerKind::AcpPlus),
@@ -381,9 +391,13 @@ mod kind_tests {
         assert_eq!("acp+".parse(), Ok(ControllerKind::AcpPlus));
         assert_eq!("ACP".parse(), Ok(ControllerKind::Acp(1.0)));
         assert_eq!("acp:0.25".parse(), Ok(ControllerKind::Acp(0.25)));
+        assert_eq!("acp(κ=0.25)".parse(), Ok(ControllerKind::Acp(0.25)));
+        assert_eq!("acp(kappa=2)".parse(), Ok(ControllerKind::Acp(2.0)));
+        assert_eq!(ControllerKind::Acp(0.25).to_string(), "acp(κ=0.25)");
+        assert_eq!(ControllerKind::Acp(1.0).to_string(), "acp(κ=1)");
         assert_eq!("lazy".parse(), Ok(ControllerKind::Lazy));
         assert_eq!("fixed:50".parse(), Ok(ControllerKind::Fixed(50.0)));
-        for bad in ["fixed", "fixed:-1", "acp:x", "tcp", "lazy:3"] {
+        for bad in ["fixed", "fixed:-1", "acp:x", "tcp", "lazy:3", "acp(κ=)", "acp(x=1)"] {
             assert!(bad.parse::<ControllerKind>().is_err(), "{bad}");
         }
         assert_eq!(ControllerKind::Fixed(50.0).to_string(), "fixed:50");
@@ -578,6 +592,6 @@ mod tests {
         };
         assert_eq!(fixed.on_epoch(&s, &EST), 33.0);
         assert_eq!(fixed.name(), "fixed:33");
-        assert_eq!(Acp::original(0.25).name(), "acp:0.25");
+        assert_eq!(Acp::original(0.25).name(), "acp(κ=0.25)");
     }
 }

@@ -135,9 +135,10 @@ pub struct SourceStats {
     pub age: Option<f64>,
     /// Estimated backlog B̂ = S − N̂.
     pub backlog: u64,
-    /// Time-average estimated age since the first ACK (s).
+    /// Time-average estimated age since the first ACK, or since [`Source::restart_averages`] (s).
     pub avg_age: Option<f64>,
-    /// Time-average estimated backlog since the session started.
+    /// Time-average estimated backlog since the session started, or since
+    /// [`Source::restart_averages`].
     pub avg_backlog: f64,
     /// Updates sent, probes included.
     pub sent: u64,
@@ -629,6 +630,13 @@ impl Source {
                 .gen_ts
                 .checked_add(u64::from(ack.hold_ns))
                 .is_some_and(|sent| sent <= now.as_nanos())
+    }
+
+    /// Restarts the time averages of [`SourceStats`] (`avg_age`, `avg_backlog`) at `now`, e.g. at
+    /// the end of a warm-up, so that they cover only what follows.
+    pub fn restart_averages(&mut self, now: Time) {
+        self.life_age.take_window(now);
+        self.life_backlog.take_window(now);
     }
 
     /// Counters and estimates as of `now`.

@@ -42,7 +42,9 @@ pub mod schedule;
 
 pub use acp_core::Time;
 pub use arrivals::{Arrivals, Process};
-pub use link::{Admission, Departure, Jitter, Link, LinkConfig, LinkCounters, Service};
+pub use link::{
+    Admission, Departure, DropReason, Dropped, Jitter, Link, LinkConfig, LinkCounters, Service,
+};
 pub use loss::LossModel;
 pub use queue::{Discipline, Parcel, QueueDiscipline, QueueLimit};
 pub use rng::{Rng, Streams};

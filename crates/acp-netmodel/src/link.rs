@@ -146,6 +146,8 @@ pub struct Dropped<P> {
     pub reason: DropReason,
     /// The packet.
     pub parcel: Parcel<P>,
+    /// When its service ended, if it was dropped after service (an outage as it was due to leave).
+    pub served_at: Option<Time>,
 }
 
 /// A packet leaving the link.
@@ -300,7 +302,11 @@ impl<P> Link<P> {
                 self.start_service(now);
                 Ok(())
             }
-            Err((reason, parcel)) => Err(Dropped { reason, parcel }),
+            Err((reason, parcel)) => Err(Dropped {
+                reason,
+                parcel,
+                served_at: None,
+            }),
         }
     }
 
@@ -343,6 +349,7 @@ impl<P> Link<P> {
             return Some(Err(Dropped {
                 reason: DropReason::Outage,
                 parcel: d.parcel,
+                served_at: Some(d.served_at),
             }));
         }
         self.counters.departed += 1;

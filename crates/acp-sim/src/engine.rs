@@ -1,38 +1,55 @@
 //! The discrete-event engine.
 //!
 //! Events sit in a binary heap ordered by (time, insertion number), so simultaneous events run in
-//! the order they were scheduled and a seed fully determines a run. Packets live in a slab whose
-//! slots (and byte buffers) are reused, so memory stays bounded by the packets in flight. ACP
-//! sources and monitors are the `acp-core` state machines, driven with the virtual clock; their
-//! timers are heap events invalidated by a generation number when the source reschedules.
+//! the order they were scheduled and a seed fully determines a run. Links are
+//! [`acp_netmodel::Link`]s: the engine offers them packets, wakes them at their
+//! `poll_timeout`, and moves what departs to the next hop. Packets live in a slab whose slots
+//! (and byte buffers) are reused, so memory stays bounded by the packets in flight. ACP sources
+//! and monitors are the `acp-core` state machines, driven with the virtual clock through
+//! [`acp_netmodel::driver::on_timer`]; timers and link wake-ups are heap events invalidated by a
+//! generation number when they move earlier.
+//!
+//! Randomness comes from [`acp_netmodel::Streams`]: each link's service, loss and jitter and each
+//! flow's arrivals draw from their own stream, named after the link or flow, so changing one
+//! flow's controller or rate leaves every other flow's arrivals unchanged (common random numbers).
+//!
+//! Measurements cover the window from the warm-up to the end, and for each flow only its active
+//! part (`start` to `stop`). A link's per-flow backlog (updates queued or in service) is integrated
+//! exactly from each packet's arrival and service-end times.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
+use std::convert::Infallible;
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::Duration;
 
 use acp_core::accounting::AgeIntegral;
-use acp_core::time::secs_to_duration;
 use acp_core::wire::HEADER_LEN;
 use acp_core::{AppMode, Monitor, MonitorConfig, Source, Time};
+use acp_netmodel::driver::{on_timer, Endpoint};
+use acp_netmodel::{Arrivals, Link, Parcel, Streams};
 
-use crate::flows::{CrossPattern, FlowKind, FlowSpec, Process};
-use crate::report::{FlowResult, HopBacklog, LinkResult, SimResult};
-use crate::rng::Rng;
-use crate::topology::{LinkId, Service, Topology, TopologyError};
+use crate::flows::{FlowKind, FlowSpec};
+use crate::report::{FlowResult, HopBacklog, LinkResult, PacketEvent, SimResult};
+use crate::topology::{LinkId, Topology, TopologyError};
 
 /// Run parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SimConfig {
-    /// Seed of the only random generator.
+    /// Seed of every random stream.
     pub seed: u64,
     /// Simulated time.
     pub duration: Duration,
     /// Measurements (age, backlog, rates) start after this.
     pub warmup: Duration,
-    /// Record each update flow's age over time (for plots), at most this many points.
+    /// Record each update flow's mean age on a regular grid of this many points (for plots).
     pub trace_points: usize,
+    /// Record every packet offered to every link ([`SimResult::packet_log`]).
+    pub packet_log: bool,
 }
+
+/// Bytes of IPv4 and UDP headers added to every ACP datagram on a link.
+pub const UDP_IP_OVERHEAD: u32 = 28;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -50,21 +67,24 @@ struct Packet {
     kind: Kind,
     seq: u64,
     gen: Time,
+    /// When it reached its current link (for the packet log).
+    reached: Time,
     bytes: Vec<u8>,
 }
 
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
-    LinkDone(u32),
-    Arrive(u32),
+    LinkWake(u32, u64),
     Timer(u32, u64),
     Generate(u32),
+    Stop(u32),
     Warmup,
 }
 
 enum State {
     Acp {
-        source: Box<Source>,
+        /// Taken out while it runs, so the engine can route what it sends.
+        source: Option<Box<Source>>,
         monitor: usize,
         fwd: u32,
         rev: u32,
@@ -72,20 +92,12 @@ enum State {
         timer_gen: u64,
         timer_at: Option<Time>,
     },
-    Updates {
-        process: Process,
-        rate: f64,
+    Stream {
+        arrivals: Arrivals,
         size: u32,
         route: u32,
         next_seq: u64,
         freshest: u64,
-    },
-    Cross {
-        pattern: CrossPattern,
-        rate_bps: f64,
-        size: u32,
-        route: u32,
-        on_until: Time,
     },
 }
 
@@ -94,8 +106,12 @@ struct Flow {
     state: State,
     /// Index among update flows (for backlog tracking).
     tracked: Option<usize>,
+    start: Time,
     stop: Time,
+    active: bool,
     age: AgeIntegral,
+    /// The average age frozen when the flow stopped.
+    stopped_age: Option<Option<f64>>,
     sent: u64,
     delivered: u64,
     delivered_in_window: u64,
@@ -105,6 +121,15 @@ struct Flow {
     recent: AgeIntegral,
     trace: Vec<(f64, f64)>,
     next_trace: Time,
+}
+
+struct SimLink {
+    model: Link<u32>,
+    wake_at: Option<Time>,
+    wake_gen: u64,
+    /// Per tracked flow: ∫ backlog dt over the window, kept as Σ (end − max(t, w)) at arrivals
+    /// minus the same at service ends (ns).
+    backlog_area: Vec<i128>,
 }
 
 /// Errors building a simulation.
@@ -122,8 +147,10 @@ pub enum BuildError {
 pub struct Sim {
     cfg: SimConfig,
     now: Time,
+    window_start: Time,
     end: Time,
     topo: Topology,
+    links: Vec<SimLink>,
     routes: Vec<Vec<LinkId>>,
     flows: Vec<Flow>,
     monitors: Vec<Monitor>,
@@ -131,52 +158,89 @@ pub struct Sim {
     counter: u64,
     packets: Vec<Packet>,
     free: Vec<u32>,
-    rng: Rng,
     events: u64,
     measuring: bool,
     ack_buf: Vec<u8>,
+    tx_buf: Vec<u8>,
+    log: Vec<PacketEvent>,
 }
 
 fn check(spec: &FlowSpec) -> Result<(), BuildError> {
     let bad = |why: &str| Err(BuildError::BadFlow(spec.name.clone(), why.into()));
+    let positive = |x: f64| x.is_finite() && x > 0.0;
     match &spec.kind {
-        FlowKind::Updates { rate, size, .. }
-            if !(rate.is_finite() && *rate > 0.0) || *size == 0 =>
-        {
+        FlowKind::Updates { rate, size, .. } if !positive(*rate) || *size == 0 => {
             bad("updates need a positive rate and size")
         }
-        FlowKind::Cross { rate_bps, size, .. }
-            if !(rate_bps.is_finite() && *rate_bps > 0.0) || *size == 0 =>
-        {
+        FlowKind::Cross { rate_bps, size, .. } if !positive(*rate_bps) || *size == 0 => {
             bad("cross traffic needs a positive rate and packet size")
+        }
+        _ if spec.dscp > 63 => bad("dscp must be 0–63"),
+        _ if spec.stop.is_some_and(|s| s <= spec.start + spec.stagger) => {
+            bad("stop must come after start (and its stagger)")
         }
         _ => Ok(()),
     }
 }
 
+fn monitor_config() -> MonitorConfig {
+    MonitorConfig {
+        clocks_synchronised: true,
+        max_sessions: 1 << 20,
+        idle_timeout: Duration::from_secs(1 << 30),
+        probation: Duration::from_secs(1 << 30),
+    }
+}
+
 impl Sim {
-    /// Builds a simulation of `flows` over `topo`.
-    pub fn new(
-        cfg: SimConfig,
-        mut topo: Topology,
-        specs: Vec<FlowSpec>,
-    ) -> Result<Self, BuildError> {
+    /// Builds a simulation of `specs` over `topo`.
+    pub fn new(cfg: SimConfig, topo: Topology, specs: Vec<FlowSpec>) -> Result<Self, BuildError> {
         let start = Time::ZERO;
+        let end = start + cfg.duration;
+        let streams = Streams::new(cfg.seed);
         let tracked_count = specs.iter().filter(|f| f.is_update_flow()).count();
-        topo.track(tracked_count, start);
+        let links = (0..topo.links.len())
+            .map(|id| SimLink {
+                model: Link::new(
+                    topo.links[id].config.clone(),
+                    &streams,
+                    &topo.link_name(id),
+                    start,
+                ),
+                wake_at: None,
+                wake_gen: 0,
+                backlog_area: vec![0; tracked_count],
+            })
+            .collect();
         let mut routes = Vec::new();
         let mut monitors: Vec<Monitor> = Vec::new();
         let mut monitor_at: HashMap<String, usize> = HashMap::new();
         let mut flows = Vec::new();
+        let mut names = std::collections::HashSet::new();
         let mut next_tracked = 0;
         for (i, spec) in specs.into_iter().enumerate() {
             check(&spec)?;
+            if !names.insert(spec.name.clone()) {
+                return Err(BuildError::BadFlow(spec.name, "two flows have this name".into()));
+            }
             let fwd = routes.len() as u32;
             routes.push(topo.route(&spec.path)?);
             let tracked = spec.is_update_flow().then(|| {
                 next_tracked += 1;
                 next_tracked - 1
             });
+            let offset = match spec.stagger.as_secs_f64() {
+                0.0 => Duration::ZERO,
+                s => {
+                    let mut rng = streams.stream(&format!("flow {} start", spec.name));
+                    acp_core::time::secs_to_duration(rng.uniform(0.0, s)).min(spec.stagger)
+                }
+            };
+            let flow_start = start + spec.start + offset;
+            let arrivals = |process, rate| {
+                let rng = streams.stream(&format!("flow {} arrivals", spec.name));
+                Arrivals::new(process, rate, rng, flow_start)
+            };
             let state = match &spec.kind {
                 FlowKind::Acp {
                     controller,
@@ -188,15 +252,7 @@ impl Sim {
                     routes.push(topo.route(&rev_path)?);
                     let last = spec.path.last().cloned().unwrap_or_default();
                     let monitor = *monitor_at.entry(last).or_insert_with(|| {
-                        monitors.push(Monitor::new(
-                            MonitorConfig {
-                                clocks_synchronised: true,
-                                max_sessions: 1 << 20,
-                                idle_timeout: Duration::from_secs(1 << 30),
-                                probation: Duration::from_secs(1 << 30),
-                            },
-                            start,
-                        ));
+                        monitors.push(Monitor::new(monitor_config(), start));
                         monitors.len() - 1
                     });
                     let n = *payload as usize;
@@ -208,11 +264,11 @@ impl Sim {
                         controller.build(),
                         mode,
                         0xACE0_0000 + i as u64,
-                        start + spec.start,
+                        flow_start,
                     );
                     let ip = Ipv4Addr::from(0x0A00_0000 + i as u32);
                     State::Acp {
-                        source: Box::new(source),
+                        source: Some(Box::new(source)),
                         monitor,
                         fwd,
                         rev,
@@ -225,32 +281,34 @@ impl Sim {
                     process,
                     rate,
                     size,
-                } => State::Updates {
-                    process: *process,
-                    rate: *rate,
+                } => State::Stream {
+                    arrivals: arrivals(*process, *rate),
                     size: *size,
                     route: fwd,
                     next_seq: 1,
                     freshest: 0,
                 },
                 FlowKind::Cross {
-                    pattern,
+                    process,
                     rate_bps,
                     size,
-                } => State::Cross {
-                    pattern: *pattern,
-                    rate_bps: *rate_bps,
+                } => State::Stream {
+                    arrivals: arrivals(*process, rate_bps / (8.0 * f64::from(*size))),
                     size: *size,
                     route: fwd,
-                    on_until: Time::MAX,
+                    next_seq: 1,
+                    freshest: 0,
                 },
             };
             flows.push(Flow {
+                start: flow_start,
                 stop: spec.stop.map_or(Time::MAX, |s| start + s),
+                active: false,
                 spec,
                 state,
                 tracked,
                 age: AgeIntegral::new(start),
+                stopped_age: None,
                 sent: 0,
                 delivered: 0,
                 delivered_in_window: 0,
@@ -263,10 +321,11 @@ impl Sim {
         }
         let mut sim = Sim {
             now: start,
-            end: start + cfg.duration,
-            rng: Rng::new(cfg.seed),
+            window_start: start + cfg.warmup,
+            end,
             cfg,
             topo,
+            links,
             routes,
             flows,
             monitors,
@@ -277,23 +336,24 @@ impl Sim {
             events: 0,
             measuring: false,
             ack_buf: vec![0u8; HEADER_LEN + 64],
+            tx_buf: Vec::new(),
+            log: Vec::new(),
         };
-        sim.schedule(start + sim.cfg.warmup, Event::Warmup);
+        sim.schedule(sim.window_start, Event::Warmup);
         for i in 0..sim.flows.len() {
-            let at = start + sim.flows[i].spec.start;
-            match sim.flows[i].state {
-                State::Acp { .. } => sim.reschedule_source(i),
-                State::Cross {
-                    pattern: CrossPattern::OnOff { on, .. },
-                    ..
-                } => {
-                    let on_for = secs_to_duration(sim.rng.exp(on.as_secs_f64()));
-                    if let State::Cross { on_until, .. } = &mut sim.flows[i].state {
-                        *on_until = at + on_for;
-                    }
-                    sim.schedule(at, Event::Generate(i as u32));
-                }
-                _ => sim.schedule(at, Event::Generate(i as u32)),
+            let f = &mut sim.flows[i];
+            f.active = f.start <= start;
+            let (first, stop) = match &f.state {
+                State::Acp { .. } => (None, f.stop),
+                State::Stream { arrivals, .. } => (Some(arrivals.next_at()), f.stop),
+            };
+            if stop < Time::MAX {
+                sim.schedule(stop, Event::Stop(i as u32));
+            }
+            match first {
+                None => sim.reschedule_source(i),
+                Some(t) if t < stop => sim.schedule(t, Event::Generate(i as u32)),
+                Some(_) => {}
             }
         }
         Ok(sim)
@@ -304,23 +364,24 @@ impl Sim {
         self.heap.push(Reverse((at, self.counter, ev)));
     }
 
-    fn alloc(&mut self, flow: usize, kind: Kind, route: u32) -> u32 {
+    fn alloc(&mut self, flow: usize, kind: Kind, route: u32, size: u32, seq: u64) -> u32 {
         let p = Packet {
             flow: flow as u32,
-            size: 0,
+            size,
             route,
             hop: 0,
             kind,
-            seq: 0,
+            seq,
             gen: self.now,
+            reached: self.now,
             bytes: Vec::new(),
         };
         match self.free.pop() {
             Some(id) => {
                 let slot = &mut self.packets[id as usize];
-                let bytes = std::mem::take(&mut slot.bytes);
+                let mut bytes = std::mem::take(&mut slot.bytes);
+                bytes.clear();
                 *slot = Packet { bytes, ..p };
-                slot.bytes.clear();
                 id
             }
             None => {
@@ -334,29 +395,6 @@ impl Sim {
         self.free.push(id);
     }
 
-    fn reschedule_source(&mut self, i: usize) {
-        let now = self.now;
-        let State::Acp {
-            source,
-            timer_gen,
-            timer_at,
-            ..
-        } = &mut self.flows[i].state
-        else {
-            return;
-        };
-        let next = source.poll_timeout().map(|t| t.max(now));
-        if next == *timer_at {
-            return;
-        }
-        *timer_at = next;
-        *timer_gen += 1;
-        let generation = *timer_gen;
-        if let Some(t) = next {
-            self.schedule(t, Event::Timer(i as u32, generation));
-        }
-    }
-
     /// Runs to the end and returns the results.
     pub fn run(mut self) -> SimResult {
         while let Some(Reverse((t, _, ev))) = self.heap.pop() {
@@ -366,10 +404,10 @@ impl Sim {
             self.now = t;
             self.events += 1;
             match ev {
-                Event::LinkDone(l) => self.link_done(l as usize),
-                Event::Arrive(p) => self.arrive(p),
+                Event::LinkWake(l, generation) => self.link_wake(l as usize, generation),
                 Event::Timer(f, generation) => self.timer(f as usize, generation),
                 Event::Generate(f) => self.generate(f as usize),
+                Event::Stop(f) => self.stop_flow(f as usize),
                 Event::Warmup => self.start_measuring(),
             }
         }
@@ -382,78 +420,124 @@ impl Sim {
         let now = self.now;
         for f in &mut self.flows {
             f.age.take_window(now);
-        }
-        for l in &mut self.topo.links {
-            for b in &mut l.backlog {
-                b.take_window(now);
+            if let State::Acp {
+                source: Some(source),
+                ..
+            } = &mut f.state
+            {
+                source.restart_averages(now);
             }
         }
     }
 
+    fn stop_flow(&mut self, i: usize) {
+        let now = self.now;
+        let f = &mut self.flows[i];
+        f.stopped_age = Some(f.age.average(now));
+        f.active = false;
+    }
+
+    /// Where a packet of `flow` is in the measurement window: `end − max(t, window start)`.
+    fn window_rest(&self, t: Time) -> i128 {
+        i128::from(self.end.nanos_since(t.max(self.window_start)))
+    }
+
+    /// Offers packet `p` to `link`.
     fn enqueue(&mut self, link: LinkId, p: u32) {
-        let (size, flow, kind) = {
-            let pk = &self.packets[p as usize];
-            (pk.size, pk.flow as usize, pk.kind)
-        };
         let now = self.now;
-        let l = &mut self.topo.links[link];
-        if !l.admits(size) {
-            l.counters.dropped += 1;
-            if kind == Kind::Update {
-                self.flows[flow].dropped += 1;
-            }
-            self.release(p);
-            return;
-        }
-        l.counters.enqueued += 1;
-        l.queue.push_back(p);
-        l.queued_bytes += u64::from(size);
-        if let (Kind::Update, Some(t)) = (kind, self.flows[flow].tracked) {
-            let b = &mut l.backlog[t];
-            b.set(now, b.value() + 1);
-        }
-        if !l.busy {
-            self.start_service(link);
-        }
-    }
-
-    fn start_service(&mut self, link: LinkId) {
-        let l = &self.topo.links[link];
-        let Some(&head) = l.queue.front() else {
-            return;
-        };
-        let mean = l.mean_service(self.packets[head as usize].size);
-        let secs = match l.spec.service {
-            Service::Deterministic => mean,
-            Service::Exponential => self.rng.exp(mean),
-        };
-        self.topo.links[link].busy = true;
-        let at = self.now + secs_to_duration(secs);
-        self.schedule(at, Event::LinkDone(link as u32));
-    }
-
-    fn link_done(&mut self, link: LinkId) {
-        let now = self.now;
-        let l = &mut self.topo.links[link];
-        l.busy = false;
-        let Some(p) = l.queue.pop_front() else {
-            return;
-        };
         let pk = &mut self.packets[p as usize];
-        l.queued_bytes -= u64::from(pk.size);
-        l.counters.bytes += u64::from(pk.size);
-        if let (Kind::Update, Some(t)) = (pk.kind, self.flows[pk.flow as usize].tracked) {
-            let b = &mut l.backlog[t];
-            b.set(now, b.value().saturating_sub(1));
+        pk.reached = now;
+        let (flow, kind) = (pk.flow as usize, pk.kind);
+        let dscp = self.flows[flow].spec.dscp;
+        let parcel = Parcel {
+            item: p,
+            bytes: pk.size,
+            dscp,
+        };
+        match self.links[link].model.arrive(now, parcel) {
+            Ok(()) => {
+                if let (Kind::Update, Some(t)) = (kind, self.flows[flow].tracked) {
+                    let rest = self.window_rest(now);
+                    self.links[link].backlog_area[t] += rest;
+                }
+            }
+            Err(_) => {
+                if kind == Kind::Update {
+                    self.flows[flow].dropped += 1;
+                }
+                self.log_packet(link, p, None);
+                self.release(p);
+            }
         }
-        pk.hop += 1;
-        let at = now + l.spec.delay;
-        self.schedule(at, Event::Arrive(p));
-        if !self.topo.links[link].queue.is_empty() {
-            self.start_service(link);
-        }
+        self.reschedule_link(link);
     }
 
+    fn reschedule_link(&mut self, link: LinkId) {
+        let l = &mut self.links[link];
+        let Some(t) = l.model.poll_timeout() else {
+            return;
+        };
+        if l.wake_at.is_some_and(|w| w <= t) {
+            return; // an earlier wake-up is pending; it will reschedule
+        }
+        l.wake_at = Some(t);
+        l.wake_gen += 1;
+        let generation = l.wake_gen;
+        let at = t.max(self.now);
+        self.schedule(at, Event::LinkWake(link as u32, generation));
+    }
+
+    fn link_wake(&mut self, link: LinkId, generation: u64) {
+        let now = self.now;
+        if self.links[link].wake_gen != generation {
+            return;
+        }
+        self.links[link].wake_at = None;
+        self.links[link].model.handle_timeout(now);
+        while let Some(out) = self.links[link].model.poll_departure(now) {
+            let (p, served_at, delivered) = match out {
+                Ok(d) => (d.parcel.item, d.served_at, true),
+                Err(d) => (d.parcel.item, d.served_at.unwrap_or(now), false),
+            };
+            let pk = &self.packets[p as usize];
+            if let (Kind::Update, Some(t)) = (pk.kind, self.flows[pk.flow as usize].tracked) {
+                let rest = self.window_rest(served_at);
+                self.links[link].backlog_area[t] -= rest;
+            }
+            self.log_packet(link, p, delivered.then_some(now));
+            if delivered {
+                self.packets[p as usize].hop += 1;
+                self.arrive(p);
+            } else {
+                self.release(p);
+            }
+        }
+        self.reschedule_link(link);
+    }
+
+    fn log_packet(&mut self, link: LinkId, p: u32, departed: Option<Time>) {
+        if !self.cfg.packet_log {
+            return;
+        }
+        let pk = &self.packets[p as usize];
+        let event = PacketEvent {
+            link: self.topo.link_name(link),
+            flow: self.flows[pk.flow as usize].spec.name.clone(),
+            kind: match pk.kind {
+                Kind::Update => "update",
+                Kind::Ack => "ack",
+                Kind::Cross => "cross",
+            }
+            .into(),
+            seq: pk.seq,
+            bytes: pk.size,
+            arrived_ns: pk.reached.as_nanos(),
+            departed_ns: departed.map(Time::as_nanos),
+        };
+        self.log.push(event);
+    }
+
+    /// Packet `p` reached the node before its next hop (or its destination).
     fn arrive(&mut self, p: u32) {
         let (route, hop) = {
             let pk = &self.packets[p as usize];
@@ -474,15 +558,20 @@ impl Sim {
         };
         match kind {
             Kind::Cross => {
+                let measuring = self.measuring;
                 let f = &mut self.flows[flow];
                 f.delivered += 1;
-                if self.measuring {
+                if measuring {
                     f.delivered_in_window += 1;
                     f.bytes_in_window += u64::from(size);
                 }
             }
             Kind::Ack => {
-                if let State::Acp { source, .. } = &mut self.flows[flow].state {
+                if let State::Acp {
+                    source: Some(source),
+                    ..
+                } = &mut self.flows[flow].state
+                {
                     source.handle_datagram(now, &self.packets[p as usize].bytes);
                 }
                 self.reschedule_source(flow);
@@ -507,20 +596,18 @@ impl Sim {
                             Err(_) => None,
                         }
                     }
-                    State::Updates { freshest, .. } => (seq > *freshest).then(|| {
+                    State::Stream { freshest, .. } => (seq > *freshest).then(|| {
                         *freshest = seq;
                         gen
                     }),
-                    State::Cross { .. } => None,
                 };
                 if let Some(gen) = fresh {
                     self.record_delivery(flow, gen, size);
                 }
                 if let Some((len, rev)) = ack {
-                    let a = self.alloc(flow, Kind::Ack, rev);
+                    let a = self.alloc(flow, Kind::Ack, rev, len as u32 + UDP_IP_OVERHEAD, seq);
                     let pk = &mut self.packets[a as usize];
                     pk.bytes.extend_from_slice(&self.ack_buf[..len]);
-                    pk.size = len as u32 + UDP_IP_OVERHEAD;
                     self.arrive(a);
                 }
             }
@@ -533,136 +620,158 @@ impl Sim {
         let measuring = self.measuring;
         let spacing = self.cfg.duration / (self.cfg.trace_points.max(1) as u32);
         let f = &mut self.flows[flow];
-        f.age.reset(now, gen.as_nanos());
         f.delivered += 1;
+        if !f.active {
+            return; // stopped: what is still in flight no longer counts
+        }
+        f.age.reset(now, gen.as_nanos());
         if measuring {
             f.delivered_in_window += 1;
             f.bytes_in_window += u64::from(size);
         }
-        if self.cfg.trace_points > 0 {
-            if now >= f.next_trace {
-                if let Some(avg) = f.recent.take_window(now) {
-                    f.trace.push((now.as_secs_f64(), avg));
+        if self.cfg.trace_points > 0 && !spacing.is_zero() {
+            // Close every grid interval that ended by now, then move the reference.
+            while f.next_trace <= now {
+                if let Some(avg) = f.recent.take_window(f.next_trace) {
+                    f.trace.push((f.next_trace.as_secs_f64(), avg));
                 }
-                f.next_trace = now + spacing;
+                f.next_trace += spacing;
             }
             f.recent.reset(now, gen.as_nanos());
         }
     }
 
+    fn reschedule_source(&mut self, i: usize) {
+        let now = self.now;
+        let State::Acp {
+            source: Some(source),
+            timer_gen,
+            timer_at,
+            ..
+        } = &mut self.flows[i].state
+        else {
+            return;
+        };
+        let next = Endpoint::poll_timeout(source.as_ref()).map(|t| t.max(now));
+        if next == *timer_at {
+            return;
+        }
+        *timer_at = next;
+        *timer_gen += 1;
+        let generation = *timer_gen;
+        if let Some(t) = next {
+            self.schedule(t, Event::Timer(i as u32, generation));
+        }
+    }
+
     fn timer(&mut self, i: usize, generation: u64) {
         let now = self.now;
-        let route = match &mut self.flows[i].state {
+        let (route, mut source) = match &mut self.flows[i].state {
             State::Acp {
                 timer_gen,
                 timer_at,
                 fwd,
+                source,
                 ..
             } if *timer_gen == generation => {
                 *timer_at = None;
-                *fwd
+                (*fwd, source.take())
             }
             _ => return,
         };
-        if now < self.flows[i].stop {
-            loop {
-                let p = self.alloc(i, Kind::Update, route);
-                let mut bytes = std::mem::take(&mut self.packets[p as usize].bytes);
-                let sent = match &mut self.flows[i].state {
-                    State::Acp { source, .. } => source.poll_transmit(now, &mut bytes),
-                    _ => None,
-                };
-                let pk = &mut self.packets[p as usize];
-                pk.bytes = bytes;
-                let Some(tx) = sent else {
-                    self.release(p);
-                    break;
-                };
-                pk.size = tx.len as u32 + UDP_IP_OVERHEAD;
-                pk.seq = tx.seq;
-                self.flows[i].sent += 1;
-                self.arrive(p);
-            }
+        let Some(src) = source.as_mut() else {
+            return;
+        };
+        if now >= self.flows[i].stop {
+            self.restore_source(i, source);
+            return;
         }
-        if let State::Acp { source, .. } = &mut self.flows[i].state {
-            source.handle_timeout(now);
-        }
-        if now < self.flows[i].stop {
-            self.reschedule_source(i);
+        self.flows[i].active = true;
+        let mut buf = std::mem::take(&mut self.tx_buf);
+        let _ = on_timer(src.as_mut(), now, &mut buf, |data, tx| {
+            let size = data.len() as u32 + UDP_IP_OVERHEAD;
+            let p = self.alloc(i, Kind::Update, route, size, tx.seq);
+            self.packets[p as usize].bytes.extend_from_slice(data);
+            self.flows[i].sent += 1;
+            self.arrive(p);
+            Ok::<(), Infallible>(())
+        });
+        self.tx_buf = buf;
+        self.restore_source(i, source);
+        self.reschedule_source(i);
+    }
+
+    fn restore_source(&mut self, i: usize, source: Option<Box<Source>>) {
+        if let State::Acp { source: slot, .. } = &mut self.flows[i].state {
+            *slot = source;
         }
     }
 
     fn generate(&mut self, i: usize) {
-        let now = self.now;
-        if now >= self.flows[i].stop {
+        let f = &mut self.flows[i];
+        f.active = true;
+        let State::Stream {
+            arrivals,
+            size,
+            route,
+            next_seq,
+            ..
+        } = &mut f.state
+        else {
             return;
-        }
-        let (kind, route, size, gap) = match &mut self.flows[i].state {
-            State::Updates {
-                process,
-                rate,
-                size,
-                route,
-                next_seq,
-                ..
-            } => {
-                let gap = match process {
-                    Process::Periodic => 1.0 / *rate,
-                    Process::Poisson => self.rng.exp(1.0 / *rate),
-                };
-                *next_seq += 1;
-                (Kind::Update, *route, *size, secs_to_duration(gap))
-            }
-            State::Cross {
-                pattern,
-                rate_bps,
-                size,
-                route,
-                on_until,
-            } => {
-                let mean_gap = 8.0 * f64::from(*size) / *rate_bps;
-                let gap = match pattern {
-                    CrossPattern::Cbr => secs_to_duration(mean_gap),
-                    CrossPattern::Poisson => secs_to_duration(self.rng.exp(mean_gap)),
-                    CrossPattern::OnOff { on, off } => {
-                        let mut next = now + secs_to_duration(mean_gap);
-                        if next >= *on_until {
-                            let silent = secs_to_duration(self.rng.exp(off.as_secs_f64()));
-                            let talk = secs_to_duration(self.rng.exp(on.as_secs_f64()));
-                            next = *on_until + silent;
-                            *on_until = next + talk;
-                        }
-                        next - now
-                    }
-                };
-                (Kind::Cross, *route, *size, gap)
-            }
-            State::Acp { .. } => return,
         };
-        let p = self.alloc(i, kind, route);
-        let seq = match &self.flows[i].state {
-            State::Updates { next_seq, .. } => next_seq - 1,
-            _ => 0,
+        arrivals.pop();
+        let (size, route, seq, next) = (*size, *route, *next_seq, arrivals.next_at());
+        *next_seq += 1;
+        let kind = if f.spec.is_update_flow() {
+            Kind::Update
+        } else {
+            Kind::Cross
         };
-        let pk = &mut self.packets[p as usize];
-        pk.size = size;
-        pk.seq = seq;
-        pk.gen = now;
-        self.flows[i].sent += 1;
+        f.sent += 1;
+        let stop = f.stop;
+        let p = self.alloc(i, kind, route, size, seq);
         self.arrive(p);
-        self.schedule(now + gap, Event::Generate(i as u32));
+        if next < stop {
+            self.schedule(next, Event::Generate(i as u32));
+        }
     }
 
-    fn results(&self) -> SimResult {
-        let now = self.now;
-        let measured = now.nanos_since(Time::ZERO + self.cfg.warmup) as f64 * 1e-9;
+    /// Seconds of `f`'s active time inside the measurement window.
+    fn active_secs(&self, f: &Flow) -> f64 {
+        let from = f.start.max(self.window_start);
+        let to = f.stop.min(self.end);
+        to.as_nanos().saturating_sub(from.as_nanos()) as f64 * 1e-9
+    }
+
+    fn results(&mut self) -> SimResult {
+        let window = self.end.nanos_since(self.window_start) as f64;
+        // Updates served but still propagating at the end left their queue before it.
+        for l in 0..self.links.len() {
+            let done: Vec<(usize, Time)> = self.links[l]
+                .model
+                .propagating()
+                .filter_map(|d| {
+                    let pk = &self.packets[d.parcel.item as usize];
+                    let t = self.flows[pk.flow as usize].tracked?;
+                    (pk.kind == Kind::Update).then_some((t, d.served_at))
+                })
+                .collect();
+            for (t, served_at) in done {
+                let rest = self.window_rest(served_at);
+                self.links[l].backlog_area[t] -= rest;
+            }
+        }
         let flows = self
             .flows
             .iter()
             .map(|f| {
                 let (controller, est_age, rtt, source_backlog, final_rate) = match &f.state {
-                    State::Acp { source, .. } => {
-                        let s = source.stats(now);
+                    State::Acp {
+                        source: Some(source),
+                        ..
+                    } => {
+                        let s = source.stats(self.now.min(f.stop));
                         (
                             Some(source.controller_name()),
                             s.avg_age,
@@ -673,52 +782,63 @@ impl Sim {
                     }
                     _ => (None, None, None, None, None),
                 };
-                let backlog = match (f.tracked, self.routes.get(self.fwd_route(f))) {
-                    (Some(t), Some(route)) => route
+                let backlog = match f.tracked {
+                    Some(t) => self.routes[self.fwd_route(f)]
                         .iter()
-                        .map(|&l| HopBacklog {
-                            link: self.topo.link_name(l),
-                            backlog: self.topo.links[l].backlog[t].average(now),
+                        .map(|&l| {
+                            let (from, to) = self.topo.ends(l);
+                            HopBacklog {
+                                from: from.into(),
+                                to: to.into(),
+                                backlog: self.links[l].backlog_area[t] as f64 / window.max(1.0),
+                            }
                         })
                         .collect(),
-                    _ => Vec::new(),
+                    None => Vec::new(),
+                };
+                let active = self.active_secs(f);
+                let age = match f.stopped_age {
+                    Some(frozen) => frozen,
+                    None => f.age.average(self.now),
                 };
                 FlowResult {
                     name: f.spec.name.clone(),
-                    kind: match f.spec.kind {
-                        FlowKind::Acp { .. } => "acp",
-                        FlowKind::Updates { .. } => "updates",
-                        FlowKind::Cross { .. } => "cross",
-                    }
-                    .into(),
+                    kind: f.spec.kind.label().into(),
                     controller,
-                    age: f.tracked.and_then(|_| f.age.average(now)),
+                    dscp: f.spec.dscp,
+                    active_s: active,
+                    age: f.tracked.and(age),
                     est_age,
                     rtt,
                     source_backlog,
                     final_rate,
-                    rate: f.delivered_in_window as f64 / measured.max(1e-12),
-                    throughput_bps: f.bytes_in_window as f64 * 8.0 / measured.max(1e-12),
+                    rate: f.delivered_in_window as f64 / active.max(1e-12),
+                    throughput_bps: f.bytes_in_window as f64 * 8.0 / active.max(1e-12),
                     sent: f.sent,
                     delivered: f.delivered,
                     dropped: f.dropped,
                     backlog,
-                    age_trace: f.trace.clone(),
+                    mean_age_trace: f.trace.clone(),
                 }
             })
             .collect();
         let links = self
-            .topo
             .links
             .iter()
             .enumerate()
-            .map(|(i, l)| LinkResult {
-                link: self.topo.link_name(i),
-                enqueued: l.counters.enqueued,
-                dropped: l.counters.dropped,
-                utilisation: l.counters.bytes as f64 * 8.0
-                    / l.spec.rate_bps
-                    / now.as_secs_f64().max(1e-12),
+            .map(|(i, l)| {
+                let (from, to) = self.topo.ends(i);
+                let c = l.model.counters();
+                LinkResult {
+                    from: from.into(),
+                    to: to.into(),
+                    arrived: c.arrived,
+                    lost: c.lost,
+                    dropped_queue: c.dropped_queue,
+                    dropped_outage: c.dropped_outage,
+                    served: c.served,
+                    utilisation: c.busy_ns as f64 / self.now.as_nanos().max(1) as f64,
+                }
             })
             .collect();
         SimResult {
@@ -728,16 +848,14 @@ impl Sim {
             events: self.events,
             flows,
             links,
+            packet_log: std::mem::take(&mut self.log),
         }
     }
 
     fn fwd_route(&self, f: &Flow) -> usize {
         match &f.state {
             State::Acp { fwd, .. } => *fwd as usize,
-            State::Updates { route, .. } | State::Cross { route, .. } => *route as usize,
+            State::Stream { route, .. } => *route as usize,
         }
     }
 }
-
-/// Bytes of IPv4 and UDP headers added to every ACP datagram on a link.
-pub const UDP_IP_OVERHEAD: u32 = 28;

@@ -1,59 +1,38 @@
 //! What travels through the network: ACP sessions, plain update streams and cross traffic.
 //!
-//! - **ACP**: a source of `acp-core` (any controller) at the first node of its path and a monitor of
-//!   `acp-core` at the last; ACKs return along the reversed path. The protocol code runs unchanged
-//!   on the simulator's virtual clock.
-//! - **Updates**: fixed-rate status updates, periodic or Poisson, without feedback (the queueing
-//!   models' sources, and the oracle's Fixed rates without protocol overhead).
-//! - **Cross**: other traffic (CBR, Poisson, or on-off) that only competes for the links.
+//! - **ACP**: a source of `acp-core` (any controller, its own parameters) at the first node of its
+//!   path and a monitor of `acp-core` at the last; ACKs return along the reversed path. The
+//!   protocol code runs unchanged on the simulator's virtual clock.
+//! - **Updates**: status updates without feedback at a fixed rate, periodic, Poisson or on-off
+//!   (the queueing models' sources, and the oracle's fixed rates without protocol overhead).
+//! - **Cross**: other traffic (CBR, Poisson or on-off) that only competes for the links.
+//!
+//! Every flow is active from `start` to `stop`: it sends only then, and its age, rate and
+//! throughput are measured over the part of its active time after the warm-up.
 
 use std::time::Duration;
 
 use acp_core::controller::ControllerKind;
 use acp_core::SourceConfig;
+pub use acp_netmodel::Process;
 
-/// Arrival pattern of an update stream.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Process {
-    /// One update every 1/rate.
-    Periodic,
-    /// Exponential gaps with mean 1/rate.
-    Poisson,
-}
-
-/// Pattern of cross traffic.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum CrossPattern {
-    /// Constant bit rate.
-    Cbr,
-    /// Poisson packet arrivals.
-    Poisson,
-    /// CBR during exponentially distributed on periods, silent during off periods.
-    OnOff {
-        /// Mean on period.
-        on: Duration,
-        /// Mean off period.
-        off: Duration,
-    },
-}
-
-/// A flow's kind and parameters.
+/// A flow's kind and the parameters of that kind.
 #[derive(Debug, Clone, PartialEq)]
 pub enum FlowKind {
     /// An ACP session.
     Acp {
         /// The source's controller.
         controller: ControllerKind,
-        /// Source parameters.
+        /// Source parameters (rate bounds, probes, EWMA weight, outage handling).
         config: SourceConfig,
-        /// Payload bytes per update (the 44-byte ACP header comes on top).
+        /// Payload bytes per update (the 44-byte ACP header and 28 bytes of UDP/IP come on top).
         payload: u32,
     },
     /// Updates without feedback.
     Updates {
         /// Arrival pattern.
         process: Process,
-        /// Updates per second.
+        /// Updates per second (while on).
         rate: f64,
         /// Bytes per update on the wire.
         size: u32,
@@ -61,27 +40,43 @@ pub enum FlowKind {
     /// Cross traffic.
     Cross {
         /// Arrival pattern.
-        pattern: CrossPattern,
+        process: Process,
         /// Mean bits per second (while on, for on-off).
         rate_bps: f64,
-        /// Bytes per packet.
+        /// Bytes per packet on the wire.
         size: u32,
     },
 }
 
-/// A flow: what, along which path, when.
+impl FlowKind {
+    /// `acp`, `updates` or `cross`.
+    pub fn label(&self) -> &'static str {
+        match self {
+            FlowKind::Acp { .. } => "acp",
+            FlowKind::Updates { .. } => "updates",
+            FlowKind::Cross { .. } => "cross",
+        }
+    }
+}
+
+/// A flow: what, along which path, when, marked how.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowSpec {
-    /// A label for reports.
+    /// A label for reports; also names the flow's random streams, so it must be unique.
     pub name: String,
     /// What it sends.
     pub kind: FlowKind,
     /// Node names from the sender to the receiver.
     pub path: Vec<String>,
-    /// When it starts.
+    /// When it starts, before its stagger.
     pub start: Duration,
+    /// The start is moved later by a uniform draw in `[0, stagger)` from the flow's own stream
+    /// (`flow NAME start`), so replicas of one flow do not start in lockstep.
+    pub stagger: Duration,
     /// When it stops sending (never if `None`).
     pub stop: Option<Duration>,
+    /// DSCP of its packets (ACKs of an ACP flow carry it too), 0–63.
+    pub dscp: u8,
 }
 
 impl FlowSpec {

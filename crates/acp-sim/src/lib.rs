@@ -1,31 +1,31 @@
 //! # acp-sim — a deterministic discrete-event network simulator for ACP
 //!
-//! Nodes joined by directional links (rate, propagation delay, FIFO drop-tail queue limited in
-//! packets or bytes, deterministic or exponential service), explicit routes, and traffic: ACP
-//! sessions driven by the `acp-core` state machines *unchanged* on a virtual clock, fixed-rate
-//! update streams (periodic or Poisson), and cross traffic (CBR, Poisson, on-off). A seed fully
-//! determines a run, byte for byte. The analytic module holds the queueing results the simulator
-//! is validated against.
+//! Nodes joined by directional links, explicit routes, and traffic: ACP sessions driven by the
+//! `acp-core` state machines *unchanged* on a virtual clock, fixed-rate update streams and cross
+//! traffic. The links are the shared network model of `acp-netmodel` (the same code the relay
+//! runs): rate or delivery trace, propagation delay and jitter, drop-tail or priority queues,
+//! loss models, schedules and outages. A seed fully determines a run, byte for byte, and every
+//! random element has its own stream, so runs that differ only in a controller or a rate see the
+//! same cross traffic (common random numbers). The analytic module holds the queueing results
+//! the simulator is validated against.
+//!
+//! Non-goals: plotting (the CLI draws the results), real sockets (the runtime's).
 //!
 //! Modules:
 //! - [`analytic`]: closed-form queueing results (the oracles of the validation tests);
-//! - [`rng`]: the seeded generator;
 //! - [`topology`]: nodes, links, routes;
 //! - [`flows`]: what travels;
 //! - [`engine`]: the event loop;
-//! - [`plot`]: line and scatter charts as PNG and SVG (font bundled);
 //! - [`report`]: results, JSON and CSV;
 //! - [`spec`]: TOML forms of the network model's parameters (units, loss, schedules);
-//! - [`scenario`]: TOML scenario files;
+//! - [`scenario`]: TOML scenario files (format 2);
 //! - [`sweep`]: the oracle, a parallel sweep over fixed rates;
 //! - [`reproduce`]: the paper's Fig. 7 and Table I.
 pub mod analytic;
 pub mod engine;
 pub mod flows;
-pub mod plot;
 pub mod report;
 pub mod reproduce;
-pub mod rng;
 pub mod scenario;
 pub mod spec;
 pub mod sweep;

@@ -1,4 +1,8 @@
-//! Results of a run, as JSON or CSV.
+//! Results of a run, as JSON or CSV (written with the `csv` crate: quoted fields, one column per
+//! value).
+//!
+//! Units: times in seconds in JSON (as everywhere in the simulator's JSON), milliseconds in the
+//! human table and in CSV columns whose names end in `_ms`.
 
 use serde::Serialize;
 
@@ -6,59 +10,94 @@ use serde::Serialize;
 /// paper's Fig. 8.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct HopBacklog {
-    /// "from→to".
-    pub link: String,
-    /// Time-average number of the flow's updates there.
+    /// The link's first node.
+    pub from: String,
+    /// The link's second node.
+    pub to: String,
+    /// Time-average number of the flow's updates there over the measurement window.
     pub backlog: f64,
 }
 
-/// One flow's measurements (over the measurement window after warm-up unless stated).
+/// One flow's measurements, over the part of its active time (`start` to `stop`) after the
+/// warm-up unless stated.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct FlowResult {
     /// Its label.
     pub name: String,
     /// `acp`, `updates` or `cross`.
     pub kind: String,
-    /// The ACP controller, if any.
+    /// The ACP controller, if any, with its parameters (e.g. `acp(κ=0.25)`).
     pub controller: Option<String>,
+    /// DSCP of its packets.
+    pub dscp: u8,
+    /// Seconds of active time inside the measurement window.
+    pub active_s: f64,
     /// True time-average age at the receiver (s).
     pub age: Option<f64>,
-    /// The ACP source's time-average estimated age over the whole run (s).
+    /// The ACP source's time-average estimated age (s).
     pub est_age: Option<f64>,
     /// The ACP source's RTT̄ at the end (s).
     pub rtt: Option<f64>,
-    /// The ACP source's time-average estimated backlog over the whole run.
+    /// The ACP source's time-average estimated backlog.
     pub source_backlog: Option<f64>,
     /// The ACP source's rate at the end (updates/s).
     pub final_rate: Option<f64>,
-    /// Fresh updates (cross traffic: packets) delivered per second.
+    /// Fresh updates (cross traffic: packets) delivered per second of active time.
     pub rate: f64,
-    /// Bits per second of fresh updates (cross traffic: packets) delivered.
+    /// Bits per second of active time of fresh updates (cross traffic: packets) delivered.
     pub throughput_bps: f64,
     /// Updates (packets) sent over the whole run.
     pub sent: u64,
     /// Fresh updates (packets) delivered over the whole run.
     pub delivered: u64,
-    /// Updates dropped by full queues over the whole run.
+    /// Updates dropped by the links (queue, loss, outage) over the whole run.
     pub dropped: u64,
     /// Backlog at each link of the flow's route.
     pub backlog: Vec<HopBacklog>,
-    /// (time, time-average age over the interval ending then) at `trace_points` intervals.
+    /// `(t, mean age over the grid interval ending at t)` (s, s) on a regular grid of
+    /// `trace_points` intervals over the run (empty unless asked for).
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub age_trace: Vec<(f64, f64)>,
+    pub mean_age_trace: Vec<(f64, f64)>,
 }
 
 /// One link's counters over the whole run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct LinkResult {
+    /// Its first node.
+    pub from: String,
+    /// Its second node.
+    pub to: String,
+    /// Packets offered.
+    pub arrived: u64,
+    /// Dropped by random loss.
+    pub lost: u64,
+    /// Dropped by a full queue.
+    pub dropped_queue: u64,
+    /// Dropped by an outage.
+    pub dropped_outage: u64,
+    /// Packets served.
+    pub served: u64,
+    /// Fraction of the run the link was serving.
+    pub utilisation: f64,
+}
+
+/// One packet offered to one link (with [`crate::SimConfig::packet_log`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PacketEvent {
     /// "from→to".
     pub link: String,
-    /// Packets admitted.
-    pub enqueued: u64,
-    /// Packets dropped.
-    pub dropped: u64,
-    /// Fraction of the run the link was sending.
-    pub utilisation: f64,
+    /// The flow's name.
+    pub flow: String,
+    /// `update`, `ack` or `cross`.
+    pub kind: String,
+    /// Sequence number within the flow (ACKs: of the update they answer).
+    pub seq: u64,
+    /// Bytes on the wire.
+    pub bytes: u32,
+    /// When it reached the link (ns).
+    pub arrived_ns: u64,
+    /// When it left the far end (ns); `None` if dropped.
+    pub departed_ns: Option<u64>,
 }
 
 /// A whole run.
@@ -76,10 +115,26 @@ pub struct SimResult {
     pub flows: Vec<FlowResult>,
     /// Per link.
     pub links: Vec<LinkResult>,
+    /// Every packet offered to every link, if asked for.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub packet_log: Vec<PacketEvent>,
 }
 
-fn opt(v: Option<f64>, scale: f64) -> String {
-    v.map_or_else(String::new, |x| format!("{:.6}", x * scale))
+/// Milliseconds from optional seconds, empty when absent.
+fn ms(v: Option<f64>) -> String {
+    v.map_or_else(String::new, |x| format!("{:.6}", x * 1e3))
+}
+
+/// Writes `rows` under `header` as CSV.
+pub fn to_csv(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
+    let mut w = csv::Writer::from_writer(Vec::new());
+    // Writing to memory cannot fail except on a record of the wrong length, which these callers
+    // never produce.
+    let _ = w.write_record(header);
+    for r in rows {
+        let _ = w.write_record(&r);
+    }
+    String::from_utf8(w.into_inner().unwrap_or_default()).unwrap_or_default()
 }
 
 impl SimResult {
@@ -90,44 +145,94 @@ impl SimResult {
 
     /// One CSV row per flow (times in ms).
     pub fn flows_csv(&self) -> String {
-        let mut out = String::from(
-            "flow,kind,controller,age_ms,est_age_ms,rtt_ms,source_backlog,rate_hz,throughput_bps,sent,delivered,dropped\n",
-        );
-        for f in &self.flows {
-            out += &format!(
-                "{},{},{},{},{},{},{},{:.6},{:.3},{},{},{}\n",
-                f.name,
-                f.kind,
-                f.controller.clone().unwrap_or_default(),
-                opt(f.age, 1e3),
-                opt(f.est_age, 1e3),
-                opt(f.rtt, 1e3),
-                opt(f.source_backlog, 1.0),
-                f.rate,
-                f.throughput_bps,
-                f.sent,
-                f.delivered,
-                f.dropped
-            );
-        }
-        out
+        let header = [
+            "flow",
+            "kind",
+            "controller",
+            "dscp",
+            "active_s",
+            "age_ms",
+            "est_age_ms",
+            "rtt_ms",
+            "source_backlog",
+            "rate_hz",
+            "throughput_bps",
+            "sent",
+            "delivered",
+            "dropped",
+        ];
+        to_csv(
+            &header,
+            self.flows.iter().map(|f| {
+                vec![
+                    f.name.clone(),
+                    f.kind.clone(),
+                    f.controller.clone().unwrap_or_default(),
+                    f.dscp.to_string(),
+                    format!("{:.6}", f.active_s),
+                    ms(f.age),
+                    ms(f.est_age),
+                    ms(f.rtt),
+                    f.source_backlog.map_or_else(String::new, |b| format!("{b:.6}")),
+                    format!("{:.6}", f.rate),
+                    format!("{:.3}", f.throughput_bps),
+                    f.sent.to_string(),
+                    f.delivered.to_string(),
+                    f.dropped.to_string(),
+                ]
+            }),
+        )
     }
 
     /// One CSV row per (flow, link) backlog.
     pub fn backlog_csv(&self) -> String {
-        let mut out = String::from("flow,link,backlog\n");
-        for f in &self.flows {
-            for h in &f.backlog {
-                out += &format!("{},{},{:.6}\n", f.name, h.link, h.backlog);
-            }
-        }
-        out
+        to_csv(
+            &["flow", "from", "to", "backlog"],
+            self.flows.iter().flat_map(|f| {
+                f.backlog.iter().map(|h| {
+                    vec![
+                        f.name.clone(),
+                        h.from.clone(),
+                        h.to.clone(),
+                        format!("{:.6}", h.backlog),
+                    ]
+                })
+            }),
+        )
+    }
+
+    /// One CSV row per link.
+    pub fn links_csv(&self) -> String {
+        to_csv(
+            &[
+                "from",
+                "to",
+                "arrived",
+                "lost",
+                "dropped_queue",
+                "dropped_outage",
+                "served",
+                "utilisation",
+            ],
+            self.links.iter().map(|l| {
+                vec![
+                    l.from.clone(),
+                    l.to.clone(),
+                    l.arrived.to_string(),
+                    l.lost.to_string(),
+                    l.dropped_queue.to_string(),
+                    l.dropped_outage.to_string(),
+                    l.served.to_string(),
+                    format!("{:.6}", l.utilisation),
+                ]
+            }),
+        )
     }
 
     /// A human-readable table.
     pub fn table(&self) -> String {
         let mut out = format!(
-            "{:<14} {:<8} {:<10} {:>10} {:>10} {:>9} {:>9} {:>10} {:>8}\n",
+            "{:<14} {:<8} {:<12} {:>10} {:>10} {:>9} {:>9} {:>10} {:>8}\n",
             "flow",
             "kind",
             "controller",
@@ -141,7 +246,7 @@ impl SimResult {
         let ms = |v: Option<f64>| v.map_or_else(|| "-".into(), |x| format!("{:.3}", x * 1e3));
         for f in &self.flows {
             out += &format!(
-                "{:<14} {:<8} {:<10} {:>10} {:>10} {:>9} {:>9.2} {:>10.1} {:>8}\n",
+                "{:<14} {:<8} {:<12} {:>10} {:>10} {:>9} {:>9.2} {:>10.1} {:>8}\n",
                 f.name,
                 f.kind,
                 f.controller.clone().unwrap_or_else(|| "-".into()),
@@ -154,5 +259,16 @@ impl SimResult {
             );
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn csv_quotes_fields_that_need_it() {
+        let text = to_csv(&["a", "b"], [vec!["x,y".to_string(), "say \"hi\"".to_string()]]);
+        assert_eq!(text, "a,b\n\"x,y\",\"say \"\"hi\"\"\"\n");
     }
 }

@@ -13,10 +13,11 @@ use acp_core::controller::ControllerKind;
 use crate::analytic;
 use crate::engine::{Sim, SimConfig};
 use crate::flows::{FlowKind, FlowSpec, Process};
+use acp_netmodel::{LinkConfig, QueueLimit, Service};
 use crate::report::SimResult;
 use crate::scenario::Scenario;
 use crate::sweep::{self, mean_age, parallel};
-use crate::topology::{LinkSpec, QueueLimit, Service, Topology};
+use crate::topology::Topology;
 
 /// Bytes per update in the queueing models: with a link of `1000·μ` bit/s, service has mean 1/μ.
 const MODEL_BYTES: u32 = 125;
@@ -26,11 +27,13 @@ pub fn queue_chain(lambda: f64, mus: &[f64], updates: u64, seed: u64) -> SimResu
     let mut topo = Topology::default();
     let names: Vec<String> = (0..=mus.len()).map(|i| format!("n{i}")).collect();
     for (i, mu) in mus.iter().enumerate() {
-        let spec = LinkSpec {
-            rate_bps: 8.0 * f64::from(MODEL_BYTES) * mu,
-            delay: Duration::ZERO,
-            limit: QueueLimit::Packets(usize::MAX),
+        let spec = LinkConfig {
             service: Service::Exponential,
+            ..LinkConfig::new(
+                8.0 * f64::from(MODEL_BYTES) * mu,
+                Duration::ZERO,
+                QueueLimit::Packets(usize::MAX),
+            )
         };
         // Names are distinct, so adding cannot fail.
         let _ = topo.add_link(&names[i], &names[i + 1], spec);
@@ -45,13 +48,16 @@ pub fn queue_chain(lambda: f64, mus: &[f64], updates: u64, seed: u64) -> SimResu
         },
         path: names,
         start: Duration::ZERO,
+        stagger: Duration::ZERO,
         stop: None,
+        dscp: 0,
     }];
     let cfg = SimConfig {
         seed,
         duration: Duration::from_secs_f64(secs),
         warmup: Duration::from_secs_f64(secs * 0.02),
         trace_points: 0,
+        packet_log: false,
     };
     match Sim::new(cfg, topo, flows) {
         Ok(sim) => sim.run(),
@@ -136,7 +142,7 @@ pub fn table1_scenario(
 ) -> Scenario {
     let nodes = ["source", "ap1", "isp1", "core", "isp2", "ap2", "monitor"];
     let mut text = format!(
-        "name = \"table1\"\nseed = {seed}\nduration = \"{secs}s\"\nwarmup = \"{}s\"\n",
+        "format = 2\nname = \"table1\"\nseed = {seed}\nduration = \"{secs}s\"\nwarmup = \"{}s\"\n",
         secs / 10
     );
     for (i, r) in rates.iter().enumerate() {
@@ -147,7 +153,7 @@ pub fn table1_scenario(
             r
         );
         text += &format!(
-            "[[flow]]\nname = \"other{}\"\ntype = \"cross\"\npattern = \"poisson\"\nrate = \"0.2mbit\"\nsize = 1000\npath = [\"{}\", \"{}\"]\n",
+            "[[flow]]\nname = \"other{}\"\ntype = \"cross\"\nprocess = \"poisson\"\nrate = \"0.2mbit\"\nsize = 1000\npath = [\"{}\", \"{}\"]\n",
             i + 1,
             nodes[i],
             nodes[i + 1]
@@ -198,10 +204,10 @@ pub fn table1(
         let bits = f64::from(TABLE1_PAYLOAD + 72) * 8.0;
         let cap = rates.iter().copied().fold(f64::INFINITY, f64::min) * 1e6 / bits;
         let coarse: Vec<f64> = (1..=24).map(|k| cap * k as f64 / 24.0).collect();
-        let points = sweep::sweep(&base, &coarse, threads, &|_, _| {});
+        let points = sweep::sweep(&base, &coarse, &[seed], threads, &|_, _| {});
         let best = sweep::best(&points).map_or(cap / 2.0, |b| b.rate);
         let fine: Vec<f64> = (-6..=6).map(|k| best * (1.0 + k as f64 * 0.01)).collect();
-        let refined = sweep::sweep(&base, &fine, threads, &|_, _| {});
+        let refined = sweep::sweep(&base, &fine, &[seed], threads, &|_, _| {});
         let oracle = sweep::best(&refined).or_else(|| sweep::best(&points));
         let (oracle_rate, oracle_age, backlog) =
             oracle.map_or((f64::NAN, f64::NAN, Vec::new()), |o| {

@@ -1,6 +1,7 @@
-//! Scenario files (TOML), documented in `docs/SIMULATOR.md`, examples in `scenarios/`.
+//! Scenario files, format 2 (TOML), documented in `docs/SIMULATOR.md`; examples in `scenarios/`.
 //!
 //! ```toml
+//! format = 2
 //! name = "one bottleneck"
 //! seed = 1
 //! duration = "300s"
@@ -9,35 +10,44 @@
 //! [[link]]                       # both ways unless both_ways = false
 //! from = "src"
 //! to = "mon"
-//! rate = "1mbit"
+//! rate = "1mbit"                 # or trace = "cell.trace" (Mahimahi format)
 //! delay = "10ms"
 //! queue = 100                    # packets, or queue_bytes = 150000
-//! service = "deterministic"      # or "exponential"
+//! loss = 0.01                    # or { model = "gilbert-elliott", p = 0.01, r = 0.3 }
 //!
 //! [[flow]]
-//! name = "acp"
-//! type = "acp"                   # acp | updates | cross
-//! controller = "acp+"            # acp+ | acp[:KAPPA] | lazy | fixed:RATE
+//! type = "acp"                   # acp | updates | cross: each type has exactly its own fields
+//! name = "sensor"
+//! count = 16                     # sensor#1 … sensor#16, starts staggered by a seeded draw
+//! controller = "acp+"
 //! path = ["src", "mon"]
-//! payload = 100
 //! ```
+//!
+//! Errors name the line and the field (the CLI adds the file): the `toml` crate reports the line
+//! of a bad link or top-level value; flows are read in two steps (their common fields, then the
+//! fields of their type), and errors there name the line where the `[[flow]]` starts.
 
+use std::path::Path;
 use std::time::Duration;
 
 use acp_core::controller::ControllerKind;
-use acp_core::units::{parse_duration, parse_rate};
 use acp_core::SourceConfig;
+use acp_netmodel::{
+    Discipline, Jitter, LinkConfig, LossModel, Process, QueueLimit, Service, Trace,
+};
+use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use thiserror::Error;
 
 use crate::engine::{BuildError, Sim, SimConfig};
-use crate::flows::{CrossPattern, FlowKind, FlowSpec, Process};
-use crate::topology::{LinkSpec, QueueLimit, Service, Topology};
+use crate::flows::{FlowKind, FlowSpec};
+use crate::spec::{Dur, LossToml, Rate, ScheduleToml};
+use crate::topology::Topology;
 
 /// Why a scenario could not be loaded.
 #[derive(Debug, Error)]
 pub enum ScenarioError {
-    /// Not valid TOML or missing/unknown keys.
+    /// Not valid TOML, a missing or unknown key, or a value of the wrong form.
     #[error("{0}")]
     Syntax(#[from] toml::de::Error),
     /// A value out of range or inconsistent.
@@ -52,21 +62,8 @@ fn invalid(msg: impl Into<String>) -> ScenarioError {
     ScenarioError::Invalid(msg.into())
 }
 
-#[derive(Debug, Clone, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct LinkToml {
-    from: String,
-    to: String,
-    rate: String,
-    #[serde(default = "zero")]
-    delay: String,
-    queue: Option<usize>,
-    queue_bytes: Option<u64>,
-    #[serde(default)]
-    service: ServiceToml,
-    #[serde(default = "yes")]
-    both_ways: bool,
-}
+/// The only format this version reads.
+pub const FORMAT: u32 = 2;
 
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -77,54 +74,167 @@ enum ServiceToml {
 }
 
 #[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum JitterToml {
+    Amount(Dur),
+    Full {
+        max: Dur,
+        #[serde(default)]
+        reorder: bool,
+    },
+}
+
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
-struct FlowToml {
-    name: Option<String>,
-    #[serde(rename = "type")]
-    kind: String,
-    path: Vec<String>,
-    #[serde(default = "zero")]
-    start: String,
-    stop: Option<String>,
-    // acp
-    controller: Option<String>,
-    payload: Option<u32>,
-    max_rate: Option<f64>,
-    min_rate: Option<f64>,
-    // updates and cross
-    process: Option<String>,
-    pattern: Option<String>,
-    rate: Option<toml::Value>,
-    size: Option<u32>,
-    on: Option<String>,
-    off: Option<String>,
+struct OutageToml {
+    at: Dur,
+    duration: Dur,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct LinkToml {
+    from: String,
+    to: String,
+    rate: Option<Rate>,
+    trace: Option<String>,
+    #[serde(default)]
+    delay: Option<Dur>,
+    queue: Option<usize>,
+    queue_bytes: Option<u64>,
+    #[serde(default)]
+    service: ServiceToml,
+    #[serde(default = "yes")]
+    both_ways: bool,
+    loss: Option<LossToml>,
+    jitter: Option<JitterToml>,
+    /// DSCPs per priority class, highest first.
+    priority: Option<Vec<Vec<u8>>>,
+    #[serde(default)]
+    outages: Vec<OutageToml>,
+    schedule: Option<ScheduleToml>,
 }
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ScenarioToml {
+    format: Option<u32>,
     name: Option<String>,
     #[serde(default = "one")]
     seed: u64,
-    duration: String,
-    #[serde(default = "zero")]
-    warmup: String,
+    duration: Dur,
+    #[serde(default)]
+    warmup: Option<Dur>,
     #[serde(default)]
     trace_points: usize,
     #[serde(default, rename = "link")]
     links: Vec<LinkToml>,
     #[serde(default, rename = "flow")]
-    flows: Vec<FlowToml>,
+    flows: Vec<toml::Spanned<toml::Table>>,
 }
 
-fn zero() -> String {
-    "0s".into()
-}
 fn yes() -> bool {
     true
 }
 fn one() -> u64 {
     1
+}
+
+/// The arrival pattern of an `updates` or `cross` flow: `"periodic"` (also `"cbr"`),
+/// `"poisson"`, or `{ onoff = { on = "1s", off = "1s" } }`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "lowercase", deny_unknown_fields)]
+enum ProcessToml {
+    #[serde(alias = "cbr")]
+    Periodic,
+    Poisson,
+    Onoff { on: Dur, off: Dur },
+}
+
+impl ProcessToml {
+    fn process(&self) -> Process {
+        match self {
+            ProcessToml::Periodic => Process::Periodic,
+            ProcessToml::Poisson => Process::Poisson,
+            ProcessToml::Onoff { on, off } => Process::OnOff { on: on.0, off: off.0 },
+        }
+    }
+}
+
+/// Fields every flow has.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CommonToml {
+    name: Option<String>,
+    path: Vec<String>,
+    start: Option<Dur>,
+    stop: Option<Dur>,
+    #[serde(default)]
+    dscp: u8,
+    #[serde(default = "one_usize")]
+    count: usize,
+    stagger: Option<Dur>,
+}
+
+fn one_usize() -> usize {
+    1
+}
+
+/// Keys of [`CommonToml`], split off a flow's table before its type's fields are read.
+const COMMON: [&str; 7] = ["name", "path", "start", "stop", "dscp", "count", "stagger"];
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AcpToml {
+    #[serde(default = "default_controller")]
+    controller: String,
+    #[serde(default = "default_payload")]
+    payload: u32,
+    min_rate: Option<f64>,
+    max_rate: Option<f64>,
+    probes: Option<u32>,
+    probe_timeout: Option<Dur>,
+    alpha: Option<f64>,
+    floor_rate: Option<f64>,
+    outage_after: Option<Dur>,
+}
+
+fn default_controller() -> String {
+    "acp+".into()
+}
+fn default_payload() -> u32 {
+    100
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct UpdatesToml {
+    /// Updates per second.
+    rate: f64,
+    #[serde(default = "periodic")]
+    process: ProcessToml,
+    #[serde(default = "default_payload")]
+    size: u32,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct CrossToml {
+    rate: Rate,
+    #[serde(default = "poisson")]
+    process: ProcessToml,
+    #[serde(default = "default_cross_size")]
+    size: u32,
+}
+
+fn periodic() -> ProcessToml {
+    ProcessToml::Periodic
+}
+fn poisson() -> ProcessToml {
+    ProcessToml::Poisson
+}
+fn default_cross_size() -> u32 {
+    1000
 }
 
 /// A parsed scenario; [`Scenario::build`] turns it into a runnable simulation.
@@ -134,182 +244,268 @@ pub struct Scenario {
     pub name: String,
     /// Run parameters.
     pub config: SimConfig,
-    links: Vec<(String, String, LinkSpec)>,
-    /// The flows.
+    /// The network.
+    pub topology: Topology,
+    /// The flows, replicas expanded.
     pub flows: Vec<FlowSpec>,
 }
 
-fn duration(what: &str, s: &str) -> Result<Duration, ScenarioError> {
-    parse_duration(s).map_err(|e| invalid(format!("{what}: {e}")))
+/// 1-based line of byte offset `at` in `text`.
+fn line_of(text: &str, at: usize) -> usize {
+    text.get(..at).map_or(0, |s| s.matches('\n').count()) + 1
 }
 
-fn rate_bps(what: &str, s: &str) -> Result<f64, ScenarioError> {
-    parse_rate(s).map_err(|e| invalid(format!("{what}: {e}")))
+fn link_config(l: &LinkToml, base: Option<&Path>) -> Result<LinkConfig, String> {
+    let limit = match (l.queue, l.queue_bytes) {
+        (Some(_), Some(_)) => return Err("give queue or queue_bytes, not both".into()),
+        (_, Some(b)) => QueueLimit::Bytes(b),
+        (q, None) => QueueLimit::Packets(q.unwrap_or(1000)),
+    };
+    let trace = match (&l.trace, &l.rate) {
+        (Some(_), Some(_)) => return Err("give rate or trace, not both".into()),
+        (None, None) => return Err("needs rate (e.g. \"2mbit\") or trace (a file)".into()),
+        (Some(file), None) => {
+            let path = base.map_or_else(|| Path::new(file).to_path_buf(), |b| b.join(file));
+            let text = std::fs::read_to_string(&path)
+                .map_err(|e| format!("trace {}: {e}", path.display()))?;
+            Some(Trace::parse(&text).map_err(|e| format!("trace {}: {e}", path.display()))?)
+        }
+        (None, Some(_)) => None,
+    };
+    let mut cfg = LinkConfig::new(
+        l.rate.as_ref().map_or(f64::INFINITY, |r| r.0),
+        l.delay.as_ref().map_or(Duration::ZERO, |d| d.0),
+        limit,
+    );
+    cfg.trace = trace;
+    cfg.service = match l.service {
+        ServiceToml::Deterministic => Service::Deterministic,
+        ServiceToml::Exponential => Service::Exponential,
+    };
+    cfg.loss = l.loss.as_ref().map_or(LossModel::None, LossToml::to_model);
+    cfg.jitter = l.jitter.as_ref().map(|j| match j {
+        JitterToml::Amount(d) => Jitter {
+            max: d.0,
+            reorder: false,
+        },
+        JitterToml::Full { max, reorder } => Jitter {
+            max: max.0,
+            reorder: *reorder,
+        },
+    });
+    if let Some(classes) = &l.priority {
+        cfg.discipline = Discipline::StrictPriority {
+            classes: classes.clone(),
+        };
+    }
+    cfg.outages = l.outages.iter().map(|o| (o.at.0, o.duration.0)).collect();
+    cfg.schedule = l.schedule.as_ref().map(ScheduleToml::to_schedule).transpose()?;
+    cfg.validate()?;
+    Ok(cfg)
 }
 
-fn flow(i: usize, f: &FlowToml) -> Result<FlowSpec, ScenarioError> {
-    let name = f.name.clone().unwrap_or_else(|| format!("flow{i}"));
-    let ctx = |k: &str| format!("flow {name}: {k}");
-    let need = |v: Option<&toml::Value>, k: &str| {
-        v.cloned()
-            .ok_or_else(|| invalid(ctx(&format!("needs `{k}`"))))
-    };
-    let kind = match f.kind.as_str() {
-        "acp" => {
-            let controller: ControllerKind = f
-                .controller
-                .as_deref()
-                .unwrap_or("acp+")
-                .parse()
-                .map_err(|e: String| invalid(ctx(&e)))?;
-            let mut config = SourceConfig::default();
-            if let Some(m) = f.max_rate {
-                config.max_rate = m;
+/// Deserialises a table, or explains which field is wrong.
+fn from_table<T: DeserializeOwned>(table: toml::Table) -> Result<T, String> {
+    toml::Value::Table(table)
+        .try_into()
+        .map_err(|e: toml::de::Error| e.message().trim().to_string())
+}
+
+fn acp_kind(t: AcpToml) -> Result<FlowKind, String> {
+    let controller: ControllerKind = t.controller.parse()?;
+    let mut config = SourceConfig::default();
+    let set = |slot: &mut f64, v: Option<f64>, what: &str| -> Result<(), String> {
+        match v {
+            Some(x) if !(x.is_finite() && x > 0.0) => Err(format!("{what} must be positive")),
+            Some(x) => {
+                *slot = x;
+                Ok(())
             }
-            if let Some(m) = f.min_rate {
-                config.min_rate = m;
-            }
-            FlowKind::Acp {
-                controller,
-                config,
-                payload: f.payload.unwrap_or(100),
-            }
-        }
-        "updates" => {
-            let rate = match need(f.rate.as_ref(), "rate (updates/s)")? {
-                toml::Value::Integer(n) => n as f64,
-                toml::Value::Float(x) => x,
-                other => {
-                    return Err(invalid(ctx(&format!(
-                        "rate must be updates/s, got {other}"
-                    ))))
-                }
-            };
-            let process = match f.process.as_deref().unwrap_or("periodic") {
-                "periodic" => Process::Periodic,
-                "poisson" => Process::Poisson,
-                p => {
-                    return Err(invalid(ctx(&format!(
-                        "unknown process {p:?} (periodic, poisson)"
-                    ))))
-                }
-            };
-            FlowKind::Updates {
-                process,
-                rate,
-                size: f.size.unwrap_or(100),
-            }
-        }
-        "cross" => {
-            let rate = match need(f.rate.as_ref(), "rate (e.g. \"0.2mbit\")")? {
-                toml::Value::String(s) => rate_bps(&ctx("rate"), &s)?,
-                other => {
-                    return Err(invalid(ctx(&format!(
-                        "rate must be a string like \"0.2mbit\", got {other}"
-                    ))))
-                }
-            };
-            let pattern = match f.pattern.as_deref().unwrap_or("poisson") {
-                "cbr" => CrossPattern::Cbr,
-                "poisson" => CrossPattern::Poisson,
-                "onoff" => CrossPattern::OnOff {
-                    on: duration(&ctx("on"), f.on.as_deref().unwrap_or("1s"))?,
-                    off: duration(&ctx("off"), f.off.as_deref().unwrap_or("1s"))?,
-                },
-                p => {
-                    return Err(invalid(ctx(&format!(
-                        "unknown pattern {p:?} (cbr, poisson, onoff)"
-                    ))))
-                }
-            };
-            FlowKind::Cross {
-                pattern,
-                rate_bps: rate,
-                size: f.size.unwrap_or(1000),
-            }
-        }
-        k => {
-            return Err(invalid(ctx(&format!(
-                "unknown type {k:?} (acp, updates, cross)"
-            ))))
+            None => Ok(()),
         }
     };
-    Ok(FlowSpec {
-        name,
-        kind,
-        path: f.path.clone(),
-        start: duration("start", &f.start)?,
-        stop: f.stop.as_deref().map(|s| duration("stop", s)).transpose()?,
+    set(&mut config.min_rate, t.min_rate, "min_rate")?;
+    set(&mut config.max_rate, t.max_rate, "max_rate")?;
+    set(&mut config.floor_rate, t.floor_rate, "floor_rate")?;
+    if let Some(a) = t.alpha {
+        if !(a > 0.0 && a <= 1.0) {
+            return Err("alpha must be in (0, 1]".into());
+        }
+        config.alpha = a;
+    }
+    if let Some(n) = t.probes {
+        if n == 0 {
+            return Err("probes must be at least 1".into());
+        }
+        config.probes = n;
+    }
+    if let Some(d) = t.probe_timeout {
+        config.probe_timeout = d.0;
+    }
+    if let Some(d) = t.outage_after {
+        config.outage_after = d.0;
+    }
+    if config.min_rate > config.max_rate {
+        return Err("min_rate is above max_rate".into());
+    }
+    Ok(FlowKind::Acp {
+        controller,
+        config,
+        payload: t.payload,
     })
 }
 
+/// One `[[flow]]` table, expanded into its replicas.
+fn flows(i: usize, mut table: toml::Table) -> Result<Vec<FlowSpec>, String> {
+    let kind = match table.remove("type") {
+        Some(toml::Value::String(s)) => s,
+        Some(other) => return Err(format!("type must be a string, got {other}")),
+        None => return Err("missing field `type` (acp, updates or cross)".into()),
+    };
+    let mut common = toml::Table::new();
+    for key in COMMON {
+        if let Some(v) = table.remove(key) {
+            common.insert(key.into(), v);
+        }
+    }
+    let c: CommonToml = from_table(common)?;
+    let kind = match kind.as_str() {
+        "acp" => acp_kind(from_table(table)?)?,
+        "updates" => {
+            let t: UpdatesToml = from_table(table)?;
+            if !(t.rate.is_finite() && t.rate > 0.0) {
+                return Err("rate (updates/s) must be positive".into());
+            }
+            FlowKind::Updates {
+                process: t.process.process(),
+                rate: t.rate,
+                size: t.size,
+            }
+        }
+        "cross" => {
+            let t: CrossToml = from_table(table)?;
+            FlowKind::Cross {
+                process: t.process.process(),
+                rate_bps: t.rate.0,
+                size: t.size,
+            }
+        }
+        other => {
+            return Err(format!(
+                "unknown type {other:?} (expected acp, updates or cross)"
+            ))
+        }
+    };
+    if c.count == 0 {
+        return Err("count must be at least 1".into());
+    }
+    if c.dscp > 63 {
+        return Err(format!("dscp {} is out of range 0–63", c.dscp));
+    }
+    let base = c.name.unwrap_or_else(|| format!("flow{i}"));
+    let stagger = c.stagger.map_or(
+        if c.count > 1 {
+            Duration::from_secs(1)
+        } else {
+            Duration::ZERO
+        },
+        |s| s.0,
+    );
+    Ok((1..=c.count)
+        .map(|k| FlowSpec {
+            name: if c.count == 1 {
+                base.clone()
+            } else {
+                format!("{base}#{k}")
+            },
+            kind: kind.clone(),
+            path: c.path.clone(),
+            start: c.start.as_ref().map_or(Duration::ZERO, |s| s.0),
+            stagger,
+            stop: c.stop.as_ref().map(|s| s.0),
+            dscp: c.dscp,
+        })
+        .collect())
+}
+
 impl Scenario {
-    /// Parses a scenario file's text.
+    /// Reads a scenario file; trace files it names are found relative to it.
+    pub fn load(path: &Path) -> Result<Self, ScenarioError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| invalid(format!("cannot read {}: {e}", path.display())))?;
+        Self::parse_in(&text, path.parent())
+    }
+
+    /// Parses a scenario's text (trace files relative to the working directory).
     pub fn parse(text: &str) -> Result<Self, ScenarioError> {
+        Self::parse_in(text, None)
+    }
+
+    fn parse_in(text: &str, base: Option<&Path>) -> Result<Self, ScenarioError> {
         let t: ScenarioToml = toml::from_str(text)?;
+        match t.format {
+            Some(FORMAT) => {}
+            Some(v) => return Err(invalid(format!("format {v} is not supported (this is {FORMAT})"))),
+            None => {
+                return Err(invalid(
+                    "missing `format = 2` (format 1 files: see \"Migrating from format 1\" in docs/SIMULATOR.md)",
+                ))
+            }
+        }
         let config = SimConfig {
             seed: t.seed,
-            duration: duration("duration", &t.duration)?,
-            warmup: duration("warmup", &t.warmup)?,
+            duration: t.duration.0,
+            warmup: t.warmup.map_or(Duration::ZERO, |w| w.0),
             trace_points: t.trace_points,
+            packet_log: false,
         };
         if config.warmup >= config.duration {
             return Err(invalid("warmup must be shorter than duration"));
         }
-        let mut links = Vec::new();
+        let mut topology = Topology::default();
         for l in &t.links {
-            let limit = match (l.queue, l.queue_bytes) {
-                (Some(_), Some(_)) => {
-                    return Err(invalid(format!(
-                        "link {}→{}: give queue or queue_bytes, not both",
-                        l.from, l.to
-                    )))
-                }
-                (_, Some(b)) => QueueLimit::Bytes(b),
-                (q, None) => QueueLimit::Packets(q.unwrap_or(1000)),
-            };
-            let spec = LinkSpec {
-                rate_bps: rate_bps(&format!("link {}→{} rate", l.from, l.to), &l.rate)?,
-                delay: duration(&format!("link {}→{} delay", l.from, l.to), &l.delay)?,
-                limit,
-                service: match l.service {
-                    ServiceToml::Deterministic => Service::Deterministic,
-                    ServiceToml::Exponential => Service::Exponential,
-                },
-            };
-            links.push((l.from.clone(), l.to.clone(), spec.clone()));
+            let cfg = link_config(l, base)
+                .map_err(|e| invalid(format!("link {} → {}: {e}", l.from, l.to)))?;
+            topology
+                .add_link(&l.from, &l.to, cfg.clone())
+                .map_err(BuildError::from)?;
             if l.both_ways {
-                links.push((l.to.clone(), l.from.clone(), spec));
+                topology
+                    .add_link(&l.to, &l.from, cfg)
+                    .map_err(BuildError::from)?;
             }
         }
-        let flows = t
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| flow(i, f))
-            .collect::<Result<Vec<_>, _>>()?;
+        let mut all = Vec::new();
+        for (i, spanned) in t.flows.into_iter().enumerate() {
+            let line = line_of(text, spanned.span().start);
+            let table = spanned.into_inner();
+            let name = table
+                .get("name")
+                .and_then(|v| v.as_str())
+                .map_or_else(|| format!("flow{i}"), str::to_string);
+            let expanded = flows(i, table)
+                .map_err(|e| invalid(format!("line {line}: [[flow]] {name}: {e}")))?;
+            all.extend(expanded);
+        }
         let scenario = Scenario {
             name: t.name.unwrap_or_else(|| "scenario".into()),
             config,
-            links,
-            flows,
+            topology,
+            flows: all,
         };
-        // Build once to report bad routes and links now rather than at run time.
+        // Build once to report bad routes and flows now rather than at run time.
         scenario.build()?;
         Ok(scenario)
     }
 
     /// A fresh simulation of this scenario.
     pub fn build(&self) -> Result<Sim, BuildError> {
-        let mut topo = Topology::default();
-        for (from, to, spec) in &self.links {
-            topo.add_link(from, to, spec.clone())?;
-        }
-        Sim::new(self.config.clone(), topo, self.flows.clone())
+        Sim::new(self.config.clone(), self.topology.clone(), self.flows.clone())
     }
 
     /// Replaces every ACP flow's controller by Fixed(`rate`) and every update stream's rate by
-    /// `rate`: one point of an oracle sweep.
+    /// `rate`: one point of an oracle sweep. Cross traffic is untouched and, drawing from its own
+    /// random streams, arrives exactly as in every other point.
     pub fn with_fixed_rate(&self, rate: f64) -> Scenario {
         let mut s = self.clone();
         for f in &mut s.flows {
@@ -328,6 +524,7 @@ mod tests {
     use super::*;
 
     const MINI: &str = r#"
+        format = 2
         seed = 3
         duration = "10s"
         warmup = "1s"
@@ -341,10 +538,11 @@ mod tests {
         name = "x"
         type = "acp"
         controller = "lazy"
+        max_rate = 500
         path = ["a", "b"]
         [[flow]]
         type = "cross"
-        pattern = "onoff"
+        process = { onoff = { on = "1s", off = "1s" } }
         rate = "0.2mbit"
         path = ["a", "b"]
     "#;
@@ -354,31 +552,49 @@ mod tests {
         let s = Scenario::parse(MINI).unwrap();
         assert_eq!(s.config.seed, 3);
         assert_eq!(s.flows.len(), 2);
+        match &s.flows[0].kind {
+            FlowKind::Acp { config, .. } => assert_eq!(config.max_rate, 500.0),
+            k => panic!("{k:?}"),
+        }
         let r = s.build().unwrap().run();
         assert!(r.flows[0].age.is_some());
         assert!(r.flows[0].delivered > 100);
     }
 
     #[test]
-    fn errors_name_the_problem() {
+    fn count_replicates_with_distinct_seeded_starts() {
+        let text = MINI.replace("name = \"x\"", "name = \"x\"\ncount = 3\nstagger = \"2s\"");
+        let s = Scenario::parse(&text).unwrap();
+        let names: Vec<&str> = s.flows.iter().map(|f| f.name.as_str()).collect();
+        assert_eq!(names, ["x#1", "x#2", "x#3", "flow1"]);
+        assert!(s.flows[..3].iter().all(|f| f.stagger == Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn errors_name_the_line_and_field() {
         let cases = [
             (MINI.replace("\"lazy\"", "\"tcp\""), "unknown controller"),
             (
-                MINI.replace(
-                    "path = [\"a\", \"b\"]\n        [[flow]]",
-                    "path = [\"a\", \"c\"]\n        [[flow]]",
-                ),
+                MINI.replace("max_rate = 500", "max_rate = 500\n        colour = 1"),
+                "line 12: [[flow]] x: unknown field `colour`",
+            ),
+            (
+                MINI.replace("\"0.2mbit\"", "\"0.2 furlongs\""),
+                "line 18",
+            ),
+            (
+                MINI.replace("max_rate = 500", "max_rate = 500\n        size = 3"),
+                "unknown field `size`",
+            ),
+            (
+                MINI.replace("path = [\"a\", \"b\"]\n        [[flow]]", "path = [\"a\", \"c\"]\n        [[flow]]"),
                 "no link from a to c",
             ),
-            (MINI.replace("\"1mbit\"", "\"fast\""), "rate"),
-            (
-                MINI.replace("warmup = \"1s\"", "warmup = \"20s\""),
-                "warmup",
-            ),
-            (
-                MINI.replace("queue = 20", "queue = 20\n        colour = 1"),
-                "unknown field",
-            ),
+            (MINI.replace("\"1mbit\"", "\"fast\""), "line 9"),
+            (MINI.replace("warmup = \"1s\"", "warmup = \"20s\""), "warmup"),
+            (MINI.replace("queue = 20", "queue = 20\n        colour = 1"), "unknown field `colour`"),
+            (MINI.replace("format = 2", ""), "format = 2"),
+            (MINI.replace("type = \"cross\"", "type = \"tcp\""), "unknown type"),
         ];
         for (text, needle) in cases {
             let e = Scenario::parse(&text).unwrap_err().to_string();

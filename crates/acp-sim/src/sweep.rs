@@ -6,14 +6,19 @@ use std::sync::Mutex;
 use crate::report::SimResult;
 use crate::scenario::Scenario;
 
-/// One rate of a sweep.
+/// One rate of a sweep, over one or more seeds.
 #[derive(Debug, Clone)]
 pub struct SweepPoint {
     /// Fixed rate of every update flow (updates/s).
     pub rate: f64,
-    /// Mean over the update flows of their true time-average age (s).
+    /// Per seed, the mean over the update flows of their true time-average age (s).
+    pub ages: Vec<f64>,
+    /// Mean of `ages` (s).
     pub age: f64,
-    /// The whole run.
+    /// Half-width of the 95 % confidence interval of `age` (Student's t over the seeds; 0 with
+    /// one seed) (s).
+    pub ci95: f64,
+    /// The run of the first seed.
     pub result: SimResult,
 }
 
@@ -25,6 +30,27 @@ pub fn mean_age(r: &SimResult) -> f64 {
     } else {
         ages.iter().sum::<f64>() / ages.len() as f64
     }
+}
+
+/// The 0.975 quantile of Student's t with `df` degrees of freedom (normal beyond 30).
+fn t975(df: usize) -> f64 {
+    const T: [f64; 30] = [
+        12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179,
+        2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086, 2.080, 2.074, 2.069, 2.064, 2.060,
+        2.056, 2.052, 2.048, 2.045, 2.042,
+    ];
+    T.get(df.wrapping_sub(1)).copied().unwrap_or(1.960)
+}
+
+/// Mean and 95 % confidence half-width of `xs`.
+pub fn mean_ci95(xs: &[f64]) -> (f64, f64) {
+    let n = xs.len();
+    let mean = xs.iter().sum::<f64>() / n.max(1) as f64;
+    if n < 2 || !mean.is_finite() {
+        return (mean, 0.0);
+    }
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    (mean, t975(n - 1) * (var / n as f64).sqrt())
 }
 
 /// Parses `10,20,50` or `START:STOP:STEP` (inclusive) into rates.
@@ -55,29 +81,47 @@ pub fn parse_rates(s: &str) -> Result<Vec<f64>, String> {
     Ok(rates)
 }
 
-/// Runs `scenario` at every rate on `threads` threads; `progress(done, total)` is called after
-/// each run. Results come back in the order of `rates`, identical whatever the thread count.
+/// Runs `scenario` at every rate with every seed on `threads` threads; `progress(done, total)`
+/// is called after each run. Cross traffic draws from its own streams, so at one seed every rate
+/// sees the same cross traffic (common random numbers). Results come back in the order of
+/// `rates`, identical whatever the thread count.
 pub fn sweep(
     scenario: &Scenario,
     rates: &[f64],
+    seeds: &[u64],
     threads: usize,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Vec<SweepPoint> {
     let done = AtomicUsize::new(0);
-    let runs = parallel(rates.to_vec(), threads, |rate| {
+    let total = rates.len() * seeds.len();
+    let jobs: Vec<(f64, u64)> = rates
+        .iter()
+        .flat_map(|&r| seeds.iter().map(move |&s| (r, s)))
+        .collect();
+    let runs = parallel(jobs, threads, |(rate, seed)| {
+        let mut s = scenario.with_fixed_rate(rate);
+        s.config.seed = seed;
         // `parse` built this scenario once already; a fixed rate cannot make it unbuildable.
-        let point = scenario.with_fixed_rate(rate).build().ok().map(|sim| {
-            let result = sim.run();
-            SweepPoint {
-                rate,
-                age: mean_age(&result),
-                result,
-            }
-        });
-        progress(done.fetch_add(1, Ordering::Relaxed) + 1, rates.len());
-        point
+        let run = s.build().ok().map(|sim| sim.run());
+        progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
+        run
     });
-    runs.into_iter().flatten().collect()
+    let mut runs = runs.into_iter();
+    rates
+        .iter()
+        .filter_map(|&rate| {
+            let results: Vec<SimResult> = runs.by_ref().take(seeds.len()).flatten().collect();
+            let ages: Vec<f64> = results.iter().map(mean_age).collect();
+            let (age, ci95) = mean_ci95(&ages);
+            Some(SweepPoint {
+                rate,
+                ages,
+                age,
+                ci95,
+                result: results.into_iter().next()?,
+            })
+        })
+        .collect()
 }
 
 /// Runs `jobs` on `threads` threads (a shared work queue), returning the results in the jobs'
@@ -128,5 +172,14 @@ mod tests {
         assert!(parse_rates("10:5:1").is_err());
         assert!(parse_rates("a,b").is_err());
         assert!(parse_rates("-1").is_err());
+    }
+
+    #[test]
+    fn confidence_interval_uses_students_t() {
+        let (m, h) = mean_ci95(&[1.0, 2.0, 3.0]);
+        assert_eq!(m, 2.0);
+        // s = 1, n = 3: 4.303 / sqrt(3).
+        assert!((h - 4.303 / 3f64.sqrt()).abs() < 1e-12);
+        assert_eq!(mean_ci95(&[5.0]), (5.0, 0.0));
     }
 }

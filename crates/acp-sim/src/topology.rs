@@ -1,100 +1,18 @@
 //! Nodes, directional links and explicit routes.
 //!
-//! A link leaves one node for another. It serialises packets one at a time at its rate (or, for
-//! queueing-model validation, for an exponentially distributed time with the same mean), then the
-//! packet propagates for the link's delay. Packets waiting for the link sit in a FIFO drop-tail
-//! queue limited in packets or in bytes (the packet in service counts). A route is the list of
-//! links a flow's packets take.
+//! A link leaves one node for another and is an [`acp_netmodel::Link`] built from its
+//! [`LinkConfig`] when a simulation starts, named `from→to` (which also names its random streams).
+//! A route is the list of links a flow's packets take.
 
-use std::collections::{HashMap, VecDeque};
-use std::time::Duration;
+use std::collections::HashMap;
 
-use acp_core::accounting::StepIntegral;
-use acp_core::Time;
+use acp_netmodel::LinkConfig;
 use thiserror::Error;
 
 /// Index of a node.
 pub type NodeId = usize;
 /// Index of a link.
 pub type LinkId = usize;
-
-/// How long a packet occupies a link.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Service {
-    /// `8 · size / rate`.
-    Deterministic,
-    /// Exponential with mean `8 · size / rate` (M/M/1-style servers).
-    Exponential,
-}
-
-/// How much a link's queue holds, counting the packet in service.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum QueueLimit {
-    /// At most this many packets.
-    Packets(usize),
-    /// At most this many bytes.
-    Bytes(u64),
-}
-
-/// A link's parameters.
-#[derive(Debug, Clone, PartialEq)]
-pub struct LinkSpec {
-    /// Bits per second.
-    pub rate_bps: f64,
-    /// Propagation delay.
-    pub delay: Duration,
-    /// Queue limit.
-    pub limit: QueueLimit,
-    /// Service-time model.
-    pub service: Service,
-}
-
-/// Counters of one link.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct LinkCounters {
-    /// Packets that entered the queue.
-    pub enqueued: u64,
-    /// Packets dropped because the queue was full.
-    pub dropped: u64,
-    /// Bytes sent.
-    pub bytes: u64,
-}
-
-/// A link in a running simulation.
-#[derive(Debug)]
-pub struct Link {
-    /// Where it starts.
-    pub from: NodeId,
-    /// Where it ends.
-    pub to: NodeId,
-    /// Its parameters.
-    pub spec: LinkSpec,
-    /// Packets queued, the head one in service when `busy`.
-    pub queue: VecDeque<u32>,
-    /// Bytes in `queue`.
-    pub queued_bytes: u64,
-    /// Whether the head of the queue is being served.
-    pub busy: bool,
-    /// Counters.
-    pub counters: LinkCounters,
-    /// Time-average number of each tracked flow's packets here (indexed by tracked-flow index).
-    pub backlog: Vec<StepIntegral>,
-}
-
-impl Link {
-    /// Whether a packet of `size` bytes fits.
-    pub fn admits(&self, size: u32) -> bool {
-        match self.spec.limit {
-            QueueLimit::Packets(n) => self.queue.len() < n,
-            QueueLimit::Bytes(n) => self.queued_bytes + u64::from(size) <= n,
-        }
-    }
-
-    /// Mean service time of a packet of `size` bytes (s).
-    pub fn mean_service(&self, size: u32) -> f64 {
-        8.0 * f64::from(size) / self.spec.rate_bps
-    }
-}
 
 /// Problems in a topology description.
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
@@ -113,13 +31,24 @@ pub enum TopologyError {
     BadLink(String, String, String),
 }
 
+/// A link's ends and parameters.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinkDef {
+    /// Where it starts.
+    pub from: NodeId,
+    /// Where it ends.
+    pub to: NodeId,
+    /// Its model.
+    pub config: LinkConfig,
+}
+
 /// Nodes and links.
-#[derive(Debug, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct Topology {
     names: Vec<String>,
     by_name: HashMap<String, NodeId>,
     /// The links.
-    pub links: Vec<Link>,
+    pub links: Vec<LinkDef>,
     by_ends: HashMap<(NodeId, NodeId), LinkId>,
 }
 
@@ -145,29 +74,20 @@ impl Topology {
         &mut self,
         from: &str,
         to: &str,
-        spec: LinkSpec,
+        config: LinkConfig,
     ) -> Result<LinkId, TopologyError> {
-        let bad = |why: &str| TopologyError::BadLink(from.into(), to.into(), why.into());
-        if !(spec.rate_bps.is_finite() && spec.rate_bps > 0.0) {
-            return Err(bad("rate must be positive"));
-        }
-        if matches!(spec.limit, QueueLimit::Packets(0) | QueueLimit::Bytes(0)) {
-            return Err(bad("queue limit must be positive"));
-        }
+        config
+            .validate()
+            .map_err(|why| TopologyError::BadLink(from.into(), to.into(), why))?;
         let (a, b) = (self.node(from), self.node(to));
         if self.by_ends.contains_key(&(a, b)) {
             return Err(TopologyError::DuplicateLink(from.into(), to.into()));
         }
         let id = self.links.len();
-        self.links.push(Link {
+        self.links.push(LinkDef {
             from: a,
             to: b,
-            spec,
-            queue: VecDeque::new(),
-            queued_bytes: 0,
-            busy: false,
-            counters: LinkCounters::default(),
-            backlog: Vec::new(),
+            config,
         });
         self.by_ends.insert((a, b), id);
         Ok(id)
@@ -191,16 +111,15 @@ impl Topology {
             .collect()
     }
 
-    /// A name for link `id`, "from→to".
-    pub fn link_name(&self, id: LinkId) -> String {
+    /// The ends of link `id` by name.
+    pub fn ends(&self, id: LinkId) -> (&str, &str) {
         let l = &self.links[id];
-        format!("{}→{}", self.names[l.from], self.names[l.to])
+        (&self.names[l.from], &self.names[l.to])
     }
 
-    /// Prepares backlog tracking of `flows` flows on every link, from `start`.
-    pub fn track(&mut self, flows: usize, start: Time) {
-        for l in &mut self.links {
-            l.backlog = (0..flows).map(|_| StepIntegral::new(start)).collect();
-        }
+    /// The name of link `id`, "from→to" (also the label of its random streams).
+    pub fn link_name(&self, id: LinkId) -> String {
+        let (a, b) = self.ends(id);
+        format!("{a}→{b}")
     }
 }

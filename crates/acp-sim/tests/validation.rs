@@ -12,9 +12,37 @@ use acp_sim::engine::{Sim, SimConfig};
 use acp_sim::flows::{FlowKind, FlowSpec, Process};
 use acp_sim::reproduce::queue_chain;
 use acp_sim::sweep::{mean_age, parallel};
-use acp_sim::topology::{LinkSpec, QueueLimit, Service, Topology};
+use acp_sim::topology::Topology;
+use acp_netmodel::{Discipline, LinkConfig, LossModel, QueueLimit, Service, Trace};
 
 const UPDATES: u64 = 400_000;
+
+fn config(seed: u64, secs: u64, warmup: u64) -> SimConfig {
+    SimConfig {
+        seed,
+        duration: Duration::from_secs(secs),
+        warmup: Duration::from_secs(warmup),
+        trace_points: 0,
+        packet_log: false,
+    }
+}
+
+/// A feedback-free update stream over the node path `path`.
+fn stream(name: &str, process: Process, rate: f64, size: u32, dscp: u8, path: &[&str]) -> FlowSpec {
+    FlowSpec {
+        name: name.into(),
+        kind: FlowKind::Updates {
+            process,
+            rate,
+            size,
+        },
+        path: path.iter().map(|n| n.to_string()).collect(),
+        start: Duration::ZERO,
+        stagger: Duration::ZERO,
+        stop: None,
+        dscp,
+    }
+}
 
 fn assert_close(sim: f64, exact: f64, tol: f64, what: &str) {
     let err = (sim / exact - 1.0).abs();
@@ -72,31 +100,15 @@ fn dd1_chain_age_is_exact() {
     let mut topo = Topology::default();
     let names = ["a", "b", "c", "d"];
     for (i, s) in services.iter().enumerate() {
-        let spec = LinkSpec {
-            rate_bps: 8.0 * 1000.0 / s,
-            delay: Duration::from_millis(3),
-            limit: QueueLimit::Packets(10),
-            service: Service::Deterministic,
-        };
+        let spec = LinkConfig::new(
+            8.0 * 1000.0 / s,
+            Duration::from_millis(3),
+            QueueLimit::Packets(10),
+        );
         topo.add_link(names[i], names[i + 1], spec).unwrap();
     }
-    let flows = vec![FlowSpec {
-        name: "u".into(),
-        kind: FlowKind::Updates {
-            process: Process::Periodic,
-            rate: 200.0,
-            size: 1000,
-        },
-        path: names.iter().map(|n| n.to_string()).collect(),
-        start: Duration::ZERO,
-        stop: None,
-    }];
-    let cfg = SimConfig {
-        seed: 1,
-        duration: Duration::from_secs(100),
-        warmup: Duration::from_secs(1),
-        trace_points: 0,
-    };
+    let flows = vec![stream("u", Process::Periodic, 200.0, 1000, 0, &names)];
+    let cfg = config(1, 100, 1);
     let r = Sim::new(cfg, topo, flows).unwrap().run();
     let exact = analytic::dd1_chain_age_with_delay(5e-3, &services, 9e-3);
     assert!(
@@ -165,4 +177,107 @@ fn optimum_sends_about_1_6_updates_per_system_time_through_two_equal_queues() {
         analytic::updates_per_system_time(l_star, analytic::tandem_system_time(l_star, 1.0, 1.0));
     assert!((expected - 1.6).abs() < 0.1, "{expected}");
     assert_close(per_system_time, expected, 0.05, "tandem λ*·T");
+}
+
+/// Cobham's formula: mean wait in queue of class `k` (0 highest) of a non-preemptive priority
+/// M/G/1 queue with arrival rates `lambdas`, mean service `s` and second moment `s2` for all.
+fn cobham_wait(lambdas: &[f64], s: f64, s2: f64, k: usize) -> f64 {
+    let w0: f64 = lambdas.iter().map(|l| l * s2 / 2.0).sum();
+    let sigma = |j: usize| lambdas[..j].iter().map(|l| l * s).sum::<f64>();
+    w0 / ((1.0 - sigma(k)) * (1.0 - sigma(k + 1)))
+}
+
+#[test]
+fn two_class_priority_queue_gives_cobhams_waits() {
+    // Poisson classes of 200/s (DSCP 46, high) and 400/s (best effort) through one strict-priority
+    // server of 1 ms mean service (125 B at 1 Mbit/s): load 0.2 + 0.4. Each class's mean wait
+    // comes from its time-average number at the link by Little's law, W = L/λ − E[S].
+    // Over 2000 s the waits' errors had a standard deviation of 0.6 % across eight seeds
+    // (exponential service; 0.4 % deterministic); 4000 s (2.4 M packets) halves the variance,
+    // so 2 % is over four standard deviations.
+    for service in [Service::Exponential, Service::Deterministic] {
+        let mut topo = Topology::default();
+        let link = LinkConfig {
+            service,
+            discipline: Discipline::StrictPriority {
+                classes: vec![vec![46]],
+            },
+            ..LinkConfig::new(1e6, Duration::ZERO, QueueLimit::Packets(100_000))
+        };
+        topo.add_link("a", "b", link).unwrap();
+        let lambdas = [200.0, 400.0];
+        let flows = vec![
+            stream("high", Process::Poisson, lambdas[0], 125, 46, &["a", "b"]),
+            stream("low", Process::Poisson, lambdas[1], 125, 0, &["a", "b"]),
+        ];
+        let r = Sim::new(config(5, 4000, 10), topo, flows).unwrap().run();
+        let s = 1e-3;
+        let s2 = match service {
+            Service::Exponential => 2.0 * s * s,
+            Service::Deterministic => s * s,
+        };
+        for (k, f) in r.flows.iter().enumerate() {
+            let wait = f.backlog[0].backlog / lambdas[k] - s;
+            assert_close(
+                wait,
+                cobham_wait(&lambdas, s, s2, k),
+                0.02,
+                &format!("{service:?} class {k} wait"),
+            );
+        }
+    }
+}
+
+#[test]
+fn trace_link_delivers_exactly_the_trace() {
+    // A saturating CBR stream of MTU-sized packets through a 4-opportunity, 5 ms trace: exactly
+    // one packet leaves per opportunity, at the opportunity's instant (plus 2 ms propagation).
+    let trace = Trace::parse("1\n1\n3\n5\n").unwrap();
+    let mut topo = Topology::default();
+    let link = LinkConfig {
+        trace: Some(trace.clone()),
+        ..LinkConfig::new(f64::INFINITY, Duration::from_millis(2), QueueLimit::Packets(100_000))
+    };
+    topo.add_link("a", "b", link).unwrap();
+    let flows = vec![stream("u", Process::Periodic, 2000.0, 1500, 0, &["a", "b"])];
+    let mut cfg = config(1, 10, 1);
+    cfg.packet_log = true;
+    let r = Sim::new(cfg, topo, flows).unwrap().run();
+    let out: Vec<u64> = r.packet_log.iter().filter_map(|e| e.departed_ns).collect();
+    // 10 s of a 5 ms trace: 2000 periods, 8000 opportunities (the last at 10 s + 2 ms is past the end).
+    let want: Vec<u64> = (0..out.len() as u64)
+        .map(|k| trace.offset_of(k) + 2_000_000)
+        .collect();
+    assert_eq!(out.len(), 7999);
+    assert_eq!(out, want);
+}
+
+#[test]
+fn gilbert_elliott_link_loses_its_stationary_share_in_bursts() {
+    // Gilbert model p = 0.02, r = 0.25: loss 0.02/0.27 = 7.41 %, bursts of mean 4. Over 10⁶
+    // packets the loss rate's standard error is about 0.05 % (bursty: √(mean burst) times the
+    // binomial's); 3 % of the rate is over four of them.
+    let model = LossModel::GilbertElliott {
+        p: 0.02,
+        r: 0.25,
+        loss_good: 0.0,
+        loss_bad: 1.0,
+    };
+    let mut topo = Topology::default();
+    let link = LinkConfig {
+        loss: model,
+        ..LinkConfig::new(f64::INFINITY, Duration::ZERO, QueueLimit::Packets(10))
+    };
+    topo.add_link("a", "b", link).unwrap();
+    let flows = vec![stream("u", Process::Periodic, 10_000.0, 100, 0, &["a", "b"])];
+    let mut cfg = config(3, 100, 0);
+    cfg.packet_log = true;
+    let r = Sim::new(cfg, topo, flows).unwrap().run();
+    let lost: Vec<bool> = r.packet_log.iter().map(|e| e.departed_ns.is_none()).collect();
+    let rate = lost.iter().filter(|&&l| l).count() as f64 / lost.len() as f64;
+    let bursts = lost.windows(2).filter(|w| w[1] && !w[0]).count() + usize::from(lost[0]);
+    let burst = lost.iter().filter(|&&l| l).count() as f64 / bursts as f64;
+    assert_close(rate, model.stationary_loss(), 0.03, "Gilbert–Elliott loss rate");
+    assert_close(burst, model.mean_burst().unwrap(), 0.03, "Gilbert–Elliott mean burst");
+    assert_eq!(r.links[0].lost as usize, lost.iter().filter(|&&l| l).count());
 }
