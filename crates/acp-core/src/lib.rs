@@ -15,12 +15,13 @@
 //! - [`controller`]: the controller trait and ACP+, ACP, Lazy, Fixed.
 //! - [`source`]: the source state machine.
 //! - [`monitor`]: the monitor state machine.
-//! - [`units`]: parsing of rates and durations users type (`2mbit`, `20ms`);
-//! - [`harness`]: a deterministic source–path–monitor harness for tests.
+//! - [`units`]: parsing of rates and durations users type (`2mbit`, `20ms`).
+//!
+//! Paths are modelled in `acp-netmodel`, not here; the simulator's D/D/1 path tests the
+//! controllers end to end.
 pub mod accounting;
 pub mod controller;
 pub mod ewma;
-pub mod harness;
 pub mod monitor;
 pub mod source;
 pub mod time;

@@ -30,7 +30,9 @@ use acp_netmodel::driver::{on_timer, Endpoint};
 use acp_netmodel::{Arrivals, Link, Parcel, Streams};
 
 use crate::flows::{FlowKind, FlowSpec};
-use crate::report::{FlowResult, HopBacklog, LinkResult, PacketEvent, SimResult};
+use crate::report::{
+    FlowResult, HopBacklog, LinkResult, PacketEvent, SimResult, SourceCounters,
+};
 use crate::topology::{LinkId, Topology, TopologyError};
 
 /// Run parameters.
@@ -766,22 +768,14 @@ impl Sim {
             .flows
             .iter()
             .map(|f| {
-                let (controller, est_age, rtt, source_backlog, final_rate) = match &f.state {
+                let stats = match &f.state {
                     State::Acp {
                         source: Some(source),
                         ..
-                    } => {
-                        let s = source.stats(self.now.min(f.stop));
-                        (
-                            Some(source.controller_name()),
-                            s.avg_age,
-                            s.rtt,
-                            Some(s.avg_backlog),
-                            Some(s.rate),
-                        )
-                    }
-                    _ => (None, None, None, None, None),
+                    } => Some((source.controller_name(), source.stats(self.now.min(f.stop)))),
+                    _ => None,
                 };
+                let s = stats.as_ref().map(|(_, s)| s);
                 let backlog = match f.tracked {
                     Some(t) => self.routes[self.fwd_route(f)]
                         .iter()
@@ -804,20 +798,29 @@ impl Sim {
                 FlowResult {
                     name: f.spec.name.clone(),
                     kind: f.spec.kind.label().into(),
-                    controller,
+                    controller: stats.as_ref().map(|(c, _)| c.clone()),
                     dscp: f.spec.dscp,
                     active_s: active,
                     age: f.tracked.and(age),
-                    est_age,
-                    rtt,
-                    source_backlog,
-                    final_rate,
+                    est_age: s.and_then(|s| s.avg_age),
+                    rtt: s.and_then(|s| s.rtt),
+                    source_backlog: s.map(|s| s.avg_backlog),
+                    final_rate: s.map(|s| s.rate),
                     rate: f.delivered_in_window as f64 / active.max(1e-12),
                     throughput_bps: f.bytes_in_window as f64 * 8.0 / active.max(1e-12),
                     sent: f.sent,
                     delivered: f.delivered,
                     dropped: f.dropped,
                     backlog,
+                    source: s.map(|s| SourceCounters {
+                        phase: format!("{:?}", s.phase).to_lowercase(),
+                        probes_sent: s.probes_sent,
+                        probes_lost: s.probes_lost,
+                        epochs: s.epochs,
+                        outages: s.outages,
+                        acks_in_sequence: s.acks_in_sequence,
+                        acks_out_of_sequence: s.acks_out_of_sequence,
+                    }),
                     mean_age_trace: f.trace.clone(),
                 }
             })

@@ -54,10 +54,32 @@ pub struct FlowResult {
     pub dropped: u64,
     /// Backlog at each link of the flow's route.
     pub backlog: Vec<HopBacklog>,
+    /// The ACP source's protocol counters over the whole run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourceCounters>,
     /// `(t, mean age over the grid interval ending at t)` (s, s) on a regular grid of
     /// `trace_points` intervals over the run (empty unless asked for).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub mean_age_trace: Vec<(f64, f64)>,
+}
+
+/// An ACP source's protocol counters.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SourceCounters {
+    /// Phase at the end: `probing`, `running` or `outage`.
+    pub phase: String,
+    /// Initialisation probes sent.
+    pub probes_sent: u64,
+    /// Probes that timed out.
+    pub probes_lost: u64,
+    /// Control epochs completed.
+    pub epochs: u64,
+    /// Outages entered.
+    pub outages: u64,
+    /// In-sequence ACKs.
+    pub acks_in_sequence: u64,
+    /// Out-of-sequence ACKs.
+    pub acks_out_of_sequence: u64,
 }
 
 /// One link's counters over the whole run.

@@ -2,6 +2,8 @@
 //!
 //! - [`fig7`]: age against update rate for three M/M/1 queues and two M/M/1 queues in tandem,
 //!   simulation points against the analytic curves.
+//! - [`dd1_scenario`]: the D/D/1 "virtual path" of `docs/ALGORITHMS.md` §8, whose optimum is known
+//!   exactly.
 //! - [`table1`]: the six-hop networks Net A–E of Table I with 0.2 Mbit/s of other traffic on every
 //!   hop: the oracle's per-node backlog (Fig. 8) and the age of ACP+, ACP (κ = 0.25) and Lazy as a
 //!   ratio to the oracle's.
@@ -62,6 +64,62 @@ pub fn queue_chain(lambda: f64, mus: &[f64], updates: u64, seed: u64) -> SimResu
     match Sim::new(cfg, topo, flows) {
         Ok(sim) => sim.run(),
         Err(e) => unreachable!("a chain of distinct links always builds: {e}"),
+    }
+}
+
+/// Payload of the D/D/1 path's updates (bytes).
+pub const DD1_PAYLOAD: u32 = 64;
+
+/// The D/D/1 path of `docs/ALGORITHMS.md` §8: one ACP flow with `controller` through a server
+/// that takes exactly `service` per update, then `delay` of propagation; ACKs come back after
+/// `delay` without queueing. Rate 1/S is optimal there, with age `S + P + S/2` and one update at
+/// the server. Measured over the last two thirds of `secs`.
+pub fn dd1_scenario(
+    service: Duration,
+    delay: Duration,
+    controller: ControllerKind,
+    secs: u64,
+) -> Scenario {
+    let bits = 8.0 * f64::from(DD1_PAYLOAD + acp_core::wire::HEADER_LEN as u32 + 28);
+    let mut topology = Topology::default();
+    let forward = LinkConfig::new(
+        bits / service.as_secs_f64(),
+        delay,
+        QueueLimit::Packets(10_000),
+    );
+    let back = LinkConfig::new(f64::INFINITY, delay, QueueLimit::Packets(10_000));
+    for (from, to, cfg) in [("source", "monitor", forward), ("monitor", "source", back)] {
+        if let Err(e) = topology.add_link(from, to, cfg) {
+            unreachable!("the D/D/1 path's two links are valid and distinct: {e}");
+        }
+    }
+    Scenario {
+        name: format!(
+            "D/D/1 S = {} ms, P = {} ms",
+            service.as_secs_f64() * 1e3,
+            delay.as_secs_f64() * 1e3
+        ),
+        config: SimConfig {
+            seed: 1,
+            duration: Duration::from_secs(secs),
+            warmup: Duration::from_secs(secs / 3),
+            trace_points: 0,
+            packet_log: false,
+        },
+        topology,
+        flows: vec![FlowSpec {
+            name: "updates".into(),
+            kind: FlowKind::Acp {
+                controller,
+                config: acp_core::SourceConfig::default(),
+                payload: DD1_PAYLOAD,
+            },
+            path: vec!["source".into(), "monitor".into()],
+            start: Duration::ZERO,
+            stagger: Duration::ZERO,
+            stop: None,
+            dscp: 0,
+        }],
     }
 }
 
