@@ -9,7 +9,7 @@ use acp_core::wire::HEADER_LEN;
 use acp_core::{Acp, Lazy, SourceConfig};
 use acp_runtime::driver::{Payload, SourceSpec};
 use acp_runtime::experiment::{self, Experiment, Outcome, Tick};
-use acp_runtime::relay::LinkConfig;
+use acp_runtime::relay::PathConfig;
 use serde_json::json;
 
 use crate::DemoArgs;
@@ -98,7 +98,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         payload: Payload::Synthetic(PAYLOAD),
     };
     let exp = Experiment {
-        relays: vec![LinkConfig::lossless(2e6, Duration::from_millis(20), 50)],
+        relays: vec![PathConfig::lossless(2e6, Duration::from_millis(20), 50)],
         sources: vec![
             source("s1", Box::new(Acp::plus())),
             source("s2", Box::new(Acp::plus())),

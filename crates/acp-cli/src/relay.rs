@@ -3,7 +3,8 @@
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use acp_runtime::relay::{DirectionStats, LinkConfig, Relay, RelayConfig};
+use acp_netmodel::LossModel;
+use acp_runtime::relay::{DirectionStats, PathConfig, Relay, RelayConfig};
 use anyhow::Context;
 use serde_json::{json, Value};
 
@@ -41,18 +42,14 @@ use crate::RelayArgs;
 
 /// Runs until SIGINT/SIGTERM, printing the relay's counters every 5 s and at the end.
 pub fn run(a: RelayArgs) -> anyhow::Result<()> {
-    let cfg = RelayConfig {
-        listen: a.listen,
-        target: a.to,
-        link: LinkConfig {
-            rate_bps: a.rate,
-            delay: a.delay,
-            queue_packets: usize::try_from(a.queue).unwrap_or(usize::MAX),
-            loss: a.loss,
-            cross_bps: a.cross.unwrap_or(0.0),
-        },
-        seed: a.seed,
-    };
+    let mut path = PathConfig::lossless(
+        a.rate,
+        a.delay,
+        usize::try_from(a.queue).unwrap_or(usize::MAX),
+    );
+    path.link.loss = LossModel::Bernoulli { p: a.loss };
+    path.cross_bps = a.cross.unwrap_or(0.0);
+    let cfg = RelayConfig::symmetric(a.listen, a.to, path, a.seed);
     let relay = Relay::start(cfg).with_context(|| format!("cannot listen on {}", a.listen))?;
     eprintln!(
         "acp relay {} → {}: {:.0} bit/s, {:?} delay, queue {}, loss {}",

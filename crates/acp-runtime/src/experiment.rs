@@ -14,13 +14,14 @@ use acp_core::source::SourceStats;
 use acp_core::MonitorConfig;
 
 use crate::driver::{RunLimits, SourceReport, SourceSet, SourceSpec};
-use crate::relay::{LinkConfig, Relay, RelayConfig};
+use crate::relay::{PathConfig, Relay, RelayConfig};
 use crate::server::{MonitorServer, ServerConfig, SessionReport, Snapshot};
 
 /// What to run.
 pub struct Experiment {
-    /// Relays from the sources towards the monitor (first = nearest the sources); may be empty.
-    pub relays: Vec<LinkConfig>,
+    /// Relays from the sources towards the monitor (first = nearest the sources), each with the
+    /// same path model both ways; may be empty.
+    pub relays: Vec<PathConfig>,
     /// The sources.
     pub sources: Vec<SourceSpec>,
     /// How long the sources run.
@@ -95,13 +96,9 @@ pub fn run(exp: Experiment, mut on_tick: impl FnMut(&Tick<'_>)) -> io::Result<Ve
     // Build the chain from the monitor outwards.
     let mut target = server.local_addr();
     let mut relays = Vec::new();
-    for (i, link) in exp.relays.iter().enumerate().rev() {
-        let relay = Relay::start(RelayConfig {
-            listen: any,
-            target,
-            link: link.clone(),
-            seed: exp.seed.wrapping_add(i as u64),
-        })?;
+    for (i, path) in exp.relays.iter().enumerate().rev() {
+        let seed = exp.seed.wrapping_add(i as u64);
+        let relay = Relay::start(RelayConfig::symmetric(any, target, path.clone(), seed))?;
         target = relay.local_addr();
         relays.push(relay);
     }

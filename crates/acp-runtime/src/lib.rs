@@ -7,8 +7,8 @@
 //! - [`driver`]: runs many sources over one socket with precise pacing;
 //! - [`experiment`]: monitor, relay chain and sources on loopback in one call;
 //! - [`server`]: the batched monitor server;
-//! - [`net`]: address conversion, readiness waits, batched `recvmmsg`/`sendmmsg`;
-//! - [`relay`]: a userspace UDP path emulator (rate, delay, queue, loss, cross traffic);
+//! - [`net`]: address conversion, readiness waits, batched `recvmmsg`/`sendmmsg`, DSCP marking;
+//! - [`relay`]: a userspace UDP path emulator running the `acp-netmodel` network model;
 pub mod bench;
 pub mod clock;
 pub mod driver;

@@ -1,6 +1,7 @@
-//! Socket plumbing shared by the monitor server, the source driver and the benchmarks: address
-//! conversion, readiness waiting with nanosecond timeouts ([`poll_fds`]), and batched receive/send with
-//! `recvmmsg`/`sendmmsg` (Linux).
+//! Socket plumbing shared by the monitor server, the source driver, the relay and the benchmarks:
+//! address conversion, readiness waiting with nanosecond timeouts ([`poll_fds`]), batched
+//! receive/send with `recvmmsg`/`sendmmsg` (Linux), and DSCP marking: [`set_dscp`] marks what a
+//! socket sends, [`receive_dscp`] and [`recv_with_dscp`] read the marking of what it receives.
 
 use std::io;
 use std::mem::{size_of, zeroed};
@@ -105,6 +106,163 @@ pub fn poll_fds(fds: &mut [libc::pollfd], timeout: Duration) -> io::Result<usize
         return Err(err);
     }
     Ok(usize::try_from(n).unwrap_or(0))
+}
+
+/// Sets an integer socket option.
+pub(crate) fn set_int_option(
+    socket: &UdpSocket,
+    level: libc::c_int,
+    name: libc::c_int,
+    value: libc::c_int,
+) -> io::Result<()> {
+    // SAFETY: the descriptor is open for the duration of the call, and the option value points to
+    // a live c_int whose size is passed alongside.
+    let r = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            level,
+            name,
+            (&value as *const libc::c_int).cast(),
+            size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Highest differentiated-services code point (six bits).
+pub const MAX_DSCP: u8 = 63;
+
+/// Marks every datagram `socket` sends with `dscp` (0–63): the upper six bits of the IPv4 TOS
+/// byte (`IP_TOS`) or of the IPv6 traffic class (`IPV6_TCLASS`), by the socket's family.
+pub fn set_dscp(socket: &UdpSocket, dscp: u8) -> io::Result<()> {
+    if dscp > MAX_DSCP {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("DSCP {dscp} is out of range 0–{MAX_DSCP}"),
+        ));
+    }
+    let tos = libc::c_int::from(dscp) << 2;
+    match socket.local_addr()? {
+        SocketAddr::V4(_) => set_int_option(socket, libc::IPPROTO_IP, libc::IP_TOS, tos),
+        SocketAddr::V6(_) => set_int_option(socket, libc::IPPROTO_IPV6, libc::IPV6_TCLASS, tos),
+    }
+}
+
+/// Asks the kernel to report the TOS byte or traffic class of each datagram `socket` receives, for
+/// [`recv_with_dscp`]. An IPv6 socket also asks for the TOS of IPv4-mapped traffic (best effort).
+pub fn receive_dscp(socket: &UdpSocket) -> io::Result<()> {
+    match socket.local_addr()? {
+        SocketAddr::V4(_) => set_int_option(socket, libc::IPPROTO_IP, libc::IP_RECVTOS, 1),
+        SocketAddr::V6(_) => {
+            let _ = set_int_option(socket, libc::IPPROTO_IP, libc::IP_RECVTOS, 1);
+            set_int_option(socket, libc::IPPROTO_IPV6, libc::IPV6_RECVTCLASS, 1)
+        }
+    }
+}
+
+/// A UDP socket that marks what it sends with each datagram's own DSCP, changing the socket's
+/// marking only when the DSCP differs from the previous datagram's (one `setsockopt` per change,
+/// none per datagram).
+#[derive(Debug)]
+pub struct MarkingSocket {
+    socket: UdpSocket,
+    dscp: u8,
+}
+
+impl MarkingSocket {
+    /// Wraps an unmarked socket (DSCP 0).
+    pub fn new(socket: UdpSocket) -> Self {
+        MarkingSocket { socket, dscp: 0 }
+    }
+
+    /// The socket.
+    pub fn socket(&self) -> &UdpSocket {
+        &self.socket
+    }
+
+    fn mark(&mut self, dscp: u8) {
+        if dscp != self.dscp && set_dscp(&self.socket, dscp).is_ok() {
+            self.dscp = dscp;
+        }
+    }
+
+    /// Sends `data` marked `dscp` on the connected socket.
+    pub fn send(&mut self, data: &[u8], dscp: u8) -> io::Result<usize> {
+        self.mark(dscp);
+        self.socket.send(data)
+    }
+
+    /// Sends `data` marked `dscp` to `to`.
+    pub fn send_to(&mut self, data: &[u8], to: SocketAddr, dscp: u8) -> io::Result<usize> {
+        self.mark(dscp);
+        self.socket.send_to(data, to)
+    }
+}
+
+/// A datagram read by [`recv_with_dscp`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Marked {
+    /// Bytes received.
+    pub len: usize,
+    /// The sender.
+    pub from: Option<SocketAddr>,
+    /// Its DSCP (0 if the kernel did not report one: [`receive_dscp`] not called).
+    pub dscp: u8,
+}
+
+/// Receives one datagram into `buf` with `recvmsg`, reading its DSCP from the `IP_TOS` or
+/// `IPV6_TCLASS` control message.
+pub fn recv_with_dscp(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<Marked> {
+    // Room for both control messages (16 bytes each on 64-bit Linux), aligned for cmsghdr.
+    let mut control = [0u64; 8];
+    // SAFETY: plain old data, zero is valid.
+    let mut addr: libc::sockaddr_storage = unsafe { zeroed() };
+    let mut iov = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    // SAFETY: plain old data, zero is valid.
+    let mut hdr: libc::msghdr = unsafe { zeroed() };
+    hdr.msg_name = (&mut addr as *mut libc::sockaddr_storage).cast();
+    hdr.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
+    hdr.msg_iov = &mut iov;
+    hdr.msg_iovlen = 1;
+    hdr.msg_control = control.as_mut_ptr().cast();
+    hdr.msg_controllen = size_of::<[u64; 8]>() as _;
+    // SAFETY: every pointer in `hdr` refers to a live buffer of the stated length for the call.
+    let n = unsafe { libc::recvmsg(socket.as_raw_fd(), &mut hdr, 0) };
+    if n < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let mut tos = 0u8;
+    // SAFETY: the kernel filled `hdr.msg_control` with `msg_controllen` bytes of well-formed
+    // control messages; CMSG_FIRSTHDR/CMSG_NXTHDR stay within them, and each payload is read
+    // with an unaligned read of the size its type says.
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(&hdr);
+        while !cmsg.is_null() {
+            let c = &*cmsg;
+            let data = libc::CMSG_DATA(cmsg);
+            match (c.cmsg_level, c.cmsg_type) {
+                // Linux reports IP_TOS as one byte.
+                (libc::IPPROTO_IP, libc::IP_TOS) => tos = *data,
+                (libc::IPPROTO_IPV6, libc::IPV6_TCLASS) => {
+                    tos = std::ptr::read_unaligned(data.cast::<libc::c_int>()) as u8;
+                }
+                _ => {}
+            }
+            cmsg = libc::CMSG_NXTHDR(&hdr, cmsg);
+        }
+    }
+    Ok(Marked {
+        len: n as usize,
+        from: from_raw(&addr),
+        dscp: tos >> 2,
+    })
 }
 
 /// One received datagram of a batch.
@@ -312,6 +470,34 @@ mod tests {
             let (raw, _) = to_raw(&addr);
             assert_eq!(from_raw(&raw), Some(addr));
         }
+    }
+
+    #[test]
+    fn dscp_marks_survive_loopback_both_families() {
+        for ip in ["127.0.0.1", "::1"] {
+            let addr = SocketAddr::new(ip.parse().unwrap(), 0);
+            let tx = UdpSocket::bind(addr).unwrap();
+            let rx = UdpSocket::bind(addr).unwrap();
+            rx.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+            receive_dscp(&rx).unwrap();
+            let mut buf = [0u8; 64];
+            for dscp in [46, 0, 63, 10] {
+                set_dscp(&tx, dscp).unwrap();
+                tx.send_to(b"hello", rx.local_addr().unwrap()).unwrap();
+                let got = recv_with_dscp(&rx, &mut buf).unwrap();
+                assert_eq!(
+                    got,
+                    Marked {
+                        len: 5,
+                        from: Some(tx.local_addr().unwrap()),
+                        dscp
+                    },
+                    "{ip}"
+                );
+            }
+        }
+        let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
+        assert!(set_dscp(&tx, 64).is_err());
     }
 
     #[test]

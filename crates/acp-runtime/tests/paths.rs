@@ -9,7 +9,7 @@ use acp_core::monitor::SessionKey;
 use acp_core::{Acp, Controller, Fixed, Lazy, SourceConfig};
 use acp_runtime::driver::{Payload, SourceSpec};
 use acp_runtime::experiment::{self, age_area, Experiment, Outcome};
-use acp_runtime::relay::LinkConfig;
+use acp_runtime::relay::PathConfig;
 
 mod common;
 use common::serial;
@@ -18,11 +18,11 @@ use common::serial;
 const PAYLOAD: usize = 100;
 const WIRE_BITS: f64 = 172.0 * 8.0;
 
-fn link(rate_bps: f64, delay_ms: u64) -> LinkConfig {
-    LinkConfig::lossless(rate_bps, Duration::from_millis(delay_ms), 50)
+fn link(rate_bps: f64, delay_ms: u64) -> PathConfig {
+    PathConfig::lossless(rate_bps, Duration::from_millis(delay_ms), 50)
 }
 
-fn one(controller: Box<dyn Controller>, relays: Vec<LinkConfig>, secs: u64) -> Outcome {
+fn one(controller: Box<dyn Controller>, relays: Vec<PathConfig>, secs: u64) -> Outcome {
     let exp = Experiment {
         relays,
         sources: vec![SourceSpec {

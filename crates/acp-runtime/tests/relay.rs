@@ -9,28 +9,24 @@ use std::net::{SocketAddr, UdpSocket};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use acp_netmodel::LossModel;
 use acp_runtime::clock;
-use acp_runtime::relay::{LinkConfig, Relay, RelayConfig, HEADER_BYTES};
+use acp_runtime::relay::{PathConfig, Relay, RelayConfig, HEADER_BYTES};
 
 mod common;
 use common::serial;
 
-fn link(rate_bps: f64, delay_ms: u64, queue_packets: usize) -> LinkConfig {
-    LinkConfig::lossless(rate_bps, Duration::from_millis(delay_ms), queue_packets)
+fn link(rate_bps: f64, delay_ms: u64, queue_packets: usize) -> PathConfig {
+    PathConfig::lossless(rate_bps, Duration::from_millis(delay_ms), queue_packets)
 }
 
 fn bind(ip: &str) -> UdpSocket {
     UdpSocket::bind(SocketAddr::new(ip.parse().unwrap(), 0)).unwrap()
 }
 
-fn relay(ip: &str, target: SocketAddr, link: LinkConfig, seed: u64) -> Relay {
-    Relay::start(RelayConfig {
-        listen: SocketAddr::new(ip.parse().unwrap(), 0),
-        target,
-        link,
-        seed,
-    })
-    .unwrap()
+fn relay(ip: &str, target: SocketAddr, path: PathConfig, seed: u64) -> Relay {
+    let listen = SocketAddr::new(ip.parse().unwrap(), 0);
+    Relay::start(RelayConfig::symmetric(listen, target, path, seed)).unwrap()
 }
 
 /// A datagram of `len` bytes carrying `seq` in its first 8.
@@ -284,10 +280,8 @@ fn random_loss_matches_its_probability() {
     const COUNT: u64 = 2000;
     let client = bind("127.0.0.1");
     let sink = bind("127.0.0.1");
-    let cfg = LinkConfig {
-        loss: 0.3,
-        ..link(100e6, 1, 1000)
-    };
+    let mut cfg = link(100e6, 1, 1000);
+    cfg.link.loss = LossModel::Bernoulli { p: 0.3 };
     let relay = relay("127.0.0.1", sink.local_addr().unwrap(), cfg, 4);
     // 2000 datagrams of 100 B, one every 250 µs: 3.2 Mbit/s on a 100 Mbit/s link, no queueing.
     let rec = recorder(&sink, Instant::now() + Duration::from_millis(800));
@@ -322,7 +316,7 @@ fn cross_traffic_takes_its_share_of_the_bottleneck() {
     const PAYLOAD: usize = 972; // 1000 B on the wire, like the cross traffic
     let client = bind("127.0.0.1");
     let sink = bind("127.0.0.1");
-    let cfg = LinkConfig {
+    let cfg = PathConfig {
         cross_bps: CROSS,
         ..link(RATE, 5, 4000)
     };
@@ -532,26 +526,24 @@ fn each_client_gets_its_own_mapping() {
 #[test]
 fn invalid_config_is_refused() {
     let target = "127.0.0.1:9".parse().unwrap();
+    let mut lossy = link(1e6, 1, 10);
+    lossy.link.loss = LossModel::Bernoulli { p: 1.01 };
     for bad in [
         link(0.0, 1, 10),
         link(f64::NAN, 1, 10),
         link(1e6, 1, 0),
-        LinkConfig {
-            loss: 1.01,
-            ..link(1e6, 1, 10)
-        },
-        LinkConfig {
+        lossy,
+        PathConfig {
             cross_bps: f64::INFINITY,
             ..link(1e6, 1, 10)
         },
     ] {
-        let err = Relay::start(RelayConfig {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            target,
-            link: bad.clone(),
-            seed: 0,
-        })
-        .expect_err("refused");
+        // Refused in either direction, and the message says which.
+        let listen = "127.0.0.1:0".parse().unwrap();
+        let mut cfg = RelayConfig::symmetric(listen, target, link(1e6, 1, 10), 0);
+        cfg.to_client = bad.clone();
+        let err = Relay::start(cfg).expect_err("refused");
         assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput, "{bad:?}");
+        assert!(err.to_string().starts_with("target→client: "), "{err}");
     }
 }
