@@ -38,7 +38,20 @@ fn save_run(dir: &Path, r: &SimResult) -> anyhow::Result<()> {
     write(dir, "result.json", &r.to_json())?;
     write(dir, "flows.csv", &r.flows_csv())?;
     write(dir, "backlog.csv", &r.backlog_csv())?;
-    crate::charts::age_over_time(r, &dir.join("age"))?;
+    let traces: Vec<(String, Vec<(f64, f64)>)> = r
+        .flows
+        .iter()
+        .filter(|f| !f.mean_age_trace.is_empty())
+        .map(|f| {
+            let ms = f
+                .mean_age_trace
+                .iter()
+                .map(|&(t, a)| (t, a * 1e3))
+                .collect();
+            (f.name.clone(), ms)
+        })
+        .collect();
+    crate::charts::age_over_time("Age at the receiver", &traces, r.warmup, &dir.join("age"))?;
     Ok(())
 }
 
@@ -70,7 +83,7 @@ pub fn run(a: SimArgs) -> anyhow::Result<()> {
             let hops: Vec<String> = f
                 .backlog
                 .iter()
-                .map(|h| format!("{} {:.3}", h.link, h.backlog))
+                .map(|h| format!("{}→{} {:.3}", h.from, h.to, h.backlog))
                 .collect();
             println!("backlog {}: {}", f.name, hops.join(", "));
         }
@@ -105,11 +118,13 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     let dir = out_dir(&a.out)?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let quiet = a.json;
-    let points: Vec<SweepPoint> = sweep::sweep(&scenario, &rates, threads, &|done, total| {
-        if !quiet {
-            progress_bar(done, total);
-        }
-    });
+    let seeds = [scenario.config.seed];
+    let points: Vec<SweepPoint> =
+        sweep::sweep(&scenario, &rates, &seeds, threads, &|done, total| {
+            if !quiet {
+                progress_bar(done, total);
+            }
+        });
     let best = sweep::best(&points);
     if a.json {
         let rows: Vec<_> = points
@@ -145,7 +160,16 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
             csv += &format!("{},{}\n", p.rate, p.age * 1e3);
         }
         write(d, "sweep.csv", &csv)?;
-        crate::charts::age_vs_rate(&scenario.name, &points, &d.join("age_vs_rate"))?;
+        let pts: Vec<(f64, f64, f64)> = points
+            .iter()
+            .map(|p| (p.rate, p.age * 1e3, p.ci95 * 1e3))
+            .collect();
+        crate::charts::age_vs_rate(
+            &format!("{}: age against fixed update rate", scenario.name),
+            &pts,
+            best.map(|b| (b.rate, b.age * 1e3)),
+            &d.join("age_vs_rate"),
+        )?;
         eprintln!("wrote {}", d.display());
     }
     Ok(())
