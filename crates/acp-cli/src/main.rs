@@ -9,6 +9,7 @@ mod bench;
 mod charts;
 mod demo;
 mod monitor;
+mod pathargs;
 mod relay;
 mod reproduce;
 mod signals;
@@ -20,9 +21,12 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 
 use acp_core::controller::ControllerKind;
+use acp_netmodel::{Discipline, Jitter, LossModel, Schedule, Trace};
+
+use pathargs::FromFile;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -42,7 +46,7 @@ enum Command {
     /// Send status updates to a monitor at the rate a controller chooses.
     Source(SourceArgs),
     /// Emulate a bottleneck path for UDP between sources and a monitor (no root needed).
-    Relay(RelayArgs),
+    Relay(Box<RelayArgs>),
     /// Run a monitor, a relay and four sources on loopback and compare them.
     Demo(DemoArgs),
     /// Measure the runtime.
@@ -170,9 +174,23 @@ struct SourceArgs {
     /// Time between status lines.
     #[arg(long, default_value = "1s", value_parser = parse_duration)]
     report_every: Duration,
+    /// Differentiated-services code point (0–63) to mark the datagrams with (46 = expedited
+    /// forwarding).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=63))]
+    dscp: u8,
+}
+
+/// How long a packet occupies the relay's link.
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ServiceArg {
+    /// Size / rate.
+    Deterministic,
+    /// Exponential with mean size / rate.
+    Exponential,
 }
 
 #[derive(Debug, Args)]
+#[command(group(ArgGroup::new("queue_limit").required(true).args(["queue", "queue_bytes"])))]
 struct RelayArgs {
     /// Address sources send to.
     #[arg(long)]
@@ -180,22 +198,50 @@ struct RelayArgs {
     /// Address to forward to (the monitor, or the next relay).
     #[arg(long)]
     to: SocketAddr,
-    /// Bottleneck rate, e.g. 2mbit, 500kbit.
-    #[arg(long, value_parser = parse_rate)]
-    rate: f64,
+    /// Bottleneck rate, e.g. 2mbit, 500kbit (bits per second; kbps and mbps are bytes per
+    /// second, as in tc). Not needed when both directions follow traces.
+    #[arg(long, value_parser = parse_rate, required_unless_present_all = ["trace", "trace_back"])]
+    rate: Option<f64>,
     /// One-way propagation delay, e.g. 20ms.
     #[arg(long, value_parser = parse_duration)]
     delay: Duration,
     /// Queue limit in packets (including the one being sent).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
-    queue: u64,
-    /// Random loss probability, 0 to 1.
-    #[arg(long, default_value_t = 0.0, value_parser = parse_probability)]
-    loss: f64,
+    queue: Option<u64>,
+    /// Queue limit in bytes on the wire (including the packet being sent), instead of --queue.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
+    queue_bytes: Option<u64>,
+    /// Service time of a packet.
+    #[arg(long, value_enum, default_value_t = ServiceArg::Deterministic)]
+    service: ServiceArg,
+    /// Random loss: P (Bernoulli) or ge:P,R[,LOSS_GOOD,LOSS_BAD] (Gilbert–Elliott: P = good→bad,
+    /// R = bad→good per packet; loss in the states 0 and 1 unless given).
+    #[arg(long, value_parser = pathargs::parse_loss)]
+    loss: Option<LossModel>,
+    /// Delay jitter: AMOUNT (uniform within ±AMOUNT, order kept) or AMOUNT:reorder.
+    #[arg(long, value_parser = pathargs::parse_jitter)]
+    jitter: Option<Jitter>,
+    /// Strict priority by DSCP: classes highest first, separated by '/', DSCPs in a class by ','
+    /// (e.g. 46/34,26); unlisted DSCPs form the lowest class. Default: one drop-tail FIFO.
+    #[arg(long, value_name = "CLASSES", value_parser = pathargs::parse_priority)]
+    priority: Option<Discipline>,
+    /// Rate, delay and loss over time, both directions: a TOML file of `repeat = "20s"`
+    /// (optional) and [[step]] tables with `at` and any of `rate`, `delay`, `loss`.
+    #[arg(long, value_name = "FILE", value_parser = pathargs::read_schedule)]
+    schedule: Option<FromFile<Schedule>>,
+    /// Mahimahi packet-delivery trace for client→target (instead of --rate that way).
+    #[arg(long, value_name = "FILE", value_parser = pathargs::read_trace)]
+    trace: Option<FromFile<Trace>>,
+    /// Mahimahi packet-delivery trace for target→client (instead of --rate that way).
+    #[arg(long, value_name = "FILE", value_parser = pathargs::read_trace)]
+    trace_back: Option<FromFile<Trace>>,
+    /// Drop everything both ways for DURATION from AT after the start, e.g. 8s+3s (repeatable).
+    #[arg(long, value_name = "AT+DURATION", value_parser = pathargs::parse_blackhole)]
+    blackhole: Vec<(Duration, Duration)>,
     /// Mean rate of Poisson cross traffic sharing the bottleneck, e.g. 500kbit.
     #[arg(long, value_parser = parse_rate)]
     cross: Option<f64>,
-    /// Seed of the loss and cross-traffic generators.
+    /// Seed of every random draw (loss, service, jitter, cross traffic).
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Machine-readable output.
@@ -259,12 +305,18 @@ fn parse_rate(s: &str) -> Result<f64, String> {
     acp_core::units::parse_rate(s).map_err(|e| e.to_string())
 }
 
-fn parse_probability(s: &str) -> Result<f64, String> {
-    s.parse::<f64>()
-        .ok()
-        .filter(|p| (0.0..=1.0).contains(p))
-        .ok_or_else(|| format!("expected a probability between 0 and 1, got {s:?}"))
+/// A bad argument found after parsing (a combination clap does not check): reported like a
+/// parse error, on one line with exit status 2.
+#[derive(Debug)]
+struct UsageError(String);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
 }
+
+impl std::error::Error for UsageError {}
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -274,9 +326,12 @@ fn main() -> ExitCode {
             let text = e.render().to_string();
             let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
             let first = lines.next().unwrap_or("error: invalid arguments");
-            // "…were not provided:" names the arguments on the next line; keep them on this one.
-            match (first.ends_with(':'), lines.next()) {
-                (true, Some(what)) => eprintln!("{first} {what}"),
+            // "…were not provided:" names the arguments on the next line, and an invalid choice
+            // is followed by "[possible values: …]"; keep them on this one.
+            match lines.next() {
+                Some(what) if first.ends_with(':') || what.starts_with('[') => {
+                    eprintln!("{first} {what}")
+                }
                 _ => eprintln!("{first}"),
             }
             return ExitCode::from(2);
@@ -290,7 +345,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Monitor(a) => monitor::run(a),
         Command::Source(a) => source::run(a),
-        Command::Relay(a) => relay::run(a),
+        Command::Relay(a) => relay::run(*a),
         Command::Demo(a) => demo::run(a),
         Command::Bench(b) => bench::run(b),
         Command::Sim(a) => sim::run(a),
@@ -299,6 +354,10 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is::<UsageError>() => {
+            eprintln!("error: {e}");
+            ExitCode::from(2)
+        }
         Err(e) => {
             eprintln!("error: {e:#}");
             ExitCode::FAILURE

@@ -1,12 +1,19 @@
-//! `acp relay`: a userspace path emulator in front of a monitor.
+//! `acp relay`: a userspace path emulator in front of a monitor, running the `acp-netmodel`
+//! network model (the simulator's) on real datagrams.
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use acp_netmodel::LossModel;
-use acp_runtime::relay::{DirectionStats, PathConfig, Relay, RelayConfig};
+use acp_netmodel::{Discipline, LossModel, QueueLimit, Service};
+use acp_runtime::relay::{
+    DirectionStats, PathConfig, Relay, RelayConfig, CROSS_PACKET_BYTES, TO_CLIENT, TO_TARGET,
+};
 use anyhow::Context;
 use serde_json::{json, Value};
+
+use crate::pathargs::FromFile;
+use crate::signals;
+use crate::{RelayArgs, ServiceArg, UsageError};
 
 fn direction_json(d: &DirectionStats) -> Value {
     json!({
@@ -26,40 +33,195 @@ fn direction_json(d: &DirectionStats) -> Value {
 
 fn direction_text(name: &str, d: &DirectionStats) -> String {
     format!(
-        "  {name:<9} received {} forwarded {} dropped: queue {} loss {} other {}; cross {} ({} dropped)",
+        "  {name:<9} received {} forwarded {} dropped: queue {} loss {} blackhole {} other {}; \
+         cross {} ({} dropped)",
         d.received,
         d.forwarded,
         d.dropped_queue,
         d.dropped_loss,
-        d.dropped_blackhole + d.dropped_unmapped + d.send_errors,
+        d.dropped_blackhole,
+        d.dropped_unmapped + d.send_errors,
         d.cross_packets,
         d.cross_dropped
     )
 }
 
-use crate::signals;
-use crate::RelayArgs;
+/// A number with at most three decimals and no trailing zeros.
+fn short(v: f64) -> String {
+    let s = format!("{v:.3}");
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+/// A rate in SI bit/s and in plain bit/s: "2 Mbit/s (2000000 bit/s)" (so that `mbps`, megabytes
+/// per second, cannot be mistaken).
+fn rate_text(bps: f64) -> String {
+    let (v, unit) = match bps {
+        b if b >= 1e9 => (b / 1e9, "Gbit/s"),
+        b if b >= 1e6 => (b / 1e6, "Mbit/s"),
+        b if b >= 1e3 => (b / 1e3, "kbit/s"),
+        _ => return format!("{} bit/s", short(bps)),
+    };
+    format!("{} {unit} ({bps:.0} bit/s)", short(v))
+}
+
+fn loss_text(l: &LossModel) -> String {
+    match *l {
+        LossModel::None => "no loss".into(),
+        LossModel::Bernoulli { p } => format!("loss {}% (Bernoulli)", short(p * 100.0)),
+        LossModel::GilbertElliott {
+            p,
+            r,
+            loss_good,
+            loss_bad,
+        } => format!(
+            "Gilbert–Elliott loss p={} r={} good {} bad {} ({}% long-run)",
+            short(p),
+            short(r),
+            short(loss_good),
+            short(loss_bad),
+            short(l.stationary_loss() * 100.0)
+        ),
+    }
+}
+
+/// One direction's interpreted configuration on one line.
+fn path_text(p: &PathConfig, trace: Option<&FromFile<acp_netmodel::Trace>>) -> String {
+    let l = &p.link;
+    let mut parts = vec![match (trace, &l.trace) {
+        (Some(file), Some(t)) => format!(
+            "trace {file} ({} opportunities of {} B per {:?}, mean {})",
+            t.len(),
+            t.mtu,
+            t.period(),
+            rate_text(t.mean_rate_bps())
+        ),
+        _ => rate_text(l.rate_bps),
+    }];
+    parts.push(format!("delay {:?}", l.delay));
+    if let Some(j) = l.jitter {
+        let order = if j.reorder {
+            "may reorder"
+        } else {
+            "order kept"
+        };
+        parts.push(format!("jitter ±{:?} ({order})", j.max));
+    }
+    parts.push(match l.limit {
+        QueueLimit::Packets(n) => format!("queue {n} packets"),
+        QueueLimit::Bytes(n) => format!("queue {n} bytes"),
+    });
+    if l.service == Service::Exponential {
+        parts.push("exponential service".into());
+    }
+    if let Discipline::StrictPriority { classes } = &l.discipline {
+        let classes: Vec<String> = classes
+            .iter()
+            .map(|c| c.iter().map(u8::to_string).collect::<Vec<_>>().join(","))
+            .collect();
+        parts.push(format!("strict priority {} / rest", classes.join(" / ")));
+    }
+    parts.push(loss_text(&l.loss));
+    for (at, len) in &l.outages {
+        parts.push(format!("blackhole {at:?}+{len:?}"));
+    }
+    if p.cross_bps > 0.0 {
+        parts.push(format!(
+            "Poisson cross traffic {} in {CROSS_PACKET_BYTES} B packets",
+            rate_text(p.cross_bps)
+        ));
+    }
+    parts.join(", ")
+}
+
+/// The two directions' configurations from the arguments.
+fn paths(a: &RelayArgs) -> Result<(PathConfig, PathConfig), UsageError> {
+    if a.trace.is_some() && a.trace_back.is_some() && a.rate.is_some() {
+        return Err(UsageError(
+            "--rate is unused when both --trace and --trace-back are given".into(),
+        ));
+    }
+    let limit = match (a.queue, a.queue_bytes) {
+        (Some(n), _) => QueueLimit::Packets(usize::try_from(n).unwrap_or(usize::MAX)),
+        (None, Some(b)) => QueueLimit::Bytes(b),
+        // clap requires exactly one of them.
+        (None, None) => return Err(UsageError("give --queue or --queue-bytes".into())),
+    };
+    let build = |name: &str, trace: &Option<FromFile<acp_netmodel::Trace>>| {
+        let mut link = acp_netmodel::LinkConfig::new(
+            // Without a trace clap has required --rate; with one the rate is unused.
+            a.rate.unwrap_or(f64::INFINITY),
+            a.delay,
+            limit,
+        );
+        link.trace = trace.as_ref().map(|t| t.value.clone());
+        link.service = match a.service {
+            ServiceArg::Deterministic => Service::Deterministic,
+            ServiceArg::Exponential => Service::Exponential,
+        };
+        link.discipline = a.priority.clone().unwrap_or_default();
+        link.loss = a.loss.unwrap_or_default();
+        link.jitter = a.jitter;
+        link.schedule = a.schedule.as_ref().map(|s| s.value.clone());
+        link.outages = a.blackhole.clone();
+        let path = PathConfig {
+            link,
+            cross_bps: a.cross.unwrap_or(0.0),
+        };
+        path.validate()
+            .map_err(|e| UsageError(format!("{name}: {e}")))?;
+        Ok(path)
+    };
+    Ok((
+        build(TO_TARGET, &a.trace)?,
+        build(TO_CLIENT, &a.trace_back)?,
+    ))
+}
 
 /// Runs until SIGINT/SIGTERM, printing the relay's counters every 5 s and at the end.
 pub fn run(a: RelayArgs) -> anyhow::Result<()> {
-    let mut path = PathConfig::lossless(
-        a.rate,
-        a.delay,
-        usize::try_from(a.queue).unwrap_or(usize::MAX),
-    );
-    path.link.loss = LossModel::Bernoulli { p: a.loss };
-    path.cross_bps = a.cross.unwrap_or(0.0);
-    let cfg = RelayConfig::symmetric(a.listen, a.to, path, a.seed);
+    let (to_target, to_client) = paths(&a)?;
+    let forward = path_text(&to_target, a.trace.as_ref());
+    let back = path_text(&to_client, a.trace_back.as_ref());
+    let cfg = RelayConfig {
+        listen: a.listen,
+        target: a.to,
+        to_target,
+        to_client,
+        seed: a.seed,
+    };
     let relay = Relay::start(cfg).with_context(|| format!("cannot listen on {}", a.listen))?;
     eprintln!(
-        "acp relay {} → {}: {:.0} bit/s, {:?} delay, queue {}, loss {}",
+        "acp relay {} → {}, seed {}",
         relay.local_addr(),
         a.to,
-        a.rate,
-        a.delay,
-        a.queue,
-        a.loss
+        a.seed
     );
+    if forward == back {
+        eprintln!("  both ways: {forward}");
+    } else {
+        eprintln!("  {TO_TARGET}: {forward}");
+        eprintln!("  {TO_CLIENT}: {back}");
+    }
+    if let Some(s) = &a.schedule {
+        let repeat = s
+            .value
+            .repeat
+            .map_or(String::new(), |r| format!(", repeating every {r:?}"));
+        eprintln!("  schedule {s}: {} steps{repeat}", s.value.steps.len());
+        for step in &s.value.steps {
+            let mut set = Vec::new();
+            if let Some(r) = step.rate_bps {
+                set.push(format!("rate {}", rate_text(r)));
+            }
+            if let Some(d) = step.delay {
+                set.push(format!("delay {d:?}"));
+            }
+            if let Some(l) = &step.loss {
+                set.push(loss_text(l));
+            }
+            eprintln!("    at {:?}: {}", step.at, set.join(", "));
+        }
+    }
     let stop = signals::shutdown_flag();
     let print = |kind: &str, relay: &Relay| {
         let st = relay.stats();
@@ -88,4 +250,38 @@ pub fn run(a: RelayArgs) -> anyhow::Result<()> {
     print("summary", &relay);
     relay.stop();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rates_are_echoed_in_bits_per_second() {
+        assert_eq!(rate_text(2e6), "2 Mbit/s (2000000 bit/s)");
+        // 2mbps is two megabytes per second.
+        assert_eq!(rate_text(16e6), "16 Mbit/s (16000000 bit/s)");
+        assert_eq!(rate_text(1.5e9), "1.5 Gbit/s (1500000000 bit/s)");
+        assert_eq!(rate_text(512e3), "512 kbit/s (512000 bit/s)");
+        assert_eq!(rate_text(800.0), "800 bit/s");
+    }
+
+    #[test]
+    fn losses_are_echoed_with_their_long_run_rate() {
+        assert_eq!(loss_text(&LossModel::None), "no loss");
+        assert_eq!(
+            loss_text(&LossModel::Bernoulli { p: 0.015 }),
+            "loss 1.5% (Bernoulli)"
+        );
+        let ge = LossModel::GilbertElliott {
+            p: 0.01,
+            r: 0.3,
+            loss_good: 0.0,
+            loss_bad: 1.0,
+        };
+        assert_eq!(
+            loss_text(&ge),
+            "Gilbert–Elliott loss p=0.01 r=0.3 good 0 bad 1 (3.226% long-run)"
+        );
+    }
 }

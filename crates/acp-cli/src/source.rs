@@ -67,6 +67,8 @@ pub fn run(a: SourceArgs) -> anyhow::Result<()> {
         anyhow::bail!("--max-rate must be a positive number");
     }
     let mut set = SourceSet::new(a.to).with_context(|| format!("cannot reach {}", a.to))?;
+    set.set_dscp(a.dscp)
+        .with_context(|| format!("cannot mark datagrams with DSCP {}", a.dscp))?;
     let config = SourceConfig {
         max_rate: a.max_rate,
         min_rate: SourceConfig::default().min_rate.min(a.max_rate),
@@ -115,8 +117,8 @@ pub fn run(a: SourceArgs) -> anyhow::Result<()> {
         }
     };
     eprintln!(
-        "acp source → {} controller {} session {session:016x}",
-        a.to, a.controller
+        "acp source → {} controller {} session {session:016x} dscp {}",
+        a.to, a.controller, a.dscp
     );
     let last = set
         .run(&limits, a.report_every, |r| print("status", r))

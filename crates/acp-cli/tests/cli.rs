@@ -71,13 +71,166 @@ fn bad_arguments_print_one_line_and_exit_2() {
         &["source", "--to", "not-an-address"],
         &["frobnicate"],
     ] {
-        let out = acp().args(args).output().unwrap();
-        assert_eq!(out.status.code(), Some(2), "{args:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-        assert!(err.starts_with("error: "), "{args:?}: {err}");
-        assert!(out.stdout.is_empty());
+        refused(args);
     }
+}
+
+/// Runs `acp ARGS` and checks it fails as a bad argument does: exit 2, one line on stderr
+/// starting with "error: ", nothing on stdout. Returns the line.
+fn refused(args: &[&str]) -> String {
+    let out = acp().args(args).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{args:?}");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    assert!(err.starts_with("error: "), "{args:?}: {err}");
+    assert!(out.stdout.is_empty(), "{args:?}");
+    err
+}
+
+#[test]
+fn source_refuses_a_dscp_above_63() {
+    let err = refused(&["source", "--to", "127.0.0.1:9", "--dscp", "64"]);
+    assert!(err.contains("--dscp"), "{err}");
+}
+
+#[test]
+fn relay_path_flags_report_bad_values_in_one_line() {
+    let dir = std::env::temp_dir().join(format!("acp-cli-relay-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_string_lossy().into_owned()
+    };
+    let bad_schedule = write("bad.toml", "[[step]]\nat = \"1s\"\nrate = \"fast\"\n");
+    let unknown_key = write("unknown.toml", "[[step]]\nat = \"1s\"\nspeed = \"1mbit\"\n");
+    let rate_schedule = write("rate.toml", "[[step]]\nat = \"1s\"\nrate = \"1mbit\"\n");
+    let bad_trace = write("bad.trace", "1\n2\nsoon\n");
+    let trace = write("good.trace", "1\n2\n");
+    let base = [
+        "relay",
+        "--listen",
+        "127.0.0.1:0",
+        "--to",
+        "127.0.0.1:9",
+        "--delay",
+        "20ms",
+    ];
+    // (extra arguments, a piece of the expected line)
+    let cases: Vec<(Vec<&str>, String)> = vec![
+        (vec!["--rate", "2mbit"], "--queue".into()),
+        (
+            vec!["--rate", "2mbit", "--queue", "5", "--queue-bytes", "9000"],
+            "cannot be used with".into(),
+        ),
+        (vec!["--queue", "5"], "--rate".into()),
+        (vec!["--queue", "5", "--trace", &trace], "--rate".into()),
+        (
+            vec![
+                "--queue",
+                "5",
+                "--rate",
+                "1mbit",
+                "--trace",
+                &trace,
+                "--trace-back",
+                &trace,
+            ],
+            "--rate is unused".into(),
+        ),
+        (
+            vec!["--rate", "2mbit", "--queue", "5", "--loss", "1.5"],
+            "probability".into(),
+        ),
+        (
+            vec!["--rate", "2mbit", "--queue", "5", "--loss", "ge:0.1"],
+            "ge:P,R".into(),
+        ),
+        (
+            vec!["--rate", "2mbit", "--queue", "5", "--loss", "ge:0,0"],
+            "p + r > 0".into(),
+        ),
+        (
+            vec!["--rate", "2mbit", "--queue", "5", "--jitter", "2ms:shuffle"],
+            "reorder".into(),
+        ),
+        (
+            vec!["--rate", "2mbit", "--queue", "5", "--priority", "46/64"],
+            "0–63".into(),
+        ),
+        (
+            vec!["--rate", "2mbit", "--queue", "5", "--priority", "46/46"],
+            "two priority".into(),
+        ),
+        (
+            vec!["--rate", "2mbit", "--queue", "5", "--blackhole", "8s"],
+            "AT+DURATION".into(),
+        ),
+        (
+            vec!["--rate", "2mbit", "--queue", "5", "--blackhole", "8s+0s"],
+            "longer than zero".into(),
+        ),
+        (
+            vec!["--rate", "2mbit", "--queue", "5", "--service", "fast"],
+            "possible values: deterministic, exponential".into(),
+        ),
+        (
+            vec![
+                "--rate",
+                "2mbit",
+                "--queue",
+                "5",
+                "--schedule",
+                &bad_schedule,
+            ],
+            format!("{bad_schedule}: line 3, column 8 (rate): \"fast\""),
+        ),
+        (
+            vec![
+                "--rate",
+                "2mbit",
+                "--queue",
+                "5",
+                "--schedule",
+                &unknown_key,
+            ],
+            format!("{unknown_key}: line 3, column 1: unknown field `speed`"),
+        ),
+        (
+            vec![
+                "--rate",
+                "2mbit",
+                "--queue",
+                "5",
+                "--schedule",
+                "/nonexistent/s.toml",
+            ],
+            "/nonexistent/s.toml: ".into(),
+        ),
+        (
+            vec!["--rate", "2mbit", "--queue", "5", "--trace", &bad_trace],
+            format!("{bad_trace}: line 3: "),
+        ),
+        (
+            vec![
+                "--rate",
+                "2mbit",
+                "--queue",
+                "5",
+                "--trace-back",
+                &trace,
+                "--schedule",
+                &rate_schedule,
+            ],
+            "target→client: a trace sets the rate".into(),
+        ),
+    ];
+    for (extra, want) in cases {
+        let args: Vec<&str> = base.iter().copied().chain(extra.iter().copied()).collect();
+        let err = refused(&args);
+        assert!(err.contains(&want), "{extra:?}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

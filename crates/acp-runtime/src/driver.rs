@@ -7,6 +7,9 @@
 //! deadline and sends, so send instants follow the controllers' schedule to within microseconds
 //! rather than the granularity of a timer wheel.
 //!
+//! The socket's datagrams can be marked with a DSCP ([`SourceSet::set_dscp`]) so that a relay
+//! with priority classes, or a real network, treats them accordingly.
+//!
 //! A source in push mode can be fed through a [`PushFeed`]: another thread (e.g. one reading
 //! stdin) sends payloads into it, and the driver wakes at once to offer them to the source.
 
@@ -25,7 +28,7 @@ use acp_core::wire::HEADER_LEN;
 use acp_core::{AppMode, Controller, Source, SourceConfig, Time};
 
 use crate::clock;
-use crate::net::poll_fds;
+use crate::net::{self, poll_fds};
 
 /// One source to run.
 pub struct SourceSpec {
@@ -139,6 +142,11 @@ impl SourceSet {
             push: None,
             pacing: None,
         })
+    }
+
+    /// Marks every datagram the set sends with `dscp` (0–63; `IP_TOS` or `IPV6_TCLASS`).
+    pub fn set_dscp(&self, dscp: u8) -> io::Result<()> {
+        net::set_dscp(&self.socket, dscp)
     }
 
     /// Adds a source starting now; returns its session id.
