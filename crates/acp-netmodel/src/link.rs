@@ -2,7 +2,8 @@
 //!
 //! The link is driven by its caller: [`Link::arrive`] when a packet reaches it,
 //! [`Link::handle_timeout`] at (or after) [`Link::poll_timeout`], then [`Link::poll_departure`]
-//! until it returns `None`. Calling late is harmless: the link replays what happened in between
+//! until it returns `None`. A link asks to be woken only for departures, so a packet crossing it
+//! costs its caller one wake-up. Calling late is harmless: the link replays what happened in between
 //! at the right virtual instants (a wall-clock relay is always a little late), so departure times
 //! depend only on arrival times and the seed, never on when the caller looked.
 //!
@@ -310,11 +311,20 @@ impl<P> Link<P> {
         }
     }
 
-    /// When the link next changes state by itself: the end of the service in progress or the
-    /// next departure.
+    /// When [`Link::poll_departure`] may next have something: the next departure. Service ends
+    /// need no wake-up of their own (they are replayed by the next call), so on a link without
+    /// jitter or schedule the packet in service is woken for at its own departure,
+    /// `max(end + delay, last departure)`; with jitter or a schedule, whose delay is only known
+    /// at the end of service, at the end of its service.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Time> {
-        let serving = self.serving.as_ref().map(|s| s.ends);
+        let serving = self.serving.as_ref().map(|s| {
+            if self.cfg.jitter.is_some() || self.cfg.schedule.is_some() {
+                s.ends
+            } else {
+                (s.ends + self.delay).max(self.last_out)
+            }
+        });
         let leaving = self.line.front().map(|d| d.at);
         match (serving, leaving) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -371,7 +381,14 @@ impl<P> Link<P> {
     }
 
     /// Applies the schedule's steps up to `t`.
+    #[inline]
     fn apply_schedule(&mut self, t: Time) {
+        if self.cfg.schedule.is_some() {
+            self.apply_steps(t);
+        }
+    }
+
+    fn apply_steps(&mut self, t: Time) {
         let Some(schedule) = &self.cfg.schedule else {
             return;
         };

@@ -6,8 +6,9 @@
 //! `poll_timeout`, and moves what departs to the next hop. Packets live in a slab whose slots
 //! (and byte buffers) are reused, so memory stays bounded by the packets in flight. ACP sources
 //! and monitors are the `acp-core` state machines, driven with the virtual clock through
-//! [`acp_netmodel::driver::on_timer`]; timers and link wake-ups are heap events invalidated by a
-//! generation number when they move earlier.
+//! [`acp_netmodel::driver::on_timer`]; source timers are heap events invalidated by a
+//! generation number when they move earlier, and a link is woken only when it needs waking
+//! before every wake-up already pending for it.
 //!
 //! Randomness comes from [`acp_netmodel::Streams`]: each link's service, loss and jitter and each
 //! flow's arrivals draw from their own stream, named after the link or flow, so changing one
@@ -76,7 +77,7 @@ struct Packet {
 
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
-    LinkWake(u32, u64),
+    LinkWake(u32),
     Timer(u32, u64),
     Generate(u32),
     Stop(u32),
@@ -127,8 +128,9 @@ struct Flow {
 
 struct SimLink {
     model: Link<u32>,
-    wake_at: Option<Time>,
-    wake_gen: u64,
+    /// Times of the wake-up events in the heap (rarely more than two). A new one is scheduled
+    /// only when the link needs waking before all of them, so none is ever wasted.
+    wakes: Vec<Time>,
     /// Per tracked flow: ∫ backlog dt over the window, kept as Σ (end − max(t, w)) at arrivals
     /// minus the same at service ends (ns).
     backlog_area: Vec<i128>,
@@ -209,8 +211,7 @@ impl Sim {
                     &topo.link_name(id),
                     start,
                 ),
-                wake_at: None,
-                wake_gen: 0,
+                wakes: Vec::new(),
                 backlog_area: vec![0; tracked_count],
             })
             .collect();
@@ -406,7 +407,7 @@ impl Sim {
             self.now = t;
             self.events += 1;
             match ev {
-                Event::LinkWake(l, generation) => self.link_wake(l as usize, generation),
+                Event::LinkWake(l) => self.link_wake(l as usize),
                 Event::Timer(f, generation) => self.timer(f as usize, generation),
                 Event::Generate(f) => self.generate(f as usize),
                 Event::Stop(f) => self.stop_flow(f as usize),
@@ -479,22 +480,20 @@ impl Sim {
         let Some(t) = l.model.poll_timeout() else {
             return;
         };
-        if l.wake_at.is_some_and(|w| w <= t) {
-            return; // an earlier wake-up is pending; it will reschedule
+        let t = t.max(self.now);
+        if l.wakes.iter().any(|&w| w <= t) {
+            return; // a wake-up at or before t is pending; it will reschedule
         }
-        l.wake_at = Some(t);
-        l.wake_gen += 1;
-        let generation = l.wake_gen;
-        let at = t.max(self.now);
-        self.schedule(at, Event::LinkWake(link as u32, generation));
+        l.wakes.push(t);
+        self.schedule(t, Event::LinkWake(link as u32));
     }
 
-    fn link_wake(&mut self, link: LinkId, generation: u64) {
+    fn link_wake(&mut self, link: LinkId) {
         let now = self.now;
-        if self.links[link].wake_gen != generation {
-            return;
+        let wakes = &mut self.links[link].wakes;
+        if let Some(i) = wakes.iter().position(|&w| w == now) {
+            wakes.swap_remove(i);
         }
-        self.links[link].wake_at = None;
         self.links[link].model.handle_timeout(now);
         while let Some(out) = self.links[link].model.poll_departure(now) {
             let (p, served_at, delivered) = match out {
