@@ -82,9 +82,13 @@ struct SweepArgs {
     /// Rates to try (updates/s): a list `10,20,50` or a range `START:STOP:STEP`.
     #[arg(long)]
     rates: String,
-    /// Override the scenario's seed.
+    /// Override the scenario's (first) seed.
     #[arg(long)]
     seed: Option<u64>,
+    /// Run every rate with this many seeds (the scenario's seed and the next ones) and report
+    /// the mean age with its 95 % confidence interval.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    seeds: u64,
     /// Print the result as JSON (and no progress bar).
     #[arg(long)]
     json: bool,
@@ -97,8 +101,10 @@ struct SweepArgs {
 enum Reproduction {
     /// Age against λ: three M/M/1 queues and the tandem, simulation over analysis.
     Fig7,
-    /// Net A–E: oracle backlog per hop (Fig. 8) and ACP+, ACP, Lazy against the oracle.
+    /// Net A–E: oracle backlog per hop (Fig. 8) and ACP+, ACP(κ=0.25), Lazy against the oracle.
     Table1,
+    /// The D/D/1 paths of docs/ALGORITHMS.md §8: ACP+, ACP(κ=0.25), Lazy against the exact optimum.
+    Dd1,
 }
 
 #[derive(Debug, Args)]
@@ -114,9 +120,9 @@ struct ReproduceArgs {
     /// fig7: simulated updates per point.
     #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1000..))]
     updates: u64,
-    /// table1: simulated seconds per run.
-    #[arg(long, default_value_t = 300, value_parser = clap::value_parser!(u64).range(10..))]
-    secs: u64,
+    /// table1 and dd1: simulated seconds per run (default: 300 for table1, 60 for dd1).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(10..))]
+    secs: Option<u64>,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,

@@ -1,7 +1,9 @@
-//! `acp reproduce fig7|table1`: the paper's results, a table on stdout and a plot or CSV on disk.
+//! `acp reproduce fig7|table1|dd1`: the paper's results (and our D/D/1 finding), a table on
+//! stdout beside the paper's numbers, plots and CSV on disk.
 
 use std::path::Path;
 
+use acp_sim::report::to_csv;
 use acp_sim::reproduce;
 use anyhow::Context;
 use serde_json::json;
@@ -17,27 +19,30 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
     let dir = a.out.join(match a.which {
         Reproduction::Fig7 => "fig7",
         Reproduction::Table1 => "table1",
+        Reproduction::Dd1 => "dd1",
     });
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     match a.which {
         Reproduction::Fig7 => fig7(&dir, a.updates, a.seed, a.json),
-        Reproduction::Table1 => table1(&dir, a.secs, a.seed, a.json),
+        Reproduction::Table1 => table1(&dir, a.secs.unwrap_or(300), a.seed, a.json),
+        Reproduction::Dd1 => dd1(&dir, a.secs.unwrap_or(60), a.json),
     }
 }
 
 fn fig7(dir: &Path, updates: u64, seed: u64, json_out: bool) -> anyhow::Result<()> {
     let points = reproduce::fig7(12, updates, seed, threads());
-    let mut csv = String::from("system,lambda,analytic,simulated,error_pct\n");
-    for p in &points {
-        csv += &format!(
-            "{},{},{},{},{}\n",
-            p.system,
-            p.lambda,
-            p.analytic,
-            p.simulated,
-            (p.simulated / p.analytic - 1.0) * 100.0
-        );
-    }
+    let csv = to_csv(
+        &["system", "lambda", "analytic", "simulated", "error_pct"],
+        points.iter().map(|p| {
+            vec![
+                p.system.clone(),
+                p.lambda.to_string(),
+                p.analytic.to_string(),
+                p.simulated.to_string(),
+                ((p.simulated / p.analytic - 1.0) * 100.0).to_string(),
+            ]
+        }),
+    );
     std::fs::write(dir.join("fig7.csv"), csv)?;
     let systems: Vec<_> = reproduce::fig7_systems()
         .into_iter()
@@ -96,25 +101,30 @@ fn table1(dir: &Path, secs: u64, seed: u64, json_out: bool) -> anyhow::Result<()
             eprintln!("table1: {done}/{total} networks done");
         }
     });
-    let mut csv = String::from(
-        "network,oracle_rate,oracle_age_ms,b1,b2,b3,b4,b5,b6,acp+_ratio,acp0.25_ratio,lazy_ratio\n",
+    let names: Vec<String> = rows
+        .first()
+        .map(|r| r.controllers.iter().map(|(c, _, _)| c.clone()).collect())
+        .unwrap_or_default();
+    let mut header: Vec<String> = ["network", "oracle_rate", "oracle_age_ms"]
+        .iter()
+        .map(|h| h.to_string())
+        .collect();
+    header.extend((1..=6).map(|h| format!("backlog_hop{h}")));
+    header.extend(names.iter().map(|c| format!("{c} ratio")));
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let csv = to_csv(
+        &header,
+        rows.iter().map(|r| {
+            let mut row = vec![
+                r.network.clone(),
+                format!("{:.3}", r.oracle_rate),
+                format!("{:.4}", r.oracle_age * 1e3),
+            ];
+            row.extend(r.backlog.iter().map(|x| format!("{x:.4}")));
+            row.extend(r.controllers.iter().map(|(_, ratio, _)| format!("{ratio:.4}")));
+            row
+        }),
     );
-    for r in &rows {
-        let b: Vec<String> = r.backlog.iter().map(|x| format!("{x:.4}")).collect();
-        let c: Vec<String> = r
-            .controllers
-            .iter()
-            .map(|(_, ratio, _)| format!("{ratio:.4}"))
-            .collect();
-        csv += &format!(
-            "{},{:.3},{:.4},{},{}\n",
-            r.network,
-            r.oracle_rate,
-            r.oracle_age * 1e3,
-            b.join(","),
-            c.join(",")
-        );
-    }
     std::fs::write(dir.join("table1.csv"), csv)?;
     let backlog: Vec<_> = rows
         .iter()
@@ -153,16 +163,15 @@ fn table1(dir: &Path, secs: u64, seed: u64, json_out: bool) -> anyhow::Result<()
             b.join(" ")
         );
     }
+    println!("paper (Fig. 8): the bottleneck nodes hold ≈ 0.8–1 update at the optimal λ");
     println!("\nage as a ratio to the oracle's:");
-    println!(
-        "{:<6} {:>10} {:>10} {:>10}",
-        "net", "acp+", "acp:0.25", "lazy"
-    );
+    let heads: Vec<String> = names.iter().map(|c| format!("{c:>12}")).collect();
+    println!("{:<6} {}", "net", heads.join(" "));
     for r in &rows {
         let c: Vec<String> = r
             .controllers
             .iter()
-            .map(|(_, ratio, _)| format!("{ratio:>10.3}"))
+            .map(|(_, ratio, _)| format!("{ratio:>12.3}"))
             .collect();
         println!("{:<6} {}", r.network, c.join(" "));
     }
@@ -170,5 +179,73 @@ fn table1(dir: &Path, secs: u64, seed: u64, json_out: bool) -> anyhow::Result<()
         "wrote {0}/table1.csv, {0}/fig8_backlog.png, {0}/fig8_backlog.svg",
         dir.display()
     );
+    Ok(())
+}
+
+/// The D/D/1 table of `docs/ALGORITHMS.md` §8 (our finding; the paper has no such table, it
+/// claims ACP+ reaches the optimum with about one update at the bottleneck).
+fn dd1(dir: &Path, secs: u64, json_out: bool) -> anyhow::Result<()> {
+    let rows = reproduce::dd1_table(secs, threads());
+    let names: Vec<String> = rows
+        .first()
+        .map(|r| r.controllers.iter().map(|(c, _, _)| c.clone()).collect())
+        .unwrap_or_default();
+    let mut header = vec!["service_ms".to_string(), "delay_ms".into(), "optimal_age_ms".into()];
+    for c in &names {
+        header.push(format!("{c} ratio"));
+        header.push(format!("{c} at server"));
+    }
+    let header: Vec<&str> = header.iter().map(String::as_str).collect();
+    let csv = to_csv(
+        &header,
+        rows.iter().map(|r| {
+            let mut row = vec![
+                r.service_ms.to_string(),
+                r.delay_ms.to_string(),
+                format!("{:.4}", r.optimal_age * 1e3),
+            ];
+            for (_, ratio, b) in &r.controllers {
+                row.push(format!("{ratio:.4}"));
+                row.push(format!("{b:.4}"));
+            }
+            row
+        }),
+    );
+    std::fs::write(dir.join("dd1.csv"), csv)?;
+    if json_out {
+        let out: Vec<_> = rows
+            .iter()
+            .map(|r| {
+                json!({"service_ms": r.service_ms, "delay_ms": r.delay_ms, "optimal_age": r.optimal_age,
+                       "controllers": r.controllers.iter().map(|(c, ratio, b)| json!({"controller": c, "ratio": ratio, "at_server": b})).collect::<Vec<_>>()})
+            })
+            .collect();
+        println!("{}", json!({ "dd1": out }));
+        return Ok(());
+    }
+    println!(
+        "D/D/1 path: service S, propagation P each way; {secs} s per run (last two thirds measured)"
+    );
+    println!("optimum: rate 1/S, age S + P + S/2, one update at the server (paper: ACP+ ≈ optimum, ≈ 1 update at the bottleneck)");
+    let heads: Vec<String> = names
+        .iter()
+        .map(|c| format!("{:>13} {:>7}", format!("{c} age/opt"), "server"))
+        .collect();
+    println!("{:>4} {:>4} {:>8}  {}", "S ms", "P ms", "opt ms", heads.join("  "));
+    for r in &rows {
+        let cells: Vec<String> = r
+            .controllers
+            .iter()
+            .map(|(_, ratio, b)| format!("{ratio:>13.2} {b:>7.2}"))
+            .collect();
+        println!(
+            "{:>4} {:>4} {:>8.2}  {}",
+            r.service_ms,
+            r.delay_ms,
+            r.optimal_age * 1e3,
+            cells.join("  ")
+        );
+    }
+    println!("wrote {}/dd1.csv", dir.display());
     Ok(())
 }

@@ -1,20 +1,18 @@
 //! `acp sim` and `acp sweep`: run a scenario file, or sweep its fixed rates for the oracle.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use acp_sim::report::SimResult;
 use acp_sim::scenario::Scenario;
 use acp_sim::sweep::{self, SweepPoint};
 use anyhow::Context;
+use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
 use crate::{SimArgs, SweepArgs};
 
 fn load(file: &Path, seed: Option<u64>) -> anyhow::Result<Scenario> {
-    let text =
-        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let mut s = Scenario::parse(&text).with_context(|| format!("{}", file.display()))?;
+    let mut s = Scenario::load(file).with_context(|| format!("{}", file.display()))?;
     if let Some(seed) = seed {
         s.config.seed = seed;
     }
@@ -38,6 +36,7 @@ fn save_run(dir: &Path, r: &SimResult) -> anyhow::Result<()> {
     write(dir, "result.json", &r.to_json())?;
     write(dir, "flows.csv", &r.flows_csv())?;
     write(dir, "backlog.csv", &r.backlog_csv())?;
+    write(dir, "links.csv", &r.links_csv())?;
     let traces: Vec<(String, Vec<(f64, f64)>)> = r
         .flows
         .iter()
@@ -95,70 +94,99 @@ pub fn run(a: SimArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn progress_bar(done: usize, total: usize) {
-    let width = 40;
-    let filled = done * width / total.max(1);
-    let mut err = std::io::stderr().lock();
-    let _ = write!(
-        err,
-        "\r[{}{}] {done}/{total}",
-        "#".repeat(filled),
-        ".".repeat(width - filled)
-    );
-    if done == total {
-        let _ = writeln!(err);
-    }
-    let _ = err.flush();
-}
-
 /// `acp sweep`.
 pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     let scenario = load(&a.file, a.seed)?;
     let rates = sweep::parse_rates(&a.rates).map_err(|e| anyhow::anyhow!("--rates: {e}"))?;
     let dir = out_dir(&a.out)?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let quiet = a.json;
-    let seeds = [scenario.config.seed];
+    let first = scenario.config.seed;
+    let seeds: Vec<u64> = (0..a.seeds).map(|k| first.wrapping_add(k)).collect();
+    let bar = if a.json {
+        ProgressBar::hidden()
+    } else {
+        ProgressBar::new((rates.len() * seeds.len()) as u64).with_style(
+            ProgressStyle::with_template("[{bar:40}] {pos}/{len} runs, {eta} left")
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .progress_chars("#>."),
+        )
+    };
     let points: Vec<SweepPoint> =
-        sweep::sweep(&scenario, &rates, &seeds, threads, &|done, total| {
-            if !quiet {
-                progress_bar(done, total);
-            }
+        sweep::sweep(&scenario, &rates, &seeds, threads, &|done, _| {
+            bar.set_position(done as u64)
         });
+    bar.finish_and_clear();
     let best = sweep::best(&points);
     if a.json {
         let rows: Vec<_> = points
             .iter()
-            .map(|p| json!({"rate": p.rate, "age": p.age}))
+            .map(|p| json!({"rate": p.rate, "age": p.age, "ci95": p.ci95, "ages": p.ages}))
             .collect();
+        let oracle = best.map(|b| {
+            let flows: Vec<_> = b
+                .result
+                .flows
+                .iter()
+                .filter(|f| f.age.is_some())
+                .map(|f| json!({"flow": f.name, "backlog": f.backlog, "source_backlog": f.source_backlog}))
+                .collect();
+            json!({"rate": b.rate, "age": b.age, "ci95": b.ci95, "flows": flows})
+        });
         println!(
             "{}",
-            json!({"scenario": scenario.name, "points": rows,
-                   "best": best.map(|b| json!({"rate": b.rate, "age": b.age}))})
+            json!({"scenario": scenario.name, "seeds": seeds, "units": {"rate": "updates/s", "age": "s"},
+                   "points": rows, "best": oracle})
         );
     } else {
-        println!("{:>12} {:>12}", "rate_hz", "age_ms");
+        println!(
+            "{}: {} rates × {} seed(s) from {first}; age is the mean over seeds ± 95 % CI",
+            scenario.name,
+            rates.len(),
+            seeds.len()
+        );
+        println!("{:>12} {:>12} {:>10}", "rate_hz", "age_ms", "±ci95_ms");
         for p in &points {
             let mark = if best.is_some_and(|b| b.rate == p.rate) {
                 "  ← best"
             } else {
                 ""
             };
-            println!("{:>12.3} {:>12.4}{mark}", p.rate, p.age * 1e3);
+            println!(
+                "{:>12.3} {:>12.4} {:>10.4}{mark}",
+                p.rate,
+                p.age * 1e3,
+                p.ci95 * 1e3
+            );
         }
         if let Some(b) = best {
             println!(
-                "oracle: {:.3} updates/s gives age {:.4} ms",
+                "oracle: {:.3} updates/s gives age {:.4} ± {:.4} ms",
                 b.rate,
-                b.age * 1e3
+                b.age * 1e3,
+                b.ci95 * 1e3
             );
+            for f in b.result.flows.iter().filter(|f| !f.backlog.is_empty()) {
+                let hops: Vec<String> = f
+                    .backlog
+                    .iter()
+                    .map(|h| format!("{}→{} {:.3}", h.from, h.to, h.backlog))
+                    .collect();
+                println!("  backlog {} (seed {first}): {}", f.name, hops.join(", "));
+            }
         }
     }
     if let Some(d) = dir {
-        let mut csv = String::from("rate_hz,age_ms\n");
-        for p in &points {
-            csv += &format!("{},{}\n", p.rate, p.age * 1e3);
-        }
+        let csv = acp_sim::report::to_csv(
+            &["rate_hz", "age_ms", "ci95_ms", "seeds"],
+            points.iter().map(|p| {
+                vec![
+                    p.rate.to_string(),
+                    (p.age * 1e3).to_string(),
+                    (p.ci95 * 1e3).to_string(),
+                    p.ages.len().to_string(),
+                ]
+            }),
+        );
         write(d, "sweep.csv", &csv)?;
         let pts: Vec<(f64, f64, f64)> = points
             .iter()

@@ -295,3 +295,76 @@ pub fn table1(
     }
     rows
 }
+
+/// The paths of the D/D/1 table in `docs/ALGORITHMS.md` §8: (service S, propagation P) in ms.
+pub const DD1_PATHS: [(u64, u64); 10] = [
+    (1, 2),
+    (1, 5),
+    (1, 10),
+    (1, 20),
+    (2, 2),
+    (2, 5),
+    (2, 10),
+    (5, 2),
+    (5, 10),
+    (5, 20),
+];
+
+/// One row of the D/D/1 table.
+#[derive(Debug, Clone)]
+pub struct Dd1Row {
+    /// Service time (ms).
+    pub service_ms: u64,
+    /// Propagation each way (ms).
+    pub delay_ms: u64,
+    /// The analytic optimum's age `S + P + S/2` (s).
+    pub optimal_age: f64,
+    /// (controller, age / optimum, updates at the server) for ACP+, ACP κ = 0.25, Lazy.
+    pub controllers: Vec<(String, f64, f64)>,
+}
+
+/// The D/D/1 table: ACP+, ACP (κ = 0.25) and Lazy on every path of [`DD1_PATHS`], `secs` per run.
+pub fn dd1_table(secs: u64, threads: usize) -> Vec<Dd1Row> {
+    let controllers = [
+        ControllerKind::AcpPlus,
+        ControllerKind::Acp(0.25),
+        ControllerKind::Lazy,
+    ];
+    let jobs: Vec<(u64, u64, ControllerKind)> = DD1_PATHS
+        .iter()
+        .flat_map(|&(s, p)| controllers.iter().map(move |&c| (s, p, c)))
+        .collect();
+    let runs = parallel(jobs, threads, |(s, p, c)| {
+        let scenario = dd1_scenario(
+            Duration::from_millis(s),
+            Duration::from_millis(p),
+            c,
+            secs,
+        );
+        let r = scenario.build().map(Sim::run);
+        let (age, backlog) = r.ok().and_then(|r| r.flows.into_iter().next()).map_or(
+            (f64::NAN, f64::NAN),
+            |f| {
+                let b = f.backlog.first().map_or(f64::NAN, |h| h.backlog);
+                (f.age.unwrap_or(f64::INFINITY), b)
+            },
+        );
+        (c.to_string(), age, backlog)
+    });
+    DD1_PATHS
+        .iter()
+        .zip(runs.chunks(controllers.len()))
+        .map(|(&(s, p), row)| {
+            let optimal_age = (1.5 * s as f64 + p as f64) * 1e-3;
+            Dd1Row {
+                service_ms: s,
+                delay_ms: p,
+                optimal_age,
+                controllers: row
+                    .iter()
+                    .map(|(c, age, b)| (c.clone(), age / optimal_age, *b))
+                    .collect(),
+            }
+        })
+        .collect()
+}
