@@ -26,6 +26,7 @@ use std::time::{Duration, Instant};
 use acp_core::source::SourceStats;
 use acp_core::wire::HEADER_LEN;
 use acp_core::{AppMode, Controller, Source, SourceConfig, Time};
+use acp_netmodel::driver::on_timer;
 
 use crate::clock;
 use crate::net::{self, poll_fds};
@@ -201,9 +202,15 @@ impl SourceSet {
     }
 
     fn reschedule(&mut self, idx: usize) {
+        let next = self.entries[idx].source.poll_timeout();
+        self.arm(idx, next);
+    }
+
+    /// Makes `next` source `idx`'s only deadline in the heap.
+    fn arm(&mut self, idx: usize, next: Option<Time>) {
         let e = &mut self.entries[idx];
         e.generation += 1;
-        if let Some(t) = e.source.poll_timeout() {
+        if let Some(t) = next {
             self.heap.push(Reverse((t, idx, e.generation)));
         }
     }
@@ -287,10 +294,11 @@ impl SourceSet {
             let Some(Reverse((_, idx, _))) = self.heap.pop() else {
                 break;
             };
-            let e = &mut self.entries[idx];
-            while let Some(tx) = e.source.poll_transmit(now, &mut buf) {
+            let (socket, pacing) = (&self.socket, &mut self.pacing);
+            let source = &mut self.entries[idx].source;
+            let next = on_timer(source, now, &mut buf, |datagram, tx| {
                 let at = Instant::now();
-                match self.socket.send(&buf[..tx.len]) {
+                match socket.send(datagram) {
                     Ok(_) => {}
                     Err(err)
                         if matches!(
@@ -300,13 +308,13 @@ impl SourceSet {
                     Err(err) => return Err(err),
                 }
                 *sent += 1;
-                if let (Some(log), false) = (self.pacing.as_mut(), tx.probe) {
+                if let (Some(log), false) = (pacing.as_mut(), tx.probe) {
                     let late = clock::to_time(at).as_nanos() as i128 - deadline.as_nanos() as i128;
                     log.errors_ns.push(late as i64);
                 }
-            }
-            e.source.handle_timeout(now);
-            self.reschedule(idx);
+                Ok(())
+            })?;
+            self.arm(idx, next);
         }
         Ok(())
     }
