@@ -156,7 +156,9 @@ struct SourceArgs {
     /// The monitor's (or a relay's) address.
     #[arg(long)]
     to: SocketAddr,
-    /// acp+ | acp[:KAPPA] | lazy | fixed:RATE (updates/s).
+    /// acp+ | acp[:KAPPA] | lazy | fixed:RATE (updates/s). `acp` alone is κ = 1, the thesis'
+    /// setting for the Internet; its simulations (and our reproductions) use acp:0.25. Results
+    /// label ACP with its κ, e.g. acp(κ=0.25).
     #[arg(long, default_value = "acp+")]
     controller: ControllerKind,
     /// Bytes of synthetic payload per update.

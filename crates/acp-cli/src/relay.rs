@@ -54,7 +54,7 @@ fn short(v: f64) -> String {
 
 /// A rate in SI bit/s and in plain bit/s: "2 Mbit/s (2000000 bit/s)" (so that `mbps`, megabytes
 /// per second, cannot be mistaken).
-fn rate_text(bps: f64) -> String {
+pub(crate) fn rate_text(bps: f64) -> String {
     let (v, unit) = match bps {
         b if b >= 1e9 => (b / 1e9, "Gbit/s"),
         b if b >= 1e6 => (b / 1e6, "Mbit/s"),

@@ -77,6 +77,17 @@ pub fn run(a: SimArgs) -> anyhow::Result<()> {
             wall,
             result.events as f64 / wall / 1e6
         );
+        for (i, l) in scenario.topology.links.iter().enumerate() {
+            let (from, to) = scenario.topology.ends(i);
+            let server = match &l.config.trace {
+                Some(t) => format!("trace, mean {}", crate::relay::rate_text(t.mean_rate_bps())),
+                None => crate::relay::rate_text(l.config.rate_bps),
+            };
+            println!(
+                "  link {from}→{to}: {server}, delay {:?}, utilisation {:.3}",
+                l.config.delay, result.links[i].utilisation
+            );
+        }
         print!("{}", result.table());
         for f in result.flows.iter().filter(|f| !f.backlog.is_empty()) {
             let hops: Vec<String> = f
