@@ -121,7 +121,11 @@ fn table1(dir: &Path, secs: u64, seed: u64, json_out: bool) -> anyhow::Result<()
                 format!("{:.4}", r.oracle_age * 1e3),
             ];
             row.extend(r.backlog.iter().map(|x| format!("{x:.4}")));
-            row.extend(r.controllers.iter().map(|(_, ratio, _)| format!("{ratio:.4}")));
+            row.extend(
+                r.controllers
+                    .iter()
+                    .map(|(_, ratio, _)| format!("{ratio:.4}")),
+            );
             row
         }),
     );
@@ -190,7 +194,11 @@ fn dd1(dir: &Path, secs: u64, json_out: bool) -> anyhow::Result<()> {
         .first()
         .map(|r| r.controllers.iter().map(|(c, _, _)| c.clone()).collect())
         .unwrap_or_default();
-    let mut header = vec!["service_ms".to_string(), "delay_ms".into(), "optimal_age_ms".into()];
+    let mut header = vec![
+        "service_ms".to_string(),
+        "delay_ms".into(),
+        "optimal_age_ms".into(),
+    ];
     for c in &names {
         header.push(format!("{c} ratio"));
         header.push(format!("{c} at server"));
@@ -231,7 +239,13 @@ fn dd1(dir: &Path, secs: u64, json_out: bool) -> anyhow::Result<()> {
         .iter()
         .map(|c| format!("{:>13} {:>7}", format!("{c} age/opt"), "server"))
         .collect();
-    println!("{:>4} {:>4} {:>8}  {}", "S ms", "P ms", "opt ms", heads.join("  "));
+    println!(
+        "{:>4} {:>4} {:>8}  {}",
+        "S ms",
+        "P ms",
+        "opt ms",
+        heads.join("  ")
+    );
     for r in &rows {
         let cells: Vec<String> = r
             .controllers

@@ -122,10 +122,9 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
                 .progress_chars("#>."),
         )
     };
-    let points: Vec<SweepPoint> =
-        sweep::sweep(&scenario, &rates, &seeds, threads, &|done, _| {
-            bar.set_position(done as u64)
-        });
+    let points: Vec<SweepPoint> = sweep::sweep(&scenario, &rates, &seeds, threads, &|done, _| {
+        bar.set_position(done as u64)
+    });
     bar.finish_and_clear();
     let best = sweep::best(&points);
     if a.json {

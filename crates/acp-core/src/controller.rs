@@ -397,7 +397,9 @@ mod kind_tests {
         assert_eq!(ControllerKind::Acp(1.0).to_string(), "acp(κ=1)");
         assert_eq!("lazy".parse(), Ok(ControllerKind::Lazy));
         assert_eq!("fixed:50".parse(), Ok(ControllerKind::Fixed(50.0)));
-        for bad in ["fixed", "fixed:-1", "acp:x", "tcp", "lazy:3", "acp(κ=)", "acp(x=1)"] {
+        for bad in [
+            "fixed", "fixed:-1", "acp:x", "tcp", "lazy:3", "acp(κ=)", "acp(x=1)",
+        ] {
             assert!(bad.parse::<ControllerKind>().is_err(), "{bad}");
         }
         assert_eq!(ControllerKind::Fixed(50.0).to_string(), "fixed:50");

@@ -44,7 +44,9 @@ impl Arrivals {
         let (next, on_until) = match process {
             Process::Periodic => (start, Time::MAX),
             Process::Poisson => (start + secs_to_duration(rng.exp(gap)), Time::MAX),
-            Process::OnOff { on, .. } => (start, start + secs_to_duration(rng.exp(on.as_secs_f64()))),
+            Process::OnOff { on, .. } => {
+                (start, start + secs_to_duration(rng.exp(on.as_secs_f64())))
+            }
         };
         Arrivals {
             process,
@@ -95,7 +97,11 @@ mod tests {
         let times: Vec<Time> = (0..3).map(|_| a.pop()).collect();
         assert_eq!(
             times,
-            [Time::from_millis(1000), Time::from_millis(1010), Time::from_millis(1020)]
+            [
+                Time::from_millis(1000),
+                Time::from_millis(1010),
+                Time::from_millis(1020)
+            ]
         );
     }
 

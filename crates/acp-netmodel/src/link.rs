@@ -534,7 +534,11 @@ mod tests {
     }
 
     fn basic(rate: f64, delay_ms: u64, queue: usize) -> LinkConfig {
-        LinkConfig::new(rate, Duration::from_millis(delay_ms), QueueLimit::Packets(queue))
+        LinkConfig::new(
+            rate,
+            Duration::from_millis(delay_ms),
+            QueueLimit::Packets(queue),
+        )
     }
 
     /// Drives the link as an event loop would: arrivals at their times, wake-ups at
@@ -601,7 +605,9 @@ mod tests {
         // A wall-clock caller that looks only every 7 ms sees the same departure times.
         let mut a = link(basic(1e6, 3, 100));
         let mut b = link(basic(1e6, 3, 100));
-        let arrivals: Vec<_> = (0..20).map(|i| (ms(i / 2), parcel(i as u32, 250))).collect();
+        let arrivals: Vec<_> = (0..20)
+            .map(|i| (ms(i / 2), parcel(i as u32, 250)))
+            .collect();
         let exact = run(&mut a, &arrivals);
         let mut late = Vec::new();
         let mut now = Time::ZERO;
@@ -694,11 +700,19 @@ mod tests {
             run(&mut l, &arrivals)
         };
         let in_order = jittered(false);
-        assert!(in_order.windows(2).all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1));
+        assert!(in_order
+            .windows(2)
+            .all(|w| w[0].0 < w[1].0 && w[0].1 <= w[1].1));
         let reordered = jittered(true);
         assert_eq!(reordered.len(), 2000);
-        assert!(reordered.windows(2).all(|w| w[0].1 <= w[1].1), "sorted by time");
-        assert!(reordered.windows(2).any(|w| w[0].0 > w[1].0), "some overtook");
+        assert!(
+            reordered.windows(2).all(|w| w[0].1 <= w[1].1),
+            "sorted by time"
+        );
+        assert!(
+            reordered.windows(2).any(|w| w[0].0 > w[1].0),
+            "some overtook"
+        );
         // Each delay is 20 ms ± 10 ms.
         for (i, at) in &reordered {
             let d = at.nanos_since(Time::from_micros(100 * u64::from(*i)));
@@ -748,7 +762,9 @@ mod tests {
         });
         let arrivals: Vec<_> = (0..40).map(|i| (Time::ZERO, parcel(i, 1500))).collect();
         let out = run(&mut l, &arrivals);
-        let want: Vec<Time> = (0..40).map(|k| Time::from_nanos(trace.offset_of(k))).collect();
+        let want: Vec<Time> = (0..40)
+            .map(|k| Time::from_nanos(trace.offset_of(k)))
+            .collect();
         assert_eq!(out.iter().map(|o| o.1).collect::<Vec<_>>(), want);
 
         // Small packets share an opportunity's bytes; an idle link wastes them.

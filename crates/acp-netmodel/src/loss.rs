@@ -192,8 +192,14 @@ mod tests {
         // About 77,000 bursts of geometric length (sd ≈ 3.5): the mean's standard error is 0.013,
         // and the loss rate's (bursty, so ~sqrt(burst) times the binomial's) about 0.0005.
         // Tolerances of 2 % of each value are over 4 standard errors.
-        assert!((rate / want_rate - 1.0).abs() < 0.02, "{rate} vs {want_rate}");
-        assert!((burst / want_burst - 1.0).abs() < 0.02, "{burst} vs {want_burst}");
+        assert!(
+            (rate / want_rate - 1.0).abs() < 0.02,
+            "{rate} vs {want_rate}"
+        );
+        assert!(
+            (burst / want_burst - 1.0).abs() < 0.02,
+            "{burst} vs {want_burst}"
+        );
 
         // Elliott's general form: lossy Good state, partly lossy Bad state.
         let model = LossModel::GilbertElliott {
@@ -221,6 +227,10 @@ mod tests {
         .is_err());
         let mut l = Loss::new(LossModel::None, Rng::new(1));
         assert!((0..100).all(|_| !l.lose()));
-        assert_eq!(l.rng.next_u64(), Rng::new(1).next_u64(), "None draws nothing");
+        assert_eq!(
+            l.rng.next_u64(),
+            Rng::new(1).next_u64(),
+            "None draws nothing"
+        );
     }
 }

@@ -119,9 +119,7 @@ impl Discipline {
     ) -> Box<dyn QueueDiscipline<P>> {
         match self {
             Discipline::DropTail => Box::new(DropTail::new(limit)),
-            Discipline::StrictPriority { classes } => {
-                Box::new(StrictPriority::new(limit, classes))
-            }
+            Discipline::StrictPriority { classes } => Box::new(StrictPriority::new(limit, classes)),
         }
     }
 }
@@ -152,7 +150,10 @@ impl<P: fmt::Debug + Send> QueueDiscipline<P> for DropTail<P> {
         parcel: Parcel<P>,
         in_service: Occupancy,
     ) -> Result<(), Parcel<P>> {
-        if !self.limit.admits(self.occupancy() + in_service, parcel.bytes) {
+        if !self
+            .limit
+            .admits(self.occupancy() + in_service, parcel.bytes)
+        {
             return Err(parcel);
         }
         self.bytes += u64::from(parcel.bytes);

@@ -149,7 +149,10 @@ mod tests {
         let first = |label: &str| s.stream(label).next_u64();
         assert_eq!(first("link a→b loss"), first("link a→b loss"));
         assert_ne!(first("link a→b loss"), first("link a→b service"));
-        assert_ne!(first("link a→b loss"), Streams::new(43).stream("link a→b loss").next_u64());
+        assert_ne!(
+            first("link a→b loss"),
+            Streams::new(43).stream("link a→b loss").next_u64()
+        );
         // Draining one stream leaves another untouched (what common random numbers rest on).
         let mut x = s.stream("x");
         let before: Vec<u64> = (0..5).map(|_| x.next_u64()).collect();

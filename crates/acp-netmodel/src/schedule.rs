@@ -54,7 +54,10 @@ impl Schedule {
             }
             if let Some(period) = self.repeat {
                 if s.at >= period {
-                    return Err(format!("step {n}: at {:?} is not below repeat {period:?}", s.at));
+                    return Err(format!(
+                        "step {n}: at {:?} is not below repeat {period:?}",
+                        s.at
+                    ));
                 }
             }
             if let Some(r) = s.rate_bps {
@@ -130,9 +133,11 @@ impl Trace {
                 line: i + 1,
                 message,
             };
-            let ms: u64 = line
-                .parse()
-                .map_err(|_| err(format!("expected a whole number of milliseconds, got {line:?}")))?;
+            let ms: u64 = line.parse().map_err(|_| {
+                err(format!(
+                    "expected a whole number of milliseconds, got {line:?}"
+                ))
+            })?;
             let ns = ms
                 .checked_mul(1_000_000)
                 .ok_or_else(|| err(format!("{ms} ms is too large")))?;
@@ -206,11 +211,18 @@ mod tests {
         assert_eq!(t.len(), 4);
         assert_eq!(t.period(), Duration::from_millis(5));
         let ms = |k| t.offset_of(k) / 1_000_000;
-        assert_eq!((0..8).map(ms).collect::<Vec<_>>(), [1, 1, 3, 5, 6, 6, 8, 10]);
+        assert_eq!(
+            (0..8).map(ms).collect::<Vec<_>>(),
+            [1, 1, 3, 5, 6, 6, 8, 10]
+        );
         assert_eq!(t.first_at_or_after(0), 0);
         assert_eq!(t.first_at_or_after(1_000_000), 0);
         assert_eq!(t.first_at_or_after(1_000_001), 2);
-        assert_eq!(t.first_at_or_after(5_000_000), 4, "the period's end starts the next loop");
+        assert_eq!(
+            t.first_at_or_after(5_000_000),
+            4,
+            "the period's end starts the next loop"
+        );
         assert_eq!(t.first_at_or_after(5_500_000), 4);
         // 4 × 1500 B per 5 ms = 9.6 Mbit/s.
         assert!((t.mean_rate_bps() - 9.6e6).abs() < 1e-6);

@@ -31,9 +31,7 @@ use acp_netmodel::driver::{on_timer, Endpoint};
 use acp_netmodel::{Arrivals, Link, Parcel, Streams};
 
 use crate::flows::{FlowKind, FlowSpec};
-use crate::report::{
-    FlowResult, HopBacklog, LinkResult, PacketEvent, SimResult, SourceCounters,
-};
+use crate::report::{FlowResult, HopBacklog, LinkResult, PacketEvent, SimResult, SourceCounters};
 use crate::topology::{LinkId, Topology, TopologyError};
 
 /// Run parameters.
@@ -224,7 +222,10 @@ impl Sim {
         for (i, spec) in specs.into_iter().enumerate() {
             check(&spec)?;
             if !names.insert(spec.name.clone()) {
-                return Err(BuildError::BadFlow(spec.name, "two flows have this name".into()));
+                return Err(BuildError::BadFlow(
+                    spec.name,
+                    "two flows have this name".into(),
+                ));
             }
             let fwd = routes.len() as u32;
             routes.push(topo.route(&spec.path)?);

@@ -195,7 +195,8 @@ impl SimResult {
                     ms(f.age),
                     ms(f.est_age),
                     ms(f.rtt),
-                    f.source_backlog.map_or_else(String::new, |b| format!("{b:.6}")),
+                    f.source_backlog
+                        .map_or_else(String::new, |b| format!("{b:.6}")),
                     format!("{:.6}", f.rate),
                     format!("{:.3}", f.throughput_bps),
                     f.sent.to_string(),
@@ -290,7 +291,10 @@ mod tests {
 
     #[test]
     fn csv_quotes_fields_that_need_it() {
-        let text = to_csv(&["a", "b"], [vec!["x,y".to_string(), "say \"hi\"".to_string()]]);
+        let text = to_csv(
+            &["a", "b"],
+            [vec!["x,y".to_string(), "say \"hi\"".to_string()]],
+        );
         assert_eq!(text, "a,b\n\"x,y\",\"say \"\"hi\"\"\"\n");
     }
 }

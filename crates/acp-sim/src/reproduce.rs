@@ -15,11 +15,11 @@ use acp_core::controller::ControllerKind;
 use crate::analytic;
 use crate::engine::{Sim, SimConfig};
 use crate::flows::{FlowKind, FlowSpec, Process};
-use acp_netmodel::{LinkConfig, QueueLimit, Service};
 use crate::report::SimResult;
 use crate::scenario::Scenario;
 use crate::sweep::{self, mean_age, parallel};
 use crate::topology::Topology;
+use acp_netmodel::{LinkConfig, QueueLimit, Service};
 
 /// Bytes per update in the queueing models: with a link of `1000·μ` bit/s, service has mean 1/μ.
 const MODEL_BYTES: u32 = 125;
@@ -335,20 +335,15 @@ pub fn dd1_table(secs: u64, threads: usize) -> Vec<Dd1Row> {
         .flat_map(|&(s, p)| controllers.iter().map(move |&c| (s, p, c)))
         .collect();
     let runs = parallel(jobs, threads, |(s, p, c)| {
-        let scenario = dd1_scenario(
-            Duration::from_millis(s),
-            Duration::from_millis(p),
-            c,
-            secs,
-        );
+        let scenario = dd1_scenario(Duration::from_millis(s), Duration::from_millis(p), c, secs);
         let r = scenario.build().map(Sim::run);
-        let (age, backlog) = r.ok().and_then(|r| r.flows.into_iter().next()).map_or(
-            (f64::NAN, f64::NAN),
-            |f| {
-                let b = f.backlog.first().map_or(f64::NAN, |h| h.backlog);
-                (f.age.unwrap_or(f64::INFINITY), b)
-            },
-        );
+        let (age, backlog) =
+            r.ok()
+                .and_then(|r| r.flows.into_iter().next())
+                .map_or((f64::NAN, f64::NAN), |f| {
+                    let b = f.backlog.first().map_or(f64::NAN, |h| h.backlog);
+                    (f.age.unwrap_or(f64::INFINITY), b)
+                });
         (c.to_string(), age, backlog)
     });
     DD1_PATHS

@@ -148,7 +148,10 @@ enum ProcessToml {
     #[serde(alias = "cbr")]
     Periodic,
     Poisson,
-    Onoff { on: Dur, off: Dur },
+    Onoff {
+        on: Dur,
+        off: Dur,
+    },
 }
 
 impl ProcessToml {
@@ -156,7 +159,10 @@ impl ProcessToml {
         match self {
             ProcessToml::Periodic => Process::Periodic,
             ProcessToml::Poisson => Process::Poisson,
-            ProcessToml::Onoff { on, off } => Process::OnOff { on: on.0, off: off.0 },
+            ProcessToml::Onoff { on, off } => Process::OnOff {
+                on: on.0,
+                off: off.0,
+            },
         }
     }
 }
@@ -299,7 +305,11 @@ fn link_config(l: &LinkToml, base: Option<&Path>) -> Result<LinkConfig, String> 
         };
     }
     cfg.outages = l.outages.iter().map(|o| (o.at.0, o.duration.0)).collect();
-    cfg.schedule = l.schedule.as_ref().map(ScheduleToml::to_schedule).transpose()?;
+    cfg.schedule = l
+        .schedule
+        .as_ref()
+        .map(ScheduleToml::to_schedule)
+        .transpose()?;
     cfg.validate()?;
     Ok(cfg)
 }
@@ -500,7 +510,11 @@ impl Scenario {
 
     /// A fresh simulation of this scenario.
     pub fn build(&self) -> Result<Sim, BuildError> {
-        Sim::new(self.config.clone(), self.topology.clone(), self.flows.clone())
+        Sim::new(
+            self.config.clone(),
+            self.topology.clone(),
+            self.flows.clone(),
+        )
     }
 
     /// Replaces every ACP flow's controller by Fixed(`rate`) and every update stream's rate by
@@ -567,7 +581,9 @@ mod tests {
         let s = Scenario::parse(&text).unwrap();
         let names: Vec<&str> = s.flows.iter().map(|f| f.name.as_str()).collect();
         assert_eq!(names, ["x#1", "x#2", "x#3", "flow1"]);
-        assert!(s.flows[..3].iter().all(|f| f.stagger == Duration::from_secs(2)));
+        assert!(s.flows[..3]
+            .iter()
+            .all(|f| f.stagger == Duration::from_secs(2)));
     }
 
     #[test]
@@ -578,23 +594,32 @@ mod tests {
                 MINI.replace("max_rate = 500", "max_rate = 500\n        colour = 1"),
                 "line 12: [[flow]] x: unknown field `colour`",
             ),
-            (
-                MINI.replace("\"0.2mbit\"", "\"0.2 furlongs\""),
-                "line 18",
-            ),
+            (MINI.replace("\"0.2mbit\"", "\"0.2 furlongs\""), "line 18"),
             (
                 MINI.replace("max_rate = 500", "max_rate = 500\n        size = 3"),
                 "unknown field `size`",
             ),
             (
-                MINI.replace("path = [\"a\", \"b\"]\n        [[flow]]", "path = [\"a\", \"c\"]\n        [[flow]]"),
+                MINI.replace(
+                    "path = [\"a\", \"b\"]\n        [[flow]]",
+                    "path = [\"a\", \"c\"]\n        [[flow]]",
+                ),
                 "no link from a to c",
             ),
             (MINI.replace("\"1mbit\"", "\"fast\""), "line 9"),
-            (MINI.replace("warmup = \"1s\"", "warmup = \"20s\""), "warmup"),
-            (MINI.replace("queue = 20", "queue = 20\n        colour = 1"), "unknown field `colour`"),
+            (
+                MINI.replace("warmup = \"1s\"", "warmup = \"20s\""),
+                "warmup",
+            ),
+            (
+                MINI.replace("queue = 20", "queue = 20\n        colour = 1"),
+                "unknown field `colour`",
+            ),
             (MINI.replace("format = 2", ""), "format = 2"),
-            (MINI.replace("type = \"cross\"", "type = \"tcp\""), "unknown type"),
+            (
+                MINI.replace("type = \"cross\"", "type = \"tcp\""),
+                "unknown type",
+            ),
         ];
         for (text, needle) in cases {
             let e = Scenario::parse(&text).unwrap_err().to_string();

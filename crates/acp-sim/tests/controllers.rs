@@ -70,7 +70,10 @@ fn acp_plus_settles_near_the_optimum() {
         );
         // Near the optimum's one update at the bottleneck: neither starved nor queueing.
         let at_server = a.backlog[0].backlog;
-        assert!((0.5..=1.5).contains(&at_server), "S={service}ms: {at_server}");
+        assert!(
+            (0.5..=1.5).contains(&at_server),
+            "S={service}ms: {at_server}"
+        );
         let c = a.source.as_ref().unwrap();
         assert_eq!(c.phase, "running");
         assert!(c.epochs > 100);
@@ -94,7 +97,11 @@ fn lazy_keeps_about_one_update_in_flight() {
         let b = f.source_backlog.unwrap();
         assert!((0.95..=1.05).contains(&b), "Lazy estimated backlog {b}");
         let rtt = (service + 2 * delay) as f64 * 1e-3;
-        assert!((f.rate - 1.0 / rtt).abs() / (1.0 / rtt) < 0.02, "{}", f.rate);
+        assert!(
+            (f.rate - 1.0 / rtt).abs() / (1.0 / rtt) < 0.02,
+            "{}",
+            f.rate
+        );
     }
 }
 

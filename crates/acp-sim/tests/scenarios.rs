@@ -102,10 +102,21 @@ fn replicas_start_at_seeded_distinct_offsets_and_flows_leave() {
     let r = s.build().unwrap().run();
     let visitor = r.flows.iter().find(|f| f.name == "visitor").unwrap();
     // Active from 20 s to 90 s, measured after the 10 s warm-up: 70 s.
-    assert!((visitor.active_s - 70.0).abs() < 1e-9, "{}", visitor.active_s);
+    assert!(
+        (visitor.active_s - 70.0).abs() < 1e-9,
+        "{}",
+        visitor.active_s
+    );
     assert_eq!(visitor.controller.as_deref(), Some("acp(κ=0.25)"));
     // Its rate counts only its active time: about as many updates/s as a sensor gets.
     assert!(visitor.rate > 1.0);
-    let gateway = r.links.iter().find(|l| l.from == "gateway" && l.to == "cloud").unwrap();
-    assert!(gateway.lost > 0 && gateway.dropped_outage > 0, "{gateway:?}");
+    let gateway = r
+        .links
+        .iter()
+        .find(|l| l.from == "gateway" && l.to == "cloud")
+        .unwrap();
+    assert!(
+        gateway.lost > 0 && gateway.dropped_outage > 0,
+        "{gateway:?}"
+    );
 }

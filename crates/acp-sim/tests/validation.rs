@@ -7,13 +7,13 @@
 
 use std::time::Duration;
 
+use acp_netmodel::{Discipline, LinkConfig, LossModel, QueueLimit, Service, Trace};
 use acp_sim::analytic;
 use acp_sim::engine::{Sim, SimConfig};
 use acp_sim::flows::{FlowKind, FlowSpec, Process};
 use acp_sim::reproduce::queue_chain;
 use acp_sim::sweep::{mean_age, parallel};
 use acp_sim::topology::Topology;
-use acp_netmodel::{Discipline, LinkConfig, LossModel, QueueLimit, Service, Trace};
 
 const UPDATES: u64 = 400_000;
 
@@ -236,7 +236,11 @@ fn trace_link_delivers_exactly_the_trace() {
     let mut topo = Topology::default();
     let link = LinkConfig {
         trace: Some(trace.clone()),
-        ..LinkConfig::new(f64::INFINITY, Duration::from_millis(2), QueueLimit::Packets(100_000))
+        ..LinkConfig::new(
+            f64::INFINITY,
+            Duration::from_millis(2),
+            QueueLimit::Packets(100_000),
+        )
     };
     topo.add_link("a", "b", link).unwrap();
     let flows = vec![stream("u", Process::Periodic, 2000.0, 1500, 0, &["a", "b"])];
@@ -269,15 +273,39 @@ fn gilbert_elliott_link_loses_its_stationary_share_in_bursts() {
         ..LinkConfig::new(f64::INFINITY, Duration::ZERO, QueueLimit::Packets(10))
     };
     topo.add_link("a", "b", link).unwrap();
-    let flows = vec![stream("u", Process::Periodic, 10_000.0, 100, 0, &["a", "b"])];
+    let flows = vec![stream(
+        "u",
+        Process::Periodic,
+        10_000.0,
+        100,
+        0,
+        &["a", "b"],
+    )];
     let mut cfg = config(3, 100, 0);
     cfg.packet_log = true;
     let r = Sim::new(cfg, topo, flows).unwrap().run();
-    let lost: Vec<bool> = r.packet_log.iter().map(|e| e.departed_ns.is_none()).collect();
+    let lost: Vec<bool> = r
+        .packet_log
+        .iter()
+        .map(|e| e.departed_ns.is_none())
+        .collect();
     let rate = lost.iter().filter(|&&l| l).count() as f64 / lost.len() as f64;
     let bursts = lost.windows(2).filter(|w| w[1] && !w[0]).count() + usize::from(lost[0]);
     let burst = lost.iter().filter(|&&l| l).count() as f64 / bursts as f64;
-    assert_close(rate, model.stationary_loss(), 0.03, "Gilbert–Elliott loss rate");
-    assert_close(burst, model.mean_burst().unwrap(), 0.03, "Gilbert–Elliott mean burst");
-    assert_eq!(r.links[0].lost as usize, lost.iter().filter(|&&l| l).count());
+    assert_close(
+        rate,
+        model.stationary_loss(),
+        0.03,
+        "Gilbert–Elliott loss rate",
+    );
+    assert_close(
+        burst,
+        model.mean_burst().unwrap(),
+        0.03,
+        "Gilbert–Elliott mean burst",
+    );
+    assert_eq!(
+        r.links[0].lost as usize,
+        lost.iter().filter(|&&l| l).count()
+    );
 }
