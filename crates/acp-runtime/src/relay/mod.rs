@@ -289,6 +289,7 @@ struct Shared {
 #[derive(Debug)]
 pub struct Relay {
     local_addr: SocketAddr,
+    started: Instant,
     shared: Arc<Shared>,
     waker: UnixDatagram,
     thread: Option<JoinHandle<()>>,
@@ -331,6 +332,7 @@ impl Relay {
             .spawn(move || worker.run())?;
         Ok(Relay {
             local_addr,
+            started: now,
             shared,
             waker,
             thread: Some(thread),
@@ -340,6 +342,12 @@ impl Relay {
     /// The address the relay listens on (with the actual port if port 0 was asked for).
     pub fn local_addr(&self) -> SocketAddr {
         self.local_addr
+    }
+
+    /// The instant the paths started: their schedules, traces and blackhole windows count from
+    /// it.
+    pub fn started(&self) -> Instant {
+        self.started
     }
 
     /// While on, every datagram in either direction is dropped, both on arrival and when a

@@ -3,8 +3,9 @@
 //! A [`PathModel`] is pure: the relay's worker (or a test) drives it with [`Time`]s and it never
 //! reads a clock or touches a socket. Call [`PathModel::arrive`] when a datagram is read,
 //! [`PathModel::handle_timeout`] whenever the caller looks, then [`PathModel::poll_departure`]
-//! until it returns `None`; [`PathModel::next_send`] and [`PathModel::next_change`] say when to
-//! look next.
+//! until it returns `None`. [`PathModel::next_send`] says when to look next and be on time (a
+//! real packet may leave), [`PathModel::next_change`] when to look next at all (lateness there
+//! costs nothing, link time being virtual).
 //!
 //! Cross traffic is a Poisson flow named `cross NAME` whose arrivals draw from the stream
 //! `flow cross NAME arrivals` (the simulator labels a flow's arrivals the same way): packets of
@@ -16,18 +17,10 @@
 //! the same for a given seed whatever the real traffic (common random numbers).
 
 use std::fmt;
-use std::time::Duration;
 
-use acp_netmodel::{
-    Arrivals, Departure, DropReason, Link, LinkConfig, Parcel, Process, Streams, Time,
-};
+use acp_netmodel::{Arrivals, Departure, DropReason, Link, Parcel, Process, Streams, Time};
 
 use super::{PathConfig, CROSS_PACKET_BYTES};
-
-/// With propagation shorter than this, a service end may be followed by its departure sooner
-/// than a wake-up from `poll` could notice, so [`PathModel::next_send`] includes the link's next
-/// service end.
-pub const SHORT_PROPAGATION: Duration = Duration::from_millis(1);
 
 /// What occupies the link: a real datagram or a cross-traffic packet.
 #[derive(Debug)]
@@ -55,7 +48,8 @@ pub struct PathCounters {
 pub struct PathModel<P> {
     link: Link<Carried<P>>,
     cross: Option<Arrivals>,
-    short_propagation: bool,
+    /// Real packets admitted and not yet out (queued, in service or propagating).
+    real_inside: u64,
     counters: PathCounters,
 }
 
@@ -63,19 +57,10 @@ impl<P> fmt::Debug for PathModel<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PathModel")
             .field("link", &self.link)
+            .field("real_inside", &self.real_inside)
             .field("counters", &self.counters)
             .finish_non_exhaustive()
     }
-}
-
-/// The shortest time from a service end to that packet's departure the configuration allows.
-fn min_propagation(cfg: &LinkConfig) -> Duration {
-    let scheduled = cfg
-        .schedule
-        .iter()
-        .flat_map(|s| s.steps.iter().filter_map(|st| st.delay));
-    let least = scheduled.fold(cfg.delay, Duration::min);
-    least.saturating_sub(cfg.jitter.map_or(Duration::ZERO, |j| j.max))
 }
 
 impl<P: fmt::Debug + Send + 'static> PathModel<P> {
@@ -91,7 +76,7 @@ impl<P: fmt::Debug + Send + 'static> PathModel<P> {
         PathModel {
             link: Link::new(cfg.link.clone(), streams, name, start),
             cross,
-            short_propagation: min_propagation(&cfg.link) < SHORT_PROPAGATION,
+            real_inside: 0,
             counters: PathCounters::default(),
         }
     }
@@ -107,10 +92,16 @@ impl<P> PathModel<P> {
             bytes,
             dscp,
         };
-        self.link.arrive(now, parcel).map_err(|d| {
-            self.count_drop(&d.parcel.item, d.reason);
-            d.reason
-        })
+        match self.link.arrive(now, parcel) {
+            Ok(()) => {
+                self.real_inside += 1;
+                Ok(())
+            }
+            Err(d) => {
+                self.count_drop(&d.parcel.item, d.reason);
+                Err(d.reason)
+            }
+        }
     }
 
     /// Plays every cross arrival and link event up to `now`, in time order.
@@ -138,49 +129,48 @@ impl<P> PathModel<P> {
     /// dropped as they were due to leave are counted.
     pub fn poll_departure(&mut self, now: Time) -> Option<Departure<P>> {
         loop {
-            match self.link.poll_departure(now)? {
+            let (item, dropped) = match self.link.poll_departure(now)? {
                 Ok(Departure {
                     at,
                     served_at,
                     parcel,
-                }) => {
-                    if let Carried::Real(item) = parcel.item {
+                }) => match parcel.item {
+                    Carried::Real(item) => {
+                        self.real_inside -= 1;
+                        let parcel = Parcel {
+                            item,
+                            bytes: parcel.bytes,
+                            dscp: parcel.dscp,
+                        };
                         return Some(Departure {
                             at,
                             served_at,
-                            parcel: Parcel {
-                                item,
-                                bytes: parcel.bytes,
-                                dscp: parcel.dscp,
-                            },
+                            parcel,
                         });
                     }
-                }
-                Err(d) => self.count_drop(&d.parcel.item, d.reason),
+                    Carried::Cross => continue,
+                },
+                Err(d) => (d.parcel.item, d.reason),
+            };
+            if matches!(item, Carried::Real(_)) {
+                self.real_inside -= 1;
             }
+            self.count_drop(&item, dropped);
         }
     }
 
-    /// When a real packet may next leave, as far as is known now: the first real packet
-    /// propagating, and — when propagation can be shorter than [`SHORT_PROPAGATION`] — the
-    /// link's next event (a service end whose departure may follow at once). The caller should
-    /// be on time for it.
+    /// When to look again and be on time: while a real packet is in the link, the link's next
+    /// event (a departure, or a service end that a departure may follow at once); `None` while
+    /// the link carries only cross traffic, whose departures need no precision.
     pub fn next_send(&self) -> Option<Time> {
-        let propagating = self
-            .link
-            .propagating()
-            .find(|d| matches!(d.parcel.item, Carried::Real(_)))
-            .map(|d| d.at);
-        let service = if self.short_propagation {
+        if self.real_inside > 0 {
             self.link.poll_timeout()
         } else {
             None
-        };
-        earliest(propagating, service)
+        }
     }
 
-    /// When the model next changes by itself: a service end, a departure or a cross arrival.
-    /// Lateness here costs nothing but the delay of learning about it (link time is virtual).
+    /// When the model next changes by itself: a link event or a cross arrival.
     pub fn next_change(&self) -> Option<Time> {
         earliest(
             self.link.poll_timeout(),
@@ -226,6 +216,7 @@ pub(super) fn earliest<T: Ord>(a: Option<T>, b: Option<T>) -> Option<T> {
 mod tests {
     use super::*;
     use acp_netmodel::{Jitter, LossModel, Service};
+    use std::time::Duration;
 
     const NAME: &str = "client→target";
 
@@ -502,38 +493,34 @@ mod tests {
     }
 
     #[test]
-    fn short_propagation_makes_service_ends_urgent() {
-        // 0 ms of delay: the service end is the departure, so it is a send deadline.
-        let mut m = model(&path(1e6, 0, 10), 1);
-        let _ = m.arrive(Time::ZERO, 1, 125, 0);
-        assert_eq!(m.next_send(), Some(ms(1)));
-        // 5 ms of delay: the departure is known 5 ms ahead, so the service end is not.
-        let mut m = model(&path(1e6, 5, 10), 1);
-        let _ = m.arrive(Time::ZERO, 1, 125, 0);
-        assert_eq!((m.next_send(), m.next_change()), (None, Some(ms(1))));
-        m.handle_timeout(ms(1));
-        assert_eq!(m.next_send(), Some(ms(6)));
-        // Jitter counts against the delay.
-        let mut cfg = path(1e6, 5, 10);
-        cfg.link.jitter = Some(Jitter {
-            max: Duration::from_millis(4500),
-            reorder: false,
-        });
-        assert_eq!(min_propagation(&cfg.link), Duration::ZERO);
-        assert_eq!(
-            min_propagation(&PathConfig::lossless(1e6, Duration::from_secs(1), 10).link),
-            Duration::from_secs(1)
-        );
-        let mut cfg = path(1e6, 20, 10);
-        cfg.link.schedule = Some(acp_netmodel::Schedule {
-            steps: vec![acp_netmodel::Step {
-                at: Duration::from_secs(1),
-                delay: Some(Duration::from_millis(3)),
-                ..acp_netmodel::Step::default()
-            }],
-            repeat: None,
-        });
-        assert_eq!(min_propagation(&cfg.link), Duration::from_millis(3));
+    fn only_real_packets_make_deadlines_to_be_on_time_for() {
+        // Cross traffic alone: the model changes, but nothing needs a precise wake-up.
+        let cfg = PathConfig {
+            cross_bps: 1e6,
+            ..path(1e6, 5, 100)
+        };
+        let mut m = model(&cfg, 2);
+        m.handle_timeout(ms(100));
+        assert!(m.next_change().is_some());
+        assert_eq!(m.next_send(), None);
+        // A real packet inside: the link's next event, whatever it is, until the packet is out.
+        let t = ms(100);
+        assert_eq!(m.arrive(t, 1, 125, 0), Ok(()));
+        let mut sent = None;
+        let mut now = t;
+        while sent.is_none() {
+            now = m.next_send().expect("a real packet is inside");
+            m.handle_timeout(now);
+            sent = m.poll_departure(now).map(|d| d.at);
+        }
+        assert_eq!(sent, Some(now), "looked exactly at its departure");
+        assert_eq!(m.next_send(), None);
+        // Dropped on departure by the blackhole: out too.
+        assert_eq!(m.arrive(now, 2, 125, 0), Ok(()));
+        m.set_down(true);
+        m.handle_timeout(now + Duration::from_secs(1));
+        assert!(m.poll_departure(now + Duration::from_secs(1)).is_none());
+        assert_eq!(m.next_send(), None);
     }
 
     #[test]
