@@ -395,6 +395,7 @@ fn sim_is_deterministic_per_seed_and_writes_its_outputs() {
         "result.json",
         "flows.csv",
         "backlog.csv",
+        "links.csv",
         "age.png",
         "age.svg",
     ] {
@@ -444,6 +445,75 @@ fn simulator_commands_report_bad_input_in_one_line() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stderr).contains("STOP is below START"));
+
+    // A bad scenario: one line naming the file, the line and the field.
+    let dir = std::env::temp_dir().join(format!("acp-cli-bad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = std::fs::read_to_string(scenario_path("bottleneck.toml")).unwrap();
+    for (bad, needles) in [
+        (
+            good.replace("rate = \"2mbit\"", "rate = \"2 furlongs\""),
+            vec!["line 19", "(rate)", "furlongs"],
+        ),
+        (
+            good.replace("controller = \"lazy\"", "controller = \"lazy\"\ncolour = 3"),
+            vec!["line 30", "[[flow]] lazy", "unknown field `colour`"],
+        ),
+    ] {
+        let file = dir.join("bad.toml");
+        std::fs::write(&file, bad).unwrap();
+        let out = acp().arg("sim").arg(&file).output().unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("bad.toml"), "{err}");
+        for n in needles {
+            assert!(err.contains(n), "{err} lacks {n}");
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sweep_over_seeds_reports_confidence_intervals() {
+    let out = acp()
+        .args([
+            "sweep",
+            &scenario_path("bottleneck.toml"),
+            "--rates",
+            "50,200",
+            "--seeds",
+            "3",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["seeds"], serde_json::json!([1, 2, 3]));
+    for p in v["points"].as_array().unwrap() {
+        let ages: Vec<f64> = p["ages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_f64().unwrap())
+            .collect();
+        assert_eq!(ages.len(), 3);
+        let mean = ages.iter().sum::<f64>() / 3.0;
+        assert!((p["age"].as_f64().unwrap() - mean).abs() < 1e-12);
+        assert!(
+            p["ci95"].as_f64().unwrap() > 0.0,
+            "three different seeds differ"
+        );
+    }
+    // The oracle's per-hop backlog comes with it.
+    let hops = v["best"]["flows"][0]["backlog"].as_array().unwrap();
+    assert_eq!(hops[1]["from"], "router");
+    assert!(hops[1]["backlog"].as_f64().unwrap() > 0.0);
 }
 
 #[test]

@@ -41,16 +41,14 @@ use thiserror::Error;
 
 use crate::engine::{BuildError, Sim, SimConfig};
 use crate::flows::{FlowKind, FlowSpec};
-use crate::spec::{Dur, LossToml, Rate, ScheduleToml};
+use crate::spec::{describe_toml_error, Dur, LossToml, Rate, ScheduleToml};
 use crate::topology::Topology;
 
 /// Why a scenario could not be loaded.
 #[derive(Debug, Error)]
 pub enum ScenarioError {
-    /// Not valid TOML, a missing or unknown key, or a value of the wrong form.
-    #[error("{0}")]
-    Syntax(#[from] toml::de::Error),
-    /// A value out of range or inconsistent.
+    /// Not valid TOML, a missing or unknown key, a value of the wrong form, out of range or
+    /// inconsistent; the message names the line and the field.
     #[error("{0}")]
     Invalid(String),
     /// The network could not be built.
@@ -452,7 +450,8 @@ impl Scenario {
     }
 
     fn parse_in(text: &str, base: Option<&Path>) -> Result<Self, ScenarioError> {
-        let t: ScenarioToml = toml::from_str(text)?;
+        let t: ScenarioToml =
+            toml::from_str(text).map_err(|e| invalid(describe_toml_error(text, &e)))?;
         match t.format {
             Some(FORMAT) => {}
             Some(v) => return Err(invalid(format!("format {v} is not supported (this is {FORMAT})"))),
