@@ -101,10 +101,7 @@ fn table1(dir: &Path, secs: u64, seed: u64, json_out: bool) -> anyhow::Result<()
             eprintln!("table1: {done}/{total} networks done");
         }
     });
-    let names: Vec<String> = rows
-        .first()
-        .map(|r| r.controllers.iter().map(|(c, _, _)| c.clone()).collect())
-        .unwrap_or_default();
+    let names = controller_names(rows.first().map(|r| &r.controllers[..]));
     let mut header: Vec<String> = ["network", "oracle_rate", "oracle_age_ms"]
         .iter()
         .map(|h| h.to_string())
@@ -190,10 +187,7 @@ fn table1(dir: &Path, secs: u64, seed: u64, json_out: bool) -> anyhow::Result<()
 /// claims ACP+ reaches the optimum with about one update at the bottleneck).
 fn dd1(dir: &Path, secs: u64, json_out: bool) -> anyhow::Result<()> {
     let rows = reproduce::dd1_table(secs, threads());
-    let names: Vec<String> = rows
-        .first()
-        .map(|r| r.controllers.iter().map(|(c, _, _)| c.clone()).collect())
-        .unwrap_or_default();
+    let names = controller_names(rows.first().map(|r| &r.controllers[..]));
     let mut header = vec![
         "service_ms".to_string(),
         "delay_ms".into(),
@@ -262,4 +256,10 @@ fn dd1(dir: &Path, secs: u64, json_out: bool) -> anyhow::Result<()> {
     }
     println!("wrote {}/dd1.csv", dir.display());
     Ok(())
+}
+
+/// The controllers' labels of a row of results.
+fn controller_names(row: Option<&[(String, f64, f64)]>) -> Vec<String> {
+    row.map(|c| c.iter().map(|(name, _, _)| name.clone()).collect())
+        .unwrap_or_default()
 }

@@ -89,13 +89,8 @@ pub fn run(a: SimArgs) -> anyhow::Result<()> {
             );
         }
         print!("{}", result.table());
-        for f in result.flows.iter().filter(|f| !f.backlog.is_empty()) {
-            let hops: Vec<String> = f
-                .backlog
-                .iter()
-                .map(|h| format!("{}→{} {:.3}", h.from, h.to, h.backlog))
-                .collect();
-            println!("backlog {}: {}", f.name, hops.join(", "));
+        for line in result.backlog_lines() {
+            println!("backlog {line}");
         }
     }
     if let Some(d) = dir {
@@ -175,13 +170,8 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
                 b.age * 1e3,
                 b.ci95 * 1e3
             );
-            for f in b.result.flows.iter().filter(|f| !f.backlog.is_empty()) {
-                let hops: Vec<String> = f
-                    .backlog
-                    .iter()
-                    .map(|h| format!("{}→{} {:.3}", h.from, h.to, h.backlog))
-                    .collect();
-                println!("  backlog {} (seed {first}): {}", f.name, hops.join(", "));
+            for line in b.result.backlog_lines() {
+                println!("  backlog at seed {first}, {line}");
             }
         }
     }

@@ -252,6 +252,22 @@ impl SimResult {
         )
     }
 
+    /// One line per update flow: `NAME: from→to B, …`, its backlog at each hop.
+    pub fn backlog_lines(&self) -> Vec<String> {
+        self.flows
+            .iter()
+            .filter(|f| !f.backlog.is_empty())
+            .map(|f| {
+                let hops: Vec<String> = f
+                    .backlog
+                    .iter()
+                    .map(|h| format!("{}→{} {:.3}", h.from, h.to, h.backlog))
+                    .collect();
+                format!("{}: {}", f.name, hops.join(", "))
+            })
+            .collect()
+    }
+
     /// A human-readable table.
     pub fn table(&self) -> String {
         let mut out = format!(
