@@ -44,10 +44,11 @@
 //!
 //! One thread serves both directions. It blocks in `ppoll` on all sockets with a timeout that ends
 //! [`SPIN_WINDOW`] before the next send, then finishes the wait with [`clock::wait_until`]; its
-//! timer slack is tightened with [`clock::tighten_timer_slack`]. Events that send nothing (a cross
-//! packet's service end) wake it through `ppoll` alone. When nothing is pending it blocks without
-//! a deadline but wakes at least every 50 ms; [`Relay::stop`] (or dropping the handle) wakes it
-//! at once through a socket pair. Arrivals are timestamped when read: the sockets are checked
+//! timer slack is tightened with [`clock::tighten_timer_slack`]. Sends are the next events of a
+//! link with a real packet inside ([`PathModel::next_send`]); a link carrying only cross traffic
+//! wakes it through `ppoll` alone. When nothing is pending it blocks without a deadline but
+//! wakes at least every 50 ms; [`Relay::stop`] (or dropping the handle) wakes it at once through
+//! a socket pair. Arrivals are timestamped when read: the sockets are checked
 //! (without blocking) before every spin, so a datagram that arrives while the thread is spinning
 //! before a send is stamped at most [`SPIN_WINDOW`] late.
 //!
