@@ -52,8 +52,16 @@ const TICK: f64 = 18.0;
 const LEGEND: f64 = 19.0;
 const NOTE: f64 = 19.0;
 
+/// The `i`-th series' colour: the palette, then darker and then lighter shades of it, so that
+/// up to 21 series stay distinguishable.
 fn colour(i: usize) -> RGBColor {
-    PALETTE[i % PALETTE.len()]
+    let RGBColor(r, g, b) = PALETTE[i % PALETTE.len()];
+    let towards = |c: u8, target: f64| (f64::from(c) + (target - f64::from(c)) * 0.45) as u8;
+    match (i / PALETTE.len()) % 3 {
+        0 => RGBColor(r, g, b),
+        1 => RGBColor(towards(r, 0.0), towards(g, 0.0), towards(b, 0.0)),
+        _ => RGBColor(towards(r, 255.0), towards(g, 255.0), towards(b, 255.0)),
+    }
 }
 
 /// One system of Fig. 7: its analytic curve and its simulated points, (λ, age) in units of
