@@ -950,8 +950,8 @@ impl Figure for Fig7<'_> {
             &plot,
             (x, y),
             (
-                "update rate λ (updates/s, μ = 1)",
-                "average age (s, 1/μ = 1)",
+                "update rate λ (updates/s; service rates μ in /s)",
+                "average age (s)",
             ),
             XTicks::Numbers,
         )?;
@@ -1215,8 +1215,8 @@ mod tests {
             &stem,
             &[colour(0), colour(1)],
             &[
-                "update rate λ (updates/s, μ = 1)",
-                "average age (s, 1/μ = 1)",
+                "update rate λ (updates/s; service rates μ in /s)",
+                "average age (s)",
                 "M/M/1 μ=1",
                 "M/M/1 μ=2",
             ],
