@@ -39,6 +39,7 @@ pub mod loss;
 pub mod queue;
 pub mod rng;
 pub mod schedule;
+pub mod wifi;
 
 pub use acp_core::Time;
 pub use arrivals::{Arrivals, Process};
