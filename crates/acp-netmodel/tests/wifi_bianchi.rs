@@ -1,0 +1,325 @@
+//! The DCF medium against Bianchi's saturation model.
+//!
+//! `n` stations always have a 1500-byte frame for the access point; nothing else is sent. The
+//! frame model is a double with fixed airtimes (every frame received unless it collides), worked
+//! out by hand for 802.11a OFDM in 20 MHz (802.11g's ERP-OFDM is the same without its 6 µs signal
+//! extension):
+//!
+//! - data at 54 Mbit/s: 16 SERVICE bits + 8·(1500 + 28 bytes of MAC header and FCS) + 6 tail bits
+//!   = 12 246 bits, at 216 bits per 4 µs symbol ⌈56.7⌉ = 57 symbols = 228 µs, plus 16 µs of
+//!   preamble and 4 µs of SIGNAL: **248 µs**;
+//! - its ACK (14 bytes) at 24 Mbit/s: 16 + 112 + 6 = 134 bits, 96 bits per symbol, 2 symbols =
+//!   8 µs + 20 µs: **28 µs**;
+//! - data at 12 Mbit/s: 12 246 bits at 48 per symbol, 256 symbols = 1024 µs + 20 µs: **1044 µs**;
+//!   its ACK at 12 Mbit/s: 3 symbols, **32 µs**;
+//! - slot 9 µs, SIFS 16 µs, DIFS 34 µs, ACK timeout SIFS + slot + 25 µs (aRxPHYStartDelay) =
+//!   **50 µs**; CW 15–1023; 7 attempts.
+//!
+//! Bianchi's model here is the finite-retry one (Wu et al.), with the same 7 attempts as the
+//! medium, and `Tc = data + ACK timeout + DIFS` as the medium charges a collision.
+
+use std::time::Duration;
+
+use acp_netmodel::wifi::bianchi::{self, Backoff, Exchange};
+use acp_netmodel::wifi::medium::{MacTiming, Medium, MediumConfig};
+use acp_netmodel::wifi::FrameModel;
+use acp_netmodel::{Parcel, QueueLimit, Streams, Time};
+
+/// Every frame takes the same airtime and is received unless it collides.
+#[derive(Debug, Clone, Copy)]
+struct FixedAirtime {
+    data: Duration,
+    ack: Duration,
+}
+
+impl FrameModel for FixedAirtime {
+    fn data_airtime(&self, _from: usize, _to: usize, _bytes: u32) -> Duration {
+        self.data
+    }
+    fn ack_airtime(&self, _from: usize, _to: usize) -> Duration {
+        self.ack
+    }
+    fn success_probability(&self, _from: usize, _to: usize, _bytes: u32) -> f64 {
+        1.0
+    }
+}
+
+const PAYLOAD: u32 = 1500;
+
+const TIMING: MacTiming = MacTiming {
+    slot: Duration::from_micros(9),
+    sifs: Duration::from_micros(16),
+    ack_timeout: Duration::from_micros(50),
+};
+
+const RATE_54: FixedAirtime = FixedAirtime {
+    data: Duration::from_micros(248),
+    ack: Duration::from_micros(28),
+};
+
+const RATE_12: FixedAirtime = FixedAirtime {
+    data: Duration::from_micros(1044),
+    ack: Duration::from_micros(32),
+};
+
+/// What one saturated run measured, after the warm-up.
+#[derive(Debug)]
+struct Measured {
+    /// Payload bit/s.
+    throughput: f64,
+    /// Its standard error, from the means of 20 batches.
+    throughput_se: f64,
+    /// Collided attempts over attempts.
+    p: f64,
+    /// Its standard error, from the batches.
+    p_se: f64,
+    attempts: u64,
+    successes: u64,
+    drops: u64,
+}
+
+/// Attempts, collisions, successes and drops of stations 1..=n so far.
+fn totals(m: &Medium<usize>, n: usize) -> [u64; 4] {
+    (1..=n).fold([0; 4], |acc, k| {
+        let c = m.station_counters(k).copied().unwrap_or_default();
+        [
+            acc[0] + c.attempts,
+            acc[1] + c.collisions,
+            acc[2] + c.successes,
+            acc[3] + c.drops,
+        ]
+    })
+}
+
+/// Mean and standard error of the mean of independent-enough batch values.
+fn mean_se(xs: &[f64]) -> (f64, f64) {
+    let k = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / k;
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (k - 1.0);
+    (mean, (var / k).sqrt())
+}
+
+/// Runs `n` saturated stations (1..=n, all sending to the AP): 0.2 s of warm-up (every station
+/// starts with a zero counter, so the first access is an n-way collision), then `secs` seconds
+/// measured in 20 batches. Every frame delivered or dropped is replaced at once, so no queue ever
+/// empties.
+fn saturate(n: usize, frames: FixedAirtime, seed: u64, secs: u64) -> Measured {
+    const BATCHES: usize = 20;
+    let cfg = MediumConfig::dcf(TIMING, n, QueueLimit::Packets(4));
+    assert_eq!(cfg.validate(), Ok(()));
+    let mut m = Medium::<usize>::new(
+        cfg,
+        Box::new(frames),
+        &Streams::new(seed),
+        "bss",
+        Time::ZERO,
+    );
+    let parcel = |k| Parcel {
+        item: k,
+        bytes: PAYLOAD,
+        dscp: 0,
+    };
+    for k in 1..=n {
+        for _ in 0..2 {
+            m.enqueue(Time::ZERO, k, 0, parcel(k)).expect("room");
+        }
+    }
+    let from = Time::ZERO + Duration::from_millis(200);
+    let batch = Duration::from_secs(secs) / BATCHES as u32;
+    // Counter snapshots at the first event at or after each batch boundary.
+    let mut marks = Vec::new();
+    while let Some(t) = m.poll_timeout() {
+        while marks.len() <= BATCHES && t >= from + batch * marks.len() as u32 {
+            marks.push(totals(&m, n));
+        }
+        if marks.len() > BATCHES {
+            break;
+        }
+        m.handle_timeout(t);
+        while let Some(out) = m.poll_delivery(t) {
+            let k = match out {
+                Ok(d) => d.parcel.item,
+                Err(dropped) => dropped.parcel.item,
+            };
+            m.enqueue(t, k, 0, parcel(k)).expect("room");
+        }
+    }
+    let bits = 8.0 * f64::from(PAYLOAD);
+    let delta = |w: &[[u64; 4]], i: usize| (w[1][i] - w[0][i]) as f64;
+    let rates: Vec<f64> = marks
+        .windows(2)
+        .map(|w| delta(w, 2) * bits / batch.as_secs_f64())
+        .collect();
+    let ps: Vec<f64> = marks
+        .windows(2)
+        .map(|w| delta(w, 1) / delta(w, 0))
+        .collect();
+    let (throughput, throughput_se) = mean_se(&rates);
+    let (_, p_se) = mean_se(&ps);
+    let (first, last) = (marks[0], marks[BATCHES]);
+    let sum = |i: usize| last[i] - first[i];
+    Measured {
+        throughput,
+        throughput_se,
+        p: sum(1) as f64 / sum(0) as f64,
+        p_se,
+        attempts: sum(0),
+        successes: sum(2),
+        drops: sum(3),
+    }
+}
+
+fn bianchi_for(n: usize, frames: FixedAirtime) -> bianchi::Saturation {
+    let ex = Exchange::basic_access(
+        TIMING.slot,
+        TIMING.sifs,
+        TIMING.ack_timeout,
+        frames.data,
+        frames.ack,
+        PAYLOAD,
+    );
+    bianchi::saturation(n, &Backoff::OFDM, &ex)
+}
+
+/// Tolerances, for 30 simulated seconds (50 000–76 000 successes, 100 000–140 000 attempts):
+///
+/// - throughput within 1.5 % of Bianchi's (the issue asks for 3 %). The batch-means standard
+///   error is 0.05–0.2 % of the throughput; over six seeds (1000 + n … 1005 + n) the medium differed from Bianchi
+///   by −0.24 … +0.78 % (largest at n = 20, where the decoupling approximation — independent
+///   stations with a constant τ — is least exact). 1.5 % leaves four standard errors above the
+///   worst difference seen.
+/// - collision probability within 0.01 of Bianchi's `p`. Its batch standard error is about
+///   0.001–0.002; over the same seeds the medium's `p` was 0.003 above to 0.007 below Bianchi's
+///   (the model slightly overestimates `p` for n ≥ 10, a known property of the decoupling).
+/// - frames dropped at the retry limit: Bianchi predicts `p^7` of the frames. The count is
+///   Poisson-like (four standard errors: `4·√expected`) and `p`'s bias of up to 0.007 moves
+///   `p^7` by up to `7·Δp/p` ≈ 10 %: the tolerance is the sum.
+fn check(n: usize, frames: FixedAirtime) {
+    let model = bianchi_for(n, frames);
+    let got = saturate(n, frames, 1000 + n as u64, 30);
+    let rel = got.throughput / model.throughput_bps - 1.0;
+    let frames_done = (got.successes + got.drops) as f64;
+    let expected_drops = model.drop_probability * frames_done;
+    eprintln!(
+        "n={n:>2}: S {:.3} Mbit/s (se {:.3}) vs Bianchi {:.3} ({:+.2} %); p {:.4} (se {:.4}) \
+         vs {:.4}; {} attempts, {} successes, {} drops vs {:.0} expected",
+        got.throughput / 1e6,
+        got.throughput_se / 1e6,
+        model.throughput_bps / 1e6,
+        100.0 * rel,
+        got.p,
+        got.p_se,
+        model.fixed_point.p,
+        got.attempts,
+        got.successes,
+        got.drops,
+        expected_drops,
+    );
+    assert!(rel.abs() < 0.015, "throughput off by {:+.2} %", 100.0 * rel);
+    assert!(
+        (got.p - model.fixed_point.p).abs() < 0.01,
+        "collision probability {} vs {}",
+        got.p,
+        model.fixed_point.p
+    );
+    let drop_tol = 4.0 * expected_drops.sqrt() + 0.1 * expected_drops;
+    assert!(
+        (got.drops as f64 - expected_drops).abs() <= drop_tol.max(4.0),
+        "{} drops, {expected_drops} expected",
+        got.drops
+    );
+}
+
+#[test]
+fn five_stations() {
+    check(5, RATE_54);
+}
+
+#[test]
+fn ten_stations() {
+    check(10, RATE_54);
+}
+
+#[test]
+fn twenty_stations() {
+    check(20, RATE_54);
+}
+
+#[test]
+fn fifty_stations() {
+    check(50, RATE_54);
+}
+
+#[test]
+fn ten_stations_with_long_frames() {
+    // 1044 µs frames at 12 Mbit/s: collisions cost four times more, p is unchanged.
+    check(10, RATE_12);
+}
+
+#[test]
+fn one_station_matches_the_exact_cycle() {
+    // Alone, the model is exact: each frame costs DIFS + k·slot + data + SIFS + ACK with k
+    // uniform in 0..=15, a mean cycle of 34 + 67.5 + 248 + 16 + 28 = 393.5 µs, so
+    // 12 000 bit / 393.5 µs = 30.496 Mbit/s. The cycle's standard deviation is
+    // 9 µs · √((16² − 1)/12) = 41.5 µs; over the ~76 000 cycles of 30 s the mean cycle has a
+    // relative standard error of 41.5 / 393.5 / √76 000 = 0.038 %: 0.2 % is five of them.
+    let model = bianchi_for(1, RATE_54);
+    assert!((model.throughput_bps - 12_000.0 / 393.5e-6).abs() < 1e-3);
+    let got = saturate(1, RATE_54, 1001, 30);
+    let rel = got.throughput / model.throughput_bps - 1.0;
+    eprintln!(
+        "n= 1: S {:.3} Mbit/s (se {:.3}) vs {:.3} ({:+.3} %), {} attempts, p = {}",
+        got.throughput / 1e6,
+        got.throughput_se / 1e6,
+        model.throughput_bps / 1e6,
+        100.0 * rel,
+        got.attempts,
+        got.p,
+    );
+    assert!(rel.abs() < 0.002, "{:+.3} %", 100.0 * rel);
+    assert_eq!(got.p, 0.0);
+    assert_eq!(got.drops, 0);
+}
+
+#[test]
+fn one_station_frame_times_are_exact() {
+    // Every gap between two deliveries is the fixed exchange (data, SIFS, ACK, DIFS) plus a
+    // whole number of slots in 0..=15 — exactly, in integer nanoseconds.
+    let cfg = MediumConfig::dcf(TIMING, 1, QueueLimit::Packets(20_000));
+    let mut m = Medium::<u32>::new(cfg, Box::new(RATE_54), &Streams::new(7), "bss", Time::ZERO);
+    let n = 20_000u32;
+    for i in 0..n {
+        let p = Parcel {
+            item: i,
+            bytes: PAYLOAD,
+            dscp: 0,
+        };
+        m.enqueue(Time::ZERO, 1, 0, p).expect("room");
+    }
+    let mut at = Vec::new();
+    while let Some(t) = m.poll_timeout() {
+        m.handle_timeout(t);
+        while let Some(out) = m.poll_delivery(t) {
+            at.push(out.expect("no loss alone").at);
+        }
+    }
+    assert_eq!(at.len(), n as usize);
+    // The first goes at DIFS without backoff.
+    assert_eq!(at[0], Time::from_micros(34 + 248));
+    let fixed = (248 + 16 + 28 + 34) * 1000;
+    let slot = 9 * 1000;
+    let ks: Vec<u64> = at
+        .windows(2)
+        .map(|w| {
+            let extra = w[1].nanos_since(w[0]) - fixed;
+            assert_eq!(extra % slot, 0, "gap {:?}", w[1] - w[0]);
+            extra / slot
+        })
+        .collect();
+    assert!(ks.iter().all(|&k| k <= 15));
+    // Uniform on 0..=15: mean 7.5, standard deviation 4.61; over 19 999 draws the standard
+    // error is 0.033, and ±0.15 is 4.6 of them.
+    let mean = ks.iter().sum::<u64>() as f64 / ks.len() as f64;
+    assert!((mean - 7.5).abs() < 0.15, "{mean}");
+    assert!((0..=15).all(|k| ks.contains(&k)));
+}
