@@ -28,11 +28,14 @@ use acp_core::accounting::AgeIntegral;
 use acp_core::wire::HEADER_LEN;
 use acp_core::{AppMode, Monitor, MonitorConfig, Source, Time};
 use acp_netmodel::driver::{on_timer, Endpoint};
+use acp_netmodel::wifi::medium::{Medium, StationCounters};
 use acp_netmodel::{Arrivals, Link, Parcel, Streams};
 
 use crate::flows::{FlowKind, FlowSpec};
-use crate::report::{FlowResult, HopBacklog, LinkResult, PacketEvent, SimResult, SourceCounters};
-use crate::topology::{LinkId, Topology, TopologyError};
+use crate::report::{
+    FlowResult, HopBacklog, LinkResult, PacketEvent, SimResult, SourceCounters, WifiResult,
+};
+use crate::topology::{Hop, Topology, TopologyError};
 
 /// Run parameters.
 #[derive(Debug, Clone, PartialEq)]
@@ -75,7 +78,7 @@ struct Packet {
 
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum Event {
-    LinkWake(u32),
+    Wake(u32),
     Timer(u32, u64),
     Generate(u32),
     Stop(u32),
@@ -124,8 +127,58 @@ struct Flow {
     next_trace: Time,
 }
 
-struct SimLink {
-    model: Link<u32>,
+/// What a hop crosses: a point-to-point link or a shared WiFi medium.
+enum Model {
+    Link(Link<u32>),
+    Wifi(Medium<u32>),
+}
+
+/// A packet leaving an element: its slab index and when its service ended (`None` when dropped
+/// before service); `Ok` if it goes on, `Err` if it was dropped.
+type Out = Result<(u32, Time), (u32, Option<Time>)>;
+
+impl Model {
+    fn arrive(&mut self, now: Time, hop: Hop, parcel: Parcel<u32>) -> Result<(), u32> {
+        match (self, hop) {
+            (Model::Link(l), _) => l.arrive(now, parcel).map_err(|d| d.parcel.item),
+            (Model::Wifi(m), Hop::Wifi { from, to, .. }) => {
+                m.enqueue(now, from, to, parcel).map_err(|d| d.parcel.item)
+            }
+            (Model::Wifi(_), Hop::Link(_)) => Err(parcel.item),
+        }
+    }
+
+    fn poll_timeout(&self) -> Option<Time> {
+        match self {
+            Model::Link(l) => l.poll_timeout(),
+            Model::Wifi(m) => m.poll_timeout(),
+        }
+    }
+
+    fn handle_timeout(&mut self, now: Time) {
+        match self {
+            Model::Link(l) => l.handle_timeout(now),
+            Model::Wifi(m) => m.handle_timeout(now),
+        }
+    }
+
+    fn poll_out(&mut self, now: Time) -> Option<Out> {
+        Some(match self {
+            Model::Link(l) => match l.poll_departure(now)? {
+                Ok(d) => Ok((d.parcel.item, d.served_at)),
+                Err(d) => Err((d.parcel.item, d.served_at)),
+            },
+            Model::Wifi(m) => match m.poll_delivery(now)? {
+                Ok(d) => Ok((d.parcel.item, d.at)),
+                Err(d) => Err((d.parcel.item, d.served_at)),
+            },
+        })
+    }
+}
+
+/// A link or medium in a running simulation.
+struct Element {
+    model: Model,
     /// Times of the wake-up events in the heap (rarely more than two). A new one is scheduled
     /// only when the link needs waking before all of them, so none is ever wasted.
     wakes: Vec<Time>,
@@ -152,8 +205,9 @@ pub struct Sim {
     window_start: Time,
     end: Time,
     topo: Topology,
-    links: Vec<SimLink>,
-    routes: Vec<Vec<LinkId>>,
+    /// The links (element `l` is link `l`), then the WiFi media.
+    elements: Vec<Element>,
+    routes: Vec<Vec<Hop>>,
     flows: Vec<Flow>,
     monitors: Vec<Monitor>,
     heap: BinaryHeap<Reverse<(Time, u64, Event)>>,
@@ -201,14 +255,22 @@ impl Sim {
         let end = start + cfg.duration;
         let streams = Streams::new(cfg.seed);
         let tracked_count = specs.iter().filter(|f| f.is_update_flow()).count();
-        let links = (0..topo.links.len())
-            .map(|id| SimLink {
-                model: Link::new(
-                    topo.links[id].config.clone(),
-                    &streams,
-                    &topo.link_name(id),
-                    start,
-                ),
+        let links = (0..topo.links.len()).map(|id| {
+            Model::Link(Link::new(
+                topo.links[id].config.clone(),
+                &streams,
+                &topo.link_name(id),
+                start,
+            ))
+        });
+        let media = topo.wifi.iter().map(|w| {
+            let frames = (w.frames)(&streams);
+            Model::Wifi(Medium::new(w.mac.clone(), frames, &streams, &w.name, start))
+        });
+        let elements = links
+            .chain(media)
+            .map(|model| Element {
+                model,
                 wakes: Vec::new(),
                 backlog_area: vec![0; tracked_count],
             })
@@ -329,7 +391,7 @@ impl Sim {
             end,
             cfg,
             topo,
-            links,
+            elements,
             routes,
             flows,
             monitors,
@@ -408,7 +470,7 @@ impl Sim {
             self.now = t;
             self.events += 1;
             match ev {
-                Event::LinkWake(l) => self.link_wake(l as usize),
+                Event::Wake(e) => self.wake(e as usize),
                 Event::Timer(f, generation) => self.timer(f as usize, generation),
                 Event::Generate(f) => self.generate(f as usize),
                 Event::Stop(f) => self.stop_flow(f as usize),
@@ -446,8 +508,16 @@ impl Sim {
         i128::from(self.end.nanos_since(t.max(self.window_start)))
     }
 
-    /// Offers packet `p` to `link`.
-    fn enqueue(&mut self, link: LinkId, p: u32) {
+    /// The element a hop crosses.
+    fn element(&self, hop: Hop) -> usize {
+        match hop {
+            Hop::Link(l) => l,
+            Hop::Wifi { medium, .. } => self.topo.links.len() + medium,
+        }
+    }
+
+    /// Offers packet `p` to `hop`.
+    fn enqueue(&mut self, hop: Hop, p: u32) {
         let now = self.now;
         let pk = &mut self.packets[p as usize];
         pk.reached = now;
@@ -458,72 +528,78 @@ impl Sim {
             bytes: pk.size,
             dscp,
         };
-        match self.links[link].model.arrive(now, parcel) {
+        let el = self.element(hop);
+        match self.elements[el].model.arrive(now, hop, parcel) {
             Ok(()) => {
                 if let (Kind::Update, Some(t)) = (kind, self.flows[flow].tracked) {
                     let rest = self.window_rest(now);
-                    self.links[link].backlog_area[t] += rest;
+                    self.elements[el].backlog_area[t] += rest;
                 }
             }
             Err(_) => {
                 if kind == Kind::Update {
                     self.flows[flow].dropped += 1;
                 }
-                self.log_packet(link, p, None);
+                self.log_packet(hop, p, None);
                 self.release(p);
             }
         }
-        self.reschedule_link(link);
+        self.reschedule(el);
     }
 
-    fn reschedule_link(&mut self, link: LinkId) {
-        let l = &mut self.links[link];
-        let Some(t) = l.model.poll_timeout() else {
+    fn reschedule(&mut self, el: usize) {
+        let e = &mut self.elements[el];
+        let Some(t) = e.model.poll_timeout() else {
             return;
         };
         let t = t.max(self.now);
-        if l.wakes.iter().any(|&w| w <= t) {
+        if e.wakes.iter().any(|&w| w <= t) {
             return; // a wake-up at or before t is pending; it will reschedule
         }
-        l.wakes.push(t);
-        self.schedule(t, Event::LinkWake(link as u32));
+        e.wakes.push(t);
+        self.schedule(t, Event::Wake(el as u32));
     }
 
-    fn link_wake(&mut self, link: LinkId) {
+    fn wake(&mut self, el: usize) {
         let now = self.now;
-        let wakes = &mut self.links[link].wakes;
+        let wakes = &mut self.elements[el].wakes;
         if let Some(i) = wakes.iter().position(|&w| w == now) {
             wakes.swap_remove(i);
         }
-        self.links[link].model.handle_timeout(now);
-        while let Some(out) = self.links[link].model.poll_departure(now) {
+        self.elements[el].model.handle_timeout(now);
+        while let Some(out) = self.elements[el].model.poll_out(now) {
             let (p, served_at, delivered) = match out {
-                Ok(d) => (d.parcel.item, d.served_at, true),
-                Err(d) => (d.parcel.item, d.served_at.unwrap_or(now), false),
+                Ok((p, served)) => (p, Some(served), true),
+                Err((p, served)) => (p, served, false),
             };
             let pk = &self.packets[p as usize];
+            let hop = self.routes[pk.route as usize][pk.hop as usize];
             if let (Kind::Update, Some(t)) = (pk.kind, self.flows[pk.flow as usize].tracked) {
-                let rest = self.window_rest(served_at);
-                self.links[link].backlog_area[t] -= rest;
+                // Dropped before service: it left the queue now.
+                let rest = self.window_rest(served_at.unwrap_or(now));
+                self.elements[el].backlog_area[t] -= rest;
             }
-            self.log_packet(link, p, delivered.then_some(now));
+            self.log_packet(hop, p, delivered.then_some(now));
             if delivered {
                 self.packets[p as usize].hop += 1;
                 self.arrive(p);
             } else {
+                if self.packets[p as usize].kind == Kind::Update {
+                    self.flows[self.packets[p as usize].flow as usize].dropped += 1;
+                }
                 self.release(p);
             }
         }
-        self.reschedule_link(link);
+        self.reschedule(el);
     }
 
-    fn log_packet(&mut self, link: LinkId, p: u32, departed: Option<Time>) {
+    fn log_packet(&mut self, hop: Hop, p: u32, departed: Option<Time>) {
         if !self.cfg.packet_log {
             return;
         }
         let pk = &self.packets[p as usize];
         let event = PacketEvent {
-            link: self.topo.link_name(link),
+            link: self.topo.hop_name(hop),
             flow: self.flows[pk.flow as usize].spec.name.clone(),
             kind: match pk.kind {
                 Kind::Update => "update",
@@ -546,7 +622,7 @@ impl Sim {
             (pk.route as usize, pk.hop as usize)
         };
         match self.routes[route].get(hop) {
-            Some(&link) => self.enqueue(link, p),
+            Some(&hop) => self.enqueue(hop, p),
             None => self.deliver(p),
         }
     }
@@ -749,9 +825,11 @@ impl Sim {
     fn results(&mut self) -> SimResult {
         let window = self.end.nanos_since(self.window_start) as f64;
         // Updates served but still propagating at the end left their queue before it.
-        for l in 0..self.links.len() {
-            let done: Vec<(usize, Time)> = self.links[l]
-                .model
+        for l in 0..self.topo.links.len() {
+            let Model::Link(link) = &self.elements[l].model else {
+                continue;
+            };
+            let done: Vec<(usize, Time)> = link
                 .propagating()
                 .filter_map(|d| {
                     let pk = &self.packets[d.parcel.item as usize];
@@ -761,7 +839,7 @@ impl Sim {
                 .collect();
             for (t, served_at) in done {
                 let rest = self.window_rest(served_at);
-                self.links[l].backlog_area[t] -= rest;
+                self.elements[l].backlog_area[t] -= rest;
             }
         }
         let flows = self
@@ -779,12 +857,13 @@ impl Sim {
                 let backlog = match f.tracked {
                     Some(t) => self.routes[self.fwd_route(f)]
                         .iter()
-                        .map(|&l| {
-                            let (from, to) = self.topo.ends(l);
+                        .map(|&hop| {
+                            let (from, to) = self.topo.hop_ends(hop);
+                            let area = self.elements[self.element(hop)].backlog_area[t];
                             HopBacklog {
                                 from: from.into(),
                                 to: to.into(),
-                                backlog: self.links[l].backlog_area[t] as f64 / window.max(1.0),
+                                backlog: area as f64 / window.max(1.0),
                             }
                         })
                         .collect(),
@@ -825,25 +904,48 @@ impl Sim {
                 }
             })
             .collect();
-        let links = self
-            .links
-            .iter()
-            .enumerate()
-            .map(|(i, l)| {
-                let (from, to) = self.topo.ends(i);
-                let c = l.model.counters();
-                LinkResult {
-                    from: from.into(),
-                    to: to.into(),
-                    arrived: c.arrived,
-                    lost: c.lost,
-                    dropped_queue: c.dropped_queue,
-                    dropped_outage: c.dropped_outage,
-                    served: c.served,
-                    utilisation: c.busy_ns as f64 / self.now.as_nanos().max(1) as f64,
+        let elapsed = self.now.as_nanos().max(1) as f64;
+        let mut links = Vec::new();
+        let mut wifi = Vec::new();
+        for (i, e) in self.elements.iter().enumerate() {
+            match &e.model {
+                Model::Link(l) => {
+                    let (from, to) = self.topo.ends(i);
+                    let c = l.counters();
+                    links.push(LinkResult {
+                        from: from.into(),
+                        to: to.into(),
+                        arrived: c.arrived,
+                        lost: c.lost,
+                        dropped_queue: c.dropped_queue,
+                        dropped_outage: c.dropped_outage,
+                        served: c.served,
+                        utilisation: c.busy_ns as f64 / elapsed,
+                    });
                 }
-            })
-            .collect();
+                Model::Wifi(m) => {
+                    let def = &self.topo.wifi[i - self.topo.links.len()];
+                    let stations = (0..=def.stations.len())
+                        .filter_map(|k| m.station_counters(k))
+                        .copied()
+                        .collect::<Vec<_>>();
+                    let sum = |f: fn(&StationCounters) -> u64| stations.iter().map(f).sum();
+                    let c = m.counters();
+                    wifi.push(WifiResult {
+                        name: def.name.clone(),
+                        stations: def.stations.len(),
+                        attempts: sum(|s| s.attempts),
+                        successes: sum(|s| s.successes),
+                        collisions: sum(|s| s.collisions),
+                        errors: sum(|s| s.errors),
+                        retry_drops: sum(|s| s.drops),
+                        queue_drops: sum(|s| s.queue_drops),
+                        busy: c.busy_ns as f64 / elapsed,
+                        collision_time: c.collision_ns as f64 / elapsed,
+                    });
+                }
+            }
+        }
         SimResult {
             seed: self.cfg.seed,
             duration: self.cfg.duration.as_secs_f64(),
@@ -851,6 +953,7 @@ impl Sim {
             events: self.events,
             flows,
             links,
+            wifi,
             packet_log: std::mem::take(&mut self.log),
         }
     }

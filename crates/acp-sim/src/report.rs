@@ -103,6 +103,31 @@ pub struct LinkResult {
     pub utilisation: f64,
 }
 
+/// One WiFi medium's counters over the whole run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WifiResult {
+    /// Its name.
+    pub name: String,
+    /// Associated stations (the AP not counted).
+    pub stations: usize,
+    /// Data frames put on the air.
+    pub attempts: u64,
+    /// Frames received and acknowledged.
+    pub successes: u64,
+    /// Attempts that collided.
+    pub collisions: u64,
+    /// Attempts lost to channel errors.
+    pub errors: u64,
+    /// Frames dropped at the retry limit.
+    pub retry_drops: u64,
+    /// Frames refused by a full station queue.
+    pub queue_drops: u64,
+    /// Fraction of the run the channel was busy.
+    pub busy: f64,
+    /// Fraction of the run spent in collisions.
+    pub collision_time: f64,
+}
+
 /// One packet offered to one link (with [`crate::SimConfig::packet_log`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PacketEvent {
@@ -137,6 +162,9 @@ pub struct SimResult {
     pub flows: Vec<FlowResult>,
     /// Per link.
     pub links: Vec<LinkResult>,
+    /// Per WiFi medium.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub wifi: Vec<WifiResult>,
     /// Every packet offered to every link, if asked for.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub packet_log: Vec<PacketEvent>,

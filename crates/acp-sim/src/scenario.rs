@@ -32,8 +32,14 @@ use std::time::Duration;
 
 use acp_core::controller::ControllerKind;
 use acp_core::SourceConfig;
+use std::sync::Arc;
+
+use acp_netmodel::wifi::channel::{ChannelConfig, WifiFrames};
+use acp_netmodel::wifi::medium::{MacTiming, MediumConfig};
+use acp_netmodel::wifi::phy::{edca_defaults, Mcs, OfdmRate, PhyConfig};
+use acp_netmodel::wifi::FrameModel;
 use acp_netmodel::{
-    Discipline, Jitter, LinkConfig, LossModel, Process, QueueLimit, Service, Trace,
+    Discipline, Jitter, LinkConfig, LossModel, Process, QueueLimit, Service, Streams, Trace,
 };
 use serde::de::DeserializeOwned;
 use serde::Deserialize;
@@ -42,7 +48,7 @@ use thiserror::Error;
 use crate::engine::{BuildError, Sim, SimConfig};
 use crate::flows::{FlowKind, FlowSpec};
 use crate::spec::{describe_toml_error, Dur, LossToml, Rate, ScheduleToml};
-use crate::topology::Topology;
+use crate::topology::{FramesBuilder, Topology};
 
 /// Why a scenario could not be loaded.
 #[derive(Debug, Error)]
@@ -113,6 +119,76 @@ struct LinkToml {
     schedule: Option<ScheduleToml>,
 }
 
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum StandardToml {
+    #[default]
+    G,
+    N,
+    Ac,
+}
+
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum AccessToml {
+    #[default]
+    Dcf,
+    Edca,
+}
+
+/// A shared WiFi channel: an AP and `count` stations named `stations#1…#count` (or `stations`
+/// when `count = 1`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct WifiToml {
+    name: Option<String>,
+    ap: String,
+    stations: String,
+    #[serde(default = "one_usize")]
+    count: usize,
+    #[serde(default)]
+    standard: StandardToml,
+    /// 802.11g: the OFDM rate (6–54 Mbit/s).
+    rate: Option<Rate>,
+    /// 802.11n/ac: MCS index, spatial streams, channel width (MHz), short guard interval.
+    mcs: Option<u8>,
+    #[serde(default = "one_u8")]
+    spatial_streams: u8,
+    #[serde(default = "twenty")]
+    width: u16,
+    #[serde(default)]
+    short_gi: bool,
+    /// Area (m × m) the stations are placed in, AP at the centre.
+    #[serde(default = "twenty_square")]
+    area: [f64; 2],
+    exponent: Option<f64>,
+    /// σ of the log-normal shadowing (dB).
+    #[serde(default)]
+    shadowing: f64,
+    tx_power: Option<f64>,
+    /// Place the stations with this seed instead of the run's.
+    placement_seed: Option<u64>,
+    #[serde(default)]
+    access: AccessToml,
+    /// Frames each station (and access category) may hold.
+    #[serde(default = "hundred")]
+    queue: usize,
+    retry_limit: Option<u32>,
+}
+
+fn one_u8() -> u8 {
+    1
+}
+fn twenty() -> u16 {
+    20
+}
+fn twenty_square() -> [f64; 2] {
+    [20.0, 20.0]
+}
+fn hundred() -> usize {
+    100
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct ScenarioToml {
@@ -127,6 +203,8 @@ struct ScenarioToml {
     trace_points: usize,
     #[serde(default, rename = "link")]
     links: Vec<LinkToml>,
+    #[serde(default)]
+    wifi: Vec<WifiToml>,
     #[serde(default, rename = "flow")]
     flows: Vec<toml::Spanned<toml::Table>>,
 }
@@ -312,6 +390,95 @@ fn link_config(l: &LinkToml, base: Option<&Path>) -> Result<LinkConfig, String> 
     Ok(cfg)
 }
 
+/// The PHY of a `[[wifi]]` section.
+fn wifi_phy(w: &WifiToml) -> Result<PhyConfig, String> {
+    let mcs = || {
+        let index = w.mcs.ok_or("802.11n/ac need `mcs`")?;
+        let m = Mcs::new(index, w.spatial_streams, w.width);
+        Ok::<Mcs, String>(if w.short_gi { m.short_gi() } else { m })
+    };
+    let phy = match w.standard {
+        StandardToml::G => {
+            if w.mcs.is_some() {
+                return Err("802.11g takes `rate`, not `mcs`".into());
+            }
+            let bps = w.rate.map_or(12e6, |r| r.0);
+            let rate = OfdmRate::from_mbps((bps / 1e6).round() as u32)
+                .filter(|r| (f64::from(r.mbps()) * 1e6 - bps).abs() < 1.0)
+                .ok_or_else(|| {
+                    format!("802.11g rate {bps} bit/s is not one of 6, 9, 12, 18, 24, 36, 48, 54 Mbit/s")
+                })?;
+            PhyConfig::g(rate)
+        }
+        StandardToml::N if w.rate.is_none() => PhyConfig::n(mcs()?),
+        StandardToml::Ac if w.rate.is_none() => PhyConfig::ac(mcs()?),
+        _ => return Err("802.11n/ac take `mcs`, not `rate`".into()),
+    };
+    let phy = PhyConfig {
+        qos: phy.qos || matches!(w.access, AccessToml::Edca),
+        ..phy
+    };
+    phy.validate()?;
+    Ok(phy)
+}
+
+/// Adds a `[[wifi]]` section's medium to `topology`.
+fn add_wifi(topology: &mut Topology, w: &WifiToml) -> Result<(), String> {
+    if w.count == 0 {
+        return Err("count must be at least 1".into());
+    }
+    let phy = wifi_phy(w)?;
+    let mut channel = ChannelConfig::new(w.area[0], w.area[1]);
+    channel.shadowing_db = w.shadowing;
+    if let Some(e) = w.exponent {
+        channel.exponent = e;
+    }
+    if let Some(p) = w.tx_power {
+        channel.tx_power_dbm = p;
+    }
+    channel.validate()?;
+    let timing = MacTiming {
+        slot: phy.slot(),
+        sifs: phy.sifs(),
+        ack_timeout: phy.ack_timeout(),
+    };
+    let limit = QueueLimit::Packets(w.queue.max(1));
+    let mut mac = match w.access {
+        AccessToml::Dcf => MediumConfig::dcf(timing, w.count, limit),
+        AccessToml::Edca => MediumConfig::edca(timing, edca_defaults(phy.standard), w.count, limit),
+    };
+    if let Some(r) = w.retry_limit {
+        mac.retry_limit = r;
+    }
+    let name = w.name.clone().unwrap_or_else(|| w.ap.clone());
+    let stations: Vec<String> = (1..=w.count)
+        .map(|k| replica_name(&w.stations, k, w.count))
+        .collect();
+    // Check the channel builds (placement is drawn per run, from the run's seed).
+    WifiFrames::new(phy, channel, w.count, &Streams::new(0), &name)?;
+    let (count, placement_seed, label) = (w.count, w.placement_seed, name.clone());
+    let frames: FramesBuilder = Arc::new(move |streams: &Streams| {
+        let streams = placement_seed.map_or(*streams, Streams::new);
+        match WifiFrames::new(phy, channel, count, &streams, &label) {
+            Ok(f) => Box::new(f) as Box<dyn FrameModel>,
+            Err(e) => unreachable!("checked when the scenario was read: {e}"),
+        }
+    });
+    topology
+        .add_wifi(&name, &w.ap, &stations, mac, frames)
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// The name of replica `k` of `count` called `base`.
+fn replica_name(base: &str, k: usize, count: usize) -> String {
+    if count == 1 {
+        base.to_string()
+    } else {
+        format!("{base}#{k}")
+    }
+}
+
 /// Deserialises a table, or explains which field is wrong.
 fn from_table<T: DeserializeOwned>(table: toml::Table) -> Result<T, String> {
     toml::Value::Table(table)
@@ -421,11 +588,7 @@ fn flows(i: usize, mut table: toml::Table) -> Result<Vec<FlowSpec>, String> {
     );
     Ok((1..=c.count)
         .map(|k| FlowSpec {
-            name: if c.count == 1 {
-                base.clone()
-            } else {
-                format!("{base}#{k}")
-            },
+            name: replica_name(&base, k, c.count),
             kind: kind.clone(),
             path: c.path.clone(),
             start: c.start.as_ref().map_or(Duration::ZERO, |s| s.0),
@@ -484,6 +647,14 @@ impl Scenario {
                     .map_err(BuildError::from)?;
             }
         }
+        for w in &t.wifi {
+            add_wifi(&mut topology, w).map_err(|e| {
+                invalid(format!(
+                    "[[wifi]] {}: {e}",
+                    w.name.as_ref().unwrap_or(&w.ap)
+                ))
+            })?;
+        }
         let mut all = Vec::new();
         for (i, spanned) in t.flows.into_iter().enumerate() {
             let line = line_of(text, spanned.span().start);
@@ -492,8 +663,21 @@ impl Scenario {
                 .get("name")
                 .and_then(|v| v.as_str())
                 .map_or_else(|| format!("flow{i}"), str::to_string);
-            let expanded = flows(i, table)
+            let mut expanded = flows(i, table)
                 .map_err(|e| invalid(format!("line {line}: [[flow]] {name}: {e}")))?;
+            // Replica k of a replicated flow leaves from node X#k wherever its path names a node
+            // X that has replicas (e.g. the stations of a [[wifi]] section).
+            let count = expanded.len();
+            if count > 1 {
+                for (k, f) in expanded.iter_mut().enumerate() {
+                    for node in &mut f.path {
+                        let own = replica_name(node, k + 1, count);
+                        if topology.has_node(&own) {
+                            *node = own;
+                        }
+                    }
+                }
+            }
             all.extend(expanded);
         }
         let scenario = Scenario {

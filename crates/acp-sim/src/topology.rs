@@ -1,12 +1,18 @@
-//! Nodes, directional links and explicit routes.
+//! Nodes, directional links, shared WiFi media and explicit routes.
 //!
 //! A link leaves one node for another and is an [`acp_netmodel::Link`] built from its
 //! [`LinkConfig`] when a simulation starts, named `from→to` (which also names its random streams).
-//! A route is the list of links a flow's packets take.
+//! A WiFi medium joins an access-point node and station nodes on one channel
+//! ([`acp_netmodel::wifi::medium::Medium`]); a hop between a station and its AP crosses it. A
+//! route is the list of hops a flow's packets take.
 
 use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
 
-use acp_netmodel::LinkConfig;
+use acp_netmodel::wifi::medium::MediumConfig;
+use acp_netmodel::wifi::FrameModel;
+use acp_netmodel::{LinkConfig, Streams};
 use thiserror::Error;
 
 /// Index of a node.
@@ -42,14 +48,63 @@ pub struct LinkDef {
     pub config: LinkConfig,
 }
 
-/// Nodes and links.
+/// Builds a medium's frame model (PHY airtime, channel, errors) from the run's random streams,
+/// so that station placement and shadowing follow the seed.
+pub type FramesBuilder = Arc<dyn Fn(&Streams) -> Box<dyn FrameModel> + Send + Sync>;
+
+/// A shared WiFi medium: its AP, its stations (medium station `k` is `stations[k - 1]`), its MAC
+/// and how to build its frame model.
+#[derive(Clone)]
+pub struct WifiDef {
+    /// The medium's name (its random streams' label).
+    pub name: String,
+    /// The access point's node (medium station 0).
+    pub ap: NodeId,
+    /// Station nodes, medium stations 1, 2, ….
+    pub stations: Vec<NodeId>,
+    /// The MAC.
+    pub mac: MediumConfig,
+    /// The PHY and channel.
+    pub frames: FramesBuilder,
+}
+
+impl fmt::Debug for WifiDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("WifiDef")
+            .field("name", &self.name)
+            .field("ap", &self.ap)
+            .field("stations", &self.stations)
+            .field("mac", &self.mac)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One hop of a route.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hop {
+    /// Across a link.
+    Link(LinkId),
+    /// Across WiFi medium `medium`, from medium station `from` to `to` (one of them the AP, 0).
+    Wifi {
+        /// Index in [`Topology::wifi`].
+        medium: usize,
+        /// Sending station.
+        from: usize,
+        /// Receiving station.
+        to: usize,
+    },
+}
+
+/// Nodes, links and media.
 #[derive(Debug, Clone, Default)]
 pub struct Topology {
     names: Vec<String>,
     by_name: HashMap<String, NodeId>,
     /// The links.
     pub links: Vec<LinkDef>,
-    by_ends: HashMap<(NodeId, NodeId), LinkId>,
+    /// The WiFi media.
+    pub wifi: Vec<WifiDef>,
+    by_ends: HashMap<(NodeId, NodeId), Hop>,
 }
 
 impl Topology {
@@ -89,12 +144,76 @@ impl Topology {
             to: b,
             config,
         });
-        self.by_ends.insert((a, b), id);
+        self.by_ends.insert((a, b), Hop::Link(id));
         Ok(id)
     }
 
-    /// The links along the node path `nodes`.
-    pub fn route(&self, nodes: &[String]) -> Result<Vec<LinkId>, TopologyError> {
+    /// Adds a WiFi medium called `name` joining the node `ap` and the `stations` nodes, both ways.
+    pub fn add_wifi(
+        &mut self,
+        name: &str,
+        ap: &str,
+        stations: &[String],
+        mac: MediumConfig,
+        frames: FramesBuilder,
+    ) -> Result<usize, TopologyError> {
+        let bad = |why: String| TopologyError::BadLink(ap.into(), name.into(), why);
+        if stations.len() != mac.stations {
+            return Err(bad(format!(
+                "{} station nodes for a medium of {} stations",
+                stations.len(),
+                mac.stations
+            )));
+        }
+        mac.validate().map_err(bad)?;
+        let medium = self.wifi.len();
+        let ap_id = self.node(ap);
+        let mut ids = Vec::new();
+        for (k, s) in stations.iter().enumerate() {
+            let id = self.node(s);
+            for (a, b, hop) in [
+                (
+                    id,
+                    ap_id,
+                    Hop::Wifi {
+                        medium,
+                        from: k + 1,
+                        to: 0,
+                    },
+                ),
+                (
+                    ap_id,
+                    id,
+                    Hop::Wifi {
+                        medium,
+                        from: 0,
+                        to: k + 1,
+                    },
+                ),
+            ] {
+                if self.by_ends.insert((a, b), hop).is_some() {
+                    return Err(TopologyError::DuplicateLink(s.clone(), ap.into()));
+                }
+            }
+            ids.push(id);
+        }
+        self.wifi.push(WifiDef {
+            name: name.into(),
+            ap: ap_id,
+            stations: ids,
+            mac,
+            frames,
+        });
+        Ok(medium)
+    }
+
+    /// Whether a node called `name` exists.
+    pub fn has_node(&self, name: &str) -> bool {
+        self.by_name.contains_key(name)
+    }
+
+    /// The hops along the node path `nodes`.
+    pub fn route(&self, nodes: &[String]) -> Result<Vec<Hop>, TopologyError> {
         if nodes.len() < 2 {
             return Err(TopologyError::ShortRoute(nodes.to_vec()));
         }
@@ -120,6 +239,24 @@ impl Topology {
     /// The name of link `id`, "from→to" (also the label of its random streams).
     pub fn link_name(&self, id: LinkId) -> String {
         let (a, b) = self.ends(id);
+        format!("{a}→{b}")
+    }
+
+    /// The ends of a hop by name.
+    pub fn hop_ends(&self, hop: Hop) -> (&str, &str) {
+        match hop {
+            Hop::Link(l) => self.ends(l),
+            Hop::Wifi { medium, from, to } => {
+                let w = &self.wifi[medium];
+                let node = |k: usize| if k == 0 { w.ap } else { w.stations[k - 1] };
+                (&self.names[node(from)], &self.names[node(to)])
+            }
+        }
+    }
+
+    /// The name of a hop, "from→to".
+    pub fn hop_name(&self, hop: Hop) -> String {
+        let (a, b) = self.hop_ends(hop);
         format!("{a}→{b}")
     }
 }

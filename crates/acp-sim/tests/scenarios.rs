@@ -120,3 +120,28 @@ fn replicas_start_at_seeded_distinct_offsets_and_flows_leave() {
         "{gateway:?}"
     );
 }
+
+#[test]
+fn wifi_sources_contend_through_one_access_point() {
+    let (_, mut s) = examples()
+        .into_iter()
+        .find(|(p, _)| p.ends_with("wifi_sources.toml"))
+        .unwrap();
+    s.config.duration = Duration::from_secs(20);
+    s.config.warmup = Duration::from_secs(5);
+    let r = s.build().unwrap().run();
+    let w = &r.wifi[0];
+    assert_eq!(w.stations, 6);
+    // Six saturating-ish ACP+ sources on one channel collide, and most frames get through.
+    assert!(w.collisions > 0 && w.successes > 10 * w.collisions, "{w:?}");
+    assert!(w.busy > 0.1 && w.busy < 1.0, "{w:?}");
+    // Replica k leaves from its own station sensor#k, across the medium to the AP.
+    for (k, f) in r.flows.iter().enumerate() {
+        assert_eq!(f.name, format!("sensor#{}", k + 1));
+        assert_eq!(f.backlog[0].from, format!("sensor#{}", k + 1));
+        assert_eq!(f.backlog[0].to, "ap1");
+        assert!(f.age.is_some_and(|a| a > 0.005 && a < 1.0), "{f:?}");
+    }
+    // Placement and backoff follow the seed: the same run twice is the same run.
+    assert_eq!(r.to_json(), s.build().unwrap().run().to_json());
+}

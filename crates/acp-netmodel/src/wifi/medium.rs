@@ -85,6 +85,7 @@ use std::time::Duration;
 
 use acp_core::time::duration_nanos;
 
+use super::phy::{AcParams, AccessCategory};
 use super::FrameModel;
 use crate::link::{DropReason, Dropped};
 use crate::queue::{Occupancy, Parcel, QueueLimit};
@@ -111,77 +112,13 @@ impl MacTiming {
     }
 }
 
-/// Contention parameters of one access category (EDCA) or of DCF.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AcParams {
-    /// Slots added to SIFS before counting down (at least 1).
-    pub aifsn: u32,
-    /// First contention window.
-    pub cw_min: u32,
-    /// Largest contention window.
-    pub cw_max: u32,
-    /// TXOP limit: zero sends one frame per access.
-    pub txop: Duration,
-}
-
-impl AcParams {
-    /// DCF for OFDM PHYs: DIFS (AIFSN 2), `CWmin` 15, `CWmax` 1023, one frame per access.
-    pub const DCF: AcParams = AcParams {
-        aifsn: 2,
-        cw_min: 15,
-        cw_max: 1023,
-        txop: Duration::ZERO,
-    };
-}
-
-/// EDCA access categories, lowest priority first (the order of [`Access::Edca`]'s array).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum AccessCategory {
-    /// Background.
-    Background = 0,
-    /// Best effort.
-    BestEffort = 1,
-    /// Video.
-    Video = 2,
-    /// Voice.
-    Voice = 3,
-}
-
-impl AccessCategory {
-    /// All four, lowest priority first.
-    pub const ALL: [AccessCategory; 4] = [
-        AccessCategory::Background,
-        AccessCategory::BestEffort,
-        AccessCategory::Video,
-        AccessCategory::Voice,
-    ];
-
-    /// Position in [`Access::Edca`]'s array (and priority: higher is served first).
-    pub fn index(self) -> usize {
-        self as usize
-    }
-}
-
-/// The access category of a DSCP: CS1 (8) → background; AF41–43 (34, 36, 38), CS4 (32) and
-/// CS5 (40) → video; EF (46), CS6 (48) and CS7 (56) → voice; every other code point, default (0)
-/// included → best effort. This is a subset of RFC 8325's table, which also sends CS3 and AF3x to
-/// video, VOICE-ADMIT (44) to voice and LE (1) to background.
-pub fn access_category(dscp: u8) -> AccessCategory {
-    match dscp {
-        8 => AccessCategory::Background,
-        32 | 34 | 36 | 38 | 40 => AccessCategory::Video,
-        46 | 48 | 56 => AccessCategory::Voice,
-        _ => AccessCategory::BestEffort,
-    }
-}
-
 /// How stations contend.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
     /// DCF: one queue and one backoff entity per station, whatever the DSCP.
     Dcf(AcParams),
     /// EDCA: four queues and backoff entities per station, indexed by [`AccessCategory::index`]
-    /// (BK, BE, VI, VO), the packet's DSCP choosing through [`access_category`].
+    /// (BK, BE, VI, VO), the packet's DSCP choosing through [`AccessCategory::from_dscp`] (RFC 8325).
     Edca([AcParams; 4]),
 }
 
@@ -582,7 +519,7 @@ impl<P> Medium<P> {
         let slot = if per == 1 {
             0
         } else {
-            access_category(parcel.dscp).index()
+            AccessCategory::from_dscp(parcel.dscp).index()
         };
         let e = from * per + slot;
         let ent = &mut self.entities[e];
@@ -1023,30 +960,6 @@ mod tests {
                 assert!(m.enqueue(t, from, to, p).is_ok());
             }
         }
-    }
-
-    #[test]
-    fn dscps_map_to_access_categories() {
-        use AccessCategory::*;
-        let want = [
-            (0, BestEffort),
-            (8, Background),
-            (10, BestEffort),
-            (18, BestEffort),
-            (32, Video),
-            (34, Video),
-            (36, Video),
-            (38, Video),
-            (40, Video),
-            (46, Voice),
-            (48, Voice),
-            (56, Voice),
-            (63, BestEffort),
-        ];
-        for (dscp, ac) in want {
-            assert_eq!(access_category(dscp), ac, "DSCP {dscp}");
-        }
-        assert_eq!(AccessCategory::Voice.index(), 3);
     }
 
     #[test]

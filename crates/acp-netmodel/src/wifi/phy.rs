@@ -458,6 +458,16 @@ pub struct AcParams {
     pub txop: Duration,
 }
 
+impl AcParams {
+    /// DCF for OFDM PHYs: DIFS (AIFSN 2), `CWmin` 15, `CWmax` 1023, one frame per access.
+    pub const DCF: AcParams = AcParams {
+        aifsn: 2,
+        cw_min: 15,
+        cw_max: 1023,
+        txop: Duration::ZERO,
+    };
+}
+
 /// The default EDCA parameter set of a non-AP station (802.11-2016 Table 9-137), `[BK, BE, VI,
 /// VO]`: the same for the three standards, whose PHYs all have aCWmin = 15, aCWmax = 1023.
 pub fn edca_defaults(standard: Standard) -> [AcParams; 4] {
