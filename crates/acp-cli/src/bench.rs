@@ -96,6 +96,9 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
 /// The 48-source, six-hop scenario shipped in `scenarios/`.
 const SIX_HOPS_48: &str = include_str!("../../../scenarios/six_hops_48.toml");
 
+/// 48 sources behind one 802.11g access point, then five hops (`scenarios/wifi_48.toml`).
+const WIFI_48: &str = include_str!("../../../scenarios/wifi_48.toml");
+
 fn sim(json_out: bool) -> anyhow::Result<()> {
     // An M/M/1 queue at ρ = 0.8, 2 million updates, on this thread only; then the 48-source
     // scenario. Events/s depends on how finely the engine splits work into events (a link is
@@ -108,7 +111,14 @@ fn sim(json_out: bool) -> anyhow::Result<()> {
     let t = Instant::now();
     let big = scenario.build()?.run();
     let big_wall = t.elapsed().as_secs_f64();
-    let hops = |r: &acp_sim::report::SimResult| r.links.iter().map(|l| l.served).sum::<u64>();
+    let t = Instant::now();
+    let wifi = Scenario::parse(WIFI_48)?.build()?.run();
+    let wifi_wall = t.elapsed().as_secs_f64();
+    // Packets served by a link or delivered across a WiFi medium.
+    let hops = |r: &acp_sim::report::SimResult| {
+        r.links.iter().map(|l| l.served).sum::<u64>()
+            + r.wifi.iter().map(|w| w.successes).sum::<u64>()
+    };
     let rate = |n: u64, wall: f64| n as f64 / wall;
     if json_out {
         println!(
@@ -119,12 +129,19 @@ fn sim(json_out: bool) -> anyhow::Result<()> {
                    "six_hops_48_events": big.events, "six_hops_48_wall_s": big_wall,
                    "six_hops_48_events_per_sec": rate(big.events, big_wall),
                    "six_hops_48_packet_hops": hops(&big),
-                   "six_hops_48_packet_hops_per_sec": rate(hops(&big), big_wall)})
+                   "six_hops_48_packet_hops_per_sec": rate(hops(&big), big_wall),
+                   "wifi_48_events": wifi.events, "wifi_48_wall_s": wifi_wall,
+                   "wifi_48_events_per_sec": rate(wifi.events, wifi_wall)})
         );
     } else {
         for (what, r, wall) in [
             ("M/M/1, 2M updates (one core)", &mm1, mm1_wall),
             ("48 ACP+ sources, 6 hops, 300 simulated s", &big, big_wall),
+            (
+                "48 ACP+ sources on 802.11g WiFi + 5 hops, 300 s",
+                &wifi,
+                wifi_wall,
+            ),
         ] {
             println!(
                 "{what}: {:.2} s; {} events = {:.2} M events/s; {} packet-hops = {:.2} M packet-hops/s",

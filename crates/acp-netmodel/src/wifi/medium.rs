@@ -17,7 +17,7 @@
 //! # Model
 //!
 //! Every station has one backoff entity per access category (EDCA: BK, BE, VI, VO, chosen by
-//! [`access_category`] from the packet's DSCP) or a single one (DCF, [`Access::Dcf`]); each entity
+//! [`AccessCategory::from_dscp`] from the packet's DSCP, RFC 8325) or a single one (DCF, [`Access::Dcf`]); each entity
 //! has its own FIFO (bounded by [`MediumConfig::queue_limit`], which counts the frame being sent),
 //! its contention window `CW` and its backoff counter.
 //!
