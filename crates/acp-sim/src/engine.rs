@@ -573,13 +573,16 @@ impl Sim {
                 Err((p, served)) => (p, served, false),
             };
             let pk = &self.packets[p as usize];
-            let hop = self.routes[pk.route as usize][pk.hop as usize];
             if let (Kind::Update, Some(t)) = (pk.kind, self.flows[pk.flow as usize].tracked) {
                 // Dropped before service: it left the queue now.
                 let rest = self.window_rest(served_at.unwrap_or(now));
                 self.elements[el].backlog_area[t] -= rest;
             }
-            self.log_packet(hop, p, delivered.then_some(now));
+            if self.cfg.packet_log {
+                let pk = &self.packets[p as usize];
+                let hop = self.routes[pk.route as usize][pk.hop as usize];
+                self.log_packet(hop, p, delivered.then_some(now));
+            }
             if delivered {
                 self.packets[p as usize].hop += 1;
                 self.arrive(p);
