@@ -68,6 +68,19 @@ impl Rng {
         -mean * self.unit().ln()
     }
 
+    /// A uniform integer in `[0, max]` (multiply-shift; for `max ≤ 2²⁰` no value's probability
+    /// is off by more than 2⁻⁴³).
+    pub fn up_to(&mut self, max: u32) -> u32 {
+        let x = (u128::from(self.next_u64()) * (u128::from(max) + 1)) >> 64;
+        u32::try_from(x).unwrap_or(max)
+    }
+
+    /// Standard normal (Box–Muller, cosine branch: two uniforms per draw).
+    pub fn normal(&mut self) -> f64 {
+        let radius = (-2.0 * self.unit().ln()).sqrt();
+        radius * (2.0 * std::f64::consts::PI * self.unit()).cos()
+    }
+
     /// Uniform in `[lo, hi]`.
     pub fn uniform(&mut self, lo: f64, hi: f64) -> f64 {
         lo + (hi - lo) * (self.unit() - f64::EPSILON / 2.0).max(0.0)
@@ -141,6 +154,12 @@ mod tests {
             u > 0.0 && u <= 1.0
         }));
         assert!((0..1000).all(|_| (-1.0..=1.0).contains(&r.uniform(-1.0, 1.0))));
+        assert!((0..1000).all(|_| r.up_to(15) <= 15));
+        // Mean and variance of 10⁶ standard normals: standard errors 0.001 and 0.0014.
+        let xs: Vec<f64> = (0..n).map(|_| r.normal()).collect();
+        let m = xs.iter().sum::<f64>() / n as f64;
+        let v = xs.iter().map(|x| (x - m).powi(2)).sum::<f64>() / n as f64;
+        assert!(m.abs() < 0.006 && (v - 1.0).abs() < 0.008, "{m} {v}");
     }
 
     #[test]

@@ -114,8 +114,6 @@ struct Flow {
     stop: Time,
     active: bool,
     age: AgeIntegral,
-    /// The average age frozen when the flow stopped.
-    stopped_age: Option<Option<f64>>,
     sent: u64,
     delivered: u64,
     delivered_in_window: u64,
@@ -374,7 +372,6 @@ impl Sim {
                 state,
                 tracked,
                 age: AgeIntegral::new(start),
-                stopped_age: None,
                 sent: 0,
                 delivered: 0,
                 delivered_in_window: 0,
@@ -496,11 +493,10 @@ impl Sim {
         }
     }
 
+    /// From its stop on, a flow's deliveries no longer reset its age, so its age integral read
+    /// at the stop is its age while active.
     fn stop_flow(&mut self, i: usize) {
-        let now = self.now;
-        let f = &mut self.flows[i];
-        f.stopped_age = Some(f.age.average(now));
-        f.active = false;
+        self.flows[i].active = false;
     }
 
     /// Where a packet of `flow` is in the measurement window: `end − max(t, window start)`.
@@ -873,10 +869,7 @@ impl Sim {
                     None => Vec::new(),
                 };
                 let active = self.active_secs(f);
-                let age = match f.stopped_age {
-                    Some(frozen) => frozen,
-                    None => f.age.average(self.now),
-                };
+                let age = f.age.average(self.now.min(f.stop));
                 FlowResult {
                     name: f.spec.name.clone(),
                     kind: f.spec.kind.label().into(),

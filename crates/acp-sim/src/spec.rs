@@ -82,26 +82,9 @@ impl<'de> Deserialize<'de> for Dur {
 
 /// A loss model: a bare number is a Bernoulli probability, a table names its `model`.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum LossToml {
-    /// Each packet lost independently with probability `p`.
-    Bernoulli {
-        /// Loss probability.
-        p: f64,
-    },
-    /// The Gilbert–Elliott channel (see [`acp_netmodel::loss`]).
-    GilbertElliott {
-        /// Probability of moving Good→Bad before a packet.
-        p: f64,
-        /// Probability of moving Bad→Good before a packet.
-        r: f64,
-        /// Loss probability in the Good state (default 0).
-        loss_good: f64,
-        /// Loss probability in the Bad state (default 1).
-        loss_bad: f64,
-    },
-}
+pub struct LossToml(pub LossModel);
 
-/// The table form of [`LossToml`].
+/// The table form of [`LossToml`]: the model's fields, with Gilbert's defaults.
 #[derive(Deserialize)]
 #[serde(tag = "model", rename_all = "kebab-case", deny_unknown_fields)]
 enum LossTable {
@@ -125,20 +108,7 @@ fn one() -> f64 {
 impl LossToml {
     /// The model.
     pub fn to_model(&self) -> LossModel {
-        match *self {
-            LossToml::Bernoulli { p } => LossModel::Bernoulli { p },
-            LossToml::GilbertElliott {
-                p,
-                r,
-                loss_good,
-                loss_bad,
-            } => LossModel::GilbertElliott {
-                p,
-                r,
-                loss_good,
-                loss_bad,
-            },
-        }
+        self.0
     }
 }
 
@@ -154,7 +124,7 @@ impl<'de> Visitor<'de> for LossVisitor {
     }
 
     fn visit_f64<E: de::Error>(self, p: f64) -> Result<LossToml, E> {
-        Ok(LossToml::Bernoulli { p })
+        Ok(LossToml(LossModel::Bernoulli { p }))
     }
 
     fn visit_i64<E: de::Error>(self, p: i64) -> Result<LossToml, E> {
@@ -168,20 +138,20 @@ impl<'de> Visitor<'de> for LossVisitor {
 
     fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<LossToml, A::Error> {
         let table = LossTable::deserialize(de::value::MapAccessDeserializer::new(map))?;
-        Ok(match table {
-            LossTable::Bernoulli { p } => LossToml::Bernoulli { p },
+        Ok(LossToml(match table {
+            LossTable::Bernoulli { p } => LossModel::Bernoulli { p },
             LossTable::GilbertElliott {
                 p,
                 r,
                 loss_good,
                 loss_bad,
-            } => LossToml::GilbertElliott {
+            } => LossModel::GilbertElliott {
                 p,
                 r,
                 loss_good,
                 loss_bad,
             },
-        })
+        }))
     }
 }
 

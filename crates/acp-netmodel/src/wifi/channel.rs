@@ -78,7 +78,7 @@ use std::time::Duration;
 
 use super::phy::{CodeRate, Constellation, Mode, PhyConfig};
 use super::FrameModel;
-use crate::rng::{Rng, Streams};
+use crate::rng::Streams;
 
 /// Speed of light in vacuum (m/s).
 pub const SPEED_OF_LIGHT: f64 = 299_792_458.0;
@@ -424,12 +424,6 @@ pub fn success_probability(snr_linear: f64, mode: Mode, bits: u64) -> f64 {
     (bits as f64 * (-pe).ln_1p()).exp()
 }
 
-/// Standard normal draw (Box–Muller, cosine branch: two uniforms per draw).
-fn normal(rng: &mut Rng) -> f64 {
-    let radius = (-2.0 * rng.unit().ln()).sqrt();
-    radius * (2.0 * PI * rng.unit()).cos()
-}
-
 /// The frames of one BSS: the PHY configuration and every station's SNR to the access point.
 ///
 /// Station 0 is the AP, stations `1..=stations()` its associated stations; a frame between the
@@ -466,7 +460,7 @@ impl WifiFrames {
         );
         let mut rng = streams.stream(&format!("wifi {name} shadowing"));
         let shadowing_db: Vec<f64> = (0..stations)
-            .map(|_| channel.shadowing_db * normal(&mut rng))
+            .map(|_| channel.shadowing_db * rng.normal())
             .collect();
         let noise = noise_floor_dbm(f64::from(phy.width_mhz()) * 1e6, channel.noise_figure_db);
         let snr_db = (0..stations)

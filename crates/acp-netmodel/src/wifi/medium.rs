@@ -387,13 +387,6 @@ impl Event {
     }
 }
 
-/// A uniform integer in `[0, cw]` (multiply-shift; for `CW ≤ 2²⁰` no value's probability is off
-/// by more than 2⁻⁴³).
-fn draw_backoff(rng: &mut Rng, cw: u32) -> u32 {
-    let x = (u128::from(rng.next_u64()) * (u128::from(cw) + 1)) >> 64;
-    u32::try_from(x).unwrap_or(cw)
-}
-
 /// A running medium.
 pub struct Medium<P> {
     cfg: MediumConfig,
@@ -547,7 +540,7 @@ impl<P> Medium<P> {
                 // Its own exchange decides at its end; otherwise the medium is busy and a frame
                 // finding the counter at zero draws one.
                 if !b.senders.contains(&e) && ent.counter == 0 {
-                    ent.counter = draw_backoff(&mut self.stations[from].backoff, ent.cw);
+                    ent.counter = self.stations[from].backoff.up_to(ent.cw);
                 }
             }
             &Air::Idle { since } => {
@@ -660,7 +653,7 @@ impl<P> Medium<P> {
                 let aifsn = u64::from(self.params[slot].aifsn);
                 let ent = &mut self.entities[e];
                 if ent.fresh.take().is_some() {
-                    ent.counter = draw_backoff(&mut self.stations[station].backoff, ent.cw);
+                    ent.counter = self.stations[station].backoff.up_to(ent.cw);
                 } else {
                     let counted = (k + 1).saturating_sub(aifsn);
                     ent.counter =
@@ -802,7 +795,7 @@ impl<P> Medium<P> {
             }
         }
         // Post-backoff.
-        ent.counter = draw_backoff(&mut self.stations[from].backoff, params.cw_min);
+        ent.counter = self.stations[from].backoff.up_to(params.cw_min);
     }
 
     /// Entity `e`'s head failed an attempt at `at`: retry with a doubled window, or drop it at the
@@ -838,7 +831,7 @@ impl<P> Medium<P> {
                 .saturating_add(1)
                 .min(params.cw_max);
         }
-        ent.counter = draw_backoff(&mut self.stations[from].backoff, ent.cw);
+        ent.counter = self.stations[from].backoff.up_to(ent.cw);
     }
 }
 
@@ -998,7 +991,7 @@ mod tests {
         let mut want = Vec::new();
         for i in 0..1000 {
             want.push((at(tx + DATA), i, true));
-            let k = u64::from(draw_backoff(&mut rng, 15));
+            let k = u64::from(rng.up_to(15));
             tx += DATA + SIFS + ACK + DIFS + k * SLOT;
         }
         assert_eq!(log, want);
@@ -1020,7 +1013,7 @@ mod tests {
         let mut cw = 15;
         for _ in 1..7 {
             cw = 2 * cw + 1;
-            let k = u64::from(draw_backoff(&mut rng, cw));
+            let k = u64::from(rng.up_to(cw));
             tx += DATA + TIMEOUT + DIFS + k * SLOT;
         }
         assert_eq!(cw, 1023);
@@ -1045,8 +1038,8 @@ mod tests {
         );
         // Both go at DIFS and collide; the medium is held to the ACK timeout.
         let free = DIFS + DATA + TIMEOUT;
-        let k1 = u64::from(draw_backoff(&mut backoff_stream(1), 31));
-        let k2 = u64::from(draw_backoff(&mut backoff_stream(2), 31));
+        let k1 = u64::from(backoff_stream(1).up_to(31));
+        let k2 = u64::from(backoff_stream(2).up_to(31));
         assert_ne!(k1, k2, "this seed draws different counters");
         let ((first, k_first), (second, k_second)) = if k1 < k2 {
             ((1, k1), (2, k2))
@@ -1091,7 +1084,7 @@ mod tests {
             ],
         );
         let mut rng = seeded_stream(6, 1);
-        let k_be = u64::from(draw_backoff(&mut rng, 31));
+        let k_be = u64::from(rng.up_to(31));
         assert!(k_be > 0, "this seed draws a non-zero counter");
         let tx_vo = DIFS;
         // BE drew its counter at the boundary where VO started, so it counts all of it after
@@ -1138,7 +1131,7 @@ mod tests {
             .collect();
         assert_eq!(log[..4], burst[..]);
         // The fifth contends again after the burst: post-backoff from [0, 3].
-        let k = u64::from(draw_backoff(&mut backoff_stream(1), 3));
+        let k = u64::from(backoff_stream(1).up_to(3));
         let burst_end = DIFS + 4 * (DATA + SIFS + ACK) + 3 * SIFS;
         assert_eq!(log[4], (at(burst_end + DIFS + k * SLOT + DATA), 4, true));
         // The burst held the medium as one exchange, SIFS gaps included.
