@@ -105,6 +105,14 @@ enum Reproduction {
     Table1,
     /// The D/D/1 paths of docs/ALGORITHMS.md §8: ACP+, ACP(κ=0.25), Lazy against the exact optimum.
     Dd1,
+    /// ACP+ and Lazy with 1–48 sources behind one 802.11g AP (Fig. 15, thesis Figs. 3.20–3.21).
+    Fig15,
+    /// ACP(κ=0.25) and Lazy with 1–20 sources behind one 802.11g AP (thesis Fig. 3.16).
+    #[value(name = "fig3-16")]
+    Fig3_16,
+    /// One ACP(κ=0.25) source while UDP flows switch on and off (thesis Fig. 3.15).
+    #[value(name = "fig3-15")]
+    Fig3_15,
 }
 
 #[derive(Debug, Args)]
@@ -120,9 +128,16 @@ struct ReproduceArgs {
     /// fig7: simulated updates per point.
     #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1000..))]
     updates: u64,
-    /// table1 and dd1: simulated seconds per run (default: 300 for table1, 60 for dd1).
+    /// table1, dd1, fig15, fig3-16: simulated seconds per run (default: 300; 60 for dd1).
     #[arg(long, value_parser = clap::value_parser!(u64).range(10..))]
     secs: Option<u64>,
+    /// fig15, fig3-16, fig3-15: seeds per point (--seed and the next ones); a seed places the
+    /// WiFi stations and drives every random element.
+    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    seeds: u64,
+    /// fig15, fig3-16: update payload in bytes (the papers': 1024).
+    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=9000))]
+    payload: u32,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,

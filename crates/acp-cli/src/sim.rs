@@ -50,7 +50,13 @@ fn save_run(dir: &Path, r: &SimResult) -> anyhow::Result<()> {
             (f.name.clone(), ms)
         })
         .collect();
-    crate::charts::age_over_time("Age at the receiver", &traces, r.warmup, &dir.join("age"))?;
+    crate::charts::age_over_time(
+        "Age at the receiver",
+        &traces,
+        r.warmup,
+        &[],
+        &dir.join("age"),
+    )?;
     Ok(())
 }
 
@@ -100,6 +106,18 @@ pub fn run(a: SimArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// A progress bar over `runs` simulation runs on stderr, hidden when `quiet` (JSON output).
+pub(crate) fn progress_bar(runs: u64, quiet: bool) -> ProgressBar {
+    if quiet {
+        return ProgressBar::hidden();
+    }
+    ProgressBar::new(runs).with_style(
+        ProgressStyle::with_template("[{bar:40}] {pos}/{len} runs, {eta} left")
+            .unwrap_or_else(|_| ProgressStyle::default_bar())
+            .progress_chars("#>."),
+    )
+}
+
 /// `acp sweep`.
 pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     let scenario = load(&a.file, a.seed)?;
@@ -108,15 +126,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let first = scenario.config.seed;
     let seeds: Vec<u64> = (0..a.seeds).map(|k| first.wrapping_add(k)).collect();
-    let bar = if a.json {
-        ProgressBar::hidden()
-    } else {
-        ProgressBar::new((rates.len() * seeds.len()) as u64).with_style(
-            ProgressStyle::with_template("[{bar:40}] {pos}/{len} runs, {eta} left")
-                .unwrap_or_else(|_| ProgressStyle::default_bar())
-                .progress_chars("#>."),
-        )
-    };
+    let bar = progress_bar((rates.len() * seeds.len()) as u64, a.json);
     let points: Vec<SweepPoint> = sweep::sweep(&scenario, &rates, &seeds, threads, &|done, _| {
         bar.set_position(done as u64)
     });

@@ -68,6 +68,9 @@ fn bad_arguments_print_one_line_and_exit_2() {
         &["monitor"],
         &["demo", "--duration", "soon"],
         &["bench", "monitor", "--rounds", "0"],
+        &["reproduce", "fig15", "--seeds", "0"],
+        &["reproduce", "fig3-16", "--payload", "0"],
+        &["reproduce", "fig16"],
         &["source", "--to", "not-an-address"],
         &["frobnicate"],
     ] {
@@ -530,5 +533,97 @@ fn reproduce_fig7_prints_a_table_and_writes_a_plot() {
     for f in ["fig7.png", "fig7.svg", "fig7.csv"] {
         assert!(dir.join("fig7").join(f).exists(), "{f}");
     }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn reproduce_fig15_prints_json_rows_and_writes_a_chart_per_metric() {
+    let dir = std::env::temp_dir().join(format!("acp-cli-fig15-{}", std::process::id()));
+    let out = acp()
+        .args([
+            "reproduce",
+            "fig15",
+            "--secs",
+            "20",
+            "--seeds",
+            "2",
+            "--json",
+            "--out",
+        ])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rows = v["fig15"]["rows"].as_array().unwrap();
+    // Two controllers × 1, 6, 12, 24, 48 sources, each over both seeds.
+    assert_eq!(rows.len(), 10);
+    let sources: Vec<u64> = rows[..5]
+        .iter()
+        .map(|r| r["sources"].as_u64().unwrap())
+        .collect();
+    assert_eq!(sources, [1, 6, 12, 24, 48]);
+    assert!(rows.iter().all(|r| r["seeds"] == 2));
+    assert_eq!(rows[0]["controller"], "acp+");
+    assert_eq!(rows[5]["controller"], "lazy");
+    for r in rows {
+        let age = r["age"]["mean"].as_f64().unwrap();
+        assert!(age > 0.005 && age < 1.0, "age in seconds: {age}");
+        assert!(r["age"]["ci95"].as_f64().unwrap() >= 0.0);
+    }
+    // The oracle of one source lies below the link's 684 updates/s.
+    let rate = v["fig15"]["one_source_oracle"]["rate"].as_f64().unwrap();
+    assert!(rate > 300.0 && rate < 684.0, "{rate}");
+    let csv = std::fs::read_to_string(dir.join("fig15/fig15.csv")).unwrap();
+    assert!(csv.starts_with("controller,sources,seeds,age_ms,age_ms_ci95,paper_age_ms,"));
+    assert_eq!(csv.lines().count(), 11);
+    for metric in [
+        "age_ms",
+        "backlog",
+        "rtt_ms",
+        "rate_hz",
+        "throughput_mbps",
+        "jain",
+    ] {
+        for ext in ["png", "svg"] {
+            let f = dir.join(format!("fig15/fig15_{metric}.{ext}"));
+            assert!(f.exists(), "{}", f.display());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn reproduce_fig3_15_prints_the_phases_beside_the_load() {
+    let dir = std::env::temp_dir().join(format!("acp-cli-fig3-15-{}", std::process::id()));
+    let out = acp()
+        .args(["reproduce", "fig3-15", "--seeds", "2", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("seeds 1–2"), "{text}");
+    let both = text
+        .lines()
+        .find(|l| l.contains("1000–1200"))
+        .expect("the interval with both flows");
+    assert!(
+        both.contains("udp-ap1 + udp-ap2") && both.contains("0.5"),
+        "{both}"
+    );
+    for f in ["fig3-15.csv", "fig3-15_age.png", "fig3-15_age.svg"] {
+        assert!(dir.join("fig3-15").join(f).exists(), "{f}");
+    }
+    let svg = std::fs::read_to_string(dir.join("fig3-15/fig3-15_age.svg")).unwrap();
+    assert!(svg.contains("UDP 0.5 Mbit/s"), "band legend");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -118,10 +118,17 @@ struct Flow {
     delivered: u64,
     delivered_in_window: u64,
     bytes_in_window: u64,
+    sent_in_window: u64,
+    /// ACKs received in the window and the sum of their round-trip times (s).
+    acks_in_window: u64,
+    rtt_sum: f64,
     dropped: u64,
     /// Age integral over the current trace interval.
     recent: AgeIntegral,
+    /// Fresh deliveries in the current trace interval.
+    recent_delivered: u64,
     trace: Vec<(f64, f64)>,
+    delivery_trace: Vec<(f64, f64)>,
     next_trace: Time,
 }
 
@@ -376,9 +383,14 @@ impl Sim {
                 delivered: 0,
                 delivered_in_window: 0,
                 bytes_in_window: 0,
+                sent_in_window: 0,
+                acks_in_window: 0,
+                rtt_sum: 0.0,
                 dropped: 0,
                 recent: AgeIntegral::new(start),
+                recent_delivered: 0,
                 trace: Vec::new(),
+                delivery_trace: Vec::new(),
                 next_trace: start,
             });
         }
@@ -644,10 +656,17 @@ impl Sim {
                 }
             }
             Kind::Ack => {
+                let measuring = self.measuring;
+                let f = &mut self.flows[flow];
+                if measuring && f.active {
+                    // An ACK carries its update's send time: one RTT sample.
+                    f.acks_in_window += 1;
+                    f.rtt_sum += now.nanos_since(gen) as f64 * 1e-9;
+                }
                 if let State::Acp {
                     source: Some(source),
                     ..
-                } = &mut self.flows[flow].state
+                } = &mut f.state
                 {
                     source.handle_datagram(now, &self.packets[p as usize].bytes);
                 }
@@ -684,6 +703,7 @@ impl Sim {
                 if let Some((len, rev)) = ack {
                     let a = self.alloc(flow, Kind::Ack, rev, len as u32 + UDP_IP_OVERHEAD, seq);
                     let pk = &mut self.packets[a as usize];
+                    pk.gen = gen;
                     pk.bytes.extend_from_slice(&self.ack_buf[..len]);
                     self.arrive(a);
                 }
@@ -709,12 +729,17 @@ impl Sim {
         if self.cfg.trace_points > 0 && !spacing.is_zero() {
             // Close every grid interval that ended by now, then move the reference.
             while f.next_trace <= now {
+                let t = f.next_trace.as_secs_f64();
                 if let Some(avg) = f.recent.take_window(f.next_trace) {
-                    f.trace.push((f.next_trace.as_secs_f64(), avg));
+                    f.trace.push((t, avg));
                 }
+                let per_s = f.recent_delivered as f64 / spacing.as_secs_f64();
+                f.delivery_trace.push((t, per_s));
+                f.recent_delivered = 0;
                 f.next_trace += spacing;
             }
             f.recent.reset(now, gen.as_nanos());
+            f.recent_delivered += 1;
         }
     }
 
@@ -769,7 +794,9 @@ impl Sim {
             let size = data.len() as u32 + UDP_IP_OVERHEAD;
             let p = self.alloc(i, Kind::Update, route, size, tx.seq);
             self.packets[p as usize].bytes.extend_from_slice(data);
-            self.flows[i].sent += 1;
+            let f = &mut self.flows[i];
+            f.sent += 1;
+            f.sent_in_window += u64::from(self.measuring);
             self.arrive(p);
             Ok::<(), Infallible>(())
         });
@@ -806,6 +833,7 @@ impl Sim {
             Kind::Cross
         };
         f.sent += 1;
+        f.sent_in_window += u64::from(self.measuring);
         let stop = f.stop;
         let p = self.alloc(i, kind, route, size, seq);
         self.arrive(p);
@@ -881,7 +909,9 @@ impl Sim {
                     rtt: s.and_then(|s| s.rtt),
                     source_backlog: s.map(|s| s.avg_backlog),
                     final_rate: s.map(|s| s.rate),
+                    mean_rtt: (f.acks_in_window > 0).then(|| f.rtt_sum / f.acks_in_window as f64),
                     rate: f.delivered_in_window as f64 / active.max(1e-12),
+                    send_rate: f.sent_in_window as f64 / active.max(1e-12),
                     throughput_bps: f.bytes_in_window as f64 * 8.0 / active.max(1e-12),
                     sent: f.sent,
                     delivered: f.delivered,
@@ -897,6 +927,7 @@ impl Sim {
                         acks_out_of_sequence: s.acks_out_of_sequence,
                     }),
                     mean_age_trace: f.trace.clone(),
+                    delivery_trace: f.delivery_trace.clone(),
                 }
             })
             .collect();

@@ -20,7 +20,8 @@
 //! - [`spec`]: TOML forms of the network model's parameters (units, loss, schedules);
 //! - [`scenario`]: TOML scenario files (format 2);
 //! - [`sweep`]: the oracle, a parallel sweep over fixed rates;
-//! - [`reproduce`]: the paper's Fig. 7 and Table I.
+//! - [`reproduce`]: the papers' Fig. 7, Table I, the D/D/1 table and the multi-source WiFi
+//!   results (Fig. 15, thesis Figs. 3.15 and 3.16).
 pub mod analytic;
 pub mod engine;
 pub mod flows;

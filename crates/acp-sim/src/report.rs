@@ -38,12 +38,17 @@ pub struct FlowResult {
     pub est_age: Option<f64>,
     /// The ACP source's RTT̄ at the end (s).
     pub rtt: Option<f64>,
+    /// Mean round-trip time of the ACKs received in the window, each measured from its update's
+    /// send time (s): the papers' "average RTT" (`rtt` is the source's smoothed RTT̄ at the end).
+    pub mean_rtt: Option<f64>,
     /// The ACP source's time-average estimated backlog.
     pub source_backlog: Option<f64>,
     /// The ACP source's rate at the end (updates/s).
     pub final_rate: Option<f64>,
     /// Fresh updates (cross traffic: packets) delivered per second of active time.
     pub rate: f64,
+    /// Updates (packets) sent per second of active time in the window: the update rate λ.
+    pub send_rate: f64,
     /// Bits per second of active time of fresh updates (cross traffic: packets) delivered.
     pub throughput_bps: f64,
     /// Updates (packets) sent over the whole run.
@@ -61,6 +66,10 @@ pub struct FlowResult {
     /// `trace_points` intervals over the run (empty unless asked for).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub mean_age_trace: Vec<(f64, f64)>,
+    /// `(t, fresh updates delivered per second over the grid interval ending at t)` on the same
+    /// grid (empty unless asked for).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub delivery_trace: Vec<(f64, f64)>,
 }
 
 /// An ACP source's protocol counters.
@@ -204,7 +213,9 @@ impl SimResult {
             "age_ms",
             "est_age_ms",
             "rtt_ms",
+            "mean_rtt_ms",
             "source_backlog",
+            "sent_hz",
             "rate_hz",
             "throughput_bps",
             "sent",
@@ -223,8 +234,10 @@ impl SimResult {
                     ms(f.age),
                     ms(f.est_age),
                     ms(f.rtt),
+                    ms(f.mean_rtt),
                     f.source_backlog
                         .map_or_else(String::new, |b| format!("{b:.6}")),
+                    format!("{:.6}", f.send_rate),
                     format!("{:.6}", f.rate),
                     format!("{:.3}", f.throughput_bps),
                     f.sent.to_string(),
@@ -296,16 +309,18 @@ impl SimResult {
             .collect()
     }
 
-    /// A human-readable table.
+    /// A human-readable table: `rtt_ms` is the mean RTT of the window's ACKs, `sent_hz` the
+    /// update rate, `rate_hz` the fresh updates delivered per second.
     pub fn table(&self) -> String {
         let mut out = format!(
-            "{:<14} {:<8} {:<12} {:>10} {:>10} {:>9} {:>9} {:>10} {:>8}\n",
+            "{:<14} {:<8} {:<12} {:>10} {:>10} {:>9} {:>9} {:>9} {:>10} {:>8}\n",
             "flow",
             "kind",
             "controller",
             "age_ms",
             "est_age_ms",
             "rtt_ms",
+            "sent_hz",
             "rate_hz",
             "thrpt_kbps",
             "dropped"
@@ -313,13 +328,14 @@ impl SimResult {
         let ms = |v: Option<f64>| v.map_or_else(|| "-".into(), |x| format!("{:.3}", x * 1e3));
         for f in &self.flows {
             out += &format!(
-                "{:<14} {:<8} {:<12} {:>10} {:>10} {:>9} {:>9.2} {:>10.1} {:>8}\n",
+                "{:<14} {:<8} {:<12} {:>10} {:>10} {:>9} {:>9.2} {:>9.2} {:>10.1} {:>8}\n",
                 f.name,
                 f.kind,
                 f.controller.clone().unwrap_or_else(|| "-".into()),
                 ms(f.age),
                 ms(f.est_age),
-                ms(f.rtt),
+                ms(f.mean_rtt),
+                f.send_rate,
                 f.rate,
                 f.throughput_bps / 1e3,
                 f.dropped

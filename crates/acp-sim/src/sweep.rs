@@ -160,6 +160,19 @@ pub fn best(points: &[SweepPoint]) -> Option<&SweepPoint> {
     points.iter().min_by(|a, b| a.age.total_cmp(&b.age))
 }
 
+/// The oracle of `scenario`: the best of 24 fixed rates up to `cap` (updates/s), then the best
+/// of ±6 % around it in 1 % steps (which include it), each rate run with every one of `seeds`.
+pub fn oracle(scenario: &Scenario, cap: f64, seeds: &[u64], threads: usize) -> Option<SweepPoint> {
+    let coarse: Vec<f64> = (1..=24).map(|k| cap * k as f64 / 24.0).collect();
+    let points = sweep(scenario, &coarse, seeds, threads, &|_, _| {});
+    let best_coarse = best(&points)?;
+    let fine: Vec<f64> = (-6..=6)
+        .map(|k| best_coarse.rate * (1.0 + k as f64 * 0.01))
+        .collect();
+    let refined = sweep(scenario, &fine, seeds, threads, &|_, _| {});
+    best(&refined).cloned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,8 @@
-//! `acp reproduce fig7|table1|dd1`: the paper's results (and our D/D/1 finding), a table on
-//! stdout beside the paper's numbers, plots and CSV on disk.
+//! `acp reproduce fig7|table1|dd1|fig15|fig3-16|fig3-15`: the papers' results (and our D/D/1
+//! finding), a table on stdout beside the papers' numbers, plots and CSV on disk. The
+//! multi-source WiFi results are in [`wifi`].
+
+mod wifi;
 
 use std::path::Path;
 
@@ -10,7 +13,7 @@ use serde_json::json;
 
 use crate::{ReproduceArgs, Reproduction};
 
-fn threads() -> usize {
+pub(crate) fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
@@ -20,12 +23,21 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
         Reproduction::Fig7 => "fig7",
         Reproduction::Table1 => "table1",
         Reproduction::Dd1 => "dd1",
+        Reproduction::Fig15 => "fig15",
+        Reproduction::Fig3_16 => "fig3-16",
+        Reproduction::Fig3_15 => "fig3-15",
     });
+    let seeds: Vec<u64> = (0..a.seeds).map(|k| a.seed.saturating_add(k)).collect();
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
     match a.which {
         Reproduction::Fig7 => fig7(&dir, a.updates, a.seed, a.json),
         Reproduction::Table1 => table1(&dir, a.secs.unwrap_or(300), a.seed, a.json),
         Reproduction::Dd1 => dd1(&dir, a.secs.unwrap_or(60), a.json),
+        Reproduction::Fig15 => wifi::fig15(&dir, a.secs.unwrap_or(300), &seeds, a.payload, a.json),
+        Reproduction::Fig3_16 => {
+            wifi::fig3_16(&dir, a.secs.unwrap_or(300), &seeds, a.payload, a.json)
+        }
+        Reproduction::Fig3_15 => wifi::fig3_15(&dir, &seeds, a.json),
     }
 }
 

@@ -1,11 +1,14 @@
 //! The charts the simulator commands write, drawn with the [`plotters`] crate: every chart is
 //! written twice, as `stem.png` (plotters' bitmap backend) and `stem.svg` (its SVG backend).
 //!
-//! - [`age_over_time`]: each update flow's age at the receiver against time, the warm-up shaded;
+//! - [`age_over_time`]: each update flow's age at the receiver against time, the warm-up shaded
+//!   grey and any [`Band`]s (e.g. when other traffic was on) rose, darker for more load;
 //! - [`age_vs_rate`]: a sweep's mean age against the fixed update rate, with confidence
 //!   intervals and the optimum marked;
 //! - [`fig7`]: the paper's Fig. 7a, analytic curves and simulated points per system;
-//! - [`backlog_per_hop`]: the paper's Fig. 8, grouped bars of the backlog of updates per hop.
+//! - [`backlog_per_hop`]: the paper's Fig. 8, grouped bars of the backlog of updates per hop;
+//! - [`versus`]: [`Measured`] series with 95 % confidence intervals against a count (e.g. the
+//!   number of sources), with [`Published`] numbers beside them.
 //!
 //! The functions take plain numbers, not the simulator's result types, so they do not change
 //! when those do. Text is measured and drawn with the DejaVu Sans subset bundled in `assets/`
@@ -24,12 +27,15 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+mod versus;
+pub use versus::*;
+
 /// Pixel size of every chart.
 pub const SIZE: (u32, u32) = (1000, 640);
 
 /// The family name the bundled font is registered under.
 const FONT: &str = "sans-serif";
-const FONT_BYTES: &[u8] = include_bytes!("../assets/DejaVuSans-subset.ttf");
+const FONT_BYTES: &[u8] = include_bytes!("../../assets/DejaVuSans-subset.ttf");
 
 /// Okabe–Ito's colour-blind-safe palette (its yellow left out: too pale on white).
 const PALETTE: [RGBColor; 7] = [
@@ -42,6 +48,8 @@ const PALETTE: [RGBColor; 7] = [
     RGBColor(0x00, 0x00, 0x00), // black
 ];
 const GREY: RGBColor = RGBColor(0x60, 0x60, 0x60);
+/// The colour of an age-over-time chart's [`Band`]s.
+const ROSE: RGBColor = RGBColor(0xE0, 0x40, 0x70);
 const MESH_BOLD: RGBColor = RGBColor(0xD8, 0xD8, 0xD8);
 const MESH_LIGHT: RGBColor = RGBColor(0xF3, 0xF3, 0xF3);
 
@@ -76,12 +84,29 @@ pub struct Fig7Series {
     pub simulation: Vec<(f64, f64)>,
 }
 
+/// A shaded interval of an age-over-time chart (e.g. when other traffic was on).
+#[derive(Clone, Debug)]
+pub struct Band {
+    /// Where the interval starts on the time axis (s).
+    pub from: f64,
+    /// Where it ends (s).
+    pub to: f64,
+    /// Its legend entry; bands with the same label share one entry (the first one's shade),
+    /// and a band with an empty label has none.
+    pub label: String,
+    /// How dark it is drawn, in (0, 1] (e.g. the other traffic's share of the load): darker
+    /// means more.
+    pub shade: f64,
+}
+
 /// Age at the receiver against time, one line per flow: `series` holds (name, [(t s, age
-/// ms)]). The first `warmup_s` seconds (not measured) are shaded and marked "warm-up".
+/// ms)]). The first `warmup_s` seconds (not measured) are shaded and marked "warm-up"; each
+/// of `bands` is shaded under the lines (clipped to the time axis) and named in the legend.
 pub fn age_over_time(
     title: &str,
     series: &[(String, Vec<(f64, f64)>)],
     warmup_s: f64,
+    bands: &[Band],
     stem: &Path,
 ) -> anyhow::Result<()> {
     write_both(
@@ -89,6 +114,7 @@ pub fn age_over_time(
             title,
             series,
             warmup_s,
+            bands,
         },
         stem,
     )
@@ -389,8 +415,11 @@ enum Symbol {
     Marker(RGBColor),
     LineAndMarker(RGBColor),
     Bar(RGBColor),
-    /// The shaded warm-up.
-    Band,
+    /// A shaded interval, filled with its style: the warm-up's [`band_style`] or a [`Band`]'s
+    /// [`band_fill`].
+    Band(ShapeStyle),
+    /// Published numbers: a hollow square on a dashed line.
+    Published(RGBColor),
     /// The optimum's ring.
     Ring(RGBColor),
     /// A point beyond the top of the axis.
@@ -489,14 +518,55 @@ fn draw_symbol<DB: DrawingBackend>(
             area.draw(&Circle::new((mid, y), 5, c.filled()))
         }
         Symbol::Bar(c) => area.draw(&Rectangle::new([(x0, y - 7), (x1, y + 7)], c.filled())),
-        Symbol::Band => area.draw(&Rectangle::new([(x0, y - 8), (x1, y + 8)], band_style())),
+        Symbol::Band(style) => area.draw(&Rectangle::new([(x0, y - 8), (x1, y + 8)], style)),
+        Symbol::Published(c) => {
+            for dash in dashes(&[(x0, y), (x1, y)], 6.0, 4.0) {
+                area.draw(&PathElement::new(dash, c.stroke_width(2)))?;
+            }
+            hollow_square(area, (mid, y), c)
+        }
         Symbol::Ring(c) => area.draw(&Circle::new((mid, y), 8, c.stroke_width(3))),
         Symbol::Beyond(c) => area.draw(&TriangleMarker::new((mid, y), 6, c.filled())),
     }
 }
 
+/// The warm-up's shading.
 fn band_style() -> ShapeStyle {
     GREY.mix(0.15).filled()
+}
+
+/// A [`Band`]'s shading: rose, more opaque the larger `shade` (clamped to [0, 1]; a shade that
+/// is not a number counts as 1).
+fn band_fill(shade: f64) -> ShapeStyle {
+    let shade = if shade.is_nan() {
+        1.0
+    } else {
+        shade.clamp(0.0, 1.0)
+    };
+    ROSE.mix(0.12 + 0.3 * shade).filled()
+}
+
+/// Half the side of a hollow square marker, in pixels, and its border's width.
+const SQUARE: (i32, i32) = (6, 2);
+
+/// A hollow square marker centred on the pixel `(x, y)` of `area`: four filled rectangles, so
+/// that its corners are square on every backend.
+fn hollow_square<DB: DrawingBackend>(
+    area: &DrawingArea<DB, Shift>,
+    (x, y): (i32, i32),
+    c: RGBColor,
+) -> DrawResult<DB> {
+    let (h, b) = SQUARE;
+    let style = c.filled();
+    for edge in [
+        [(x - h, y - h), (x + h, y - h + b - 1)],
+        [(x - h, y + h - b + 1), (x + h, y + h)],
+        [(x - h, y - h), (x - h + b - 1, y + h)],
+        [(x + h - b + 1, y - h), (x + h, y + h)],
+    ] {
+        area.draw(&Rectangle::new(edge, style))?;
+    }
+    Ok(())
 }
 
 type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
@@ -600,18 +670,105 @@ fn polyline<DB: DrawingBackend>(
     style: ShapeStyle,
     lines: Lines,
 ) -> DrawResult<DB> {
+    stroke(root, root_pixels(root, chart, points), style, lines)
+}
+
+/// [`polyline`] dashed: `on` pixels drawn, `off` pixels left out, the pattern running on
+/// around corners.
+fn dashed_polyline<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &Chart<'_, DB>,
+    points: &[(f64, f64)],
+    (on, off): (f64, f64),
+    style: ShapeStyle,
+    lines: Lines,
+) -> DrawResult<DB> {
+    for dash in dashes(&root_pixels(root, chart, points), on, off) {
+        stroke(root, dash, style, lines)?;
+    }
+    Ok(())
+}
+
+/// The pixels of `points` relative to `root`, repeats of the same pixel dropped.
+fn root_pixels<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    chart: &Chart<'_, DB>,
+    points: &[(f64, f64)],
+) -> Vec<(i32, i32)> {
+    let origin = root.get_base_pixel();
     let mut pixels: Vec<(i32, i32)> = Vec::with_capacity(points.len());
     for p in points {
-        let q = chart.backend_coord(p);
+        let (x, y) = chart.backend_coord(p);
+        let q = (x - origin.0, y - origin.1);
         if pixels.last() != Some(&q) {
             pixels.push(q);
         }
     }
-    let origin = root.get_base_pixel();
-    let pixels: Vec<(i32, i32)> = pixels
+    pixels
+}
+
+/// The dashes of the line through `pixels`: pieces `on` pixels long with gaps of `off`, the
+/// first starting at the first pixel. Each piece has at least two pixels and no repeats.
+fn dashes(pixels: &[(i32, i32)], on: f64, off: f64) -> Vec<Vec<(i32, i32)>> {
+    let mut pieces: Vec<Vec<(f64, f64)>> = Vec::new();
+    let Some(&first) = pixels.first() else {
+        return Vec::new();
+    };
+    let f = |p: (i32, i32)| (f64::from(p.0), f64::from(p.1));
+    let (on, off) = (on.max(1.0), off.max(1.0));
+    let mut drawing = true;
+    let mut left = on; // Of the current dash or gap.
+    let mut current = vec![f(first)];
+    for pair in pixels.windows(2) {
+        let (a, b) = (f(pair[0]), f(pair[1]));
+        let len = (b.0 - a.0).hypot(b.1 - a.1);
+        let mut done = 0.0;
+        while len - done > left {
+            done += left;
+            let p = (
+                a.0 + (b.0 - a.0) * done / len,
+                a.1 + (b.1 - a.1) * done / len,
+            );
+            if drawing {
+                current.push(p);
+                pieces.push(std::mem::take(&mut current));
+            } else {
+                current = vec![p];
+            }
+            drawing = !drawing;
+            left = if drawing { on } else { off };
+        }
+        left -= len - done;
+        if drawing {
+            current.push(b);
+        }
+    }
+    if drawing {
+        pieces.push(current);
+    }
+    pieces
         .into_iter()
-        .map(|(x, y)| (x - origin.0, y - origin.1))
-        .collect();
+        .map(|piece| {
+            let mut px: Vec<(i32, i32)> = Vec::with_capacity(piece.len());
+            for (x, y) in piece {
+                let q = (x.round() as i32, y.round() as i32);
+                if px.last() != Some(&q) {
+                    px.push(q);
+                }
+            }
+            px
+        })
+        .filter(|px| px.len() > 1)
+        .collect()
+}
+
+/// Draws the line through `pixels` (relative to `root`, no repeats) as [`Lines`] says.
+fn stroke<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    pixels: Vec<(i32, i32)>,
+    style: ShapeStyle,
+    lines: Lines,
+) -> DrawResult<DB> {
     match lines {
         Lines::Paths if pixels.len() > 1 => root.draw(&PathElement::new(pixels, style)),
         Lines::Paths => Ok(()),
@@ -729,6 +886,7 @@ struct AgeOverTime<'a> {
     title: &'a str,
     series: &'a [(String, Vec<(f64, f64)>)],
     warmup_s: f64,
+    bands: &'a [Band],
 }
 
 impl Figure for AgeOverTime<'_> {
@@ -754,9 +912,26 @@ impl Figure for AgeOverTime<'_> {
             .enumerate()
             .map(|(i, (name, _))| entry(name.clone(), Symbol::Line(colour(i))))
             .collect();
+        // The bands' parts on the time axis (an infinite end reaches the axis's end).
+        let bands: Vec<(f64, f64, &Band)> = self
+            .bands
+            .iter()
+            .filter(|b| !(b.from.is_nan() || b.to.is_nan()))
+            .filter_map(|b| {
+                let (from, to) = (b.from.max(x.0), b.to.min(x.1));
+                (from < to).then_some((from, to, b))
+            })
+            .collect();
+        let mut labels: Vec<&str> = Vec::new();
+        for (_, _, b) in &bands {
+            if !b.label.is_empty() && !labels.contains(&b.label.as_str()) {
+                labels.push(&b.label);
+                legend.push(entry(b.label.clone(), Symbol::Band(band_fill(b.shade))));
+            }
+        }
         let warmup = self.warmup_s > x.0 && self.warmup_s.is_finite();
         if warmup {
-            legend.push(entry("warm-up (excluded)", Symbol::Band));
+            legend.push(entry("warm-up (excluded)", Symbol::Band(band_style())));
         }
         let plot = frame(root, self.title, &legend)?;
         let mut chart = axes(&plot, (x, y), ("time (s)", "age (ms)"), XTicks::Numbers)?;
@@ -768,6 +943,11 @@ impl Figure for AgeOverTime<'_> {
                 band_style(),
             )))?;
         }
+        chart.draw_series(
+            bands
+                .iter()
+                .map(|&(from, to, b)| Rectangle::new([(from, y.0), (to, y.1)], band_fill(b.shade))),
+        )?;
         for (i, (_, points)) in self.series.iter().enumerate() {
             // A long, jagged trace drawn thick would fill its band solid.
             let width = if points.len() > 1000 { 1 } else { 2 };
@@ -1032,7 +1212,7 @@ mod tests {
     use std::collections::HashSet;
 
     /// A fresh directory for one test's output.
-    fn dir(test: &str) -> PathBuf {
+    pub(super) fn dir(test: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!(
             "acp-charts-{}-{test}-{}",
             std::process::id(),
@@ -1046,7 +1226,7 @@ mod tests {
     }
 
     /// Decodes the PNG and checks its size: its pixels, row by row.
-    fn png_pixels(path: &Path) -> Vec<[u8; 3]> {
+    pub(super) fn png_pixels(path: &Path) -> Vec<[u8; 3]> {
         let file = std::fs::File::open(path).unwrap();
         let mut reader = png::Decoder::new(std::io::BufReader::new(file))
             .read_info()
@@ -1064,7 +1244,7 @@ mod tests {
     /// Checks both files of a chart: the PNG has the expected size, a white border (nothing
     /// drawn runs off the chart) and every one of `colours` among many; the SVG has a text
     /// element for every one of `texts`.
-    fn check(stem: &Path, colours: &[RGBColor], texts: &[&str]) {
+    pub(super) fn check(stem: &Path, colours: &[RGBColor], texts: &[&str]) {
         let pixels = png_pixels(&with_ext(stem, "png"));
         let (w, h) = (SIZE.0 as usize, SIZE.1 as usize);
         for (i, p) in pixels.iter().enumerate() {
@@ -1128,7 +1308,7 @@ mod tests {
             ("acp+".to_string(), sawtooth(0.5, 20.0)),
             ("lazy".to_string(), sawtooth(0.8, 40.0)),
         ];
-        age_over_time("Age at the receiver", &series, 2.0, &stem).unwrap();
+        age_over_time("Age at the receiver", &series, 2.0, &[], &stem).unwrap();
         check(
             &stem,
             &[colour(0), colour(1)],
@@ -1142,6 +1322,88 @@ mod tests {
             ],
         );
         std::fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn age_over_time_shades_bands_under_the_lines() {
+        let d = dir("bands");
+        let stem = d.join("age");
+        let series = vec![("acp+".to_string(), sawtooth(0.5, 20.0))];
+        let band = |from: f64, to: f64, label: &str, shade: f64| Band {
+            from,
+            to,
+            label: label.into(),
+            shade,
+        };
+        let bands = [
+            band(5.0, 9.0, "other traffic", 1.0),
+            band(12.0, 14.0, "other traffic", 0.2),
+            band(16.0, 1e9, "sweep", 0.5),
+            band(f64::NAN, 3.0, "not a number", 1.0),
+            band(-5.0, -1.0, "before the start", 1.0),
+            band(3.0, 4.0, "", 1.0),
+        ];
+        age_over_time("Age with other traffic", &series, 2.0, &bands, &stem).unwrap();
+        check(
+            &stem,
+            &[colour(0)],
+            &["other traffic", "sweep", "warm-up (excluded)"],
+        );
+        // Rose over white, as dark as the shade says: the first band of a label gives its
+        // legend entry's shade, the later ones are drawn in their own.
+        let seen: HashSet<[u8; 3]> = png_pixels(&with_ext(&stem, "png")).into_iter().collect();
+        let blend = |alpha: f64| {
+            let mix = |c: u8| 255.0 + (f64::from(c) - 255.0) * alpha;
+            [mix(ROSE.0), mix(ROSE.1), mix(ROSE.2)]
+        };
+        for shade in [1.0, 0.2, 0.5] {
+            let want = blend(0.12 + 0.3 * shade);
+            let near = |p: &[u8; 3]| (0..3).all(|k| (f64::from(p[k]) - want[k]).abs() <= 3.0);
+            assert!(seen.iter().any(near), "no band of shade {shade}: {want:?}");
+        }
+        let svg = std::fs::read_to_string(with_ext(&stem, "svg")).unwrap();
+        let texts = svg_texts(&svg);
+        assert_eq!(texts.iter().filter(|t| *t == "other traffic").count(), 1);
+        for t in ["not a number", "before the start"] {
+            assert!(!texts.iter().any(|e| e == t), "{t:?} drawn");
+        }
+        // Four bands (the one without a label too) and two legend swatches.
+        let rose = svg.matches(r##"fill="#E04070""##).count();
+        assert_eq!(rose, 4 + 2, "rose rectangles");
+        std::fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn age_over_time_without_data_still_writes_both_files() {
+        let d = dir("age-empty");
+        let stem = d.join("age");
+        let bands = [Band {
+            from: 0.2,
+            to: 0.6,
+            label: "other traffic".into(),
+            shade: 0.5,
+        }];
+        age_over_time("Nothing yet", &[], 0.0, &bands, &stem).unwrap();
+        check(&stem, &[], &["Nothing yet", "time (s)", "other traffic"]);
+        std::fs::remove_dir_all(d).unwrap();
+    }
+
+    #[test]
+    fn dashes_alternate_along_the_line_and_around_corners() {
+        let d = dashes(&[(0, 0), (20, 0), (20, 20)], 6.0, 4.0);
+        assert_eq!(
+            d,
+            vec![
+                vec![(0, 0), (6, 0)],
+                vec![(10, 0), (16, 0)],
+                vec![(20, 0), (20, 6)],
+                vec![(20, 10), (20, 16)],
+            ]
+        );
+        let corner = dashes(&[(0, 0), (8, 0), (8, 8)], 10.0, 3.0);
+        assert_eq!(corner[0], vec![(0, 0), (8, 0), (8, 2)]);
+        assert!(dashes(&[], 6.0, 4.0).is_empty());
+        assert!(dashes(&[(3, 3)], 6.0, 4.0).is_empty());
     }
 
     #[test]

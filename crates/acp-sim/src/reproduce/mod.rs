@@ -7,6 +7,10 @@
 //! - [`table1`]: the six-hop networks Net A–E of Table I with 0.2 Mbit/s of other traffic on every
 //!   hop: the oracle's per-node backlog (Fig. 8) and the age of ACP+, ACP (κ = 0.25) and Lazy as a
 //!   ratio to the oracle's.
+//! - [`wifi`]: the multi-source results behind a shared 802.11 access point (Fig. 15, thesis
+//!   Figs. 3.15 and 3.16).
+
+pub mod wifi;
 
 use std::time::Duration;
 
@@ -261,12 +265,7 @@ pub fn table1(
         // Updates are 1024 + 44 + 28 bytes; the slowest link bounds the useful rates.
         let bits = f64::from(TABLE1_PAYLOAD + 72) * 8.0;
         let cap = rates.iter().copied().fold(f64::INFINITY, f64::min) * 1e6 / bits;
-        let coarse: Vec<f64> = (1..=24).map(|k| cap * k as f64 / 24.0).collect();
-        let points = sweep::sweep(&base, &coarse, &[seed], threads, &|_, _| {});
-        let best = sweep::best(&points).map_or(cap / 2.0, |b| b.rate);
-        let fine: Vec<f64> = (-6..=6).map(|k| best * (1.0 + k as f64 * 0.01)).collect();
-        let refined = sweep::sweep(&base, &fine, &[seed], threads, &|_, _| {});
-        let oracle = sweep::best(&refined).or_else(|| sweep::best(&points));
+        let oracle = sweep::oracle(&base, cap, &[seed], threads);
         let (oracle_rate, oracle_age, backlog) =
             oracle.map_or((f64::NAN, f64::NAN, Vec::new()), |o| {
                 let upd = o.result.flows.iter().find(|f| f.kind == "acp");
