@@ -24,7 +24,7 @@ fn row<'a>(rows: &'a [SourcesRow], controller: &str, sources: usize) -> &'a Sour
 
 #[test]
 fn fig15_acp_plus_shrinks_its_backlog_as_sources_are_added_and_lazy_keeps_one() {
-    let rows = wifi::fig15(SECS, &SEEDS, 1024, threads(), &|_, _| {});
+    let rows = wifi::FIG15.run(SECS, &SEEDS, threads(), &|_, _| {});
     assert_eq!(rows.len(), 10);
     assert!(rows.iter().all(|r| r.seeds == SEEDS.len()));
     // Lazy sends one update per RTT̄: a backlog of one (full runs: 1.00–1.01).
@@ -85,16 +85,11 @@ fn fig15_one_acp_plus_source_is_about_ten_percent_above_the_best_fixed_rate() {
 
 #[test]
 fn fig3_16_acp_scales_its_rate_down_with_the_number_of_sources() {
-    let counts = [1, 5, 20];
-    let rows = wifi::versus_sources(
-        &wifi::FIG3_16_NET,
-        &counts,
-        &[ControllerKind::Acp(0.25), ControllerKind::Lazy],
-        SECS,
-        &SEEDS,
-        threads(),
-        &|_, _| {},
-    );
+    let figure = wifi::SourcesFigure {
+        counts: &[1, 5, 20],
+        ..wifi::FIG3_16
+    };
+    let rows = figure.run(SECS, &SEEDS, threads(), &|_, _| {});
     // The thesis: ≈ 800 → 70 updates/s (÷ 11); ours ≈ 560 → 30 (÷ 19).
     let drop = row(&rows, "acp(κ=0.25)", 1).rate.mean / row(&rows, "acp(κ=0.25)", 20).rate.mean;
     assert!(drop > 8.0, "rate falls only ÷{drop}");

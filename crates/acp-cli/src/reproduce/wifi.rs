@@ -109,6 +109,23 @@ fn fig3_16_paper(m: Metric, controller: usize) -> Vec<(usize, f64)> {
     }
 }
 
+/// Runs `figure` with a progress bar: its rows and its network.
+fn run_figure(
+    figure: wifi::SourcesFigure,
+    secs: u64,
+    seeds: &[u64],
+    payload: u32,
+    json_out: bool,
+) -> (Vec<SourcesRow>, wifi::AccessNet) {
+    let figure = figure.with_payload(payload);
+    let bar = progress_bar(figure.runs(seeds.len()) as u64, json_out);
+    let rows = figure.run(secs, seeds, threads(), &|done, _| {
+        bar.set_position(done as u64)
+    });
+    bar.finish_and_clear();
+    (rows, figure.net)
+}
+
 /// `acp reproduce fig15`.
 pub fn fig15(
     dir: &Path,
@@ -117,16 +134,7 @@ pub fn fig15(
     payload: u32,
     json_out: bool,
 ) -> anyhow::Result<()> {
-    let runs = 2 * wifi::FIG15_SOURCES.len() * seeds.len();
-    let bar = progress_bar(runs as u64, json_out);
-    let rows = wifi::fig15(secs, seeds, payload, threads(), &|done, _| {
-        bar.set_position(done as u64)
-    });
-    bar.finish_and_clear();
-    let net = wifi::AccessNet {
-        payload,
-        ..wifi::FIG15_NET
-    };
+    let (rows, net) = run_figure(wifi::FIG15, secs, seeds, payload, json_out);
     if !json_out {
         eprintln!("finding the best fixed rate for one source …");
     }
@@ -175,16 +183,7 @@ pub fn fig3_16(
     payload: u32,
     json_out: bool,
 ) -> anyhow::Result<()> {
-    let runs = 2 * wifi::FIG3_16_SOURCES.len() * seeds.len();
-    let bar = progress_bar(runs as u64, json_out);
-    let rows = wifi::fig3_16(secs, seeds, payload, threads(), &|done, _| {
-        bar.set_position(done as u64)
-    });
-    bar.finish_and_clear();
-    let net = wifi::AccessNet {
-        payload,
-        ..wifi::FIG3_16_NET
-    };
+    let (rows, net) = run_figure(wifi::FIG3_16, secs, seeds, payload, json_out);
     write_outputs(dir, "fig3-16", &rows, &fig3_16_paper)?;
     let ratios = age_ratios(&rows);
     if json_out {

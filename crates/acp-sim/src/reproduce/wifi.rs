@@ -1,9 +1,9 @@
 //! The multi-source results: sources behind one 802.11g access point, then five point-to-point
 //! hops to the monitor (the network of the ACP+ paper's Fig. 14, the thesis's Fig. 3.12).
 //!
-//! - [`fig15`]: ACP+ against Lazy with 1, 6, 12, 24 and 48 sources (paper Fig. 15, thesis
+//! - [`FIG15`]: ACP+ against Lazy with 1, 6, 12, 24 and 48 sources (paper Fig. 15, thesis
 //!   Figs. 3.20–3.21);
-//! - [`fig3_16`]: ACP (κ = 0.25) against Lazy with 1 to 20 sources (thesis Fig. 3.16);
+//! - [`FIG3_16`]: ACP (κ = 0.25) against Lazy with 1 to 20 sources (thesis Fig. 3.16);
 //! - [`fig3_15`]: one ACP source while UDP flows switch on and off (thesis Fig. 3.15).
 //!
 //! Every point runs several seeds. A seed places the stations, draws their shadowing and drives
@@ -284,50 +284,67 @@ pub fn one_source_oracle(
     sweep::oracle(&base, cap, seeds, threads)
 }
 
-/// Fig. 15: ACP+ and Lazy with 1, 6, 12, 24 and 48 sources.
-pub fn fig15(
-    secs: u64,
-    seeds: &[u64],
-    payload: u32,
-    threads: usize,
-    progress: &(dyn Fn(usize, usize) + Sync),
-) -> Vec<SourcesRow> {
-    let net = AccessNet {
-        payload,
-        ..FIG15_NET
-    };
-    versus_sources(
-        &net,
-        &FIG15_SOURCES,
-        &[ControllerKind::AcpPlus, ControllerKind::Lazy],
-        secs,
-        seeds,
-        threads,
-        progress,
-    )
+/// A figure against the number of sources: its network, its counts and the two controllers it
+/// compares.
+#[derive(Debug, Clone, Copy)]
+pub struct SourcesFigure {
+    /// The network.
+    pub net: AccessNet,
+    /// The numbers of sources.
+    pub counts: &'static [usize],
+    /// The controllers compared.
+    pub controllers: [ControllerKind; 2],
 }
 
+/// Fig. 15: ACP+ and Lazy with 1, 6, 12, 24 and 48 sources.
+pub const FIG15: SourcesFigure = SourcesFigure {
+    net: FIG15_NET,
+    counts: &FIG15_SOURCES,
+    controllers: [ControllerKind::AcpPlus, ControllerKind::Lazy],
+};
+
 /// Fig. 3.16: ACP (κ = 0.25, the thesis's simulation setting) and Lazy with 1 to 20 sources.
-pub fn fig3_16(
-    secs: u64,
-    seeds: &[u64],
-    payload: u32,
-    threads: usize,
-    progress: &(dyn Fn(usize, usize) + Sync),
-) -> Vec<SourcesRow> {
-    let net = AccessNet {
-        payload,
-        ..FIG3_16_NET
-    };
-    versus_sources(
-        &net,
-        &FIG3_16_SOURCES,
-        &[ControllerKind::Acp(0.25), ControllerKind::Lazy],
-        secs,
-        seeds,
-        threads,
-        progress,
-    )
+pub const FIG3_16: SourcesFigure = SourcesFigure {
+    net: FIG3_16_NET,
+    counts: &FIG3_16_SOURCES,
+    controllers: [ControllerKind::Acp(0.25), ControllerKind::Lazy],
+};
+
+impl SourcesFigure {
+    /// The figure with updates of `payload` bytes.
+    pub fn with_payload(self, payload: u32) -> SourcesFigure {
+        SourcesFigure {
+            net: AccessNet {
+                payload,
+                ..self.net
+            },
+            ..self
+        }
+    }
+
+    /// Runs in all ([`versus_sources`]).
+    pub fn runs(&self, seeds: usize) -> usize {
+        self.counts.len() * self.controllers.len() * seeds
+    }
+
+    /// Runs the figure ([`versus_sources`]).
+    pub fn run(
+        &self,
+        secs: u64,
+        seeds: &[u64],
+        threads: usize,
+        progress: &(dyn Fn(usize, usize) + Sync),
+    ) -> Vec<SourcesRow> {
+        versus_sources(
+            &self.net,
+            self.counts,
+            &self.controllers,
+            secs,
+            seeds,
+            threads,
+            progress,
+        )
+    }
 }
 
 /// Fig. 3.15's run length (s).
