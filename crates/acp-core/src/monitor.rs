@@ -16,7 +16,7 @@
 //! Expiry is driven by [`Monitor::poll_timeout`] / [`Monitor::handle_timeout`]; established sessions
 //! that expire are reported once through [`Monitor::poll_event`].
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -185,8 +185,11 @@ enum Freshness {
 pub struct MonitorStats {
     /// Datagrams handed to the monitor.
     pub datagrams: u64,
-    /// Datagrams that failed to decode.
+    /// Datagrams that failed to decode (the sum of `malformed_by`).
     pub malformed: u64,
+    /// Malformed datagrams by the decoding rule they failed ([`DecodeError::reason`]); reasons
+    /// never seen are absent.
+    pub malformed_by: BTreeMap<&'static str, u64>,
     /// Valid ACP packets that are not updates.
     pub not_updates: u64,
     /// ACKs written.
@@ -305,6 +308,7 @@ impl Monitor {
             }
             Err(e) => {
                 self.stats.malformed += 1;
+                *self.stats.malformed_by.entry(e.reason()).or_default() += 1;
                 return Err(Dropped::Malformed(e));
             }
         };
@@ -586,6 +590,34 @@ mod tests {
         );
         assert_eq!((m.stats().malformed, m.stats().not_updates), (1, 1));
         assert_eq!(m.sessions().count(), 0);
+    }
+
+    #[test]
+    fn malformed_datagrams_are_counted_by_reason() {
+        let mut m = synced();
+        let mut ack = [0u8; 64];
+        let good = update(1, 1, 0, b"payload");
+        let mut bad_magic = good.clone();
+        bad_magic[0] = b'X';
+        let mut long = good.clone();
+        long.push(0); // one byte more than the length field says
+        let mut short = good.clone();
+        short.pop();
+        for d in [&b"garbage"[..], &bad_magic, &long, &short, &bad_magic] {
+            assert!(m.handle_datagram(Time::ZERO, peer(1), d, &mut ack).is_err());
+        }
+        let by: Vec<(&str, u64)> = m
+            .stats()
+            .malformed_by
+            .iter()
+            .map(|(k, v)| (*k, *v))
+            .collect();
+        assert_eq!(
+            by,
+            [("bad_magic", 2), ("length_mismatch", 2), ("truncated", 1)]
+        );
+        assert_eq!(m.stats().malformed, 5);
+        assert_eq!(m.stats().acks, 0);
     }
 
     #[test]

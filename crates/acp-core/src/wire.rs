@@ -93,6 +93,24 @@ pub enum DecodeError {
     },
 }
 
+impl DecodeError {
+    /// The name of the check that failed, as in `docs/PROTOCOL.md` ("Decoding rules"), in
+    /// snake case: `truncated`, `bad_magic`, `unsupported_version`, `unknown_type`,
+    /// `reserved_bits`, `length_mismatch`, `bad_feedback`, `wrong_type`.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            DecodeError::Truncated { .. } => "truncated",
+            DecodeError::BadMagic => "bad_magic",
+            DecodeError::UnsupportedVersion(_) => "unsupported_version",
+            DecodeError::UnknownType(_) => "unknown_type",
+            DecodeError::ReservedBits { .. } => "reserved_bits",
+            DecodeError::LengthMismatch { .. } => "length_mismatch",
+            DecodeError::BadFeedback { .. } => "bad_feedback",
+            DecodeError::WrongType { .. } => "wrong_type",
+        }
+    }
+}
+
 /// Why a packet could not be encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
 pub enum EncodeError {

@@ -9,9 +9,12 @@ use std::net::{Ipv4Addr, Ipv6Addr, SocketAddr, SocketAddrV4, SocketAddrV6, UdpSo
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
-/// Largest datagram a batch slot holds; longer ones are truncated by the kernel and reported as
-/// such.
-pub const SLOT: usize = 9216;
+/// Largest datagram a batch slot holds: every UDP payload fits (65,507 bytes over IPv4, 65,527
+/// over IPv6), so an ACP update of any size the wire format allows is received whole. Longer
+/// datagrams (IPv6 jumbograms) would be truncated by the kernel and reported as such. Slots
+/// cost address space, not memory: the kernel maps a page only when a datagram is written
+/// into it.
+pub const SLOT: usize = 65_536;
 
 /// `SocketAddr` → `sockaddr_storage` and its length.
 pub fn to_raw(addr: &SocketAddr) -> (libc::sockaddr_storage, libc::socklen_t) {
@@ -436,6 +439,7 @@ impl SendBatch {
             })
             .collect();
         let mut sent = 0usize;
+        let mut refused = 0usize;
         while sent < n {
             // SAFETY: msgs[sent..] are valid headers whose buffers outlive the call.
             let r = unsafe {
@@ -449,13 +453,14 @@ impl SendBatch {
             if r <= 0 {
                 // Skip the datagram the kernel refused (e.g. unreachable peer) and go on.
                 sent += 1;
+                refused += 1;
                 continue;
             }
             sent += r as usize;
         }
         self.lens.clear();
         self.addrs.clear();
-        Ok(n)
+        Ok(n - refused)
     }
 }
 
@@ -520,5 +525,35 @@ mod tests {
             }
         }
         assert_eq!(got[4], [4, 4, 4]);
+    }
+
+    #[test]
+    fn a_refused_datagram_is_not_counted_as_sent() {
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let mut out = SendBatch::new(4);
+        out.push(3, &b.local_addr().unwrap());
+        // An IPv6 destination from an IPv4 socket: refused by the kernel, nothing leaves.
+        out.push(3, &"[::1]:9".parse().unwrap());
+        out.push(3, &b.local_addr().unwrap());
+        assert_eq!(out.flush(&a).unwrap(), 2);
+        assert!(out.is_empty());
+    }
+
+    #[test]
+    fn the_largest_udp_datagram_arrives_whole() {
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let b = UdpSocket::bind("127.0.0.1:0").unwrap();
+        b.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let big: Vec<u8> = (0..65_507u32).map(|i| i as u8).collect();
+        a.send_to(&big, b.local_addr().unwrap()).unwrap();
+        let mut batch = RecvBatch::new(2);
+        let got = loop {
+            if let Some(r) = batch.recv(&b).unwrap().first().copied() {
+                break r;
+            }
+        };
+        assert!(!got.truncated);
+        assert_eq!(batch.slot(&got), &big[..]);
     }
 }

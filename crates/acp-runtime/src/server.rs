@@ -68,8 +68,11 @@ pub struct Snapshot {
     pub at: Time,
     /// Monitor-wide counters.
     pub stats: MonitorStats,
-    /// Datagrams longer than a receive slot (also counted as malformed).
+    /// Datagrams longer than a receive slot, dropped unread (none can be, short of IPv6
+    /// jumbograms: a slot holds the largest UDP payload).
     pub truncated: u64,
+    /// ACKs the kernel took to send (`stats.acks` counts those the monitor wrote).
+    pub acks_sent: u64,
     /// Sessions, ordered by key.
     pub sessions: Vec<SessionReport>,
 }
@@ -82,7 +85,14 @@ pub struct MonitorServer {
     thread: Option<JoinHandle<io::Result<()>>>,
 }
 
-fn snapshot(monitor: &Monitor, truncated: u64, now: Time) -> Snapshot {
+/// What the server counts beside the monitor.
+#[derive(Debug, Clone, Copy, Default)]
+struct Counters {
+    truncated: u64,
+    acks_sent: u64,
+}
+
+fn snapshot(monitor: &Monitor, counters: Counters, now: Time) -> Snapshot {
     let mut sessions: Vec<SessionReport> = monitor
         .sessions()
         .map(|(key, stats)| SessionReport {
@@ -95,7 +105,8 @@ fn snapshot(monitor: &Monitor, truncated: u64, now: Time) -> Snapshot {
     Snapshot {
         at: now,
         stats: monitor.stats().clone(),
-        truncated,
+        truncated: counters.truncated,
+        acks_sent: counters.acks_sent,
         sessions,
     }
 }
@@ -115,11 +126,11 @@ impl MonitorServer {
                 let mut monitor = Monitor::new(cfg.monitor.clone(), clock::now());
                 let mut rx = RecvBatch::new(cfg.batch);
                 let mut tx = SendBatch::new(cfg.batch);
-                let mut truncated = 0u64;
+                let mut counters = Counters::default();
                 let mut next_snapshot = clock::now();
-                let publish = |monitor: &Monitor, truncated, now| {
+                let publish = |monitor: &Monitor, counters, now| {
                     *shared_t.lock().unwrap_or_else(PoisonError::into_inner) =
-                        snapshot(monitor, truncated, now);
+                        snapshot(monitor, counters, now);
                 };
                 while !stop_t.load(Ordering::Relaxed) {
                     let received = rx.recv(&socket)?;
@@ -127,7 +138,9 @@ impl MonitorServer {
                     for r in &received {
                         let Some(peer) = r.from else { continue };
                         if r.truncated {
-                            truncated += 1;
+                            // Its length field cannot be checked against what was cut off.
+                            counters.truncated += 1;
+                            continue;
                         }
                         let data = rx.slot(r);
                         if let Ok(h) = monitor.handle_datagram(now, peer, data, tx.next_slot()) {
@@ -137,18 +150,18 @@ impl MonitorServer {
                             }
                         }
                         if tx.is_full() {
-                            tx.flush(&socket)?;
+                            counters.acks_sent += tx.flush(&socket)? as u64;
                         }
                     }
-                    tx.flush(&socket)?;
+                    counters.acks_sent += tx.flush(&socket)? as u64;
                     monitor.handle_timeout(now);
                     while monitor.poll_event().is_some() {}
                     if now >= next_snapshot {
-                        publish(&monitor, truncated, now);
+                        publish(&monitor, counters, now);
                         next_snapshot = now + cfg.snapshot_every;
                     }
                 }
-                publish(&monitor, truncated, clock::now());
+                publish(&monitor, counters, clock::now());
                 Ok(())
             })?;
         Ok(MonitorServer {

@@ -127,3 +127,54 @@ fn ipv6_works() {
     assert_eq!(reports[0].stats.phase, Phase::Running);
     assert!(server.stop().unwrap().stats.delivered > 10);
 }
+
+/// An UPDATE of `session`, sequence `seq`, with `payload`, as bytes.
+fn raw_update(session: u64, seq: u64, payload: &[u8]) -> Vec<u8> {
+    let u = acp_core::wire::Update {
+        flags: 0,
+        session,
+        seq,
+        gen_ts: 1,
+        acked_seq: 0,
+        hold_ns: 0,
+        payload,
+    };
+    let mut buf = vec![0u8; u.encoded_len()];
+    u.encode(&mut buf).unwrap();
+    buf
+}
+
+#[test]
+fn updates_of_every_size_the_wire_allows_are_acked_and_overlong_datagrams_are_not() {
+    let server = server("127.0.0.1:0", false);
+    let client = UdpSocket::bind("127.0.0.1:0").unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    let mut ack = [0u8; 128];
+    // Just past the old 9,216-byte receive slot, and the largest IPv4 payload.
+    for (seq, size) in [(1u64, 9_173usize), (2, acp_core::wire::MAX_IPV4_PAYLOAD)] {
+        let update = raw_update(7, seq, &vec![0x5a; size]);
+        client.send_to(&update, server.local_addr()).unwrap();
+        let n = client.recv(&mut ack).expect("an ACK");
+        match acp_core::wire::Packet::decode(&ack[..n]).unwrap() {
+            acp_core::wire::Packet::Ack(a) => assert_eq!((a.session, a.seq), (7, seq)),
+            other => panic!("expected an ACK, got {other:?}"),
+        }
+    }
+    // One byte more than the length field says: dropped, counted, never answered.
+    let mut overlong = raw_update(7, 3, b"reading");
+    overlong.push(0);
+    client.send_to(&overlong, server.local_addr()).unwrap();
+    client
+        .set_read_timeout(Some(Duration::from_millis(200)))
+        .unwrap();
+    assert!(
+        client.recv(&mut ack).is_err(),
+        "an overlong datagram was answered"
+    );
+    let snap = server.stop().unwrap();
+    assert_eq!(snap.stats.malformed_by.get("length_mismatch"), Some(&1));
+    assert_eq!((snap.stats.acks, snap.acks_sent), (2, 2));
+    assert_eq!(snap.truncated, 0);
+}
