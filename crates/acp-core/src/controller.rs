@@ -15,6 +15,7 @@
 //! `docs/ALGORITHMS.md` gives the equations and the decisions the papers leave open.
 
 use std::fmt;
+use std::ops::RangeInclusive;
 use std::str::FromStr;
 
 use crate::wire::FeedbackItem;
@@ -339,6 +340,28 @@ impl ControllerKind {
     }
 }
 
+/// The rates (updates/s) a source supports by default: [`SourceConfig`]'s `min_rate..=max_rate`.
+/// A source clamps any rate to its range, so `fixed:RATE` must lie within it.
+///
+/// [`SourceConfig`]: crate::SourceConfig
+pub fn supported_rates() -> RangeInclusive<f64> {
+    let c = crate::SourceConfig::default();
+    c.min_rate..=c.max_rate
+}
+
+fn fixed_rate(s: &str) -> Result<f64, String> {
+    let rate = positive("RATE", s)?;
+    let range = supported_rates();
+    if !range.contains(&rate) {
+        return Err(format!(
+            "RATE must be within {}–{} updates/s, got {s:?}",
+            range.start(),
+            range.end()
+        ));
+    }
+    Ok(rate)
+}
+
 fn positive(what: &str, s: &str) -> Result<f64, String> {
     s.parse::<f64>()
         .ok()
@@ -367,7 +390,7 @@ impl FromStr for ControllerKind {
             ("acp", None) => Ok(ControllerKind::Acp(1.0)),
             ("acp", Some(k)) => positive("KAPPA", k).map(ControllerKind::Acp),
             ("lazy", None) => Ok(ControllerKind::Lazy),
-            ("fixed", Some(r)) => positive("RATE", r).map(ControllerKind::Fixed),
+            ("fixed", Some(r)) => fixed_rate(r).map(ControllerKind::Fixed),
             ("fixed", None) => Err("fixed needs a rate: fixed:RATE (updates/s)".into()),
             _ => Err(format!(
                 "unknown controller {s:?} (expected acp+, acp[:KAPPA], lazy or fixed:RATE)"
@@ -401,6 +424,18 @@ mod kind_tests {
             "fixed", "fixed:-1", "acp:x", "tcp", "lazy:3", "acp(κ=)", "acp(x=1)",
         ] {
             assert!(bad.parse::<ControllerKind>().is_err(), "{bad}");
+        }
+        // A source would clamp these silently.
+        assert_eq!("fixed:0.1".parse(), Ok(ControllerKind::Fixed(0.1)));
+        assert_eq!("fixed:1e6".parse(), Ok(ControllerKind::Fixed(1e6)));
+        for outside in ["fixed:1e-300", "fixed:0.09", "fixed:1000001"] {
+            assert_eq!(
+                outside.parse::<ControllerKind>(),
+                Err(format!(
+                    "RATE must be within 0.1–1000000 updates/s, got {:?}",
+                    &outside[6..]
+                )),
+            );
         }
         assert_eq!(ControllerKind::Fixed(50.0).to_string(), "fixed:50");
     }

@@ -14,6 +14,7 @@
 //! - [`ewma`]: the RTT̄ and Z̄ estimators.
 //! - [`controller`]: the controller trait and ACP+, ACP, Lazy, Fixed.
 //! - [`source`]: the source state machine.
+//! - [`sent_log`]: what the source sent for each recent sequence, to check ACK echoes.
 //! - [`monitor`]: the monitor state machine.
 //! - [`units`]: parsing of rates and durations users type (`2mbit`, `20ms`).
 //!
@@ -23,6 +24,7 @@ pub mod accounting;
 pub mod controller;
 pub mod ewma;
 pub mod monitor;
+pub mod sent_log;
 pub mod source;
 pub mod time;
 pub mod units;

@@ -30,6 +30,7 @@ use std::time::Duration;
 use crate::accounting::{AgeIntegral, StepIntegral};
 use crate::controller::{Controller, ControllerState, EpochSummary, Estimates};
 use crate::ewma::Ewma;
+use crate::sent_log::{Echo, SentLog};
 use crate::time::{secs_to_duration, Time};
 use crate::wire::{Ack, Packet, Update, FLAG_PROBE};
 
@@ -154,8 +155,11 @@ pub struct SourceStats {
     pub acks_out_of_sequence: u64,
     /// ACKs the monitor flagged STALE (forward-path reordering).
     pub acks_stale: u64,
-    /// Datagrams that were not a valid ACK for this session.
+    /// Datagrams that were not a valid ACK for this session, `acks_mismatched` included.
     pub invalid: u64,
+    /// ACKs whose echoed timestamps differ from what was sent for their sequence (forged, or
+    /// corrupted), or whose sequence is too far behind to check.
+    pub acks_mismatched: u64,
     /// Push mode: updates replaced by a fresher one before they could be sent.
     pub dropped_stale: u64,
     /// Send slots skipped because the payload exceeded the wire limit.
@@ -179,6 +183,7 @@ struct Counters {
     acks_out_of_sequence: u64,
     acks_stale: u64,
     invalid: u64,
+    acks_mismatched: u64,
     dropped_stale: u64,
     oversized: u64,
     epochs: u64,
@@ -229,6 +234,7 @@ pub struct Source {
     life_backlog: StepIntegral,
     pending: Option<(Time, Vec<u8>)>,
     scratch: Vec<u8>,
+    sent_log: SentLog,
     counters: Counters,
 }
 
@@ -278,6 +284,7 @@ impl Source {
             life_backlog: StepIntegral::new(now),
             pending: None,
             scratch: Vec::new(),
+            sent_log: SentLog::default(),
             counters: Counters::default(),
         }
     }
@@ -492,6 +499,7 @@ impl Source {
             hold_ns: u32::try_from(now.nanos_since(gen)).unwrap_or(u32::MAX),
             payload: &payload,
         };
+        let echo = (update.gen_ts, update.hold_ns);
         buf.clear();
         buf.resize(update.encoded_len(), 0);
         let encoded = update.encode(buf);
@@ -506,6 +514,7 @@ impl Source {
             self.waiting_since = Some(now);
         }
         self.sent_seq = seq;
+        self.sent_log.record(seq, echo.0, echo.1, self.acked_seq);
         self.last_send = Some(now);
         self.counters.sent += 1;
         self.counters.bytes_sent += len as u64;
@@ -560,6 +569,16 @@ impl Source {
                 return AckOutcome::Invalid;
             }
         };
+        match self.sent_log.check(ack.seq, ack.gen_ts, ack.hold_ns) {
+            Echo::Matches => {}
+            // Too far behind to check, and already superseded: harmless.
+            Echo::Forgotten if ack.seq <= self.acked_seq => {}
+            Echo::Differs | Echo::Forgotten => {
+                self.counters.invalid += 1;
+                self.counters.acks_mismatched += 1;
+                return AckOutcome::Invalid;
+            }
+        }
         if ack.is_stale() {
             self.counters.acks_stale += 1;
         }
@@ -659,6 +678,7 @@ impl Source {
             acks_out_of_sequence: c.acks_out_of_sequence,
             acks_stale: c.acks_stale,
             invalid: c.invalid,
+            acks_mismatched: c.acks_mismatched,
             dropped_stale: c.dropped_stale,
             oversized: c.oversized,
             epochs: c.epochs,

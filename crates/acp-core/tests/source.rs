@@ -339,3 +339,42 @@ fn an_idle_push_source_is_not_in_an_outage() {
     src.handle_timeout(now + Duration::from_millis(500));
     assert_eq!(src.phase(), Phase::Outage);
 }
+
+#[test]
+fn acks_that_do_not_echo_what_was_sent_are_rejected() {
+    // The attack: an on-path host that knows the session id answers every update at once with
+    // made-up timestamps ("immediate" ACKs shrink RTT̄ and push the rate up; backdated ones
+    // inflate it). Only an ACK echoing the sequence's own gen_ts and hold may count.
+    let mut src = source(at_will(b"p"), 100.0);
+    let mut echo = Echo::new();
+    let t0 = initialise(&mut src, &mut echo);
+    let mut buf = Vec::new();
+    src.poll_transmit(t0, &mut buf).unwrap();
+    let update = buf.clone();
+    let seq = src.stats(t0).sent;
+    let real = echo.ack(t0 + Duration::from_millis(10), &update);
+    let before = src.stats(t0);
+    let now = t0 + Duration::from_millis(1);
+    for gen_ts in [now.as_nanos(), t0.as_nanos() / 2] {
+        let forged = Ack {
+            flags: 0,
+            session: SESSION,
+            seq,
+            gen_ts,
+            rx_ts: now.as_nanos(),
+            hold_ns: 0,
+            feedback: &[],
+        };
+        let mut bytes = vec![0u8; HEADER_LEN];
+        forged.encode(&mut bytes).unwrap();
+        assert_eq!(src.handle_datagram(now, &bytes), AckOutcome::Invalid);
+    }
+    let after = src.stats(now);
+    assert_eq!((after.acks_mismatched, after.invalid), (2, 2));
+    assert_eq!(after.acks_in_sequence, before.acks_in_sequence);
+    assert_eq!((after.rtt, after.backlog), (before.rtt, 1));
+    // The real ACK still counts.
+    let later = t0 + Duration::from_millis(20);
+    assert_eq!(src.handle_datagram(later, &real), AckOutcome::InSequence);
+    assert_eq!(src.stats(later).backlog, 0);
+}

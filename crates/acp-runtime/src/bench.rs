@@ -318,7 +318,7 @@ pub fn monitor(
         )?;
         let secs = started.elapsed().as_secs_f64();
         let snapshot = server.stop()?;
-        Ok((r, snapshot.stats.acks as f64 / secs))
+        Ok((r, snapshot.acks_sent as f64 / secs))
     };
     let mut out = Vec::with_capacity(rounds);
     for round in 0..rounds {
