@@ -40,6 +40,24 @@ pub struct MonitorConfig {
     /// The caller declares the sources' clocks synchronised with `now`, so the true age
     /// `t − generation time` can be tracked per session.
     pub clocks_synchronised: bool,
+    /// An established session's next update may run at most `max_seq_jump` sequences ahead of
+    /// its highest, plus `max_update_rate` for every second of silence since its last update.
+    /// Further jumps are dropped unanswered and counted (`MonitorStats::seq_jumps`): one spoofed
+    /// update with a huge sequence would otherwise make every later real update look stale.
+    pub max_seq_jump: u64,
+    /// Fastest update rate a source may have (updates/s; a source's default `max_rate`).
+    pub max_update_rate: f64,
+}
+
+impl MonitorConfig {
+    /// The highest sequence believable from a session whose highest is `highest`, after
+    /// `silence` without updates.
+    fn believable(&self, highest: u64, silence: Duration) -> u64 {
+        let grace = (self.max_update_rate * silence.as_secs_f64()).min(u64::MAX as f64) as u64;
+        highest
+            .saturating_add(self.max_seq_jump)
+            .saturating_add(grace)
+    }
 }
 
 impl Default for MonitorConfig {
@@ -49,6 +67,8 @@ impl Default for MonitorConfig {
             idle_timeout: Duration::from_secs(30),
             probation: Duration::from_secs(2),
             clocks_synchronised: false,
+            max_seq_jump: 65_536,
+            max_update_rate: 1_000_000.0,
         }
     }
 }
@@ -202,6 +222,9 @@ pub struct MonitorStats {
     pub sessions_expired: u64,
     /// Updates refused because the session table was full.
     pub sessions_refused: u64,
+    /// Updates dropped for running implausibly far ahead of their session
+    /// ([`MonitorConfig::max_seq_jump`]).
+    pub seq_jumps: u64,
 }
 
 /// A fresh update for the application.
@@ -240,6 +263,9 @@ pub enum Dropped {
     /// A new session while the table is full.
     #[error("session table full")]
     TableFull,
+    /// A sequence implausibly far ahead of its session's ([`MonitorConfig::max_seq_jump`]).
+    #[error("sequence jumps too far ahead")]
+    SeqJump,
     /// The caller's ACK buffer is too small.
     #[error("ACK buffer too small: {0}")]
     AckBuffer(EncodeError),
@@ -330,6 +356,13 @@ impl Monitor {
             *created += 1;
             SessionStats::new(now, synced)
         });
+        if s.highest_seq > 0 {
+            let silence = Duration::from_nanos(now.nanos_since(s.last_seen));
+            if update.seq > self.cfg.believable(s.highest_seq, silence) {
+                self.stats.seq_jumps += 1;
+                return Err(Dropped::SeqJump);
+            }
+        }
         s.last_seen = now;
         let freshness = s.record(update.seq);
         let feedback = if self.feedback.len() <= update.payload.len() {
@@ -592,6 +625,44 @@ mod tests {
         assert_eq!(m.sessions().count(), 0);
     }
 
+    fn ms(x: u64) -> Time {
+        Time::from_millis(x)
+    }
+
+    #[test]
+    fn a_spoofed_huge_sequence_does_not_make_real_updates_stale() {
+        // The attack: one UPDATE with the session id, the source's address and sequence 2⁶⁴−1.
+        let mut m = synced();
+        let mut ack = [0u8; 64];
+        let real = |m: &mut Monitor, seq: u64, at_ms: u64| {
+            let mut ack = [0u8; 64];
+            let data = update(9, seq, at_ms, b"r");
+            let h = m
+                .handle_datagram(ms(at_ms), peer(1), &data, &mut ack)
+                .expect("a real update is answered");
+            h.delivery.is_some()
+        };
+        assert!(real(&mut m, 1, 0));
+        assert!(real(&mut m, 2, 10));
+        assert_eq!(
+            m.handle_datagram(ms(20), peer(1), &update(9, u64::MAX, 20, b"x"), &mut ack),
+            Err(Dropped::SeqJump)
+        );
+        // Beyond the window after a short silence, too.
+        let far = 2 + MonitorConfig::default().max_seq_jump + 100_000;
+        assert_eq!(
+            m.handle_datagram(ms(30), peer(1), &update(9, far, 30, b"x"), &mut ack),
+            Err(Dropped::SeqJump)
+        );
+        assert_eq!(m.stats().seq_jumps, 2);
+        // The source's next updates are still fresh.
+        assert!(real(&mut m, 3, 40));
+        // A long silence (an outage at a high rate) widens the window: 10 s at up to 10⁶/s.
+        assert!(real(&mut m, 3 + 5_000_000, 10_040));
+        let s = m.sessions().next().unwrap().1;
+        assert_eq!(s.delivered, 4);
+    }
+
     #[test]
     fn malformed_datagrams_are_counted_by_reason() {
         let mut m = synced();
@@ -637,7 +708,7 @@ mod tests {
             max_sessions: 4,
             idle_timeout: Duration::from_secs(30),
             probation: Duration::from_secs(2),
-            clocks_synchronised: false,
+            ..MonitorConfig::default()
         };
         let mut m = Monitor::new(cfg, Time::ZERO);
         let mut ack = [0u8; 64];

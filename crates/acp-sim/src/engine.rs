@@ -250,6 +250,7 @@ fn monitor_config() -> MonitorConfig {
         max_sessions: 1 << 20,
         idle_timeout: Duration::from_secs(1 << 30),
         probation: Duration::from_secs(1 << 30),
+        ..MonitorConfig::default()
     }
 }
 
