@@ -61,6 +61,7 @@ mod worker;
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
+use std::ops::RangeInclusive;
 use std::os::unix::net::UnixDatagram;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -101,6 +102,10 @@ pub const TO_CLIENT: &str = "target→client";
 /// Largest accepted cross-traffic rate (bits per second).
 const MAX_CROSS_BPS: f64 = 1e10;
 
+/// Accepted link rates (bits per second), whether constant or set by a schedule step: from
+/// 1 kbit/s, at which a full-size datagram already holds the link for 12 s, to 100 Gbit/s.
+pub const LINK_RATES_BPS: RangeInclusive<f64> = 1e3..=1e11;
+
 /// Socket buffer sizes asked for (best effort; the kernel caps them at `net.core.*mem_max`).
 const SOCKET_BUFFER_BYTES: libc::c_int = 4 << 20;
 
@@ -126,9 +131,21 @@ impl PathConfig {
         }
     }
 
-    /// Checks the link ([`LinkConfig::validate`]) and the cross-traffic rate.
+    /// Checks the link ([`LinkConfig::validate`]), its rates ([`LINK_RATES_BPS`]; a trace's
+    /// are what it is) and the cross-traffic rate.
     pub fn validate(&self) -> Result<(), String> {
         self.link.validate()?;
+        let constant = self.link.trace.is_none().then_some(self.link.rate_bps);
+        let steps = self.link.schedule.iter().flat_map(|s| &s.steps);
+        for rate in constant.into_iter().chain(steps.filter_map(|s| s.rate_bps)) {
+            if !LINK_RATES_BPS.contains(&rate) {
+                return Err(format!(
+                    "rate {rate} bit/s must be in [{}, {}]",
+                    LINK_RATES_BPS.start(),
+                    LINK_RATES_BPS.end()
+                ));
+            }
+        }
         if !(0.0..=MAX_CROSS_BPS).contains(&self.cross_bps) {
             return Err(format!(
                 "cross traffic {} bit/s must be in [0, {MAX_CROSS_BPS}]",

@@ -535,4 +535,25 @@ mod tests {
         assert!(path(0.0, 1, 10).validate().is_err());
         assert!(path(1e6, 1, 0).validate().is_err());
     }
+
+    #[test]
+    fn link_rates_outside_the_supported_range_are_refused() {
+        assert_eq!(
+            path(999.0, 1, 10).validate(),
+            Err("rate 999 bit/s must be in [1000, 100000000000]".into())
+        );
+        assert!(path(1.5e11, 1, 10).validate().is_err());
+        assert_eq!(path(1e3, 1, 10).validate(), Ok(()));
+        assert_eq!(path(1e11, 1, 10).validate(), Ok(()));
+        let mut slow_step = path(1e6, 1, 10);
+        slow_step.link.schedule = Some(acp_netmodel::Schedule {
+            steps: vec![acp_netmodel::schedule::Step {
+                at: Duration::from_secs(1),
+                rate_bps: Some(0.5),
+                ..Default::default()
+            }],
+            repeat: None,
+        });
+        assert!(slow_step.validate().is_err());
+    }
 }
