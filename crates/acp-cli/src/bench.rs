@@ -7,6 +7,7 @@ use acp_sim::reproduce::queue_chain;
 use acp_sim::scenario::Scenario;
 use serde_json::json;
 
+use crate::output::outln;
 use crate::BenchCommand;
 
 /// Runs one benchmark and prints its figures.
@@ -17,16 +18,18 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
             for rate in [1_000.0, 10_000.0] {
                 let r = bench::pacing(rate, duration)?;
                 if json {
-                    println!(
+                    outln!(
                         "{}",
                         json!({"rate": r.rate, "samples": r.samples, "p50_us": r.p50_us,
                                "p99_us": r.p99_us, "max_us": r.max_us})
-                    );
+                    )?;
+                } else if r.samples == 0 {
+                    outln!("pacing at {:>6} updates/s: no samples", r.rate)?;
                 } else {
-                    println!(
+                    outln!(
                         "pacing at {:>6} updates/s: {} sends, |error| p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
                         r.rate, r.samples, r.p50_us, r.p99_us, r.max_us
-                    );
+                    )?;
                 }
             }
         }
@@ -37,7 +40,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
             window,
             json,
         } => {
-            let r = bench::monitor(sessions, window, duration, rounds as usize)?;
+            let r = bench::monitor(sessions, window as usize, duration, rounds as usize)?;
             let echo = r.median(|x| x.echo.replies_per_sec);
             let acks = r.median(|x| x.monitor.replies_per_sec);
             let handled = r.median(|x| x.monitor_handled_per_sec);
@@ -52,45 +55,55 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                                "ratio": x.ratio()})
                     })
                     .collect();
-                println!(
+                outln!(
                     "{}",
                     json!({"sessions": sessions, "window": window, "rounds": per_round,
                            "monitor_acks_per_sec": acks, "monitor_handled_per_sec": handled,
                            "echo_replies_per_sec": echo, "ratio": ratio})
-                );
+                )?;
             } else {
-                println!(
+                outln!(
                     "load: {sessions} synthetic sources, {window} datagrams in flight, one generator thread; \
                      {rounds} rounds of {:.1} s per server",
                     duration.as_secs_f64()
-                );
+                )?;
                 for (i, x) in r.rounds.iter().enumerate() {
-                    println!(
-                        "  round {}: echo {:>7.0}/s, monitor {:>7.0}/s, monitor / echo {:.1} %",
+                    outln!(
+                        "  round {}: echo {:>7.0}/s, monitor {:>7.0}/s, monitor / echo {}",
                         i + 1,
                         x.echo.replies_per_sec,
                         x.monitor.replies_per_sec,
-                        x.ratio() * 100.0
-                    );
+                        percent(x.ratio())
+                    )?;
                 }
-                println!("medians:");
-                println!(
+                outln!("medians:")?;
+                outln!(
                     "  {:<56}{echo:>9.0} replies/s",
                     "batched UDP echo (recvmmsg/sendmmsg, 20-byte replies):"
-                );
-                println!(
+                )?;
+                outln!(
                     "  {:<56}{acks:>9.0} ACKs/s ({handled:.0} updates/s handled)",
                     "acp monitor server:"
-                );
-                println!(
-                    "  {:<56}{:>9.1} %",
+                )?;
+                outln!(
+                    "  {:<56}{:>11}",
                     "monitor / echo (median of the rounds' ratios):",
-                    ratio * 100.0
-                );
+                    percent(ratio)
+                )?;
             }
         }
     }
     Ok(())
+}
+
+/// A ratio as a percentage, or "no samples" when there was nothing to divide (0 / 0 is NaN; in
+/// JSON it becomes null).
+fn percent(ratio: f64) -> String {
+    if ratio.is_finite() {
+        format!("{:.1} %", ratio * 100.0)
+    } else {
+        "no samples".into()
+    }
 }
 
 /// The 48-source, six-hop scenario shipped in `scenarios/`.
@@ -121,7 +134,7 @@ fn sim(json_out: bool) -> anyhow::Result<()> {
     };
     let rate = |n: u64, wall: f64| n as f64 / wall;
     if json_out {
-        println!(
+        outln!(
             "{}",
             json!({"mm1_events": mm1.events, "mm1_events_per_sec": rate(mm1.events, mm1_wall),
                    "mm1_packet_hops": hops(&mm1), "mm1_wall_s": mm1_wall,
@@ -132,7 +145,7 @@ fn sim(json_out: bool) -> anyhow::Result<()> {
                    "six_hops_48_packet_hops_per_sec": rate(hops(&big), big_wall),
                    "wifi_48_events": wifi.events, "wifi_48_wall_s": wifi_wall,
                    "wifi_48_events_per_sec": rate(wifi.events, wifi_wall)})
-        );
+        )?;
     } else {
         for (what, r, wall) in [
             ("M/M/1, 2M updates (one core)", &mm1, mm1_wall),
@@ -143,14 +156,14 @@ fn sim(json_out: bool) -> anyhow::Result<()> {
                 wifi_wall,
             ),
         ] {
-            println!(
+            outln!(
                 "{what}: {:.2} s; {} events = {:.2} M events/s; {} packet-hops = {:.2} M packet-hops/s",
                 wall,
                 r.events,
                 rate(r.events, wall) / 1e6,
                 hops(r),
                 rate(hops(r), wall) / 1e6
-            );
+            )?;
         }
     }
     Ok(())

@@ -1,7 +1,7 @@
 //! `acp demo`: a monitor, a relay (2 Mbit/s, 20 ms, queue 50) and four sources (three ACP+, one
 //! Lazy) on loopback, with a live table and a final comparison.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::time::Duration;
 
 use acp_core::monitor::SessionStats;
@@ -12,7 +12,8 @@ use acp_runtime::experiment::{self, Experiment, Outcome, Tick};
 use acp_runtime::relay::PathConfig;
 use serde_json::json;
 
-use crate::DemoArgs;
+use crate::output::{out, outln};
+use crate::{DemoArgs, UsageError};
 
 /// Payload bytes per update (plus the ACP header).
 const PAYLOAD: usize = 100;
@@ -86,10 +87,31 @@ fn row_final(o: &Outcome, secs: f64) -> Row {
     }
 }
 
+/// Prints the live table, over the previous one (`drawn` lines) on a terminal.
+fn draw_live(t: &Tick<'_>, tty: bool, drawn: &mut usize) -> std::io::Result<()> {
+    let rows = rows_live(t);
+    let mut text = String::new();
+    if tty && *drawn > 0 {
+        // Redraw the live table in place.
+        text += &format!("\x1b[{drawn}A\x1b[J");
+    }
+    text += &format!(
+        "t = {:>4.1} s   (live: rate = current λ)\n{}\n",
+        t.elapsed.as_secs_f64(),
+        header()
+    );
+    for r in &rows {
+        text += &line(r);
+        text.push('\n');
+    }
+    *drawn = rows.len() + 2;
+    out!("{text}")
+}
+
 /// Runs the demo.
 pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     if a.duration.is_zero() {
-        anyhow::bail!("--duration must be longer than zero");
+        return Err(UsageError("--duration must be longer than zero".into()).into());
     }
     let source = |name: &str, controller: Box<dyn acp_core::Controller>| SourceSpec {
         name: name.into(),
@@ -111,36 +133,22 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         ipv6: false,
     };
     if !a.json {
-        println!(
+        outln!(
             "acp demo: monitor ← relay (2 Mbit/s, 20 ms, queue 50) ← 3 × ACP+ and 1 × Lazy, \
              {} s on loopback",
             a.duration.as_secs_f64()
-        );
+        )?;
     }
     let tty = std::io::stdout().is_terminal();
     let mut drawn = 0usize;
+    // The first failed write (stdout closed): the live table stops, the error ends the command.
+    let mut written = Ok(());
     let outcomes = experiment::run(exp, |t| {
-        if a.json {
-            return;
+        if !a.json && written.is_ok() {
+            written = draw_live(t, tty, &mut drawn);
         }
-        let mut out = std::io::stdout().lock();
-        if tty && drawn > 0 {
-            // Redraw the live table in place.
-            let _ = write!(out, "\x1b[{drawn}A\x1b[J");
-        }
-        let rows = rows_live(t);
-        let _ = writeln!(
-            out,
-            "t = {:>4.1} s   (live: rate = current λ)",
-            t.elapsed.as_secs_f64()
-        );
-        let _ = writeln!(out, "{}", header());
-        for r in &rows {
-            let _ = writeln!(out, "{}", line(r));
-        }
-        let _ = out.flush();
-        drawn = rows.len() + 2;
     })?;
+    written?;
     let secs = a.duration.as_secs_f64();
     let rows: Vec<Row> = outcomes.iter().map(|o| row_final(o, secs)).collect();
     if a.json {
@@ -158,12 +166,12 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
                 })
             })
             .collect();
-        println!("{}", json!({ "sources": sources }));
+        outln!("{}", json!({ "sources": sources }))?;
     } else {
-        println!("\nfinal (age: true time-average age at the monitor; rate: updates delivered/s; backlog: source's average estimate)");
-        println!("{}", header());
+        outln!("\nfinal (age: true time-average age at the monitor; rate: updates delivered/s; backlog: source's average estimate)")?;
+        outln!("{}", header())?;
         for r in &rows {
-            println!("{}", line(r));
+            outln!("{}", line(r))?;
         }
     }
     Ok(())

@@ -3,12 +3,14 @@
 //! Subcommands: `monitor` (receive and ACK updates), `source` (send updates under a controller),
 //! `relay` (emulate a bottleneck path for UDP on one machine), `demo` (all of it on loopback),
 //! `bench` (pacing precision, monitor throughput), `sim`, `sweep` and `reproduce` (the simulator). Human output by default, `--json` for machines;
-//! a bad argument prints one line and exits with status 2.
+//! a bad argument prints one line and exits with status 2. Output goes through [`output`]: a
+//! closed stdout never panics (one-shot commands stop with status 0, long-running ones shut down).
 
 mod bench;
 mod charts;
 mod demo;
 mod monitor;
+mod output;
 mod pathargs;
 mod relay;
 mod reproduce;
@@ -17,7 +19,7 @@ mod sim;
 mod source;
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -161,8 +163,9 @@ struct MonitorArgs {
     /// that true age is measured.
     #[arg(long)]
     clocks_synced: bool,
-    /// Seconds between periodic reports.
-    #[arg(long, default_value = "5s", value_parser = parse_duration)]
+    /// Time between periodic reports (at least 10ms). If stdout is closed (e.g. `| head`), the
+    /// monitor shuts down as on SIGTERM and writes its summary to stderr.
+    #[arg(long, default_value = "5s", value_parser = parse_report_interval)]
     report_every: Duration,
 }
 
@@ -185,17 +188,20 @@ struct SourceArgs {
     /// Stop after this many updates.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
     count: Option<u64>,
-    /// Push mode: each line on stdin is an update; only the freshest unsent one is kept.
+    /// Push mode: each line on stdin is an update; only the freshest unsent one is kept. A line
+    /// longer than an update can carry (65463 bytes) is reported on stderr and skipped.
     #[arg(long)]
     push: bool,
-    /// Highest rate the source may use (updates/s), e.g. the sensing rate.
-    #[arg(long, default_value_t = 1_000_000.0)]
+    /// Highest rate the source may use (updates/s), e.g. the sensing rate; within the
+    /// supported 0.1–1000000.
+    #[arg(long, default_value_t = 1_000_000.0, value_parser = parse_max_rate)]
     max_rate: f64,
     /// Machine-readable output: status and summary as JSON lines.
     #[arg(long)]
     json: bool,
-    /// Time between status lines.
-    #[arg(long, default_value = "1s", value_parser = parse_duration)]
+    /// Time between status lines (at least 10ms). If stdout is closed, the source stops as on
+    /// SIGTERM and writes its summary to stderr.
+    #[arg(long, default_value = "1s", value_parser = parse_report_interval)]
     report_every: Duration,
     /// Differentiated-services code point (0–63) to mark the datagrams with (46 = expedited
     /// forwarding).
@@ -222,10 +228,10 @@ struct RelayArgs {
     #[arg(long)]
     to: SocketAddr,
     /// Bottleneck rate, e.g. 2mbit, 500kbit (bits per second; kbps and mbps are bytes per
-    /// second, as in tc). Not needed when both directions follow traces.
+    /// second, as in tc), from 1kbit to 100gbit. Not needed when both directions follow traces.
     #[arg(long, value_parser = parse_rate, required_unless_present_all = ["trace", "trace_back"])]
     rate: Option<f64>,
-    /// One-way propagation delay, e.g. 20ms.
+    /// One-way propagation delay, e.g. 20ms (at most 1h).
     #[arg(long, value_parser = parse_duration)]
     delay: Duration,
     /// Queue limit in packets (including the one being sent).
@@ -261,13 +267,14 @@ struct RelayArgs {
     /// Drop everything both ways for DURATION from AT after the start, e.g. 8s+3s (repeatable).
     #[arg(long, value_name = "AT+DURATION", value_parser = pathargs::parse_blackhole)]
     blackhole: Vec<(Duration, Duration)>,
-    /// Mean rate of Poisson cross traffic sharing the bottleneck, e.g. 500kbit.
+    /// Mean rate of Poisson cross traffic sharing the bottleneck, e.g. 500kbit (at most 10gbit).
     #[arg(long, value_parser = parse_rate)]
     cross: Option<f64>,
     /// Seed of every random draw (loss, service, jitter, cross traffic).
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Machine-readable output.
+    /// Machine-readable output. If stdout is closed, the relay shuts down as on SIGTERM and
+    /// writes its summary to stderr.
     #[arg(long)]
     json: bool,
 }
@@ -309,11 +316,11 @@ enum BenchCommand {
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=100))]
         rounds: u64,
         /// Synthetic sources.
-        #[arg(long, default_value_t = 1000)]
+        #[arg(long, default_value_t = 1000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
         sessions: u64,
         /// Datagrams kept in flight by the load generator.
-        #[arg(long, default_value_t = 256)]
-        window: usize,
+        #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=65_536))]
+        window: u64,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -328,6 +335,33 @@ fn parse_rate(s: &str) -> Result<f64, String> {
     acp_core::units::parse_rate(s).map_err(|e| e.to_string())
 }
 
+/// Shortest time between periodic reports: shorter would flood the output.
+const MIN_REPORT_INTERVAL: Duration = Duration::from_millis(10);
+
+fn parse_report_interval(s: &str) -> Result<Duration, String> {
+    let every = parse_duration(s)?;
+    if every < MIN_REPORT_INTERVAL {
+        return Err(format!("must be at least {MIN_REPORT_INTERVAL:?}"));
+    }
+    Ok(every)
+}
+
+/// `--max-rate`: a number within the rates a source supports (at least its minimum rate).
+fn parse_max_rate(s: &str) -> Result<f64, String> {
+    let range = acp_core::controller::supported_rates();
+    s.parse()
+        .ok()
+        .filter(|rate| range.contains(rate))
+        .ok_or_else(|| {
+            format!(
+                "must be a rate within {}–{} updates/s ({} is the source's minimum rate)",
+                range.start(),
+                range.end(),
+                range.start()
+            )
+        })
+}
+
 /// A bad argument found after parsing (a combination clap does not check): reported like a
 /// parse error, on one line with exit status 2.
 #[derive(Debug)]
@@ -340,6 +374,27 @@ impl std::fmt::Display for UsageError {
 }
 
 impl std::error::Error for UsageError {}
+
+/// Creates the `--out` directory `dir` and checks that files can be written in it, before a long
+/// run rather than after.
+fn out_dir(dir: &Path) -> Result<(), UsageError> {
+    let bad = |e: std::io::Error| UsageError(format!("--out {}: {e}", dir.display()));
+    std::fs::create_dir_all(dir).map_err(bad)?;
+    let probe = dir.join(format!(".acp-write-test-{}", std::process::id()));
+    std::fs::File::create(&probe).map_err(bad)?;
+    std::fs::remove_file(&probe).map_err(bad)
+}
+
+/// A bad `--listen` address: taken by another socket, not this host's, or privileged.
+fn listen_error(addr: SocketAddr, e: std::io::Error) -> anyhow::Error {
+    use std::io::ErrorKind::{AddrInUse, AddrNotAvailable, PermissionDenied};
+    match e.kind() {
+        AddrInUse | AddrNotAvailable | PermissionDenied => {
+            UsageError(format!("--listen {addr}: {e}")).into()
+        }
+        _ => anyhow::Error::new(e).context(format!("cannot listen on {addr}")),
+    }
+}
 
 fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
@@ -377,6 +432,8 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader of our output went away (`acp sim … | head`): nothing is wrong.
+        Err(e) if output::is_closed(&e) => ExitCode::SUCCESS,
         Err(e) if e.is::<UsageError>() => {
             eprintln!("error: {e}");
             ExitCode::from(2)

@@ -1,6 +1,5 @@
 //! `acp monitor`: a monitor server with periodic and final per-source reports.
 
-use std::io::Write;
 use std::time::Duration;
 
 use acp_core::monitor::Delivery;
@@ -10,6 +9,7 @@ use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport, Snapshot};
 use anyhow::Context;
 use serde_json::{json, Value};
 
+use crate::output::Reports;
 use crate::signals;
 use crate::MonitorArgs;
 
@@ -78,53 +78,52 @@ fn snapshot_text(title: &str, snap: &Snapshot) -> String {
     out
 }
 
-/// Runs until SIGINT/SIGTERM.
+/// One update as a JSON line for `--print-updates`.
+fn update_json(d: &Delivery<'_>, synced: bool) -> Value {
+    let mut line = json!({
+        "peer": d.key.peer.to_string(),
+        "session": format!("{:016x}", d.key.session),
+        "seq": d.seq,
+        "gen_ts_ns": d.gen_ts,
+        "probe": d.probe,
+    });
+    if synced {
+        let age = clock::now().as_nanos() as f64 - d.gen_ts as f64;
+        line["age_ms"] = json!(age / 1e6);
+    }
+    match std::str::from_utf8(d.payload) {
+        Ok(text) => line["payload"] = json!(text),
+        Err(_) => {
+            let hex: String = d.payload.iter().map(|b| format!("{b:02x}")).collect();
+            line["payload_hex"] = json!(hex);
+        }
+    }
+    line
+}
+
+/// Runs until SIGINT/SIGTERM, or until stdout is closed.
 pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
     let cfg = MonitorConfig {
         max_sessions: usize::try_from(a.max_sessions).unwrap_or(usize::MAX),
         clocks_synchronised: a.clocks_synced,
         ..MonitorConfig::default()
     };
+    let stop = signals::shutdown_flag();
+    // With --print-updates stdout carries the updates, and the reports go to stderr.
+    let out = Reports::new(stop.clone(), a.print_updates);
     let synced = a.clocks_synced;
     let on_update = a.print_updates.then(|| {
-        let mut out = std::io::stdout();
-        Box::new(move |d: &Delivery<'_>| {
-            let mut line = json!({
-                "peer": d.key.peer.to_string(),
-                "session": format!("{:016x}", d.key.session),
-                "seq": d.seq,
-                "gen_ts_ns": d.gen_ts,
-                "probe": d.probe,
-            });
-            if synced {
-                let age = clock::now().as_nanos() as f64 - d.gen_ts as f64;
-                line["age_ms"] = json!(age / 1e6);
-            }
-            match std::str::from_utf8(d.payload) {
-                Ok(text) => line["payload"] = json!(text),
-                Err(_) => {
-                    let hex: String = d.payload.iter().map(|b| format!("{b:02x}")).collect();
-                    line["payload_hex"] = json!(hex);
-                }
-            }
-            // A closed stdout (e.g. `| head`) must not stop the monitor.
-            let _ = writeln!(out, "{line}");
-        }) as acp_runtime::server::OnUpdate
+        let out = out.clone();
+        Box::new(move |d: &Delivery<'_>| out.stdout(&format!("{}\n", update_json(d, synced))))
+            as acp_runtime::server::OnUpdate
     });
     let server = MonitorServer::start(ServerConfig::new(a.listen, cfg), on_update)
-        .with_context(|| format!("cannot listen on {}", a.listen))?;
-    let stop = signals::shutdown_flag();
-    let report = |kind: &str, snap: &Snapshot| {
-        let text = if a.json {
+        .map_err(|e| crate::listen_error(a.listen, e))?;
+    let text = |kind: &str, snap: &Snapshot| {
+        if a.json {
             snapshot_json(kind, snap).to_string() + "\n"
         } else {
             snapshot_text(kind, snap)
-        };
-        if a.print_updates {
-            eprint!("{text}");
-        } else {
-            print!("{text}");
-            let _ = std::io::stdout().flush();
         }
     };
     eprintln!("acp monitor listening on {}", server.local_addr());
@@ -132,11 +131,11 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(20));
         if std::time::Instant::now() >= next {
-            report("report", &server.snapshot());
+            out.report(&text("report", &server.snapshot()));
             next += a.report_every;
         }
     }
     let last = server.stop().context("monitor server failed")?;
-    report("summary", &last);
+    out.summary(&text("summary", &last));
     Ok(())
 }

@@ -8,12 +8,15 @@ use acp_netmodel::{Discipline, LossModel, QueueLimit, Service};
 use acp_runtime::relay::{
     DirectionStats, PathConfig, Relay, RelayConfig, CROSS_PACKET_BYTES, TO_CLIENT, TO_TARGET,
 };
-use anyhow::Context;
 use serde_json::{json, Value};
 
+use crate::output::Reports;
 use crate::pathargs::FromFile;
 use crate::signals;
 use crate::{RelayArgs, ServiceArg, UsageError};
+
+/// Time between periodic reports.
+const REPORT_EVERY: Duration = Duration::from_secs(5);
 
 fn direction_json(d: &DirectionStats) -> Value {
     json!({
@@ -177,7 +180,29 @@ fn paths(a: &RelayArgs) -> Result<(PathConfig, PathConfig), UsageError> {
     ))
 }
 
-/// Runs until SIGINT/SIGTERM, printing the relay's counters every 5 s and at the end.
+/// The relay's counters as a report of `kind` ("report" or "summary").
+fn stats_text(kind: &str, relay: &Relay, json_out: bool) -> String {
+    let st = relay.stats();
+    if json_out {
+        let line = json!({
+            "type": kind,
+            "clients": st.clients,
+            "to_target": direction_json(&st.to_target),
+            "to_client": direction_json(&st.to_client),
+        });
+        format!("{line}\n")
+    } else {
+        format!(
+            "{kind}: {} clients\n{}\n{}\n",
+            st.clients,
+            direction_text("→ target", &st.to_target),
+            direction_text("← target", &st.to_client)
+        )
+    }
+}
+
+/// Runs until SIGINT/SIGTERM or until stdout is closed, printing the relay's counters every 5 s
+/// and at the end.
 pub fn run(a: RelayArgs) -> anyhow::Result<()> {
     let (to_target, to_client) = paths(&a)?;
     let forward = path_text(&to_target, a.trace.as_ref());
@@ -189,7 +214,7 @@ pub fn run(a: RelayArgs) -> anyhow::Result<()> {
         to_client,
         seed: a.seed,
     };
-    let relay = Relay::start(cfg).with_context(|| format!("cannot listen on {}", a.listen))?;
+    let relay = Relay::start(cfg).map_err(|e| crate::listen_error(a.listen, e))?;
     eprintln!(
         "acp relay {} → {}, seed {}",
         relay.local_addr(),
@@ -223,31 +248,16 @@ pub fn run(a: RelayArgs) -> anyhow::Result<()> {
         }
     }
     let stop = signals::shutdown_flag();
-    let print = |kind: &str, relay: &Relay| {
-        let st = relay.stats();
-        if a.json {
-            let line = json!({
-                "type": kind,
-                "clients": st.clients,
-                "to_target": direction_json(&st.to_target),
-                "to_client": direction_json(&st.to_client),
-            });
-            println!("{line}");
-        } else {
-            println!("{kind}: {} clients", st.clients);
-            println!("{}", direction_text("→ target", &st.to_target));
-            println!("{}", direction_text("← target", &st.to_client));
-        }
-    };
-    let mut next = Instant::now() + Duration::from_secs(5);
+    let out = Reports::new(stop.clone(), false);
+    let mut next = Instant::now() + REPORT_EVERY;
     while !stop.load(Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(20));
         if Instant::now() >= next {
-            print("report", &relay);
-            next += Duration::from_secs(5);
+            out.report(&stats_text("report", &relay, a.json));
+            next += REPORT_EVERY;
         }
     }
-    print("summary", &relay);
+    out.summary(&stats_text("summary", &relay, a.json));
     relay.stop();
     Ok(())
 }

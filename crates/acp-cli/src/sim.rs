@@ -9,7 +9,8 @@ use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use serde_json::json;
 
-use crate::{SimArgs, SweepArgs};
+use crate::output::{out, outln};
+use crate::{SimArgs, SweepArgs, UsageError};
 
 fn load(file: &Path, seed: Option<u64>) -> anyhow::Result<Scenario> {
     let mut s = Scenario::load(file).with_context(|| format!("{}", file.display()))?;
@@ -19,9 +20,9 @@ fn load(file: &Path, seed: Option<u64>) -> anyhow::Result<Scenario> {
     Ok(s)
 }
 
-fn out_dir(dir: &Option<PathBuf>) -> anyhow::Result<Option<&PathBuf>> {
+fn out_dir(dir: &Option<PathBuf>) -> Result<Option<&PathBuf>, UsageError> {
     if let Some(d) = dir {
-        std::fs::create_dir_all(d).with_context(|| format!("cannot create {}", d.display()))?;
+        crate::out_dir(d)?;
     }
     Ok(dir.as_ref())
 }
@@ -70,10 +71,15 @@ pub fn run(a: SimArgs) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
     let result = scenario.build()?.run();
     let wall = started.elapsed().as_secs_f64();
+    // Files first: they are written even if stdout is closed.
+    if let Some(d) = dir {
+        save_run(d, &result)?;
+        eprintln!("wrote {}", d.display());
+    }
     if a.json {
-        println!("{}", serde_json::to_string(&result)?);
+        outln!("{}", serde_json::to_string(&result)?)?;
     } else {
-        println!(
+        outln!(
             "{}: seed {}, {} s simulated ({} s warm-up), {} events in {:.2} s ({:.1} M events/s)",
             scenario.name,
             result.seed,
@@ -82,27 +88,56 @@ pub fn run(a: SimArgs) -> anyhow::Result<()> {
             result.events,
             wall,
             result.events as f64 / wall / 1e6
-        );
+        )?;
         for (i, l) in scenario.topology.links.iter().enumerate() {
             let (from, to) = scenario.topology.ends(i);
             let server = match &l.config.trace {
                 Some(t) => format!("trace, mean {}", crate::relay::rate_text(t.mean_rate_bps())),
                 None => crate::relay::rate_text(l.config.rate_bps),
             };
-            println!(
+            outln!(
                 "  link {from}→{to}: {server}, delay {:?}, utilisation {:.3}",
-                l.config.delay, result.links[i].utilisation
-            );
+                l.config.delay,
+                result.links[i].utilisation
+            )?;
         }
-        print!("{}", result.table());
+        out!("{}", result.table())?;
         for line in result.backlog_lines() {
-            println!("backlog {line}");
+            outln!("backlog {line}")?;
         }
     }
-    if let Some(d) = dir {
-        save_run(d, &result)?;
-        eprintln!("wrote {}", d.display());
-    }
+    Ok(())
+}
+
+/// Writes sweep.csv and the age-against-rate plot into `dir`.
+fn save_sweep(
+    dir: &Path,
+    name: &str,
+    points: &[SweepPoint],
+    best: Option<&SweepPoint>,
+) -> anyhow::Result<()> {
+    let csv = acp_sim::report::to_csv(
+        &["rate_hz", "age_ms", "ci95_ms", "seeds"],
+        points.iter().map(|p| {
+            vec![
+                p.rate.to_string(),
+                (p.age * 1e3).to_string(),
+                (p.ci95 * 1e3).to_string(),
+                p.ages.len().to_string(),
+            ]
+        }),
+    );
+    write(dir, "sweep.csv", &csv)?;
+    let pts: Vec<(f64, f64, f64)> = points
+        .iter()
+        .map(|p| (p.rate, p.age * 1e3, p.ci95 * 1e3))
+        .collect();
+    crate::charts::age_vs_rate(
+        &format!("{name}: age against fixed update rate"),
+        &pts,
+        best.map(|b| (b.rate, b.age * 1e3)),
+        &dir.join("age_vs_rate"),
+    )?;
     Ok(())
 }
 
@@ -121,7 +156,7 @@ pub(crate) fn progress_bar(runs: u64, quiet: bool) -> ProgressBar {
 /// `acp sweep`.
 pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     let scenario = load(&a.file, a.seed)?;
-    let rates = sweep::parse_rates(&a.rates).map_err(|e| anyhow::anyhow!("--rates: {e}"))?;
+    let rates = sweep::parse_rates(&a.rates).map_err(|e| UsageError(format!("--rates: {e}")))?;
     let dir = out_dir(&a.out)?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     let first = scenario.config.seed;
@@ -132,6 +167,11 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     });
     bar.finish_and_clear();
     let best = sweep::best(&points);
+    // Files first: they are written even if stdout is closed.
+    if let Some(d) = dir {
+        save_sweep(d, &scenario.name, &points, best)?;
+        eprintln!("wrote {}", d.display());
+    }
     if a.json {
         let rows: Vec<_> = points
             .iter()
@@ -147,68 +187,43 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
                 .collect();
             json!({"rate": b.rate, "age": b.age, "ci95": b.ci95, "flows": flows})
         });
-        println!(
+        outln!(
             "{}",
             json!({"scenario": scenario.name, "seeds": seeds, "units": {"rate": "updates/s", "age": "s"},
                    "points": rows, "best": oracle})
-        );
+        )?;
     } else {
-        println!(
+        outln!(
             "{}: {} rates × {} seed(s) from {first}; age is the mean over seeds ± 95 % CI",
             scenario.name,
             rates.len(),
             seeds.len()
-        );
-        println!("{:>12} {:>12} {:>10}", "rate_hz", "age_ms", "±ci95_ms");
+        )?;
+        outln!("{:>12} {:>12} {:>10}", "rate_hz", "age_ms", "±ci95_ms")?;
         for p in &points {
             let mark = if best.is_some_and(|b| b.rate == p.rate) {
                 "  ← best"
             } else {
                 ""
             };
-            println!(
+            outln!(
                 "{:>12.3} {:>12.4} {:>10.4}{mark}",
                 p.rate,
                 p.age * 1e3,
                 p.ci95 * 1e3
-            );
+            )?;
         }
         if let Some(b) = best {
-            println!(
+            outln!(
                 "oracle: {:.3} updates/s gives age {:.4} ± {:.4} ms",
                 b.rate,
                 b.age * 1e3,
                 b.ci95 * 1e3
-            );
+            )?;
             for line in b.result.backlog_lines() {
-                println!("  backlog at seed {first}, {line}");
+                outln!("  backlog at seed {first}, {line}")?;
             }
         }
-    }
-    if let Some(d) = dir {
-        let csv = acp_sim::report::to_csv(
-            &["rate_hz", "age_ms", "ci95_ms", "seeds"],
-            points.iter().map(|p| {
-                vec![
-                    p.rate.to_string(),
-                    (p.age * 1e3).to_string(),
-                    (p.ci95 * 1e3).to_string(),
-                    p.ages.len().to_string(),
-                ]
-            }),
-        );
-        write(d, "sweep.csv", &csv)?;
-        let pts: Vec<(f64, f64, f64)> = points
-            .iter()
-            .map(|p| (p.rate, p.age * 1e3, p.ci95 * 1e3))
-            .collect();
-        crate::charts::age_vs_rate(
-            &format!("{}: age against fixed update rate", scenario.name),
-            &pts,
-            best.map(|b| (b.rate, b.age * 1e3)),
-            &d.join("age_vs_rate"),
-        )?;
-        eprintln!("wrote {}", d.display());
     }
     Ok(())
 }

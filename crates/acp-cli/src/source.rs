@@ -4,13 +4,16 @@ use std::io::BufRead;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use acp_core::controller::ControllerKind;
+use acp_core::wire::MAX_IPV4_PAYLOAD;
 use acp_core::SourceConfig;
-use acp_runtime::driver::{Payload, RunLimits, SourceReport, SourceSet, SourceSpec};
+use acp_runtime::driver::{Payload, PushFeed, RunLimits, SourceReport, SourceSet, SourceSpec};
 use anyhow::Context;
 use serde_json::{json, Value};
 
+use crate::output::Reports;
 use crate::signals;
-use crate::SourceArgs;
+use crate::{SourceArgs, UsageError};
 
 /// A source report as JSON.
 pub fn report_json(kind: &str, elapsed: f64, r: &SourceReport) -> Value {
@@ -61,17 +64,106 @@ fn report_text(kind: &str, elapsed: f64, r: &SourceReport) -> String {
     )
 }
 
-/// Runs until `--duration`, `--count`, end of stdin in push mode, or SIGINT/SIGTERM.
-pub fn run(a: SourceArgs) -> anyhow::Result<()> {
-    if !(a.max_rate.is_finite() && a.max_rate > 0.0) {
-        anyhow::bail!("--max-rate must be a positive number");
+/// The longest line `--push` sends: the largest payload of an update over IPv4.
+const MAX_LINE: usize = MAX_IPV4_PAYLOAD;
+
+/// One line of push input, without its line ending.
+#[derive(Debug, PartialEq)]
+enum Line {
+    /// At most [`MAX_LINE`] bytes.
+    Update(Vec<u8>),
+    /// Longer: its length in bytes (none of it is kept).
+    TooLong(usize),
+}
+
+/// Reads the next line of `input`, holding at most [`MAX_LINE`] bytes of it in memory; `None` at
+/// the end of input. Any bytes are accepted (the monitor prints non-UTF-8 payloads in hex).
+fn next_line(input: &mut impl BufRead) -> std::io::Result<Option<Line>> {
+    let mut line = Vec::new();
+    let mut len = 0usize;
+    let mut ends_in_cr = false;
+    loop {
+        let chunk = input.fill_buf()?;
+        if chunk.is_empty() {
+            // The end of input: after a last line without "\n", or at the start of a line.
+            if len == 0 {
+                return Ok(None);
+            }
+            break;
+        }
+        let end = chunk.iter().position(|&b| b == b'\n');
+        let part = &chunk[..end.unwrap_or(chunk.len())];
+        // One byte over the limit is kept: the "\r" of a "\r\n".
+        if len + part.len() <= MAX_LINE + 1 {
+            line.extend_from_slice(part);
+        }
+        len += part.len();
+        if let Some(&b) = part.last() {
+            ends_in_cr = b == b'\r';
+        }
+        let taken = part.len();
+        input.consume(taken + usize::from(end.is_some()));
+        if end.is_some() {
+            break;
+        }
     }
+    if ends_in_cr {
+        len -= 1;
+        line.truncate(len);
+    }
+    Ok(Some(if len <= MAX_LINE {
+        Line::Update(line)
+    } else {
+        Line::TooLong(len)
+    }))
+}
+
+/// Offers every line of stdin to `feed`, reporting (and skipping) lines too long for an update,
+/// until the end of input or until the source has stopped.
+fn feed_stdin(feed: &PushFeed) {
+    let mut input = std::io::stdin().lock();
+    let mut number = 0u64;
+    loop {
+        number += 1;
+        match next_line(&mut input) {
+            Ok(Some(Line::Update(update))) => {
+                if feed.offer(&update).is_err() {
+                    return;
+                }
+            }
+            Ok(Some(Line::TooLong(len))) => eprintln!(
+                "acp source: stdin line {number} has {len} bytes, more than an update carries \
+                 ({MAX_LINE}); skipped"
+            ),
+            Ok(None) => return,
+            Err(e) => {
+                eprintln!("acp source: cannot read stdin: {e}");
+                return;
+            }
+        }
+    }
+}
+
+/// Refuses a fixed rate above `--max-rate`, which the source would clamp silently.
+fn check_rates(a: &SourceArgs) -> Result<(), UsageError> {
+    match a.controller {
+        ControllerKind::Fixed(rate) if rate > a.max_rate => Err(UsageError(format!(
+            "--controller fixed:{rate} is above --max-rate {}",
+            a.max_rate
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// Runs until `--duration`, `--count`, end of stdin in push mode, SIGINT/SIGTERM, or until stdout
+/// is closed.
+pub fn run(a: SourceArgs) -> anyhow::Result<()> {
+    check_rates(&a)?;
     let mut set = SourceSet::new(a.to).with_context(|| format!("cannot reach {}", a.to))?;
     set.set_dscp(a.dscp)
         .with_context(|| format!("cannot mark datagrams with DSCP {}", a.dscp))?;
     let config = SourceConfig {
         max_rate: a.max_rate,
-        min_rate: SourceConfig::default().min_rate.min(a.max_rate),
         ..SourceConfig::default()
     };
     let session = set.add(SourceSpec {
@@ -89,40 +181,69 @@ pub fn run(a: SourceArgs) -> anyhow::Result<()> {
         let feed = set.push_feed(session)?;
         let stop = stop.clone();
         std::thread::spawn(move || {
-            for line in std::io::stdin().lock().lines() {
-                let Ok(line) = line else { break };
-                if feed.offer(line.as_bytes()).is_err() {
-                    break;
-                }
-            }
+            feed_stdin(&feed);
             // End of input: give the last update time to leave, then stop.
             std::thread::sleep(Duration::from_millis(500));
             stop.store(true, Ordering::Relaxed);
         });
     }
+    let out = Reports::new(stop.clone(), false);
     let limits = RunLimits {
         duration: a.duration,
         count: a.count,
         stop: Some(stop),
     };
     let start = Instant::now();
-    let print = |kind: &str, reports: &[SourceReport]| {
+    let text = |kind: &str, reports: &[SourceReport]| {
         let t = start.elapsed().as_secs_f64();
-        for r in reports {
+        let lines = reports.iter().map(|r| {
             if a.json {
-                println!("{}", report_json(kind, t, r));
+                report_json(kind, t, r).to_string()
             } else {
-                println!("{}", report_text(kind, t, r));
+                report_text(kind, t, r)
             }
-        }
+        });
+        lines.map(|l| l + "\n").collect::<String>()
     };
     eprintln!(
         "acp source → {} controller {} session {session:016x} dscp {}",
         a.to, a.controller, a.dscp
     );
     let last = set
-        .run(&limits, a.report_every, |r| print("status", r))
+        .run(&limits, a.report_every, |r| out.report(&text("status", r)))
         .context("source failed")?;
-    print("summary", &last);
+    out.summary(&text("summary", &last));
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(input: &[u8]) -> Vec<Line> {
+        let mut input = input;
+        std::iter::from_fn(|| next_line(&mut input).unwrap()).collect()
+    }
+
+    #[test]
+    fn push_lines_are_split_and_bounded() {
+        let update = |s: &[u8]| Line::Update(s.to_vec());
+        assert_eq!(
+            lines(b"a\r\nb\n\nc"),
+            [update(b"a"), update(b"b"), update(b""), update(b"c")]
+        );
+        assert_eq!(lines(b"\xff\xfe\n"), [update(b"\xff\xfe")]);
+        let mut input = vec![b'x'; MAX_LINE];
+        input.extend_from_slice(b"\r\n");
+        input.extend(vec![b'y'; MAX_LINE + 1]);
+        input.extend_from_slice(b"\r\nz");
+        let got = lines(&input);
+        assert_eq!(got[0], update(&vec![b'x'; MAX_LINE]));
+        assert_eq!(got[1], Line::TooLong(MAX_LINE + 1));
+        assert_eq!(got[2], update(b"z"));
+        // A line far over the limit, read through a small buffer.
+        let mut long = std::io::BufReader::with_capacity(4096, &[b'q'; 1 << 20][..]);
+        assert_eq!(next_line(&mut long).unwrap(), Some(Line::TooLong(1 << 20)));
+        assert_eq!(next_line(&mut long).unwrap(), None);
+    }
 }

@@ -1,8 +1,9 @@
 //! The `acp` binary as a user runs it: arguments, exit codes, and output formats.
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
-use std::time::Duration;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
 
 fn acp() -> Command {
     Command::new(env!("CARGO_BIN_EXE_acp"))
@@ -73,8 +74,208 @@ fn bad_arguments_print_one_line_and_exit_2() {
         &["reproduce", "fig16"],
         &["source", "--to", "not-an-address"],
         &["frobnicate"],
+        &["bench", "monitor", "--window", "0"],
+        &["bench", "monitor", "--sessions", "0"],
     ] {
         refused(args);
+    }
+}
+
+/// Arguments that used to exit 1, or to be accepted, each with a piece of the line it now gets.
+#[test]
+fn out_of_range_arguments_are_refused_with_status_2() {
+    let taken = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let taken = taken.local_addr().unwrap().to_string();
+    let mm1 = scenario_path("mm1.toml");
+    let bottleneck = scenario_path("bottleneck.toml");
+    let relay = |extra: &[&'static str]| {
+        let mut args = vec!["relay", "--listen", "127.0.0.1:0", "--to", "127.0.0.1:9"];
+        args.extend(["--queue", "5"]);
+        args.extend_from_slice(extra);
+        args
+    };
+    let source = |extra: &[&'static str]| {
+        let mut args = vec!["source", "--to", "127.0.0.1:9"];
+        args.extend_from_slice(extra);
+        args
+    };
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["monitor", "--listen", &taken],
+            "Address already in use",
+        ),
+        (
+            vec!["relay", "--listen", &taken, "--to", "127.0.0.1:9"]
+                .into_iter()
+                .chain(["--rate", "1mbit", "--delay", "1ms", "--queue", "5"])
+                .collect(),
+            "Address already in use",
+        ),
+        (
+            vec!["monitor", "--listen", "127.0.0.1:0", "--report-every", "0"],
+            "at least 10ms",
+        ),
+        (source(&["--report-every", "5ms"]), "at least 10ms"),
+        (source(&["--max-rate", "0"]), "0.1–1000000 updates/s"),
+        (source(&["--max-rate", "nan"]), "0.1–1000000 updates/s"),
+        (source(&["--max-rate", "inf"]), "0.1–1000000 updates/s"),
+        (
+            source(&["--max-rate", "1e-300"]),
+            "0.1 is the source's minimum rate",
+        ),
+        (
+            source(&["--controller", "fixed:1e-300"]),
+            "RATE must be within 0.1–1000000 updates/s",
+        ),
+        (
+            source(&["--controller", "fixed:500", "--max-rate", "100"]),
+            "fixed:500 is above --max-rate 100",
+        ),
+        (vec!["demo", "--duration", "0"], "longer than zero"),
+        (vec!["sweep", &mm1, "--rates", ""], "--rates"),
+        (
+            vec!["sweep", &mm1, "--rates", "10:5:1"],
+            "STOP is below START",
+        ),
+        (
+            relay(&["--rate", "0.5bit", "--delay", "1ms"]),
+            "rate 0.5 bit/s must be in [1000, 100000000000]",
+        ),
+        (
+            relay(&["--rate", "2mbit", "--delay", "2h"]),
+            "exceeds 3600s",
+        ),
+        (
+            relay(&["--rate", "2mbit", "--delay", "1ms", "--cross", "100gbit"]),
+            "cross traffic",
+        ),
+        (
+            vec!["sim", &bottleneck, "--out", "/proc/acp"],
+            "--out /proc/acp",
+        ),
+        (
+            vec!["sweep", &mm1, "--rates", "0.5", "--out", "/proc/acp"],
+            "--out /proc/acp",
+        ),
+        (
+            vec!["reproduce", "dd1", "--out", "/proc/acp"],
+            "--out /proc/acp",
+        ),
+    ];
+    for (args, want) in cases {
+        let err = refused(&args);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+}
+
+/// A stdout whose reader is already gone: every write to it fails with EPIPE.
+fn closed_stdout() -> Stdio {
+    let mut fds = [0; 2];
+    // SAFETY: pipe() fills `fds` with two new descriptors.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    // SAFETY: both descriptors are new and owned by nothing else.
+    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    drop(read);
+    Stdio::from(write)
+}
+
+/// Waits for `child` at most `limit`; kills it and fails if it is still running.
+fn wait_within(child: &mut Child, limit: Duration) -> ExitStatus {
+    let until = Instant::now() + limit;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > until {
+            let _ = child.kill();
+            panic!("still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn one_shot_commands_end_quietly_when_stdout_is_closed() {
+    let dir = std::env::temp_dir().join(format!("acp-cli-closed-{}", std::process::id()));
+    let dir = dir.to_string_lossy().into_owned();
+    let bottleneck = scenario_path("bottleneck.toml");
+    for args in [
+        &["sim", &bottleneck][..],
+        &["sim", &bottleneck, "--json", "--out", &dir],
+        &["sweep", &bottleneck, "--rates", "50,100", "--json"],
+        &["bench", "pacing", "--duration", "10ms"],
+        &["reproduce", "fig7", "--updates", "1000", "--out", &dir],
+        &["demo", "--duration", "1"],
+    ] {
+        let out = acp().args(args).stdout(closed_stdout()).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+        assert!(out.status.success(), "{args:?}: {:?} {err}", out.status);
+    }
+    // Files are written whether or not stdout is open.
+    for file in ["result.json", "fig7/fig7.csv"] {
+        let path = std::path::Path::new(&dir).join(file);
+        assert!(path.exists(), "{}", path.display());
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The long-running commands stop as on SIGTERM: summary on stderr, status 0.
+#[test]
+fn long_running_commands_shut_down_when_stdout_is_closed() {
+    let spawn = |args: &[&str]| {
+        acp()
+            .args(args)
+            .stdout(closed_stdout())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let relay = [
+        "relay",
+        "--listen",
+        "127.0.0.1:0",
+        "--to",
+        "127.0.0.1:9",
+        "--rate",
+        "1mbit",
+        "--delay",
+        "1ms",
+        "--queue",
+        "5",
+    ];
+    let mut children = [
+        spawn(&[
+            "monitor",
+            "--listen",
+            "127.0.0.1:0",
+            "--report-every",
+            "100ms",
+        ]),
+        spawn(&[
+            "monitor",
+            "--listen",
+            "127.0.0.1:0",
+            "--json",
+            "--report-every",
+            "100ms",
+        ]),
+        spawn(&["source", "--to", "127.0.0.1:9", "--report-every", "100ms"]),
+        // Reports every 5 s.
+        spawn(&relay),
+    ];
+    for child in &mut children {
+        let status = wait_within(child, Duration::from_secs(20));
+        let mut err = String::new();
+        child
+            .stderr
+            .take()
+            .unwrap()
+            .read_to_string(&mut err)
+            .unwrap();
+        assert!(!err.contains("panicked"), "{err}");
+        assert!(status.success(), "{status:?}: {err}");
+        assert!(err.contains("summary"), "{err}");
     }
 }
 
@@ -442,12 +643,6 @@ fn simulator_commands_report_bad_input_in_one_line() {
         .unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
-    let out = acp()
-        .args(["sweep", &scenario_path("mm1.toml"), "--rates", "5:1:1"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("STOP is below START"));
 
     // A bad scenario: one line naming the file, the line and the field.
     let dir = std::env::temp_dir().join(format!("acp-cli-bad-{}", std::process::id()));
@@ -626,4 +821,93 @@ fn reproduce_fig3_15_prints_the_phases_beside_the_load() {
     let svg = std::fs::read_to_string(dir.join("fig3-15/fig3-15_age.svg")).unwrap();
     assert!(svg.contains("UDP 0.5 Mbit/s"), "band legend");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn push_mode_reports_and_skips_a_line_too_long_for_an_update() {
+    let mut monitor = acp()
+        .args(["monitor", "--listen", "127.0.0.1:0", "--print-updates"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(monitor.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    let addr = first.trim().rsplit(' ').next().unwrap().to_string();
+    let mut source = acp()
+        .args(["source", "--to", &addr, "--push"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = source.stdin.take().unwrap();
+    input.write_all(b"first\n").unwrap();
+    input.write_all(&[b'x'; 70_000]).unwrap();
+    input.write_all(b"\nlast\n").unwrap();
+    drop(input);
+    let status = wait_within(&mut source, Duration::from_secs(20));
+    let mut source_err = String::new();
+    source
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut source_err)
+        .unwrap();
+    assert!(status.success(), "{source_err}");
+    let warnings: Vec<&str> = source_err.lines().skip(1).collect();
+    assert_eq!(
+        warnings,
+        ["acp source: stdin line 2 has 70000 bytes, more than an update carries (65463); skipped"]
+    );
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(monitor.id() as i32, libc::SIGTERM);
+    }
+    let out = monitor.wait_with_output().unwrap();
+    let payloads: Vec<String> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["payload"].to_string())
+        .collect();
+    // The line after the long one still went out (the first may have been superseded by it).
+    assert_eq!(
+        payloads.last().map(String::as_str),
+        Some("\"last\""),
+        "{payloads:?}"
+    );
+}
+
+#[test]
+fn bench_says_no_samples_instead_of_nan() {
+    let run = |args: &[&str]| {
+        let out = acp().arg("bench").args(args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let quick_monitor = [
+        "monitor",
+        "--duration",
+        "0",
+        "--rounds",
+        "1",
+        "--sessions",
+        "10",
+    ];
+    let pacing = run(&["pacing", "--duration", "0"]);
+    let monitor = run(&quick_monitor);
+    for text in [&pacing, &monitor] {
+        assert!(!text.contains("NaN"), "{text}");
+        assert!(text.contains("no samples"), "{text}");
+    }
+    for line in run(&["pacing", "--duration", "0", "--json"]).lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["samples"], 0);
+        assert!(v["p50_us"].is_null() && v["p99_us"].is_null(), "{v}");
+    }
+    let json: Vec<&str> = quick_monitor.iter().copied().chain(["--json"]).collect();
+    let v: serde_json::Value = serde_json::from_str(&run(&json)).unwrap();
+    assert!(v["ratio"].is_null(), "{v}");
 }

@@ -8,9 +8,9 @@ use std::path::Path;
 
 use acp_sim::report::to_csv;
 use acp_sim::reproduce;
-use anyhow::Context;
 use serde_json::json;
 
+use crate::output::outln;
 use crate::{ReproduceArgs, Reproduction};
 
 pub(crate) fn threads() -> usize {
@@ -28,7 +28,7 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
         Reproduction::Fig3_15 => "fig3-15",
     });
     let seeds: Vec<u64> = (0..a.seeds).map(|k| a.seed.saturating_add(k)).collect();
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    crate::out_dir(&dir)?;
     match a.which {
         Reproduction::Fig7 => fig7(&dir, a.updates, a.seed, a.json),
         Reproduction::Table1 => table1(&dir, a.secs.unwrap_or(300), a.seed, a.json),
@@ -80,29 +80,33 @@ fn fig7(dir: &Path, updates: u64, seed: u64, json_out: bool) -> anyhow::Result<(
             .iter()
             .map(|p| json!({"system": p.system, "lambda": p.lambda, "analytic": p.analytic, "simulated": p.simulated}))
             .collect();
-        println!("{}", json!({ "fig7": rows }));
+        outln!("{}", json!({ "fig7": rows }))?;
     } else {
-        println!(
+        outln!(
             "Fig. 7a: average age against λ ({updates} simulated updates per point, seed {seed})"
-        );
-        println!(
+        )?;
+        outln!(
             "{:<16} {:>8} {:>10} {:>10} {:>8}",
-            "system", "lambda", "analytic", "simulated", "error%"
-        );
+            "system",
+            "lambda",
+            "analytic",
+            "simulated",
+            "error%"
+        )?;
         for p in &points {
-            println!(
+            outln!(
                 "{:<16} {:>8.4} {:>10.4} {:>10.4} {:>+8.2}",
                 p.system,
                 p.lambda,
                 p.analytic,
                 p.simulated,
                 (p.simulated / p.analytic - 1.0) * 100.0
-            );
+            )?;
         }
-        println!(
+        outln!(
             "wrote {0}/fig7.png, {0}/fig7.svg, {0}/fig7.csv",
             dir.display()
-        );
+        )?;
     }
     Ok(())
 }
@@ -157,41 +161,49 @@ fn table1(dir: &Path, secs: u64, seed: u64, json_out: bool) -> anyhow::Result<()
                        "controllers": r.controllers.iter().map(|(c, ratio, age)| json!({"controller": c, "age": age, "ratio": ratio})).collect::<Vec<_>>()})
             })
             .collect();
-        println!("{}", json!({ "table1": out }));
+        outln!("{}", json!({ "table1": out }))?;
         return Ok(());
     }
-    println!("Table I networks, {secs} s per run (10 % warm-up), 0.2 Mbit/s Poisson other traffic per hop, seed {seed}");
-    println!("\nbacklog of updates per hop at the oracle's rate (Fig. 8):");
-    println!(
+    outln!("Table I networks, {secs} s per run (10 % warm-up), 0.2 Mbit/s Poisson other traffic per hop, seed {seed}")?;
+    outln!("\nbacklog of updates per hop at the oracle's rate (Fig. 8):")?;
+    outln!(
         "{:<6} {:>9} {:>9}  {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
-        "net", "λ* (/s)", "age (ms)", "hop1", "hop2", "hop3", "hop4", "hop5", "hop6"
-    );
+        "net",
+        "λ* (/s)",
+        "age (ms)",
+        "hop1",
+        "hop2",
+        "hop3",
+        "hop4",
+        "hop5",
+        "hop6"
+    )?;
     for r in &rows {
         let b: Vec<String> = r.backlog.iter().map(|x| format!("{x:>6.3}")).collect();
-        println!(
+        outln!(
             "{:<6} {:>9.2} {:>9.2}  {}",
             r.network,
             r.oracle_rate,
             r.oracle_age * 1e3,
             b.join(" ")
-        );
+        )?;
     }
-    println!("paper (Fig. 8): the bottleneck nodes hold ≈ 0.8–1 update at the optimal λ");
-    println!("\nage as a ratio to the oracle's:");
+    outln!("paper (Fig. 8): the bottleneck nodes hold ≈ 0.8–1 update at the optimal λ")?;
+    outln!("\nage as a ratio to the oracle's:")?;
     let heads: Vec<String> = names.iter().map(|c| format!("{c:>12}")).collect();
-    println!("{:<6} {}", "net", heads.join(" "));
+    outln!("{:<6} {}", "net", heads.join(" "))?;
     for r in &rows {
         let c: Vec<String> = r
             .controllers
             .iter()
             .map(|(_, ratio, _)| format!("{ratio:>12.3}"))
             .collect();
-        println!("{:<6} {}", r.network, c.join(" "));
+        outln!("{:<6} {}", r.network, c.join(" "))?;
     }
-    println!(
+    outln!(
         "wrote {0}/table1.csv, {0}/fig8_backlog.png, {0}/fig8_backlog.svg",
         dir.display()
-    );
+    )?;
     Ok(())
 }
 
@@ -234,39 +246,39 @@ fn dd1(dir: &Path, secs: u64, json_out: bool) -> anyhow::Result<()> {
                        "controllers": r.controllers.iter().map(|(c, ratio, b)| json!({"controller": c, "ratio": ratio, "at_server": b})).collect::<Vec<_>>()})
             })
             .collect();
-        println!("{}", json!({ "dd1": out }));
+        outln!("{}", json!({ "dd1": out }))?;
         return Ok(());
     }
-    println!(
+    outln!(
         "D/D/1 path: service S, propagation P each way; {secs} s per run (last two thirds measured)"
-    );
-    println!("optimum: rate 1/S, age S + P + S/2, one update at the server (paper: ACP+ ≈ optimum, ≈ 1 update at the bottleneck)");
+    )?;
+    outln!("optimum: rate 1/S, age S + P + S/2, one update at the server (paper: ACP+ ≈ optimum, ≈ 1 update at the bottleneck)")?;
     let heads: Vec<String> = names
         .iter()
         .map(|c| format!("{:>13} {:>7}", format!("{c} age/opt"), "server"))
         .collect();
-    println!(
+    outln!(
         "{:>4} {:>4} {:>8}  {}",
         "S ms",
         "P ms",
         "opt ms",
         heads.join("  ")
-    );
+    )?;
     for r in &rows {
         let cells: Vec<String> = r
             .controllers
             .iter()
             .map(|(_, ratio, b)| format!("{ratio:>13.2} {b:>7.2}"))
             .collect();
-        println!(
+        outln!(
             "{:>4} {:>4} {:>8.2}  {}",
             r.service_ms,
             r.delay_ms,
             r.optimal_age * 1e3,
             cells.join("  ")
-        );
+        )?;
     }
-    println!("wrote {}/dd1.csv", dir.display());
+    outln!("wrote {}/dd1.csv", dir.display())?;
     Ok(())
 }
 

@@ -9,6 +9,7 @@ use acp_sim::reproduce::wifi::{self, paper, SourcesRow, Stat};
 use serde_json::json;
 
 use crate::charts::{self, Band, Measured, Published};
+use crate::output::outln;
 use crate::sim::progress_bar;
 
 use super::threads;
@@ -148,30 +149,30 @@ pub fn fig15(
         .map_or((f64::NAN, f64::NAN), |o| (o.rate, o.age));
     write_outputs(dir, "fig15", &rows, &fig15_paper)?;
     if json_out {
-        println!(
+        outln!(
             "{}",
             json!({"fig15": {"rows": rows, "one_source_oracle": {"rate": best_rate, "age": best_age},
                    "setup": setup_json(&net, secs, seeds)}})
-        );
+        )?;
         return Ok(());
     }
-    println!(
+    outln!(
         "Fig. 15 (thesis Figs. 3.20–3.21): ACP+ and Lazy, {}",
         describe(&net, secs, seeds)
-    );
-    print_tables(&rows, &fig15_paper);
+    )?;
+    print_tables(&rows, &fig15_paper)?;
     let (paper_acp, paper_best) = paper::FIG15_ONE_SOURCE_AGE_MS;
-    println!(
+    outln!(
         "\none source: ACP+ {:.2} ms; best fixed rate {:.0}/s gives {:.2} ms; ratio {:.3} (paper: {paper_acp} ms against {paper_best} ms, {:.3})",
         acp_one * 1e3,
         best_rate,
         best_age * 1e3,
         acp_one / best_age,
         paper_acp / paper_best
-    );
-    println!("paper: Lazy's backlog ≈ 1 per source throughout; Jain's index 0.99 at 6 sources, 0.89 at 48 (simulation)");
-    println!("differences from the paper are explained in docs/SIMULATOR.md (\"Multi-source reproductions\")");
-    print_written(dir, "fig15");
+    )?;
+    outln!("paper: Lazy's backlog ≈ 1 per source throughout; Jain's index 0.99 at 6 sources, 0.89 at 48 (simulation)")?;
+    outln!("differences from the paper are explained in docs/SIMULATOR.md (\"Multi-source reproductions\")")?;
+    print_written(dir, "fig15")?;
     Ok(())
 }
 
@@ -191,30 +192,30 @@ pub fn fig3_16(
             .iter()
             .map(|(n, r)| json!({"sources": n, "acp_over_lazy": r}))
             .collect();
-        println!(
+        outln!(
             "{}",
             json!({"fig3-16": {"rows": rows, "age_ratio": ratios, "setup": setup_json(&net, secs, seeds)}})
-        );
+        )?;
         return Ok(());
     }
-    println!(
+    outln!(
         "Fig. 3.16: ACP (κ = 0.25) and Lazy, {}",
         describe(&net, secs, seeds)
-    );
-    print_tables(&rows, &fig3_16_paper);
-    println!("\nACP's age ÷ Lazy's (mean over seeds of each):");
-    println!("{:>7} {:>8} {:>8}", "sources", "ours", "paper");
+    )?;
+    print_tables(&rows, &fig3_16_paper)?;
+    outln!("\nACP's age ÷ Lazy's (mean over seeds of each):")?;
+    outln!("{:>7} {:>8} {:>8}", "sources", "ours", "paper")?;
     for (n, r) in &ratios {
         let p = paper::FIG3_16_ACP_GAIN
             .iter()
             .find(|(k, _)| k == n)
             .map(|(_, g)| format!("{:.2}", 1.0 - g))
             .unwrap_or_else(|| if *n >= 5 { "≈ 1".into() } else { "-".into() });
-        println!("{n:>7} {r:>8.3} {p:>8}");
+        outln!("{n:>7} {r:>8.3} {p:>8}")?;
     }
-    println!("paper: ACP's rate ≈ 800/s with one source, ≈ 70/s with 20; Lazy as good as ACP from about 5 sources");
-    println!("differences from the paper are explained in docs/SIMULATOR.md (\"Multi-source reproductions\")");
-    print_written(dir, "fig3-16");
+    outln!("paper: ACP's rate ≈ 800/s with one source, ≈ 70/s with 20; Lazy as good as ACP from about 5 sources")?;
+    outln!("differences from the paper are explained in docs/SIMULATOR.md (\"Multi-source reproductions\")")?;
+    print_written(dir, "fig3-16")?;
     Ok(())
 }
 
@@ -274,13 +275,13 @@ fn controllers(rows: &[SourcesRow]) -> Vec<String> {
 
 /// One table per metric: a row per number of sources, per controller ours (mean ± CI) and the
 /// paper's where it gives one.
-fn print_tables(rows: &[SourcesRow], published: &Paper) {
+fn print_tables(rows: &[SourcesRow], published: &Paper) -> std::io::Result<()> {
     let names = controllers(rows);
     let mut counts: Vec<usize> = rows.iter().map(|r| r.sources).collect();
     counts.sort_unstable();
     counts.dedup();
     for m in METRICS {
-        println!("\n{}", m.label());
+        outln!("\n{}", m.label())?;
         let with_paper: Vec<bool> = (0..names.len())
             .map(|c| !published(m, c).is_empty())
             .collect();
@@ -291,7 +292,7 @@ fn print_tables(rows: &[SourcesRow], published: &Paper) {
                 head += &format!(" {:>7}", "paper");
             }
         }
-        println!("{head}");
+        outln!("{head}")?;
         for &n in &counts {
             let mut line = format!("{n:>7}");
             for (c, name) in names.iter().enumerate() {
@@ -312,9 +313,10 @@ fn print_tables(rows: &[SourcesRow], published: &Paper) {
                     line += &format!(" {p:>7}");
                 }
             }
-            println!("{line}");
+            outln!("{line}")?;
         }
     }
+    Ok(())
 }
 
 /// `NAME.csv` (a row per controller and number of sources, every metric with its CI and the
@@ -400,16 +402,16 @@ fn write_outputs(
     Ok(())
 }
 
-fn print_written(dir: &Path, name: &str) {
+fn print_written(dir: &Path, name: &str) -> std::io::Result<()> {
     let charts: Vec<String> = METRICS
         .iter()
         .map(|m| format!("{name}_{}", m.key()))
         .collect();
-    println!(
+    outln!(
         "wrote {0}/{name}.csv and {0}/{{{1}}}.png/.svg",
         dir.display(),
         charts.join(",")
-    );
+    )
 }
 
 /// `acp reproduce fig3-15`.
@@ -480,33 +482,35 @@ pub fn fig3_15(dir: &Path, seeds: &[u64], json_out: bool) -> anyhow::Result<()> 
         &dir.join("fig3-15_age"),
     )?;
     if json_out {
-        println!("{}", json!({"fig3-15": {"phases": phases, "seeds": seeds}}));
+        outln!("{}", json!({"fig3-15": {"phases": phases, "seeds": seeds}}))?;
         return Ok(());
     }
-    println!(
+    outln!(
         "Fig. 3.15: one ACP (κ = 0.25) source, 1024-byte updates over six 1 Mbit/s hops; Poisson UDP flows of 1024-byte packets, 0.2 Mbit/s from AP-1 and 0.3 Mbit/s from AP-2 to the monitor, on at the thesis's times; seeds {}; mean ± 95 % CI over the seeds",
         seed_range(seeds)
-    );
-    println!(
+    )?;
+    outln!(
         "{:>11}  {:<17} {:>8} {:>17} {:>20}",
-        "interval s", "UDP on", "Mbit/s", "age (ms)", "fresh updates/s"
-    );
+        "interval s",
+        "UDP on",
+        "Mbit/s",
+        "age (ms)",
+        "fresh updates/s"
+    )?;
     for p in phases {
-        println!(
+        outln!(
             "{:>11}  {:<17} {:>8.1} {:>17} {:>20}",
             format!("{}–{}", p.from, p.to),
             udp(p),
             p.load_bps / 1e6,
             format!("{:.1} ± {:.1}", p.age.mean * 1e3, p.age.ci95 * 1e3),
             format!("{:.1} ± {:.1}", p.rate.mean, p.rate.ci95)
-        );
+        )?;
     }
-    println!(
-        "paper: a plot only (ACP lowers λ while the flows are on and recovers when they stop)"
-    );
-    println!(
+    outln!("paper: a plot only (ACP lowers λ while the flows are on and recovers when they stop)")?;
+    outln!(
         "wrote {0}/fig3-15.csv, {0}/fig3-15_age.png, {0}/fig3-15_age.svg",
         dir.display()
-    );
+    )?;
     Ok(())
 }

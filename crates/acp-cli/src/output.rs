@@ -1,0 +1,96 @@
+//! Standard output that never panics.
+//!
+//! `println!` panics when stdout is closed (`acp sim … | head -1`). Every command writes its
+//! results through [`out!`] and [`outln!`] instead, which return the write's `io::Result`:
+//!
+//! - one-shot commands (`sim`, `sweep`, `reproduce`, `bench`, `demo`) pass the error up with
+//!   `?`, and `main` ends quietly with status 0 when it is a closed stdout ([`is_closed`]), as
+//!   `git` and `rg` do;
+//! - long-running commands (`monitor`, `source`, `relay`) write through [`Reports`]: a closed
+//!   stdout raises their shutdown flag, so they stop as on SIGTERM and write their final summary
+//!   to stderr.
+
+use std::fmt;
+use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Writes `args` to stdout and flushes, so that a closed stdout shows at the first write.
+pub fn write_fmt(args: fmt::Arguments<'_>) -> io::Result<()> {
+    let mut out = io::stdout().lock();
+    out.write_fmt(args)?;
+    out.flush()
+}
+
+/// `print!` returning `io::Result<()>` instead of panicking.
+macro_rules! out {
+    ($($arg:tt)*) => {
+        $crate::output::write_fmt(format_args!($($arg)*))
+    };
+}
+
+/// `println!` returning `io::Result<()>` instead of panicking.
+macro_rules! outln {
+    () => {
+        $crate::output::write_fmt(format_args!("\n"))
+    };
+    ($($arg:tt)*) => {
+        $crate::output::write_fmt(format_args!("{}\n", format_args!($($arg)*)))
+    };
+}
+
+pub(crate) use {out, outln};
+
+/// Whether `e` is, or was caused by, a write to a closed pipe (the reader of stdout went away).
+pub fn is_closed(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    })
+}
+
+/// Output of a long-running command. A failed write to stdout raises the command's shutdown
+/// flag (the one SIGINT and SIGTERM raise) instead of failing; the final summary then goes to
+/// stderr.
+#[derive(Clone)]
+pub struct Reports {
+    stop: Arc<AtomicBool>,
+    to_stderr: bool,
+}
+
+impl Reports {
+    /// Reports to stdout, or to stderr when `to_stderr` (stdout carries something else);
+    /// `stop` is the command's shutdown flag.
+    pub fn new(stop: Arc<AtomicBool>, to_stderr: bool) -> Self {
+        Reports { stop, to_stderr }
+    }
+
+    /// Writes `text` to stdout; if that fails, asks the command to shut down.
+    pub fn stdout(&self, text: &str) {
+        if out!("{text}").is_err() {
+            self.stop.store(true, Ordering::SeqCst);
+        }
+    }
+
+    /// A periodic report.
+    pub fn report(&self, text: &str) {
+        if self.to_stderr {
+            stderr(text);
+        } else {
+            self.stdout(text);
+        }
+    }
+
+    /// The final summary: where the reports went, or to stderr once stdout is closed.
+    pub fn summary(&self, text: &str) {
+        if self.to_stderr || out!("{text}").is_err() {
+            stderr(text);
+        }
+    }
+}
+
+/// Best effort: when stderr is closed too, nothing is left to tell.
+fn stderr(text: &str) {
+    let _ = io::stderr().write_all(text.as_bytes());
+}
