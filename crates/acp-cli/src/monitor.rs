@@ -35,8 +35,12 @@ fn snapshot_json(kind: &str, snap: &Snapshot) -> Value {
         "type": kind,
         "datagrams": st.datagrams,
         "malformed": st.malformed,
+        "malformed_by": st.malformed_by,
         "not_updates": st.not_updates,
-        "acks": st.acks,
+        "acks": snap.acks_sent,
+        "acks_unsent": st.acks - snap.acks_sent,
+        "seq_jumps": st.seq_jumps,
+        "truncated": snap.truncated,
         "delivered": st.delivered,
         "sessions_created": st.sessions_created,
         "sessions_expired": st.sessions_expired,
@@ -47,14 +51,25 @@ fn snapshot_json(kind: &str, snap: &Snapshot) -> Value {
 
 fn snapshot_text(title: &str, snap: &Snapshot) -> String {
     let st = &snap.stats;
+    let reasons: Vec<String> = st
+        .malformed_by
+        .iter()
+        .map(|(reason, n)| format!("{reason} {n}"))
+        .collect();
     let mut out = format!(
-        "{title}: {} sessions, {} datagrams, {} delivered, {} acks, {} malformed, {} refused\n",
+        "{title}: {} sessions, {} datagrams, {} delivered, {} acks, {} malformed{}, {} refused, {} sequence jumps\n",
         snap.sessions.len(),
         st.datagrams,
         st.delivered,
-        st.acks,
+        snap.acks_sent,
         st.malformed,
-        st.sessions_refused
+        if reasons.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", reasons.join(", "))
+        },
+        st.sessions_refused,
+        st.seq_jumps
     );
     out += &format!(
         "{:<24} {:<16} {:>9} {:>7} {:>7} {:>9} {:>10}\n",

@@ -34,7 +34,9 @@ pub fn report_json(kind: &str, elapsed: f64, r: &SourceReport) -> Value {
         "sent": s.sent,
         "acks": s.acks_in_sequence,
         "acks_out_of_sequence": s.acks_out_of_sequence,
+        "acks_stale": s.acks_stale,
         "invalid": s.invalid,
+        "acks_mismatched": s.acks_mismatched,
         "dropped_stale": s.dropped_stale,
         "probes_lost": s.probes_lost,
         "epochs": s.epochs,
@@ -50,7 +52,7 @@ fn report_text(kind: &str, elapsed: f64, r: &SourceReport) -> String {
     let s = &r.stats;
     format!(
         "{kind} t={elapsed:.1}s {:?} rate={:.1}/s est_age={}ms backlog={} avg_backlog={:.2} \
-         rtt={}ms sent={} acked={} out_of_seq={} outages={}",
+         rtt={}ms sent={} acked={} stale={} out_of_seq={} invalid={} mismatched={} outages={}",
         s.phase,
         s.rate,
         ms(s.age),
@@ -59,7 +61,10 @@ fn report_text(kind: &str, elapsed: f64, r: &SourceReport) -> String {
         ms(s.rtt),
         s.sent,
         s.acks_in_sequence,
+        s.acks_stale,
         s.acks_out_of_sequence,
+        s.invalid,
+        s.acks_mismatched,
         s.outages
     )
 }

@@ -531,6 +531,19 @@ fn monitor_and_source_talk_and_the_monitor_summarises_on_sigterm() {
     let last: serde_json::Value = serde_json::from_str(summary.lines().last().unwrap()).unwrap();
     assert_eq!(last["type"], "summary");
     assert_eq!(last["sent"], 60);
+    // Its rejects are shown, none here.
+    for counter in ["acks_stale", "invalid", "acks_mismatched"] {
+        assert_eq!(last[counter], 0, "{counter}");
+    }
+    // Junk for the monitor, to be counted by reason.
+    let junk = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    for bad in [
+        &b"hi"[..],
+        &b"XX\x01\x01\x00\x00\x00\x00"[..],
+        &[0u8; 50][..],
+    ] {
+        junk.send_to(bad, &addr).unwrap();
+    }
     std::thread::sleep(Duration::from_millis(200));
     // SAFETY: sending a signal to our own child process.
     unsafe {
@@ -555,6 +568,10 @@ fn monitor_and_source_talk_and_the_monitor_summarises_on_sigterm() {
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
     assert!(rest.contains("summary: 1 sessions"), "{rest}");
+    assert!(
+        rest.contains("60 acks, 3 malformed (bad_magic 1, truncated 2)"),
+        "{rest}"
+    );
 }
 
 fn scenario_path(name: &str) -> String {
