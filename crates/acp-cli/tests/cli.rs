@@ -490,16 +490,18 @@ fn bench_monitor_reports_every_round_and_their_median() {
     assert_eq!(v["ratio"].as_f64().unwrap(), ratios[1], "{v}");
 }
 
-#[test]
-fn monitor_and_source_talk_and_the_monitor_summarises_on_sigterm() {
+/// Starts `acp monitor --listen 127.0.0.1:0 ARGS` with piped stdout and stderr; returns it, its
+/// stderr after the listening line, and the address that line names.
+fn spawn_monitor(
+    args: &[&str],
+) -> (
+    std::process::Child,
+    BufReader<std::process::ChildStderr>,
+    String,
+) {
     let mut monitor = acp()
-        .args([
-            "monitor",
-            "--listen",
-            "127.0.0.1:0",
-            "--print-updates",
-            "--clocks-synced",
-        ])
+        .args(["monitor", "--listen", "127.0.0.1:0"])
+        .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -513,6 +515,12 @@ fn monitor_and_source_talk_and_the_monitor_summarises_on_sigterm() {
         .next()
         .expect("listening line names the address")
         .to_string();
+    (monitor, err, addr)
+}
+
+#[test]
+fn monitor_and_source_talk_and_the_monitor_summarises_on_sigterm() {
+    let (monitor, mut err, addr) = spawn_monitor(&["--print-updates", "--clocks-synced"]);
     let source = acp()
         .args([
             "source",
@@ -842,16 +850,7 @@ fn reproduce_fig3_15_prints_the_phases_beside_the_load() {
 
 #[test]
 fn push_mode_reports_and_skips_a_line_too_long_for_an_update() {
-    let mut monitor = acp()
-        .args(["monitor", "--listen", "127.0.0.1:0", "--print-updates"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(monitor.stderr.take().unwrap());
-    let mut first = String::new();
-    err.read_line(&mut first).unwrap();
-    let addr = first.trim().rsplit(' ').next().unwrap().to_string();
+    let (monitor, _stderr, addr) = spawn_monitor(&["--print-updates"]);
     let mut source = acp()
         .args(["source", "--to", &addr, "--push"])
         .stdin(Stdio::piped())
