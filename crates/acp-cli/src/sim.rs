@@ -141,6 +141,11 @@ fn save_sweep(
     Ok(())
 }
 
+/// Threads to run simulations on: one per core.
+pub(crate) fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
 /// A progress bar over `runs` simulation runs on stderr, hidden when `quiet` (JSON output).
 pub(crate) fn progress_bar(runs: u64, quiet: bool) -> ProgressBar {
     if quiet {
@@ -158,7 +163,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     let scenario = load(&a.file, a.seed)?;
     let rates = sweep::parse_rates(&a.rates).map_err(|e| UsageError(format!("--rates: {e}")))?;
     let dir = out_dir(&a.out)?;
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let threads = threads();
     let first = scenario.config.seed;
     let seeds: Vec<u64> = (0..a.seeds).map(|k| first.wrapping_add(k)).collect();
     let bar = progress_bar((rates.len() * seeds.len()) as u64, a.json);

@@ -11,11 +11,8 @@ use acp_sim::reproduce;
 use serde_json::json;
 
 use crate::output::outln;
+use crate::sim::threads;
 use crate::{ReproduceArgs, Reproduction};
-
-pub(crate) fn threads() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
-}
 
 /// Runs one reproduction.
 pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {

@@ -10,9 +10,7 @@ use serde_json::json;
 
 use crate::charts::{self, Band, Measured, Published};
 use crate::output::outln;
-use crate::sim::progress_bar;
-
-use super::threads;
+use crate::sim::{progress_bar, threads};
 
 /// What is measured per source.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

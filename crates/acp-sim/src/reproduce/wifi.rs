@@ -245,26 +245,24 @@ pub fn versus_sources(
     let mut rows = Vec::new();
     for &c in controllers {
         for &n in counts {
-            let of = |m: fn(&PerSource) -> f64| {
-                let xs: Vec<f64> = jobs
-                    .iter()
-                    .zip(&runs)
-                    .filter(|((jc, jn, _), _)| *jc == c && *jn == n)
-                    .filter_map(|(_, r)| r.as_ref().map(m))
-                    .collect();
-                (xs.len(), Stat::of(&xs))
-            };
-            let (seeds_run, age) = of(|p| p.age);
+            // This point's runs (one per seed that built), then each metric over them.
+            let point: Vec<PerSource> = jobs
+                .iter()
+                .zip(&runs)
+                .filter(|((jc, jn, _), _)| *jc == c && *jn == n)
+                .filter_map(|(_, r)| *r)
+                .collect();
+            let of = |m: fn(&PerSource) -> f64| Stat::of(&point.iter().map(m).collect::<Vec<_>>());
             rows.push(SourcesRow {
                 controller: c.to_string(),
                 sources: n,
-                seeds: seeds_run,
-                age,
-                backlog: of(|p| p.backlog).1,
-                rtt: of(|p| p.rtt).1,
-                rate: of(|p| p.rate).1,
-                throughput: of(|p| p.throughput).1,
-                jain: of(|p| p.jain).1,
+                seeds: point.len(),
+                age: of(|p| p.age),
+                backlog: of(|p| p.backlog),
+                rtt: of(|p| p.rtt),
+                rate: of(|p| p.rate),
+                throughput: of(|p| p.throughput),
+                jain: of(|p| p.jain),
             });
         }
     }
@@ -279,7 +277,8 @@ pub fn one_source_oracle(
     seeds: &[u64],
     threads: usize,
 ) -> Option<SweepPoint> {
-    let base = access_scenario(net, 1, ControllerKind::Fixed(1.0), secs, seeds[0]);
+    // The sweep sets each run's seed; the base scenario's own is never used.
+    let base = access_scenario(net, 1, ControllerKind::Fixed(1.0), secs, 1);
     let cap = net.p2p_mbit * 1e6 / (8.0 * f64::from(net.payload + UPDATE_OVERHEAD));
     sweep::oracle(&base, cap, seeds, threads)
 }
