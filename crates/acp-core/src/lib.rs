@@ -16,6 +16,7 @@
 //! - [`source`]: the source state machine.
 //! - [`sent_log`]: what the source sent for each recent sequence, to check ACK echoes.
 //! - [`monitor`]: the monitor state machine.
+//! - [`prefix`]: per-network shares of bounded tables (monitor sessions, relay clients).
 //! - [`units`]: parsing of rates and durations users type (`2mbit`, `20ms`).
 //!
 //! Paths are modelled in `acp-netmodel`, not here; the simulator's D/D/1 path tests the
@@ -24,6 +25,7 @@ pub mod accounting;
 pub mod controller;
 pub mod ewma;
 pub mod monitor;
+pub mod prefix;
 pub mod sent_log;
 pub mod source;
 pub mod time;
