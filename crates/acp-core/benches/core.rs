@@ -21,6 +21,7 @@ fn update(session: u64, seq: u64, gen_ts: u64) -> Vec<u8> {
         gen_ts,
         acked_seq: seq.saturating_sub(2),
         hold_ns: 0,
+        cookie: None,
         payload: &PAYLOAD,
     };
     let mut buf = vec![0u8; u.encoded_len()];

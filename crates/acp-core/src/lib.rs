@@ -16,6 +16,8 @@
 //! - [`source`]: the source state machine.
 //! - [`sent_log`]: what the source sent for each recent sequence, to check ACK echoes.
 //! - [`monitor`]: the monitor state machine.
+//! - [`cookie`]: stateless address-validation cookies.
+//! - [`seal`]: optional authentication with pre-shared keys.
 //! - [`prefix`]: per-network shares of bounded tables (monitor sessions, relay clients).
 //! - [`units`]: parsing of rates and durations users type (`2mbit`, `20ms`).
 //!
@@ -23,9 +25,11 @@
 //! controllers end to end.
 pub mod accounting;
 pub mod controller;
+pub mod cookie;
 pub mod ewma;
 pub mod monitor;
 pub mod prefix;
+pub mod seal;
 pub mod sent_log;
 pub mod source;
 pub mod time;

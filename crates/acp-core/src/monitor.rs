@@ -5,13 +5,20 @@
 //! the update is the freshest of its session, hands its payload back for delivery.
 //!
 //! Sessions are keyed by (peer address, session id). The table is bounded so that spoofed session
-//! ids cannot exhaust memory. Eviction policy:
+//! ids cannot exhaust memory. Admission and eviction (`docs/SECURITY.md`):
+//! - no network prefix (IPv4 /24, IPv6 /48) may hold more than `max_prefix_share` of the table;
+//! - once the table is `cookie_threshold` full, a new session must prove its address first: its
+//!   update is answered with a stateless COOKIE ([`crate::cookie`]) and only an update echoing it
+//!   gets state (with pre-shared keys, always);
 //! - a session that has sent a single update is on *probation* and expires after
 //!   `probation` of silence (spoofed one-shot ids are gone quickly);
 //! - an established session expires after `idle_timeout` of silence;
 //! - when the table is full, a new session triggers a sweep of expired ones (at most once per
 //!   quarter of the probation time) and is refused if none could be freed. Refused updates are not
-//!   ACKed and are counted. Established sessions are never displaced by newcomers.
+//!   answered and are counted by reason. Established sessions are never displaced by newcomers.
+//!
+//! With pre-shared keys ([`MonitorConfig::keys`]) only sealed updates are accepted, replays are
+//! dropped unanswered and every reply is sealed with the session's key ([`crate::seal`]).
 //!
 //! Expiry is driven by [`Monitor::poll_timeout`] / [`Monitor::handle_timeout`]; established sessions
 //! that expire are reported once through [`Monitor::poll_event`].
@@ -23,9 +30,13 @@ use std::time::Duration;
 use thiserror::Error;
 
 use crate::accounting::AgeIntegral;
+use crate::cookie::CookieJar;
+use crate::prefix::PrefixShare;
+use crate::seal::{AuthError, Keyring, Secret, SessionCipher};
 use crate::time::Time;
 use crate::wire::{
-    encode_feedback, Ack, DecodeError, EncodeError, FeedbackItem, Packet, FLAG_STALE, HEADER_LEN,
+    encode_feedback, Ack, Cookie, DecodeError, EncodeError, FeedbackItem, Packet, Update,
+    FLAG_STALE, HEADER_LEN, TAG_LEN,
 };
 
 /// Monitor parameters.
@@ -47,6 +58,20 @@ pub struct MonitorConfig {
     pub max_seq_jump: u64,
     /// Fastest update rate a source may have (updates/s; a source's default `max_rate`).
     pub max_update_rate: f64,
+    /// Most of `max_sessions` one network prefix (IPv4 /24, IPv6 /48) may hold, as a fraction
+    /// (1 = no limit).
+    pub max_prefix_share: f64,
+    /// Occupancy of the table, as a fraction of `max_sessions`, from which a new session must
+    /// echo a cookie before it gets state (above 1: never, unless `keys` is set).
+    pub cookie_threshold: f64,
+    /// A cookie is valid in the epoch it was issued and the next. Keep two epochs within
+    /// `idle_timeout`, so that a replayed first update cannot revive an expired sealed session.
+    pub cookie_epoch: Duration,
+    /// The key cookies are made with (random by default).
+    pub cookie_secret: Secret,
+    /// Pre-shared keys: when set, only sealed updates are accepted, replies are sealed and every
+    /// new session must echo a cookie.
+    pub keys: Option<Keyring>,
 }
 
 impl MonitorConfig {
@@ -69,6 +94,11 @@ impl Default for MonitorConfig {
             clocks_synchronised: false,
             max_seq_jump: 65_536,
             max_update_rate: 1_000_000.0,
+            max_prefix_share: 0.25,
+            cookie_threshold: 0.5,
+            cookie_epoch: Duration::from_secs(10),
+            cookie_secret: Secret::random(),
+            keys: None,
         }
     }
 }
@@ -157,6 +187,16 @@ impl SessionStats {
         }
     }
 
+    /// Whether `seq` was already received or lies beyond the 64-sequence window behind the
+    /// freshest, so that it cannot be told from a replay.
+    fn seen_or_too_old(&self, seq: u64) -> bool {
+        if seq > self.highest_seq {
+            return false;
+        }
+        let back = self.highest_seq - seq;
+        back == 0 || back > 64 || self.window & (1 << (back - 1)) != 0
+    }
+
     /// Records sequence `seq`; returns whether it is the freshest so far.
     fn record(&mut self, seq: u64) -> Freshness {
         if seq > self.highest_seq {
@@ -220,8 +260,16 @@ pub struct MonitorStats {
     pub sessions_created: u64,
     /// Sessions forgotten after silence.
     pub sessions_expired: u64,
-    /// Updates refused because the session table was full.
+    /// New sessions refused (the sum of `refused_by`).
     pub sessions_refused: u64,
+    /// New sessions refused, by reason: `table_full`, `prefix_share`.
+    pub refused_by: BTreeMap<&'static str, u64>,
+    /// COOKIEs sent to new sessions.
+    pub cookies_sent: u64,
+    /// Updates that echoed a cookie that was wrong or had expired.
+    pub cookies_rejected: u64,
+    /// Updates dropped by authentication, by reason ([`AuthError::reason`], and `replayed`).
+    pub auth_failed_by: BTreeMap<&'static str, u64>,
     /// Updates dropped for running implausibly far ahead of their session
     /// ([`MonitorConfig::max_seq_jump`]).
     pub seq_jumps: u64,
@@ -245,8 +293,11 @@ pub struct Delivery<'a> {
 /// The result of a valid update.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Handled<'a> {
-    /// Length of the ACK written to the caller's buffer; send it back to the peer.
+    /// Length of the reply written to the caller's buffer (an ACK, or a COOKIE); send it back to
+    /// the peer.
     pub ack_len: usize,
+    /// The reply is a COOKIE: the update must prove its address before it is accepted.
+    pub cookie: bool,
     /// The update, if it is the freshest of its session.
     pub delivery: Option<Delivery<'a>>,
 }
@@ -263,6 +314,15 @@ pub enum Dropped {
     /// A new session while the table is full.
     #[error("session table full")]
     TableFull,
+    /// A new session from a network prefix that holds its share of the table.
+    #[error("the peer's network holds its share of the session table")]
+    PrefixShare,
+    /// Refused by authentication.
+    #[error("authentication: {0}")]
+    Auth(#[from] AuthError),
+    /// With pre-shared keys: an update already received, or too old to tell from a replay.
+    #[error("replayed update")]
+    Replayed,
     /// A sequence implausibly far ahead of its session's ([`MonitorConfig::max_seq_jump`]).
     #[error("sequence jumps too far ahead")]
     SeqJump,
@@ -283,15 +343,27 @@ pub enum MonitorEvent {
     },
 }
 
+/// One session's state.
+#[derive(Debug)]
+struct Session {
+    stats: SessionStats,
+    /// Its key, with pre-shared keys.
+    cipher: Option<SessionCipher>,
+}
+
 /// The ACP monitor.
 #[derive(Debug)]
 pub struct Monitor {
     cfg: MonitorConfig,
-    sessions: HashMap<SessionKey, SessionStats>,
+    sessions: HashMap<SessionKey, Session>,
+    shares: PrefixShare,
+    cookies: CookieJar,
     stats: MonitorStats,
     feedback: Vec<u8>,
     events: VecDeque<MonitorEvent>,
     last_sweep: Time,
+    /// Latest rx time written into a sealed ACK (each gets its own, see [`crate::seal`]).
+    last_rx: u64,
 }
 
 impl Monitor {
@@ -299,11 +371,14 @@ impl Monitor {
     pub fn new(cfg: MonitorConfig, now: Time) -> Self {
         Monitor {
             sessions: HashMap::with_capacity(cfg.max_sessions.min(1 << 16)),
+            shares: PrefixShare::new(cfg.max_prefix_share, cfg.max_sessions),
+            cookies: CookieJar::new(cfg.cookie_secret.clone(), cfg.cookie_epoch),
             cfg,
             stats: MonitorStats::default(),
             feedback: Vec::new(),
             events: VecDeque::new(),
             last_sweep: now,
+            last_rx: 0,
         }
     }
 
@@ -326,45 +401,182 @@ impl Monitor {
         ack_buf: &mut [u8],
     ) -> Result<Handled<'a>, Dropped> {
         self.stats.datagrams += 1;
-        let update = match Packet::decode(data) {
-            Ok(Packet::Update(u)) => u,
-            Ok(Packet::Ack(_)) => {
-                self.stats.not_updates += 1;
-                return Err(Dropped::NotAnUpdate);
-            }
-            Err(e) => {
+        let result = self.handle(now, peer, data, ack_buf);
+        match &result {
+            Err(Dropped::Malformed(e)) => {
                 self.stats.malformed += 1;
                 *self.stats.malformed_by.entry(e.reason()).or_default() += 1;
-                return Err(Dropped::Malformed(e));
             }
+            Err(Dropped::NotAnUpdate) => self.stats.not_updates += 1,
+            Err(Dropped::Auth(e)) => *self.stats.auth_failed_by.entry(e.reason()).or_default() += 1,
+            Err(Dropped::Replayed) => {
+                *self.stats.auth_failed_by.entry("replayed").or_default() += 1
+            }
+            Err(refused @ (Dropped::TableFull | Dropped::PrefixShare)) => {
+                self.stats.sessions_refused += 1;
+                let reason = if *refused == Dropped::TableFull {
+                    "table_full"
+                } else {
+                    "prefix_share"
+                };
+                *self.stats.refused_by.entry(reason).or_default() += 1;
+            }
+            Err(Dropped::SeqJump) => self.stats.seq_jumps += 1,
+            Err(Dropped::AckBuffer(_)) => {}
+            Ok(h) if h.cookie => self.stats.cookies_sent += 1,
+            Ok(h) => {
+                self.stats.acks += 1;
+                self.stats.delivered += u64::from(h.delivery.is_some());
+            }
+        }
+        result
+    }
+
+    fn handle<'a>(
+        &mut self,
+        now: Time,
+        peer: SocketAddr,
+        data: &'a [u8],
+        ack_buf: &mut [u8],
+    ) -> Result<Handled<'a>, Dropped> {
+        let update = match Packet::decode(data)? {
+            Packet::Update(u) => u,
+            Packet::Ack(_) | Packet::Cookie(_) => return Err(Dropped::NotAnUpdate),
         };
+        match (&self.cfg.keys, update.flags & crate::wire::FLAG_AUTH != 0) {
+            (None, true) => return Err(AuthError::Unexpected.into()),
+            (Some(_), false) => return Err(AuthError::Unsealed.into()),
+            _ => {}
+        }
         let key = SessionKey {
             peer,
             session: update.session,
         };
-        // Only a full table needs the extra lookup to tell a newcomer from a known session.
-        if self.sessions.len() >= self.cfg.max_sessions
-            && !self.sessions.contains_key(&key)
-            && !self.make_room(now)
-        {
-            self.stats.sessions_refused += 1;
-            return Err(Dropped::TableFull);
+        let known = self.sessions.contains_key(&key);
+        if !known {
+            let cipher = match &self.cfg.keys {
+                Some(ring) => {
+                    let id = crate::seal::key_id(data).unwrap_or(0);
+                    let psk = ring.get(id).ok_or(AuthError::UnknownKey(id))?;
+                    let cipher = SessionCipher::new(psk, update.session);
+                    cipher.open(data)?;
+                    Some(cipher)
+                }
+                None => None,
+            };
+            if !self.shares.admits(peer.ip()) {
+                return Err(Dropped::PrefixShare);
+            }
+            if self.sessions.len() >= self.cfg.max_sessions && !self.make_room(now) {
+                return Err(Dropped::TableFull);
+            }
+            if self.needs_cookie() {
+                let echoed = update.cookie;
+                if !echoed.is_some_and(|c| self.cookies.check(now, peer, update.session, &c)) {
+                    self.stats.cookies_rejected += u64::from(echoed.is_some());
+                    let reply = Cookie {
+                        flags: 0,
+                        session: update.session,
+                        seq: update.seq,
+                        gen_ts: update.gen_ts,
+                        cookie: self.cookies.issue(now, peer, update.session),
+                    };
+                    let len = reply.encode(ack_buf).map_err(Dropped::AckBuffer)?;
+                    let len = seal(cipher.as_ref(), ack_buf, len)?;
+                    return Ok(Handled {
+                        ack_len: len,
+                        cookie: true,
+                        delivery: None,
+                    });
+                }
+            }
+            self.shares.add(peer.ip());
+            self.stats.sessions_created += 1;
+            let stats = SessionStats::new(now, self.cfg.clocks_synchronised);
+            self.sessions.insert(key, Session { stats, cipher });
         }
-        let synced = self.cfg.clocks_synchronised;
-        let created = &mut self.stats.sessions_created;
-        let s = self.sessions.entry(key).or_insert_with(|| {
-            *created += 1;
-            SessionStats::new(now, synced)
-        });
+        let s = self
+            .sessions
+            .get_mut(&key)
+            .expect("present or just inserted");
+        if let Some(cipher) = &s.cipher {
+            // A new session's seal was checked before it got state.
+            if known {
+                cipher.open(data)?;
+            }
+            if s.stats.seen_or_too_old(update.seq) {
+                return Err(Dropped::Replayed);
+            }
+        }
+        let rx_ts = if s.cipher.is_some() {
+            self.last_rx = now.as_nanos().max(self.last_rx + 1);
+            self.last_rx
+        } else {
+            now.as_nanos()
+        };
+        let sealed_start = !known && s.cipher.is_some();
+        let s = &mut s.stats;
         if s.highest_seq > 0 {
             let silence = Duration::from_nanos(now.nanos_since(s.last_seen));
             if update.seq > self.cfg.believable(s.highest_seq, silence) {
-                self.stats.seq_jumps += 1;
                 return Err(Dropped::SeqJump);
             }
         }
         s.last_seen = now;
         let freshness = s.record(update.seq);
+        if sealed_start {
+            // Earlier sequences were never accepted: the ones a COOKIE answered must not be
+            // replayable into the session.
+            s.window = u64::MAX;
+        }
+        let ack_len = self.write_ack(&key, &update, freshness, rx_ts, ack_buf)?;
+        let s = &mut self.sessions.get_mut(&key).expect("present").stats;
+        if update.is_probe() {
+            s.probes += 1;
+        }
+        if freshness != Freshness::Fresh {
+            return Ok(Handled {
+                ack_len,
+                cookie: false,
+                delivery: None,
+            });
+        }
+        s.delivered += 1;
+        s.bytes += update.payload.len() as u64;
+        s.freshest_gen_ts = update.gen_ts;
+        s.source_backlog = update.seq.saturating_sub(update.acked_seq);
+        if let Some(age) = &mut s.age {
+            age.reset(now, update.gen_ts);
+        }
+        Ok(Handled {
+            ack_len,
+            cookie: false,
+            delivery: Some(Delivery {
+                key,
+                seq: update.seq,
+                gen_ts: update.gen_ts,
+                probe: update.is_probe(),
+                payload: update.payload,
+            }),
+        })
+    }
+
+    /// Whether a new session must echo a cookie before it gets state.
+    fn needs_cookie(&self) -> bool {
+        self.cfg.keys.is_some()
+            || self.sessions.len() as f64
+                >= self.cfg.cookie_threshold * self.cfg.max_sessions as f64
+    }
+
+    /// Writes (and seals, if the session is sealed) the ACK of `update`.
+    fn write_ack(
+        &self,
+        key: &SessionKey,
+        update: &Update<'_>,
+        freshness: Freshness,
+        rx_ts: u64,
+        ack_buf: &mut [u8],
+    ) -> Result<usize, Dropped> {
         let feedback = if self.feedback.len() <= update.payload.len() {
             &self.feedback[..]
         } else {
@@ -379,39 +591,12 @@ impl Monitor {
             session: update.session,
             seq: update.seq,
             gen_ts: update.gen_ts,
-            rx_ts: now.as_nanos(),
+            rx_ts,
             hold_ns: update.hold_ns,
             feedback,
         };
-        let ack_len = ack.encode(ack_buf).map_err(Dropped::AckBuffer)?;
-        self.stats.acks += 1;
-        if update.is_probe() {
-            s.probes += 1;
-        }
-        if freshness != Freshness::Fresh {
-            return Ok(Handled {
-                ack_len,
-                delivery: None,
-            });
-        }
-        s.delivered += 1;
-        s.bytes += update.payload.len() as u64;
-        s.freshest_gen_ts = update.gen_ts;
-        s.source_backlog = update.seq.saturating_sub(update.acked_seq);
-        if let Some(age) = &mut s.age {
-            age.reset(now, update.gen_ts);
-        }
-        self.stats.delivered += 1;
-        Ok(Handled {
-            ack_len,
-            delivery: Some(Delivery {
-                key,
-                seq: update.seq,
-                gen_ts: update.gen_ts,
-                probe: update.is_probe(),
-                payload: update.payload,
-            }),
-        })
+        let len = ack.encode(ack_buf).map_err(Dropped::AckBuffer)?;
+        seal(self.sessions[key].cipher.as_ref(), ack_buf, len)
     }
 
     /// Whether a new session fits, sweeping expired ones if the table is full.
@@ -436,13 +621,14 @@ impl Monitor {
         let expired: Vec<SessionKey> = self
             .sessions
             .iter()
-            .filter(|(_, s)| self.expired(s, now))
+            .filter(|(_, s)| self.expired(&s.stats, now))
             .map(|(k, _)| *k)
             .collect();
         for key in expired {
-            let Some(stats) = self.sessions.remove(&key) else {
+            let Some(Session { stats, .. }) = self.sessions.remove(&key) else {
                 continue;
             };
+            self.shares.remove(key.peer.ip());
             self.stats.sessions_expired += 1;
             if stats.received() > 1 && self.events.len() < self.cfg.max_sessions {
                 self.events.push_back(MonitorEvent::SessionExpired {
@@ -473,12 +659,17 @@ impl Monitor {
 
     /// Statistics of one session.
     pub fn session(&self, key: &SessionKey) -> Option<&SessionStats> {
-        self.sessions.get(key)
+        self.sessions.get(key).map(|s| &s.stats)
     }
 
     /// All sessions currently tracked.
     pub fn sessions(&self) -> impl Iterator<Item = (&SessionKey, &SessionStats)> {
-        self.sessions.iter()
+        self.sessions.iter().map(|(k, s)| (k, &s.stats))
+    }
+
+    /// Sessions currently tracked.
+    pub fn session_count(&self) -> usize {
+        self.sessions.len()
     }
 
     /// Monitor-wide counters.
@@ -488,7 +679,15 @@ impl Monitor {
 
     /// Buffer size that always holds an ACK with the configured feedback.
     pub fn ack_capacity(&self) -> usize {
-        HEADER_LEN + self.feedback.len()
+        HEADER_LEN + self.feedback.len() + TAG_LEN
+    }
+}
+
+/// Seals the reply in `buf[..len]` with `cipher`, if any; returns its final length.
+fn seal(cipher: Option<&SessionCipher>, buf: &mut [u8], len: usize) -> Result<usize, Dropped> {
+    match cipher {
+        Some(c) => c.seal(buf, len).map_err(Dropped::AckBuffer),
+        None => Ok(len),
     }
 }
 
@@ -509,6 +708,7 @@ mod tests {
             gen_ts: Time::from_millis(gen_ms).as_nanos(),
             acked_seq: seq.saturating_sub(3),
             hold_ns: 7,
+            cookie: None,
             payload,
         };
         let mut buf = vec![0u8; u.encoded_len()];
@@ -708,6 +908,8 @@ mod tests {
             max_sessions: 4,
             idle_timeout: Duration::from_secs(30),
             probation: Duration::from_secs(2),
+            max_prefix_share: 1.0,
+            cookie_threshold: 2.0,
             ..MonitorConfig::default()
         };
         let mut m = Monitor::new(cfg, Time::ZERO);
@@ -776,6 +978,7 @@ mod tests {
             gen_ts: 0,
             acked_seq: 0,
             hold_ns: 0,
+            cookie: None,
             payload: b"p",
         };
         let mut buf = [0u8; 64];
@@ -784,5 +987,123 @@ mod tests {
             .handle_datagram(Time::ZERO, peer(1), &buf[..n], &mut ack)
             .unwrap();
         assert!(h.delivery.unwrap().probe);
+    }
+
+    fn host(a: u8, b: u8, port: u16) -> SocketAddr {
+        SocketAddr::from(([10, a, b, 1], port))
+    }
+
+    /// The lock-out attack, scaled down: one host opens a whole table's worth of sessions, two
+    /// updates each. It gets its share; a source from another network is still served.
+    #[test]
+    fn one_host_cannot_hold_more_than_its_share_of_the_table() {
+        let cfg = MonitorConfig {
+            max_sessions: 100,
+            cookie_threshold: 2.0,
+            ..MonitorConfig::default()
+        };
+        let mut m = Monitor::new(cfg, Time::ZERO);
+        let mut ack = [0u8; 128];
+        let mut held = 0;
+        for id in 0..100 {
+            for seq in 1..=2 {
+                let d = update(id, seq, 0, &[]);
+                if m.handle_datagram(ms(1), host(0, 0, 9), &d, &mut ack)
+                    .is_ok()
+                    && seq == 2
+                {
+                    held += 1;
+                }
+            }
+        }
+        // Also from other hosts of its /24.
+        let late_comer = update(500, 1, 0, &[]);
+        let neighbour = m.handle_datagram(ms(1), host(0, 0, 10), &late_comer, &mut ack);
+        assert_eq!(held, 25);
+        assert_eq!(neighbour, Err(Dropped::PrefixShare));
+        assert_eq!(
+            m.stats().refused_by.get("prefix_share"),
+            Some(&(2 * 75 + 1))
+        );
+        let other = update(7, 1, 0, b"legit");
+        assert!(m
+            .handle_datagram(ms(2), host(1, 0, 9), &other, &mut ack)
+            .unwrap()
+            .delivery
+            .is_some());
+    }
+
+    #[test]
+    fn under_pressure_a_new_session_gets_state_only_by_echoing_its_cookie() {
+        let cfg = MonitorConfig {
+            max_sessions: 8,
+            max_prefix_share: 1.0,
+            cookie_threshold: 0.5,
+            cookie_secret: Secret([1; 32]),
+            ..MonitorConfig::default()
+        };
+        let mut m = Monitor::new(cfg, Time::ZERO);
+        let mut ack = [0u8; 128];
+        for id in 0..4 {
+            m.handle_datagram(ms(0), peer(1), &update(id, 1, 0, &[]), &mut ack)
+                .unwrap();
+        }
+        // Half full: the next newcomer is answered with a COOKIE no larger than its update.
+        let first = update(9, 1, 5, &[]);
+        let h = m
+            .handle_datagram(ms(10), peer(2), &first, &mut ack)
+            .unwrap();
+        assert!(h.cookie && h.delivery.is_none());
+        assert!(h.ack_len <= first.len());
+        let c = Cookie::decode(&ack[..h.ack_len]).unwrap();
+        assert_eq!((c.session, c.seq, c.gen_ts), (9, 1, 5_000_000));
+        assert_eq!(m.session_count(), 4);
+        // From another port (a spoofer guessing), or with a flipped bit: another COOKIE.
+        let echo = |seq: u64, cookie: [u8; 12]| {
+            let u = Update {
+                flags: 0,
+                session: 9,
+                seq,
+                gen_ts: 0,
+                acked_seq: 0,
+                hold_ns: 0,
+                cookie: Some(cookie),
+                payload: b"hi",
+            };
+            let mut buf = vec![0u8; u.encoded_len()];
+            u.encode(&mut buf).unwrap();
+            buf
+        };
+        let good = echo(2, c.cookie);
+        let h = m.handle_datagram(ms(20), peer(3), &good, &mut ack).unwrap();
+        assert!(h.cookie);
+        let mut flipped = c.cookie;
+        flipped[0] ^= 1;
+        assert!(
+            m.handle_datagram(ms(20), peer(2), &echo(2, flipped), &mut ack)
+                .unwrap()
+                .cookie
+        );
+        assert_eq!(m.stats().cookies_rejected, 2);
+        // Echoed from its own address: admitted and delivered.
+        let h = m.handle_datagram(ms(30), peer(2), &good, &mut ack).unwrap();
+        assert!(!h.cookie);
+        assert_eq!(h.delivery.unwrap().payload, b"hi");
+        // A cookie echoed two epochs (20 s) after it was issued has expired.
+        let mut late = good.clone();
+        late[8..16].copy_from_slice(&10u64.to_be_bytes());
+        let first10 = update(10, 1, 0, &[]);
+        let h = m
+            .handle_datagram(ms(40), peer(5), &first10, &mut ack)
+            .unwrap();
+        let c10 = Cookie::decode(&ack[..h.ack_len]).unwrap().cookie;
+        late[HEADER_LEN..HEADER_LEN + 12].copy_from_slice(&c10);
+        assert!(
+            m.handle_datagram(Time::from_secs(20), peer(5), &late, &mut ack)
+                .unwrap()
+                .cookie
+        );
+        assert_eq!((m.stats().cookies_sent, m.stats().cookies_rejected), (5, 3));
+        assert_eq!(m.session_count(), 5);
     }
 }

@@ -113,7 +113,10 @@ mod tests {
             Prefix::of(ip("2001:db8:1::1")),
             Prefix::of(ip("2001:db8:2::1"))
         );
-        assert_eq!(Prefix::of(ip("::ffff:10.1.2.3")), Prefix::of(ip("10.1.2.9")));
+        assert_eq!(
+            Prefix::of(ip("::ffff:10.1.2.3")),
+            Prefix::of(ip("10.1.2.9"))
+        );
     }
 
     #[test]

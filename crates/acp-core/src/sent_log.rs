@@ -62,10 +62,19 @@ impl SentLog {
 
     /// Checks an ACK of `seq` echoing `gen_ts` and `hold_ns`.
     pub fn check(&self, seq: u64, gen_ts: u64, hold_ns: u32) -> Echo {
+        self.compare(seq, gen_ts, Some(hold_ns))
+    }
+
+    /// Checks a COOKIE of `seq` echoing `gen_ts` (a COOKIE carries no hold time).
+    pub fn check_generation(&self, seq: u64, gen_ts: u64) -> Echo {
+        self.compare(seq, gen_ts, None)
+    }
+
+    fn compare(&self, seq: u64, gen_ts: u64, hold_ns: Option<u32>) -> Echo {
         let e = self.slots[self.index(seq)];
         if e.seq != seq {
             Echo::Forgotten
-        } else if e.gen_ts == gen_ts && e.hold_ns == hold_ns {
+        } else if e.gen_ts == gen_ts && hold_ns.is_none_or(|h| h == e.hold_ns) {
             Echo::Matches
         } else {
             Echo::Differs

@@ -19,6 +19,11 @@
 //!    `min(λ, floor_rate)` (never below λ_min). The first in-sequence ACK restores the rate in force
 //!    before the outage and restarts the controller's epoch history.
 //!
+//! A monitor under pressure may answer an update with a COOKIE instead of an ACK: the source
+//! then echoes the cookie in every update until one of them is acknowledged, and while probing
+//! it sends the next probe at once. With a pre-shared key ([`SourceConfig::psk`]) every update is
+//! sealed and only sealed replies under the session's key are believed ([`crate::seal`]).
+//!
 //! Payloads come from the application in one of two ways ([`AppMode`]): *generate at will* (the
 //! source calls the application's generator at each send instant, so every update is fresh) or
 //! *push* (the application offers updates at its own pace with [`Source::push`]; only the freshest
@@ -30,9 +35,10 @@ use std::time::Duration;
 use crate::accounting::{AgeIntegral, StepIntegral};
 use crate::controller::{Controller, ControllerState, EpochSummary, Estimates};
 use crate::ewma::Ewma;
+use crate::seal::{AuthError, Psk, SessionCipher};
 use crate::sent_log::{Echo, SentLog};
 use crate::time::{secs_to_duration, Time};
-use crate::wire::{Ack, Packet, Update, FLAG_PROBE};
+use crate::wire::{Ack, Cookie, Packet, Update, COOKIE_LEN, FLAG_PROBE, TAG_LEN};
 
 /// Source parameters. `Default` gives the values of the reference implementation where it has one.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,6 +57,8 @@ pub struct SourceConfig {
     pub floor_rate: f64,
     /// Minimum silence before an outage is declared.
     pub outage_after: Duration,
+    /// Pre-shared key: seal every update and believe only sealed replies.
+    pub psk: Option<Psk>,
 }
 
 impl Default for SourceConfig {
@@ -63,6 +71,7 @@ impl Default for SourceConfig {
             max_rate: 1_000_000.0,
             floor_rate: 2.0,
             outage_after: Duration::from_millis(500),
+            psk: None,
         }
     }
 }
@@ -117,6 +126,8 @@ pub enum AckOutcome {
     InSequence,
     /// An ACK older than one already received: discarded.
     OutOfSequence,
+    /// A COOKIE for this session: it will be echoed in the next updates.
+    Cookie,
     /// Not a valid ACK for this session: discarded.
     Invalid,
 }
@@ -160,6 +171,10 @@ pub struct SourceStats {
     /// ACKs whose echoed timestamps differ from what was sent for their sequence (forged, or
     /// corrupted), or whose sequence is too far behind to check.
     pub acks_mismatched: u64,
+    /// Datagrams whose seal was missing, unexpected or wrong (counted in `invalid` too).
+    pub auth_failed: u64,
+    /// COOKIEs received from the monitor (address validation).
+    pub cookies: u64,
     /// Push mode: updates replaced by a fresher one before they could be sent.
     pub dropped_stale: u64,
     /// Send slots skipped because the payload exceeded the wire limit.
@@ -184,6 +199,8 @@ struct Counters {
     acks_stale: u64,
     invalid: u64,
     acks_mismatched: u64,
+    auth_failed: u64,
+    cookies: u64,
     dropped_stale: u64,
     oversized: u64,
     epochs: u64,
@@ -235,6 +252,11 @@ pub struct Source {
     pending: Option<(Time, Vec<u8>)>,
     scratch: Vec<u8>,
     sent_log: SentLog,
+    /// The session's key, with a pre-shared key.
+    cipher: Option<SessionCipher>,
+    /// The monitor's cookie, echoed in every update from sequence `.1` on until one of those is
+    /// acknowledged.
+    cookie: Option<([u8; COOKIE_LEN], u64)>,
     counters: Counters,
 }
 
@@ -259,6 +281,7 @@ impl Source {
         session: u64,
         now: Time,
     ) -> Self {
+        let cipher = cfg.psk.as_ref().map(|psk| SessionCipher::new(psk, session));
         Source {
             rtt: Ewma::new(cfg.alpha),
             z: Ewma::new(cfg.alpha),
@@ -285,6 +308,8 @@ impl Source {
             pending: None,
             scratch: Vec::new(),
             sent_log: SentLog::default(),
+            cipher,
+            cookie: None,
             counters: Counters::default(),
         }
     }
@@ -497,12 +522,16 @@ impl Source {
             gen_ts: gen.as_nanos(),
             acked_seq: self.acked_seq,
             hold_ns: u32::try_from(now.nanos_since(gen)).unwrap_or(u32::MAX),
+            cookie: self.cookie.map(|(c, _)| c),
             payload: &payload,
         };
         let echo = (update.gen_ts, update.hold_ns);
         buf.clear();
-        buf.resize(update.encoded_len(), 0);
-        let encoded = update.encode(buf);
+        buf.resize(update.encoded_len() + TAG_LEN, 0);
+        let encoded = update.encode(buf).and_then(|len| match &self.cipher {
+            Some(c) => c.seal(buf, len),
+            None => Ok(len),
+        });
         self.scratch = payload;
         let Ok(len) = encoded else {
             // The application produced more than fits a datagram: skip this send slot.
@@ -510,6 +539,7 @@ impl Source {
             self.schedule_next(now, false);
             return None;
         };
+        buf.truncate(len);
         if self.sent_seq == self.acked_seq {
             self.waiting_since = Some(now);
         }
@@ -562,13 +592,30 @@ impl Source {
 
     /// Takes a datagram received from the monitor at `now`.
     pub fn handle_datagram(&mut self, now: Time, data: &[u8]) -> AckOutcome {
-        let ack = match Packet::decode(data) {
-            Ok(Packet::Ack(ack)) if self.plausible(now, &ack) => ack,
-            _ => {
-                self.counters.invalid += 1;
-                return AckOutcome::Invalid;
-            }
+        let packet = match Packet::decode(data) {
+            Ok(p) => p,
+            Err(_) => return self.invalid(),
         };
+        let sealed = match (&self.cipher, packet.is_sealed()) {
+            (Some(c), true) => c.open(data),
+            (Some(_), false) => Err(AuthError::Unsealed),
+            (None, true) => Err(AuthError::Unexpected),
+            (None, false) => Ok(()),
+        };
+        if sealed.is_err() {
+            self.counters.auth_failed += 1;
+            return self.invalid();
+        }
+        let ack = match packet {
+            Packet::Ack(ack) if self.plausible(ack.session, ack.seq) => ack,
+            Packet::Cookie(c) if self.plausible(c.session, c.seq) => {
+                return self.handle_cookie(now, &c)
+            }
+            _ => return self.invalid(),
+        };
+        if !self.echo_plausible(now, &ack) {
+            return self.invalid();
+        }
         match self.sent_log.check(ack.seq, ack.gen_ts, ack.hold_ns) {
             Echo::Matches => {}
             // Too far behind to check, and already superseded: harmless.
@@ -587,6 +634,9 @@ impl Source {
             return AckOutcome::OutOfSequence;
         }
         self.counters.acks_in_sequence += 1;
+        if self.cookie.is_some_and(|(_, from)| ack.seq >= from) {
+            self.cookie = None;
+        }
         let sent_at = ack.gen_ts + u64::from(ack.hold_ns);
         let rtt = now.nanos_since(Time::from_nanos(sent_at)) as f64 * 1e-9;
         self.acked_seq = ack.seq;
@@ -640,15 +690,42 @@ impl Source {
         AckOutcome::InSequence
     }
 
-    /// An ACK of this session, for an update that was sent, whose timestamps are not in the future.
-    fn plausible(&self, now: Time, ack: &Ack<'_>) -> bool {
-        ack.session == self.session
-            && ack.seq >= 1
-            && ack.seq <= self.sent_seq
-            && ack
-                .gen_ts
-                .checked_add(u64::from(ack.hold_ns))
-                .is_some_and(|sent| sent <= now.as_nanos())
+    fn invalid(&mut self) -> AckOutcome {
+        self.counters.invalid += 1;
+        AckOutcome::Invalid
+    }
+
+    /// A reply of this session, to an update that was sent.
+    fn plausible(&self, session: u64, seq: u64) -> bool {
+        session == self.session && seq >= 1 && seq <= self.sent_seq
+    }
+
+    /// An ACK whose echoed timestamps are not in the future.
+    fn echo_plausible(&self, now: Time, ack: &Ack<'_>) -> bool {
+        ack.gen_ts
+            .checked_add(u64::from(ack.hold_ns))
+            .is_some_and(|sent| sent <= now.as_nanos())
+    }
+
+    /// The monitor asks for its cookie to be echoed before it accepts the session.
+    fn handle_cookie(&mut self, now: Time, c: &Cookie) -> AckOutcome {
+        if self.sent_log.check_generation(c.seq, c.gen_ts) != Echo::Matches {
+            self.counters.acks_mismatched += 1;
+            return self.invalid();
+        }
+        self.counters.cookies += 1;
+        // Echoed from the next update on, until one of those is acknowledged.
+        self.cookie = Some((c.cookie, self.sent_seq + 1));
+        // The probe it answers will not be acknowledged: send the next one now.
+        if self
+            .probing
+            .outstanding
+            .is_some_and(|(seq, _)| seq == c.seq)
+        {
+            self.probing.outstanding = None;
+            self.next_send = now;
+        }
+        AckOutcome::Cookie
     }
 
     /// Restarts the time averages of [`SourceStats`] (`avg_age`, `avg_backlog`) at `now`, e.g. at
@@ -679,6 +756,8 @@ impl Source {
             acks_stale: c.acks_stale,
             invalid: c.invalid,
             acks_mismatched: c.acks_mismatched,
+            auth_failed: c.auth_failed,
+            cookies: c.cookies,
             dropped_stale: c.dropped_stale,
             oversized: c.oversized,
             epochs: c.epochs,

@@ -16,6 +16,14 @@
 //!  | payload (UPDATE) / feedback TLVs (ACK)         |  44..
 //! ```
 //!
+//! A third type, COOKIE, is the monitor's request that a new source prove its address: it has
+//! the same fixed part, with a 12-byte cookie in bytes 32..44 and no body. An UPDATE that echoes a
+//! cookie (flag COOKIE) carries it in the first 12 bytes of its body, before the payload.
+//!
+//! Any packet may be *sealed* (flag AUTH): byte 5 then holds the key id and a 16-byte
+//! authentication tag follows the body (`length` does not count it). Sealing and checking seals
+//! is [`crate::seal`]'s job; this module only frames them.
+//!
 //! Decoding borrows from the input and never panics: every malformed input maps to a
 //! [`DecodeError`]. Encoding writes into a caller-provided buffer.
 
@@ -34,11 +42,21 @@ pub const MAX_BODY: usize = u16::MAX as usize;
 pub const MAX_IPV4_PAYLOAD: usize = 65_507 - HEADER_LEN;
 
 /// Packet type codes (byte 3).
-const TYPE_UPDATE: u8 = 0x01;
-const TYPE_ACK: u8 = 0x02;
+pub(crate) const TYPE_UPDATE: u8 = 0x01;
+pub(crate) const TYPE_ACK: u8 = 0x02;
+pub(crate) const TYPE_COOKIE: u8 = 0x03;
+
+/// Size of an address-validation cookie.
+pub const COOKIE_LEN: usize = 12;
+/// Size of a seal's authentication tag.
+pub const TAG_LEN: usize = 16;
 
 /// UPDATE flag: the update is an initialisation probe (stop-and-wait phase).
 pub const FLAG_PROBE: u8 = 0x01;
+/// UPDATE flag: the body starts with a cookie the monitor issued ([`COOKIE_LEN`] bytes).
+pub const FLAG_COOKIE: u8 = 0x02;
+/// Any packet: sealed; byte 5 is the key id and a [`TAG_LEN`]-byte tag follows the body.
+pub const FLAG_AUTH: u8 = 0x80;
 /// ACK flag: the monitor had already received a fresher update of this session, so this one was
 /// not delivered to the application (it arrived out of sequence).
 pub const FLAG_STALE: u8 = 0x01;
@@ -83,7 +101,13 @@ pub enum DecodeError {
         /// Offset of the bad TLV within the feedback area.
         offset: usize,
     },
-    /// A valid packet of the other type arrived where this one was expected.
+    /// A COOKIE with a body, or an UPDATE whose body is too short for the cookie it announces.
+    #[error("cookie framing: body of {len} bytes")]
+    BadCookie {
+        /// Bytes following the header (before any tag).
+        len: usize,
+    },
+    /// A valid packet of another type arrived where this one was expected.
     #[error("expected {expected}, got {got}")]
     WrongType {
         /// What the caller asked for.
@@ -96,7 +120,7 @@ pub enum DecodeError {
 impl DecodeError {
     /// The name of the check that failed, as in `docs/PROTOCOL.md` ("Decoding rules"), in
     /// snake case: `truncated`, `bad_magic`, `unsupported_version`, `unknown_type`,
-    /// `reserved_bits`, `length_mismatch`, `bad_feedback`, `wrong_type`.
+    /// `reserved_bits`, `length_mismatch`, `bad_feedback`, `bad_cookie`, `wrong_type`.
     pub fn reason(&self) -> &'static str {
         match self {
             DecodeError::Truncated { .. } => "truncated",
@@ -106,6 +130,7 @@ impl DecodeError {
             DecodeError::ReservedBits { .. } => "reserved_bits",
             DecodeError::LengthMismatch { .. } => "length_mismatch",
             DecodeError::BadFeedback { .. } => "bad_feedback",
+            DecodeError::BadCookie { .. } => "bad_cookie",
             DecodeError::WrongType { .. } => "wrong_type",
         }
     }
@@ -139,7 +164,7 @@ pub enum EncodeError {
 /// A status update from a source to its monitor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Update<'a> {
-    /// `FLAG_PROBE` or 0.
+    /// `FLAG_PROBE` or 0 (decoded packets also show `FLAG_COOKIE` and `FLAG_AUTH` as received).
     pub flags: u8,
     /// Random id chosen by the source for this session.
     pub session: u64,
@@ -151,6 +176,8 @@ pub struct Update<'a> {
     pub acked_seq: u64,
     /// Time between generation and transmission, ns (saturates at `u32::MAX`).
     pub hold_ns: u32,
+    /// A cookie the monitor issued, echoed to prove the source's address (sets `FLAG_COOKIE`).
+    pub cookie: Option<[u8; COOKIE_LEN]>,
     /// Application payload.
     pub payload: &'a [u8],
 }
@@ -158,7 +185,7 @@ pub struct Update<'a> {
 /// The monitor's acknowledgement of one update.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ack<'a> {
-    /// `FLAG_STALE` or 0.
+    /// `FLAG_STALE` or 0 (decoded packets also show `FLAG_AUTH` as received).
     pub flags: u8,
     /// Session id copied from the update.
     pub session: u64,
@@ -174,13 +201,31 @@ pub struct Ack<'a> {
     pub feedback: &'a [u8],
 }
 
-/// Either packet.
+/// The monitor's answer to an UPDATE that must first prove its address: echo `cookie` in the
+/// next updates. The update it answers was not delivered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Cookie {
+    /// 0 (decoded packets also show `FLAG_AUTH` as received).
+    pub flags: u8,
+    /// Session id copied from the update.
+    pub session: u64,
+    /// Sequence number of the update it answers.
+    pub seq: u64,
+    /// The update's generation timestamp, echoed.
+    pub gen_ts: u64,
+    /// The cookie to echo.
+    pub cookie: [u8; COOKIE_LEN],
+}
+
+/// Any packet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Packet<'a> {
     /// An UPDATE.
     Update(Update<'a>),
     /// An ACK.
     Ack(Ack<'a>),
+    /// A COOKIE.
+    Cookie(Cookie),
 }
 
 /// One receiver-feedback element carried in an ACK: `kind` (1 byte), `len` (1 byte), `value`.
@@ -220,6 +265,7 @@ struct Fixed<'a> {
     ts: u64,
     word4: u64,
     hold: u32,
+    /// What follows the header, up to the tag of a sealed packet.
     body: &'a [u8],
 }
 
@@ -235,21 +281,29 @@ fn decode_fixed(buf: &[u8]) -> Result<Fixed<'_>, DecodeError> {
     }
     let kind = buf[3];
     let defined = match kind {
-        TYPE_UPDATE => FLAG_PROBE,
+        TYPE_UPDATE => FLAG_PROBE | FLAG_COOKIE,
         TYPE_ACK => FLAG_STALE,
+        TYPE_COOKIE => 0,
         other => return Err(DecodeError::UnknownType(other)),
-    };
+    } | FLAG_AUTH;
     let (flags, reserved) = (buf[4], buf[5]);
-    if flags & !defined != 0 || reserved != 0 {
+    // A sealed packet's byte 5 is its key id.
+    if flags & !defined != 0 || (reserved != 0 && flags & FLAG_AUTH == 0) {
         return Err(DecodeError::ReservedBits { flags, reserved });
     }
     let declared = usize::from(u16::from_be_bytes([buf[6], buf[7]]));
-    let body = &buf[HEADER_LEN..];
-    if declared != body.len() {
-        return Err(DecodeError::LengthMismatch {
-            declared,
-            actual: body.len(),
-        });
+    let tag = if flags & FLAG_AUTH != 0 { TAG_LEN } else { 0 };
+    let actual = (buf.len() - HEADER_LEN).saturating_sub(tag);
+    if declared != actual || buf.len() < HEADER_LEN + tag {
+        return Err(DecodeError::LengthMismatch { declared, actual });
+    }
+    let body = &buf[HEADER_LEN..HEADER_LEN + declared];
+    let cookie_len = match kind {
+        TYPE_UPDATE if flags & FLAG_COOKIE != 0 => COOKIE_LEN,
+        _ => 0,
+    };
+    if (kind == TYPE_COOKIE && !body.is_empty()) || body.len() < cookie_len {
+        return Err(DecodeError::BadCookie { len: body.len() });
     }
     Ok(Fixed {
         kind,
@@ -283,27 +337,49 @@ impl<'a> Packet<'a> {
     /// Decodes one datagram.
     pub fn decode(buf: &'a [u8]) -> Result<Self, DecodeError> {
         let f = decode_fixed(buf)?;
-        if f.kind == TYPE_UPDATE {
-            Ok(Packet::Update(Update {
-                flags: f.flags,
-                session: f.session,
-                seq: f.seq,
-                gen_ts: f.ts,
-                acked_seq: f.word4,
-                hold_ns: f.hold,
-                payload: f.body,
-            }))
-        } else {
-            validate_feedback(f.body)?;
-            Ok(Packet::Ack(Ack {
-                flags: f.flags,
-                session: f.session,
-                seq: f.seq,
-                gen_ts: f.ts,
-                rx_ts: f.word4,
-                hold_ns: f.hold,
-                feedback: f.body,
-            }))
+        match f.kind {
+            TYPE_UPDATE => {
+                let (cookie, payload) = if f.flags & FLAG_COOKIE != 0 {
+                    let (c, rest) = f.body.split_at(COOKIE_LEN);
+                    (c.try_into().ok(), rest)
+                } else {
+                    (None, f.body)
+                };
+                Ok(Packet::Update(Update {
+                    flags: f.flags,
+                    session: f.session,
+                    seq: f.seq,
+                    gen_ts: f.ts,
+                    acked_seq: f.word4,
+                    hold_ns: f.hold,
+                    cookie,
+                    payload,
+                }))
+            }
+            TYPE_ACK => {
+                validate_feedback(f.body)?;
+                Ok(Packet::Ack(Ack {
+                    flags: f.flags,
+                    session: f.session,
+                    seq: f.seq,
+                    gen_ts: f.ts,
+                    rx_ts: f.word4,
+                    hold_ns: f.hold,
+                    feedback: f.body,
+                }))
+            }
+            _ => {
+                let mut cookie = [0u8; COOKIE_LEN];
+                cookie[..8].copy_from_slice(&f.word4.to_be_bytes());
+                cookie[8..].copy_from_slice(&f.hold.to_be_bytes());
+                Ok(Packet::Cookie(Cookie {
+                    flags: f.flags,
+                    session: f.session,
+                    seq: f.seq,
+                    gen_ts: f.ts,
+                    cookie,
+                }))
+            }
         }
     }
 
@@ -311,7 +387,18 @@ impl<'a> Packet<'a> {
         match self {
             Packet::Update(_) => "UPDATE",
             Packet::Ack(_) => "ACK",
+            Packet::Cookie(_) => "COOKIE",
         }
+    }
+
+    /// Whether the packet arrived sealed (flag AUTH).
+    pub fn is_sealed(&self) -> bool {
+        let flags = match self {
+            Packet::Update(u) => u.flags,
+            Packet::Ack(a) => a.flags,
+            Packet::Cookie(c) => c.flags,
+        };
+        flags & FLAG_AUTH != 0
     }
 }
 
@@ -326,12 +413,14 @@ fn encode_fixed(
     ts: u64,
     word4: u64,
     hold: u32,
+    prefix: &[u8],
     body: &[u8],
 ) -> Result<usize, EncodeError> {
-    if body.len() > MAX_BODY {
-        return Err(EncodeError::TooLarge(body.len()));
+    let len = prefix.len() + body.len();
+    if len > MAX_BODY {
+        return Err(EncodeError::TooLarge(len));
     }
-    let need = HEADER_LEN + body.len();
+    let need = HEADER_LEN + len;
     let Some(out) = out.get_mut(..need) else {
         return Err(EncodeError::BufferTooSmall {
             need,
@@ -344,13 +433,14 @@ fn encode_fixed(
     out[4] = flags;
     out[5] = 0;
     // At most MAX_BODY = u16::MAX, checked above.
-    out[6..8].copy_from_slice(&(body.len() as u16).to_be_bytes());
+    out[6..8].copy_from_slice(&(len as u16).to_be_bytes());
     out[8..16].copy_from_slice(&session.to_be_bytes());
     out[16..24].copy_from_slice(&seq.to_be_bytes());
     out[24..32].copy_from_slice(&ts.to_be_bytes());
     out[32..40].copy_from_slice(&word4.to_be_bytes());
     out[40..44].copy_from_slice(&hold.to_be_bytes());
-    out[HEADER_LEN..].copy_from_slice(body);
+    out[HEADER_LEN..HEADER_LEN + prefix.len()].copy_from_slice(prefix);
+    out[HEADER_LEN + prefix.len()..].copy_from_slice(body);
     Ok(need)
 }
 
@@ -366,25 +456,29 @@ impl<'a> Update<'a> {
         }
     }
 
-    /// Encoded size in bytes.
+    /// Encoded size in bytes (unsealed).
     pub fn encoded_len(&self) -> usize {
-        HEADER_LEN + self.payload.len()
+        HEADER_LEN + self.cookie.map_or(0, |_| COOKIE_LEN) + self.payload.len()
     }
 
-    /// Writes the packet to the front of `out`; returns its length.
+    /// Writes the packet, unsealed, to the front of `out`; returns its length. `FLAG_COOKIE` is
+    /// set from `cookie`; a seal is added by [`crate::seal`].
     pub fn encode(&self, out: &mut [u8]) -> Result<usize, EncodeError> {
-        if self.flags & !FLAG_PROBE != 0 {
+        let flags = self.flags & !FLAG_COOKIE;
+        if flags & !FLAG_PROBE != 0 || (self.flags & FLAG_COOKIE != 0 && self.cookie.is_none()) {
             return Err(EncodeError::UndefinedFlags(self.flags));
         }
+        let cookie = self.cookie.as_ref().map_or(&[][..], |c| &c[..]);
         encode_fixed(
             out,
             TYPE_UPDATE,
-            self.flags,
+            flags | if cookie.is_empty() { 0 } else { FLAG_COOKIE },
             self.session,
             self.seq,
             self.gen_ts,
             self.acked_seq,
             self.hold_ns,
+            cookie,
             self.payload,
         )
     }
@@ -428,6 +522,7 @@ impl<'a> Ack<'a> {
             self.gen_ts,
             self.rx_ts,
             self.hold_ns,
+            &[],
             self.feedback,
         )
     }
@@ -442,6 +537,39 @@ impl<'a> Ack<'a> {
         FeedbackIter {
             rest: self.feedback,
         }
+    }
+}
+
+impl Cookie {
+    /// Decodes a datagram that must be a COOKIE.
+    pub fn decode(buf: &[u8]) -> Result<Self, DecodeError> {
+        match Packet::decode(buf)? {
+            Packet::Cookie(c) => Ok(c),
+            other => Err(DecodeError::WrongType {
+                expected: "COOKIE",
+                got: other.type_name(),
+            }),
+        }
+    }
+
+    /// Writes the packet, unsealed, to the front of `out`; returns its length ([`HEADER_LEN`]).
+    pub fn encode(&self, out: &mut [u8]) -> Result<usize, EncodeError> {
+        if self.flags != 0 {
+            return Err(EncodeError::UndefinedFlags(self.flags));
+        }
+        let (word4, hold) = self.cookie.split_at(8);
+        encode_fixed(
+            out,
+            TYPE_COOKIE,
+            0,
+            self.session,
+            self.seq,
+            self.gen_ts,
+            u64::from_be_bytes(word4.try_into().expect("8 bytes")),
+            u32::from_be_bytes(hold.try_into().expect("4 bytes")),
+            &[],
+            &[],
+        )
     }
 }
 
@@ -491,6 +619,7 @@ mod tests {
             gen_ts: 1_000_000_007,
             acked_seq: 41,
             hold_ns: 1234,
+            cookie: None,
             payload,
         }
     }

@@ -34,6 +34,7 @@ impl UpdateFields {
             gen_ts: self.gen_ts,
             acked_seq: self.acked_seq,
             hold_ns: self.hold_ns,
+            cookie: None,
             payload: &self.payload,
         }
     }
@@ -157,6 +158,7 @@ fn assert_reencodes(p: &Packet<'_>, bytes: &[u8]) {
     let n = match p {
         Packet::Update(u) => u.encode(&mut out),
         Packet::Ack(a) => a.encode(&mut out),
+        Packet::Cookie(c) => c.encode(&mut out),
     };
     assert_eq!(n, Ok(bytes.len()));
     assert_eq!(out, bytes);
@@ -276,6 +278,16 @@ proptest! {
                     (ty, r) => prop_assert!(false, "type {ty:#04x} -> {new:#04x}: {r:?}"),
                 }
             }
+            _ if new == 0x03 => {
+                // Into a COOKIE: it defines no flag but AUTH and has no body.
+                let body = bytes.len() - HEADER_LEN;
+                match result {
+                    Err(DecodeError::ReservedBits { flags, .. }) => prop_assert!(flags & 0x7f != 0),
+                    Err(DecodeError::BadCookie { len }) => prop_assert_eq!(len, body),
+                    Ok(Packet::Cookie(_)) => prop_assert!(body == 0 && bytes[4] == 0),
+                    r => prop_assert!(false, "type -> COOKIE: {r:?}"),
+                }
+            }
             _ => prop_assert_eq!(result, Err(DecodeError::UnknownType(new))),
         }
     }
@@ -286,7 +298,9 @@ proptest! {
         extra_flags in any::<u8>(),
         reserved in any::<u8>(),
     ) {
-        let extra_flags = extra_flags & !0x01;
+        // Bits no type defines (PROBE/STALE 0x01, COOKIE 0x02 and AUTH 0x80 have their own
+        // tests); without AUTH the reserved byte must be 0.
+        let extra_flags = extra_flags & !0x83;
         prop_assume!(extra_flags != 0 || reserved != 0);
         let mut bad = bytes.clone();
         bad[4] |= extra_flags;

@@ -90,6 +90,7 @@ fn error_name(e: &DecodeError) -> &'static str {
         DecodeError::ReservedBits { .. } => "ReservedBits",
         DecodeError::LengthMismatch { .. } => "LengthMismatch",
         DecodeError::BadFeedback { .. } => "BadFeedback",
+        DecodeError::BadCookie { .. } => "BadCookie",
         DecodeError::WrongType { .. } => "WrongType",
     }
 }
@@ -112,6 +113,7 @@ fn check_update(name: &str, bytes: &[u8], want: &Expected, got: &Update<'_>) {
         gen_ts: u64_field(name, "gen_ts", &want.gen_ts),
         acked_seq: u64_field(name, "acked_seq", acked),
         hold_ns: want.hold_ns,
+        cookie: None,
         payload: &payload,
     };
     assert_eq!(*got, expected, "{name}: decoded fields");

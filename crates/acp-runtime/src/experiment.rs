@@ -88,6 +88,8 @@ pub fn run(exp: Experiment, mut on_tick: impl FnMut(&Tick<'_>)) -> io::Result<Ve
     let monitor_cfg = MonitorConfig {
         clocks_synchronised: true,
         max_sessions: exp.sources.len() + 1024,
+        // Every source is local: one host may hold the whole table.
+        max_prefix_share: 1.0,
         ..MonitorConfig::default()
     };
     let mut server_cfg = ServerConfig::new(any, monitor_cfg);

@@ -137,6 +137,7 @@ fn raw_update(session: u64, seq: u64, payload: &[u8]) -> Vec<u8> {
         gen_ts: 1,
         acked_seq: 0,
         hold_ns: 0,
+        cookie: None,
         payload,
     };
     let mut buf = vec![0u8; u.encoded_len()];

@@ -250,6 +250,9 @@ fn monitor_config() -> MonitorConfig {
         max_sessions: 1 << 20,
         idle_timeout: Duration::from_secs(1 << 30),
         probation: Duration::from_secs(1 << 30),
+        // The simulated network has no attackers: no share limits, no cookie round trips.
+        max_prefix_share: 1.0,
+        cookie_threshold: f64::INFINITY,
         ..MonitorConfig::default()
     }
 }
