@@ -22,9 +22,11 @@ OUT = os.path.join(HERE, "wire_vectors.json")
 PROTOCOL_MD = os.path.join(HERE, "..", "docs", "PROTOCOL.md")
 
 # ---- Layout from docs/PROTOCOL.md, "Common fixed part (44 bytes)" --------------------------------
-#   0..2 magic "AC" | 2 version | 3 type | 4 flags | 5 reserved | 6..8 length (u16)
+#   0..2 magic "AC" | 2 version | 3 type | 4 flags | 5 reserved / key id | 6..8 length (u16)
 #   8..16 session | 16..24 sequence | 24..32 generation ts | 32..40 acked seq / rx ts
-#   40..44 hold (u32) | 44.. payload / feedback TLVs.  All big-endian.
+#   40..44 hold (u32) | 44.. payload / feedback TLVs [| 16-byte tag when AUTH].  All big-endian.
+#   COOKIE: bytes 32..44 are the 12-byte cookie, no body.  UPDATE with flag COOKIE: the body is
+#   the 12-byte cookie, then the payload.
 FIXED = struct.Struct(">2sBBBBHQQQQI")
 assert FIXED.size == 44
 
@@ -32,8 +34,21 @@ MAGIC = b"AC"
 VERSION = 1
 TYPE_UPDATE = 0x01
 TYPE_ACK = 0x02
+TYPE_COOKIE = 0x03
 FLAG_PROBE = 0x01  # UPDATE bit 0
+FLAG_COOKIE = 0x02  # UPDATE bit 1
 FLAG_STALE = 0x01  # ACK bit 0
+FLAG_AUTH = 0x80  # any type, bit 7: byte 5 is the key id, a tag follows the body
+COOKIE_LEN = 12
+TAG_LEN = 16
+# Defined flags per type ("Common fixed part", byte 4); AUTH is defined on every type.
+DEFINED_FLAGS = {TYPE_UPDATE: FLAG_PROBE | FLAG_COOKIE | FLAG_AUTH,
+                 TYPE_ACK: FLAG_STALE | FLAG_AUTH,
+                 TYPE_COOKIE: FLAG_AUTH}
+# Stand-in for a seal's tag in framing-only cases: these vectors never make a tag valid (real
+# seals are in auth_vectors.json, made by gen_auth_vectors.py).
+FAKE_TAG = bytes(range(0xE0, 0xF0))
+assert len(FAKE_TAG) == TAG_LEN
 
 U64_MAX = 2**64 - 1
 U32_MAX = 2**32 - 1
@@ -41,12 +56,28 @@ SEC = 1_000_000_000
 
 
 def raw(*, magic=MAGIC, version=VERSION, ptype, flags=0, reserved=0, length=None, session=0,
-        seq=0, gen_ts=0, word4=0, hold=0, body=b""):
-    """Packs a datagram; every field can be overridden to build malformed cases."""
+        seq=0, gen_ts=0, word4=0, hold=0, body=b"", tag=b""):
+    """Packs a datagram; every field can be overridden to build malformed cases. `length`
+    defaults to the body's size: a `tag` appended after the body is not counted."""
     if length is None:
         length = len(body)
     return FIXED.pack(magic, version, ptype, flags, reserved, length, session, seq, gen_ts, word4,
-                      hold) + body
+                      hold) + body + tag
+
+
+def cookie_words(cookie):
+    """A COOKIE carries its cookie in bytes 32..44: the u64 word at 32..40 and the u32 at 40..44."""
+    assert len(cookie) == COOKIE_LEN
+    word4, hold = struct.unpack(">QI", cookie)
+    return word4, hold
+
+
+def sealed_framing(flags, key_id):
+    """(reserved byte, tag) for a case: with AUTH, byte 5 is the key id and FAKE_TAG follows."""
+    if flags & FLAG_AUTH:
+        return key_id, FAKE_TAG
+    assert key_id is None
+    return 0, b""
 
 
 def tlvs(items):
@@ -61,9 +92,14 @@ def tlvs(items):
 CASES = []
 
 
-def valid_update(name, *, flags=0, session, seq, gen_ts, acked_seq, hold_ns, payload, note=None):
-    data = raw(ptype=TYPE_UPDATE, flags=flags, session=session, seq=seq, gen_ts=gen_ts,
-               word4=acked_seq, hold=hold_ns, body=payload)
+def valid_update(name, *, flags=0, session, seq, gen_ts, acked_seq, hold_ns, payload, cookie=None,
+                 key_id=None, note=None):
+    """A valid UPDATE; `flags` is the flags byte on the wire (FLAG_COOKIE iff `cookie`)."""
+    assert bool(flags & FLAG_COOKIE) == (cookie is not None)
+    reserved, tag = sealed_framing(flags, key_id)
+    data = raw(ptype=TYPE_UPDATE, flags=flags, reserved=reserved, session=session, seq=seq,
+               gen_ts=gen_ts, word4=acked_seq, hold=hold_ns, body=(cookie or b"") + payload,
+               tag=tag)
     case = {"name": name}
     if note:
         case["note"] = note
@@ -78,14 +114,20 @@ def valid_update(name, *, flags=0, session, seq, gen_ts, acked_seq, hold_ns, pay
         "hold_ns": hold_ns,
         "payload_hex": payload.hex(),
     }
+    if cookie is not None:
+        case["packet"]["cookie_hex"] = cookie.hex()
+    if key_id is not None:
+        case["packet"]["key_id"] = key_id
     CASES.append(case)
     return data
 
 
-def valid_ack(name, *, flags=0, session, seq, gen_ts, rx_ts, hold_ns, feedback, note=None):
+def valid_ack(name, *, flags=0, session, seq, gen_ts, rx_ts, hold_ns, feedback, key_id=None,
+              note=None):
     body = tlvs(feedback)
-    data = raw(ptype=TYPE_ACK, flags=flags, session=session, seq=seq, gen_ts=gen_ts, word4=rx_ts,
-               hold=hold_ns, body=body)
+    reserved, tag = sealed_framing(flags, key_id)
+    data = raw(ptype=TYPE_ACK, flags=flags, reserved=reserved, session=session, seq=seq,
+               gen_ts=gen_ts, word4=rx_ts, hold=hold_ns, body=body, tag=tag)
     case = {"name": name}
     if note:
         case["note"] = note
@@ -101,6 +143,31 @@ def valid_ack(name, *, flags=0, session, seq, gen_ts, rx_ts, hold_ns, feedback, 
         "feedback_hex": body.hex(),
         "feedback": [{"kind": k, "value_hex": v.hex()} for k, v in feedback],
     }
+    if key_id is not None:
+        case["packet"]["key_id"] = key_id
+    CASES.append(case)
+    return data
+
+
+def valid_cookie(name, *, flags=0, session, seq, gen_ts, cookie, key_id=None, note=None):
+    reserved, tag = sealed_framing(flags, key_id)
+    word4, hold = cookie_words(cookie)
+    data = raw(ptype=TYPE_COOKIE, flags=flags, reserved=reserved, session=session, seq=seq,
+               gen_ts=gen_ts, word4=word4, hold=hold, tag=tag)
+    case = {"name": name}
+    if note:
+        case["note"] = note
+    case["hex"] = data.hex()
+    case["packet"] = {
+        "type": "cookie",
+        "flags": flags,
+        "session": str(session),
+        "seq": str(seq),
+        "gen_ts": str(gen_ts),
+        "cookie_hex": cookie.hex(),
+    }
+    if key_id is not None:
+        case["packet"]["key_id"] = key_id
     CASES.append(case)
     return data
 
@@ -195,6 +262,45 @@ valid_ack(
     feedback=[(0x00, b""), (0x00, b""), (0x02, b"")],
     note="three TLVs with empty values (kind 0 is not special)")
 
+# ---- Address validation: COOKIE packets and updates that echo a cookie ------------------------
+COOKIE = bytes.fromhex("c00c1e0123456789abcdef42")  # 12 bytes, distinct so misplacement shows
+valid_cookie(
+    "cookie_worked_example", session=SESSION, seq=1, gen_ts=1 * SEC, cookie=COOKIE,
+    note="the COOKIE a monitor under pressure would send instead of worked_example_ack: session, "
+    "sequence and generation timestamp echoed, the cookie in bytes 32..44, no body")
+valid_cookie(
+    "cookie_max_fields", session=U64_MAX, seq=U64_MAX, gen_ts=U64_MAX, cookie=b"\xff" * 12,
+    note="every integer field at its maximum, cookie all 0xff")
+valid_update(
+    "update_cookie_with_payload", flags=FLAG_COOKIE, session=SESSION, seq=2, gen_ts=1 * SEC + 20,
+    acked_seq=0, hold_ns=0, cookie=COOKIE, payload=b"hi",
+    note="flag COOKIE (bit 1): the body is the 12-byte cookie of cookie_worked_example, then the "
+    "payload 'hi'; length 14 counts both")
+valid_update(
+    "update_cookie_no_payload", flags=FLAG_COOKIE, session=SESSION, seq=3, gen_ts=2 * SEC,
+    acked_seq=0, hold_ns=7, cookie=COOKIE, payload=b"",
+    note="flag COOKIE with an empty payload: the body is exactly the 12-byte cookie")
+valid_update(
+    "update_cookie_probe", flags=FLAG_PROBE | FLAG_COOKIE, session=0xDEADBEEFCAFEF00D, seq=2,
+    gen_ts=123_456_790, acked_seq=0, hold_ns=0, cookie=bytes(range(1, 13)),
+    payload=b"probe-payload", note="an initialisation probe echoing a cookie: flags PROBE|COOKIE")
+
+# ---- Sealed framing (flag AUTH): decode-only, the tag is a stand-in, not a valid seal ----------
+valid_ack(
+    "ack_auth_key_id_42", flags=FLAG_AUTH | FLAG_STALE, session=SESSION, seq=41, gen_ts=2 * SEC,
+    rx_ts=7 * SEC + 3, hold_ns=1_000, feedback=[(0x01, b"\x00\x0c")], key_id=42,
+    note="AUTH|STALE, key id 42 in byte 5, one feedback TLV, then a 16-byte tag that length does "
+    "not count (framing only: the tag is not a valid seal; decode, do not re-encode)")
+valid_update(
+    "update_auth_cookie_key_id_0", flags=FLAG_AUTH | FLAG_COOKIE, session=SESSION, seq=2,
+    gen_ts=1 * SEC + 20, acked_seq=0, hold_ns=0, cookie=COOKIE, payload=b"hi", key_id=0,
+    note="AUTH|COOKIE with key id 0 (a zero byte 5 is a valid key id when AUTH is set); the body is "
+    "cookie + payload, the 16-byte tag is neither (framing only: decode, do not re-encode)")
+valid_cookie(
+    "cookie_auth_key_id_255", flags=FLAG_AUTH, session=SESSION, seq=1, gen_ts=1 * SEC,
+    cookie=COOKIE, key_id=255,
+    note="a sealed COOKIE: 60 bytes, length 0, key id 255 (framing only: decode, do not re-encode)")
+
 # ---- Malformed datagrams: expected error = first failing check of the decoding rules ----------
 good_update = ex_update
 good_ack = ex_ack
@@ -217,24 +323,44 @@ malformed("bad_magic_swapped", b"CA" + good_update[2:], "BadMagic", "magic 'CA'"
 malformed("all_zero_header", bytes(44), "BadMagic", "44 zero bytes")
 malformed("version_2", patched(good_update, 2, 2), "UnsupportedVersion", "version byte 2")
 malformed("version_0", patched(good_ack, 2, 0), "UnsupportedVersion", "version byte 0")
-malformed("version_2_before_type", patched(patched(good_update, 2, 2), 3, 0x03),
-          "UnsupportedVersion", "version 2 and type 0x03: the version check comes first")
-malformed("type_0x03", patched(good_update, 3, 0x03), "UnknownType", "type byte 0x03")
+malformed("version_2_before_type", patched(patched(good_update, 2, 2), 3, 0x04),
+          "UnsupportedVersion", "version 2 and type 0x04: the version check comes first")
+malformed("type_0x04", patched(good_update, 3, 0x04), "UnknownType",
+          "type byte 0x04 (0x03 is COOKIE)")
 malformed("type_0x00", patched(good_ack, 3, 0x00), "UnknownType", "type byte 0x00")
+malformed("type_0x83", patched(good_update, 3, 0x83), "UnknownType",
+          "type byte 0x83: the AUTH bit belongs to the flags byte, not the type")
 malformed("unknown_type_before_flags", raw(ptype=0xFF, flags=0xFF, reserved=0xFF, length=9),
           "UnknownType", "type 0xff with all flags, reserved set and a wrong length: type first")
-malformed("update_flag_0x02", raw(ptype=TYPE_UPDATE, flags=0x02, session=1, seq=1),
-          "ReservedBits", "UPDATE with undefined flag bit 1")
+malformed("update_flag_0x02", raw(ptype=TYPE_UPDATE, flags=0x02, session=1, seq=1, body=b"hi"),
+          "BadCookie", "UPDATE with flag COOKIE (bit 1) but a 2-byte body: no room for the "
+          "12-byte cookie")
 malformed("update_flags_0x81", raw(ptype=TYPE_UPDATE, flags=0x81, session=1, seq=1, body=b"x"),
-          "ReservedBits", "UPDATE with PROBE and undefined bit 7")
+          "LengthMismatch", "UPDATE with PROBE|AUTH, length 1 and 1 byte after the header: with "
+          "AUTH a 16-byte tag must follow the body, so length should be 1 - 16")
+malformed("update_flag_0x04", raw(ptype=TYPE_UPDATE, flags=0x04, session=1, seq=1),
+          "ReservedBits", "UPDATE with undefined flag bit 2")
+malformed("update_flag_0x40_with_auth", raw(ptype=TYPE_UPDATE, flags=0xC0, reserved=1,
+                                            session=1, seq=1, tag=FAKE_TAG),
+          "ReservedBits", "UPDATE with AUTH and undefined bit 6, well framed otherwise")
 malformed("ack_flag_0x02", raw(ptype=TYPE_ACK, flags=0x02, session=1, seq=1),
-          "ReservedBits", "ACK with undefined flag bit 1")
+          "ReservedBits", "ACK with bit 1 (COOKIE is an UPDATE flag; undefined on an ACK)")
+malformed("cookie_flag_0x01", raw(ptype=TYPE_COOKIE, flags=0x01, session=1, seq=1),
+          "ReservedBits", "COOKIE with bit 0 (PROBE/STALE are undefined on a COOKIE)")
+malformed("cookie_flag_0x02", raw(ptype=TYPE_COOKIE, flags=0x02, session=1, seq=1),
+          "ReservedBits", "COOKIE with bit 1 (the COOKIE flag is an UPDATE flag)")
 malformed("reserved_byte_nonzero", patched(good_update, 5, 0x01), "ReservedBits",
           "worked-example UPDATE with reserved byte 0x01")
 malformed("reserved_byte_nonzero_ack", patched(good_ack, 5, 0x80), "ReservedBits",
           "worked-example ACK with reserved byte 0x80")
 malformed("reserved_before_length", raw(ptype=TYPE_ACK, flags=FLAG_STALE, reserved=1, length=3),
           "ReservedBits", "reserved byte set and a wrong length: reserved check first")
+malformed("key_id_without_auth", raw(ptype=TYPE_UPDATE, reserved=7, session=1, seq=1, body=b"hi",
+                                     tag=FAKE_TAG),
+          "ReservedBits", "byte 5 = 7 and 16 bytes after the body, but flag AUTH clear: byte 5 is "
+          "then reserved (checked before the length)")
+malformed("cookie_reserved_byte", raw(ptype=TYPE_COOKIE, reserved=1, session=1, seq=1),
+          "ReservedBits", "unsealed COOKIE with reserved byte 0x01")
 malformed("length_too_large", raw(ptype=TYPE_UPDATE, session=1, seq=1, length=3, body=b"hi"),
           "LengthMismatch", "length 3, 2 payload bytes follow")
 malformed("length_too_small", raw(ptype=TYPE_UPDATE, session=1, seq=1, length=1, body=b"hi"),
@@ -243,9 +369,41 @@ malformed("length_0xffff_header_only", raw(ptype=TYPE_ACK, length=0xFFFF), "Leng
           "length 65535 on a bare 44-byte ACK")
 malformed("length_nonzero_header_only", raw(ptype=TYPE_UPDATE, length=0x0100), "LengthMismatch",
           "length 256 (high byte) on a bare 44-byte UPDATE")
+malformed("auth_tag_one_byte_short", raw(ptype=TYPE_UPDATE, flags=FLAG_AUTH, reserved=7, session=1,
+                                         seq=1, body=b"hi", tag=FAKE_TAG[:15]),
+          "LengthMismatch", "AUTH, key id 7, length 2: 44 + 2 + 15 bytes, one short of the tag")
+malformed("auth_header_only", raw(ptype=TYPE_ACK, flags=FLAG_AUTH, reserved=9, session=1, seq=1),
+          "LengthMismatch", "AUTH, key id 9, length 0 on a bare 44-byte ACK: no room for the tag")
+malformed("auth_length_counts_tag", raw(ptype=TYPE_UPDATE, flags=FLAG_AUTH, reserved=1,
+                                        length=2 + TAG_LEN, session=1, seq=1, body=b"hi",
+                                        tag=FAKE_TAG),
+          "LengthMismatch", "AUTH with length 18 = body + tag; length must not count the tag")
+malformed("auth_tag_missing_on_update", raw(ptype=TYPE_UPDATE, flags=FLAG_AUTH, reserved=1,
+                                            session=1, seq=1, body=bytes(TAG_LEN)),
+          "LengthMismatch", "AUTH, length 16 and exactly 16 bytes after the header: the length "
+          "counts them as body, so there is no tag")
+malformed("cookie_length_before_body", raw(ptype=TYPE_COOKIE, length=5, session=1, seq=1,
+                                           body=COOKIE),
+          "LengthMismatch", "COOKIE with a body and a wrong length: length check first")
 malformed("ack_length_mismatch_before_feedback",
           raw(ptype=TYPE_ACK, length=1, body=b"\x01\x09"), "LengthMismatch",
           "ACK whose length is wrong and whose feedback overruns: length check first")
+malformed("cookie_with_body", raw(ptype=TYPE_COOKIE, session=1, seq=1, body=COOKIE),
+          "BadCookie", "COOKIE with a 12-byte body (length 12): a COOKIE has no body")
+malformed("cookie_auth_with_body", raw(ptype=TYPE_COOKIE, flags=FLAG_AUTH, reserved=3, session=1,
+                                       seq=1, body=b"\x00", tag=FAKE_TAG),
+          "BadCookie", "sealed COOKIE (key id 3) with a 1-byte body before its tag")
+malformed("update_cookie_11_bytes", raw(ptype=TYPE_UPDATE, flags=FLAG_COOKIE, session=1, seq=2,
+                                        body=COOKIE[:11]),
+          "BadCookie", "UPDATE with flag COOKIE and an 11-byte body: one byte short of a cookie")
+malformed("update_cookie_empty_body", raw(ptype=TYPE_UPDATE, flags=FLAG_PROBE | FLAG_COOKIE,
+                                          session=1, seq=2),
+          "BadCookie", "probe with flag COOKIE and no body at all")
+malformed("update_auth_cookie_11_bytes", raw(ptype=TYPE_UPDATE, flags=FLAG_AUTH | FLAG_COOKIE,
+                                             reserved=1, session=1, seq=2, body=COOKIE[:11],
+                                             tag=FAKE_TAG),
+          "BadCookie", "AUTH|COOKIE, length 11, then a 16-byte tag: the tag does not count "
+          "towards the cookie")
 malformed("feedback_tlv_overrun", raw(ptype=TYPE_ACK, session=1, seq=1,
                                       body=b"\x01\x05\x00\x0c"),
           "BadFeedback", "TLV kind 1 claims 5 value bytes, only 2 follow")
@@ -257,6 +415,10 @@ malformed("feedback_lone_kind_byte", raw(ptype=TYPE_ACK, session=1, seq=1, body=
 malformed("feedback_trailing_kind_byte", raw(ptype=TYPE_ACK, flags=FLAG_STALE, session=1, seq=1,
                                              body=tlvs([(1, b"\x00\x0c")]) + b"\x7f"),
           "BadFeedback", "a valid TLV followed by a lone kind byte")
+malformed("feedback_overrun_into_tag", raw(ptype=TYPE_ACK, flags=FLAG_AUTH, reserved=4, session=1,
+                                           seq=1, body=b"\x01\x05\x00\x0c", tag=FAKE_TAG),
+          "BadFeedback", "sealed ACK (key id 4) whose TLV claims 5 value bytes, only 2 follow "
+          "before the tag: the tag is not feedback")
 
 
 # ---- Self-check: a minimal decoder written from the PROTOCOL.md decoding-rules table ----------
@@ -268,14 +430,20 @@ def py_decode(data):
         return "BadMagic"
     if version != VERSION:
         return "UnsupportedVersion"
-    if ptype not in (TYPE_UPDATE, TYPE_ACK):
+    if ptype not in DEFINED_FLAGS:
         return "UnknownType"
-    if flags & ~0x01 or reserved:
+    if flags & ~DEFINED_FLAGS[ptype] or (reserved and not flags & FLAG_AUTH):
         return "ReservedBits"
-    if length != len(data) - 44:
+    tag = TAG_LEN if flags & FLAG_AUTH else 0
+    if length != len(data) - 44 - tag:
         return "LengthMismatch"
+    body = data[44:44 + length]
+    if ptype == TYPE_COOKIE and body:
+        return "BadCookie"
+    if ptype == TYPE_UPDATE and flags & FLAG_COOKIE and len(body) < COOKIE_LEN:
+        return "BadCookie"
     if ptype == TYPE_ACK:
-        fb, at = data[44:], 0
+        fb, at = body, 0
         while at < len(fb):
             if at + 1 >= len(fb) or at + 2 + fb[at + 1] > len(fb):
                 return "BadFeedback"
@@ -284,7 +452,7 @@ def py_decode(data):
 
 
 ERRORS = {"Truncated", "BadMagic", "UnsupportedVersion", "UnknownType", "ReservedBits",
-          "LengthMismatch", "BadFeedback"}
+          "LengthMismatch", "BadCookie", "BadFeedback"}
 names = set()
 for c in CASES:
     assert c["name"] not in names, "duplicate case name " + c["name"]
@@ -303,12 +471,20 @@ doc = {
         "hex) and exactly one of 'packet' (the decoded fields; the datagram must decode to them "
         "and re-encode to exactly 'hex') or 'error' (decoding must fail with this error from the "
         "PROTOCOL.md decoding-rules table: Truncated, BadMagic, UnsupportedVersion, UnknownType, "
-        "ReservedBits, LengthMismatch, BadFeedback; the first failing check in table order "
-        "wins). 'packet' fields: 'type' ('update' or 'ack'), 'flags' (number), 'session', "
-        "'seq', 'gen_ts', and 'acked_seq' (update) or 'rx_ts' (ack) -- all u64 values are JSON "
-        "STRINGS of decimal digits, because JSON numbers lose precision above 2^53 -- 'hold_ns' "
-        "(number, u32), 'payload_hex' (update) or 'feedback_hex' (ack, the raw feedback area), "
-        "and for acks 'feedback': the TLVs in order as {'kind': number, 'value_hex': string}."
+        "ReservedBits, LengthMismatch, BadCookie, BadFeedback; the first failing check in table "
+        "order wins). 'packet' fields: 'type' ('update', 'ack' or 'cookie'), 'flags' (number, "
+        "the flags byte as on the wire), 'session', 'seq', 'gen_ts', and 'acked_seq' (update) or "
+        "'rx_ts' (ack) -- all u64 values are JSON STRINGS of decimal digits, because JSON numbers "
+        "lose precision above 2^53 -- 'hold_ns' (number, u32; update and ack), 'payload_hex' "
+        "(update: the application payload, after any cookie) or 'feedback_hex' (ack, the raw "
+        "feedback area), and for acks 'feedback': the TLVs in order as {'kind': number, "
+        "'value_hex': string}. Address validation: a 'cookie' packet has 'cookie_hex' (the 12 "
+        "bytes at 32..44) and no hold, body or other fields; an update whose flags include COOKIE "
+        "(0x02) has 'cookie_hex' (the first 12 bytes of its body). Sealed framing: a packet whose "
+        "flags include AUTH (0x80) has 'key_id' (byte 5), and its datagram ends with 16 bytes "
+        "that 'length' does not count and that are NOT a valid seal (real seals are in "
+        "auth_vectors.json): such a case checks framing only -- it must decode to the fields, "
+        "which exclude those 16 bytes, but is not re-encoded (plain encoders do not seal)."
     ),
     "cases": CASES,
 }
