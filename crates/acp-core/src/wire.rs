@@ -1,6 +1,6 @@
-//! Wire format v1: UPDATE and ACK packets (specified byte for byte in `docs/PROTOCOL.md`).
+//! Wire format v1: UPDATE, ACK and COOKIE packets (specified byte for byte in `docs/PROTOCOL.md`).
 //!
-//! Both packets share a 44-byte fixed part, all integers big-endian:
+//! UPDATE and ACK share a 44-byte fixed part, all integers big-endian:
 //!
 //! ```text
 //!  0      2      3      4      5      6             8
@@ -33,7 +33,7 @@ use thiserror::Error;
 pub const MAGIC: [u8; 2] = *b"AC";
 /// The only wire version this crate speaks.
 pub const VERSION: u8 = 1;
-/// Size of the fixed part shared by UPDATE and ACK.
+/// Size of the fixed part every packet type shares.
 pub const HEADER_LEN: usize = 44;
 /// Largest body (payload or feedback) the 16-bit length field can describe.
 pub const MAX_BODY: usize = u16::MAX as usize;
@@ -76,10 +76,11 @@ pub enum DecodeError {
     /// A version this implementation does not speak.
     #[error("unsupported version {0}")]
     UnsupportedVersion(u8),
-    /// A type byte that is neither UPDATE nor ACK.
+    /// A type byte that is not UPDATE, ACK or COOKIE.
     #[error("unknown packet type {0:#04x}")]
     UnknownType(u8),
-    /// A flag bit or the reserved byte is set that version 1 leaves at zero.
+    /// A flag bit version 1 leaves undefined, or a nonzero reserved byte on an unsealed packet
+    /// (a sealed packet's byte 5 is its key id).
     #[error("reserved bits set (flags {flags:#04x}, reserved {reserved:#04x})")]
     ReservedBits {
         /// The flags byte.
