@@ -6,6 +6,7 @@
 //! - [`clock`]: the process clock that feeds `acp_core::Time`, and precise waiting;
 //! - [`driver`]: runs many sources over one socket with precise pacing;
 //! - [`experiment`]: monitor, relay chain and sources on loopback in one call;
+//! - [`flood`]: the state-exhaustion and malformed floods of `acp bench flood`, measured;
 //! - [`server`]: the batched monitor server;
 //! - [`net`]: address conversion, readiness waits, batched `recvmmsg`/`sendmmsg`, DSCP marking;
 //! - [`relay`]: a userspace UDP path emulator running the `acp-netmodel` network model;
@@ -13,6 +14,7 @@ pub mod bench;
 pub mod clock;
 pub mod driver;
 pub mod experiment;
+pub mod flood;
 pub mod net;
 pub mod relay;
 pub mod server;

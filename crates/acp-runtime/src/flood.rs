@@ -1,0 +1,429 @@
+//! `acp bench flood`: the attacks of `docs/SECURITY.md` against a local monitor, measured.
+//!
+//! Each attack runs against a fresh [`MonitorServer`] on loopback while established sources
+//! keep sending at a fixed rate and new sources try to join:
+//! - **hold**: one host (one IP address, several ports) opens a whole table's worth of sessions
+//!   with two updates each and refreshes each every `refresh`; it reads its replies and echoes
+//!   every cookie, as a real host can;
+//! - **spoof**: one-shot updates with random session ids from 256 network prefixes that never
+//!   read a reply (blind spoofing);
+//! - **malformed**: random bytes.
+//!
+//! Linux routes all of 127.0.0.0/8 to the loopback device, so attackers bind to addresses of
+//! their own (127.66.0.1, 127.100–103.x.1, 127.99.0.1) and legitimate sources use 127.0.0.1:
+//! nothing leaves the host. Reported per attack: the established sources' ACK loss while it
+//! ran, how long each newcomer waited for its first ACK, the attacker's share of the table and
+//! the process's resident memory.
+
+use std::collections::HashSet;
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use acp_core::seal::Keyring;
+use acp_core::source::AckOutcome;
+use acp_core::wire::{Packet, Update, COOKIE_LEN, TAG_LEN};
+use acp_core::{Acp, AppMode, Fixed, MonitorConfig, Source, SourceConfig};
+use acp_netmodel::rng::Rng;
+
+use crate::clock;
+use crate::driver::{random_session_id, Payload, RunLimits, SourceReport, SourceSet, SourceSpec};
+use crate::server::{MonitorServer, ServerConfig};
+
+/// Which attack.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Attack {
+    /// One host holds as many sessions as it can.
+    Hold,
+    /// Blind one-shot sessions from many prefixes.
+    Spoof,
+    /// Random bytes.
+    Malformed,
+}
+
+impl Attack {
+    /// Its name in reports.
+    pub fn name(self) -> &'static str {
+        match self {
+            Attack::Hold => "hold",
+            Attack::Spoof => "spoof",
+            Attack::Malformed => "malformed",
+        }
+    }
+}
+
+/// Parameters of [`run`].
+#[derive(Debug, Clone)]
+pub struct FloodConfig {
+    /// How long each attack runs.
+    pub duration: Duration,
+    /// The monitor's table size (`--max-sessions`).
+    pub max_sessions: usize,
+    /// Sessions the hold attacker tries to keep.
+    pub hold_sessions: u64,
+    /// How often the hold attacker refreshes each session.
+    pub refresh: Duration,
+    /// Datagrams per second of the spoof and malformed floods.
+    pub flood_rate: f64,
+    /// Established sources, and each one's fixed rate (updates/s).
+    pub established: usize,
+    /// Rate of each established source.
+    pub established_rate: f64,
+    /// New sources that try to join during each attack, one after another.
+    pub newcomers: usize,
+    /// Pre-shared keys: the monitor and the legitimate sources seal; attackers cannot.
+    pub keys: Option<Keyring>,
+}
+
+impl Default for FloodConfig {
+    fn default() -> Self {
+        FloodConfig {
+            duration: Duration::from_secs(15),
+            max_sessions: 10_000,
+            hold_sessions: 10_000,
+            refresh: Duration::from_secs(10),
+            flood_rate: 20_000.0,
+            established: 20,
+            established_rate: 200.0,
+            newcomers: 5,
+            keys: None,
+        }
+    }
+}
+
+/// What one attack did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FloodResult {
+    /// Which attack.
+    pub attack: Attack,
+    /// Datagrams the attacker sent.
+    pub attack_sent: u64,
+    /// Updates the established sources sent while it ran.
+    pub established_sent: u64,
+    /// ACKs they received for them.
+    pub established_acked: u64,
+    /// Time each newcomer waited for its first ACK (`None`: not within 5 s).
+    pub admissions: Vec<Option<Duration>>,
+    /// Sessions the monitor held at the end.
+    pub sessions_held: u64,
+    /// Of which the attacker's (hold attack: sessions that got an ACK).
+    pub attacker_sessions: u64,
+    /// The monitor's counters at the end.
+    pub stats: acp_core::monitor::MonitorStats,
+    /// Resident memory of the process before the monitor started and at the end (bytes).
+    pub rss_before: u64,
+    /// See `rss_before`.
+    pub rss_after: u64,
+}
+
+impl FloodResult {
+    /// Fraction of the established sources' updates that got no ACK.
+    pub fn established_loss(&self) -> f64 {
+        if self.established_sent == 0 {
+            return f64::NAN;
+        }
+        1.0 - self.established_acked as f64 / self.established_sent as f64
+    }
+
+    /// The longest admission, if every newcomer was admitted.
+    pub fn worst_admission(&self) -> Option<Duration> {
+        self.admissions
+            .iter()
+            .copied()
+            .collect::<Option<Vec<_>>>()?
+            .into_iter()
+            .max()
+    }
+}
+
+/// Resident memory of this process (bytes), from `/proc/self/status`.
+pub fn rss() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            let line = s.lines().find(|l| l.starts_with("VmRSS:"))?;
+            let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+            Some(kib * 1024)
+        })
+        .unwrap_or(0)
+}
+
+/// Runs `attack` against a fresh monitor.
+pub fn run(attack: Attack, cfg: &FloodConfig) -> io::Result<FloodResult> {
+    let rss_before = rss();
+    let monitor_cfg = MonitorConfig {
+        max_sessions: cfg.max_sessions,
+        keys: cfg.keys.clone(),
+        ..MonitorConfig::default()
+    };
+    let listen: SocketAddr = "127.0.0.1:0".parse().map_err(io::Error::other)?;
+    let server = MonitorServer::start(ServerConfig::new(listen, monitor_cfg), None)?;
+    let target = server.local_addr();
+    let source_cfg = SourceConfig {
+        psk: cfg.keys.as_ref().map(|k| k.first().clone()),
+        ..SourceConfig::default()
+    };
+
+    let stop_sources = Arc::new(AtomicBool::new(false));
+    let latest: Arc<Mutex<Vec<SourceReport>>> = Arc::default();
+    let established = {
+        let mut set = SourceSet::new(target)?;
+        for i in 0..cfg.established {
+            set.add(SourceSpec {
+                name: format!("established-{i}"),
+                controller: Box::new(Fixed::new(cfg.established_rate)),
+                config: SourceConfig {
+                    min_rate: cfg.established_rate,
+                    max_rate: cfg.established_rate,
+                    ..source_cfg.clone()
+                },
+                payload: Payload::Synthetic(32),
+            });
+        }
+        let limits = RunLimits {
+            stop: Some(stop_sources.clone()),
+            ..RunLimits::default()
+        };
+        let latest = latest.clone();
+        std::thread::spawn(move || {
+            set.run(&limits, Duration::from_millis(50), |r| {
+                *latest.lock().unwrap_or_else(|e| e.into_inner()) = r.to_vec()
+            })
+        })
+    };
+    // Let them finish probing.
+    std::thread::sleep(Duration::from_secs(2));
+    let (sent0, acked0) = totals(&latest.lock().unwrap_or_else(|e| e.into_inner()));
+
+    let stop_attack = Arc::new(AtomicBool::new(false));
+    let attacker = {
+        let stop = stop_attack.clone();
+        let cfg = cfg.clone();
+        std::thread::spawn(move || -> io::Result<(u64, u64)> {
+            match attack {
+                Attack::Hold => hold(target, &cfg, &stop),
+                Attack::Spoof => spoof(target, cfg.flood_rate, &stop).map(|n| (n, 0)),
+                Attack::Malformed => malformed(target, cfg.flood_rate, &stop).map(|n| (n, 0)),
+            }
+        })
+    };
+    let started = Instant::now();
+    // Newcomers join once the attack is under way, one after another.
+    std::thread::sleep(Duration::from_secs(1).min(cfg.duration / 4));
+    let mut admissions = Vec::with_capacity(cfg.newcomers);
+    for _ in 0..cfg.newcomers {
+        admissions.push(admit(target, &source_cfg, Duration::from_secs(5))?);
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    if let Some(rest) = cfg.duration.checked_sub(started.elapsed()) {
+        std::thread::sleep(rest);
+    }
+    // The sources stop first, within the attack. Their updates still in flight then (a loopback
+    // round trip's worth, under one) count as lost.
+    stop_sources.store(true, Ordering::Relaxed);
+    let (sent1, acked1) = totals(
+        &established
+            .join()
+            .map_err(|_| io::Error::other("source thread panicked"))??,
+    );
+    stop_attack.store(true, Ordering::Relaxed);
+    let (attack_sent, attacker_sessions) = attacker
+        .join()
+        .map_err(|_| io::Error::other("attacker thread panicked"))??;
+    let rss_after = rss();
+    let snap = server.stop()?;
+    Ok(FloodResult {
+        attack,
+        attack_sent,
+        established_sent: sent1 - sent0,
+        established_acked: acked1 - acked0,
+        admissions,
+        sessions_held: snap.stats.sessions_created - snap.stats.sessions_expired,
+        attacker_sessions,
+        stats: snap.stats,
+        rss_before,
+        rss_after,
+    })
+}
+
+/// Updates sent and ACKs received (in sequence or not) by `reports`.
+fn totals(reports: &[SourceReport]) -> (u64, u64) {
+    reports.iter().fold((0, 0), |(s, a), r| {
+        (
+            s + r.stats.sent,
+            a + r.stats.acks_in_sequence + r.stats.acks_out_of_sequence,
+        )
+    })
+}
+
+/// A new source from 127.0.0.1: how long until its first in-sequence ACK (`None` after `limit`).
+fn admit(target: SocketAddr, cfg: &SourceConfig, limit: Duration) -> io::Result<Option<Duration>> {
+    let socket = UdpSocket::bind("127.0.0.1:0")?;
+    socket.connect(target)?;
+    socket.set_read_timeout(Some(Duration::from_millis(1)))?;
+    let start = clock::now();
+    let mut src = Source::new(
+        cfg.clone(),
+        Box::new(Acp::plus()),
+        AppMode::GenerateAtWill(Box::new(|_, out: &mut Vec<u8>| {
+            out.extend_from_slice(b"new")
+        })),
+        random_session_id(),
+        start,
+    );
+    let (mut out, mut buf) = (Vec::new(), vec![0u8; 2048]);
+    let began = Instant::now();
+    while began.elapsed() < limit {
+        if src.poll_transmit(clock::now(), &mut out).is_some() {
+            socket.send(&out)?;
+        }
+        if let Ok(n) = socket.recv(&mut buf) {
+            if src.handle_datagram(clock::now(), &buf[..n]) == AckOutcome::InSequence {
+                return Ok(Some(began.elapsed()));
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Sends `rate` datagrams per second, in 1 ms slices, until `stop`; `send` sends one.
+fn paced(
+    rate: f64,
+    stop: &AtomicBool,
+    mut send: impl FnMut() -> io::Result<()>,
+) -> io::Result<u64> {
+    let (start, mut sent) = (Instant::now(), 0u64);
+    while !stop.load(Ordering::Relaxed) {
+        let due = (start.elapsed().as_secs_f64() * rate) as u64;
+        while sent < due {
+            // A full socket buffer drops the datagram, as the network would.
+            match send() {
+                Ok(()) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+            sent += 1;
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok(sent)
+}
+
+/// One attacker socket bound to `ip`.
+fn attacker_socket(ip: [u8; 4]) -> io::Result<UdpSocket> {
+    let s = UdpSocket::bind(SocketAddr::from((ip, 0)))?;
+    s.set_nonblocking(true)?;
+    Ok(s)
+}
+
+/// An unsealed update of `session`, sequence `seq`, echoing `cookie`.
+fn update(session: u64, seq: u64, cookie: Option<[u8; COOKIE_LEN]>, out: &mut [u8]) -> usize {
+    Update {
+        flags: 0,
+        session,
+        seq,
+        gen_ts: clock::now().as_nanos(),
+        acked_seq: seq - 1,
+        hold_ns: 0,
+        cookie,
+        payload: b"hold",
+    }
+    .encode(out)
+    .expect("a 4-byte payload fits")
+}
+
+/// The hold attack; returns (datagrams sent, sessions that got an ACK).
+fn hold(target: SocketAddr, cfg: &FloodConfig, stop: &AtomicBool) -> io::Result<(u64, u64)> {
+    let sockets: Vec<UdpSocket> = (0..8)
+        .map(|_| attacker_socket([127, 66, 0, 1]))
+        .collect::<io::Result<_>>()?;
+    let n = cfg.hold_sessions.max(1);
+    // Per session: next sequence and the cookie to echo.
+    let mut state: Vec<(u64, Option<[u8; COOKIE_LEN]>)> = vec![(1, None); n as usize];
+    let mut acked: HashSet<u64> = HashSet::new();
+    let mut buf = [0u8; 128];
+    let mut rx = [0u8; 2048];
+    // Two updates per session as fast as the flood rate allows, then one per session every
+    // `refresh`.
+    let mut i = 0u64;
+    let first_round = 2 * n;
+    let refresh_rate = n as f64 / cfg.refresh.as_secs_f64();
+    let (start, mut sent) = (Instant::now(), 0u64);
+    while !stop.load(Ordering::Relaxed) {
+        let elapsed = start.elapsed().as_secs_f64();
+        let burst_done = (elapsed * cfg.flood_rate) as u64;
+        let due = if burst_done < first_round {
+            burst_done
+        } else {
+            first_round + ((elapsed - first_round as f64 / cfg.flood_rate) * refresh_rate) as u64
+        };
+        while sent < due {
+            let s = (i % n) as usize;
+            i += 1;
+            let (seq, cookie) = state[s];
+            let len = update(s as u64 + 1, seq, cookie, &mut buf);
+            state[s].0 += 1;
+            match sockets[s % sockets.len()].send_to(&buf[..len], target) {
+                Ok(_) => {}
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => {}
+                Err(e) => return Err(e),
+            }
+            sent += 1;
+        }
+        // Read replies: ACKs count as held sessions; COOKIEs are echoed at once.
+        for socket in &sockets {
+            while let Ok(len) = socket.recv(&mut rx) {
+                match Packet::decode(&rx[..len]) {
+                    Ok(Packet::Ack(a)) => {
+                        acked.insert(a.session);
+                    }
+                    Ok(Packet::Cookie(c)) if c.session >= 1 && c.session <= n => {
+                        let s = (c.session - 1) as usize;
+                        state[s].1 = Some(c.cookie);
+                        let len = update(c.session, state[s].0, Some(c.cookie), &mut buf);
+                        state[s].0 += 1;
+                        let _ = socket.send_to(&buf[..len], target);
+                        sent += 1;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    Ok((sent, acked.len() as u64))
+}
+
+/// Blind one-shot sessions from 256 prefixes; returns datagrams sent.
+fn spoof(target: SocketAddr, rate: f64, stop: &AtomicBool) -> io::Result<u64> {
+    let sockets: Vec<UdpSocket> = (0..256u32)
+        .map(|k| attacker_socket([127, 100 + (k / 64) as u8, (k % 64) as u8, 1]))
+        .collect::<io::Result<_>>()?;
+    let mut rng = Rng::new(0x5300F);
+    let mut buf = [0u8; 128];
+    let mut k = 0usize;
+    paced(rate, stop, || {
+        let len = update(rng.next_u64(), 1, None, &mut buf);
+        k = (k + 1) % sockets.len();
+        sockets[k].send_to(&buf[..len], target).map(|_| ())
+    })
+}
+
+/// Random bytes, 0–120 of them, some starting like an ACP header; returns datagrams sent.
+fn malformed(target: SocketAddr, rate: f64, stop: &AtomicBool) -> io::Result<u64> {
+    let socket = attacker_socket([127, 99, 0, 1])?;
+    let mut rng = Rng::new(0xBAD);
+    let mut buf = [0u8; 120 + TAG_LEN];
+    paced(rate, stop, || {
+        let len = rng.up_to(120) as usize;
+        for b in &mut buf[..len] {
+            *b = rng.next_u64() as u8;
+        }
+        if len >= 4 && rng.chance(0.5) {
+            buf[..4].copy_from_slice(&[b'A', b'C', 1, 1]);
+        }
+        socket.send_to(&buf[..len], target).map(|_| ())
+    })
+}
