@@ -273,6 +273,11 @@ struct RelayArgs {
     /// Seed of every random draw (loss, service, jitter, cross traffic).
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// Largest share of the client table (4096 mappings) that the clients of one network (IPv4
+    /// /24, IPv6 /48) may hold, in (0, 1]; 1 leaves only the table's bound. Datagrams of refused
+    /// new clients are counted in the reports.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.25, value_parser = relay::parse_client_share)]
+    max_client_share: f64,
     /// Machine-readable output. If stdout is closed, the relay shuts down as on SIGTERM and
     /// writes its summary to stderr.
     #[arg(long)]

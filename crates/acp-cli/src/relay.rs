@@ -1,12 +1,15 @@
 //! `acp relay`: a userspace path emulator in front of a monitor, running the `acp-netmodel`
-//! network model (the simulator's) on real datagrams.
+//! network model (the simulator's) on real datagrams. Its reports show the client mappings held
+//! and the datagrams of new clients refused a mapping, by reason (`--max-client-share` caps what
+//! one network may hold).
 
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use acp_netmodel::{Discipline, LossModel, QueueLimit, Service};
 use acp_runtime::relay::{
-    DirectionStats, PathConfig, Relay, RelayConfig, CROSS_PACKET_BYTES, TO_CLIENT, TO_TARGET,
+    ClientLimits, DirectionStats, PathConfig, Refusals, Relay, RelayConfig, CROSS_PACKET_BYTES,
+    TO_CLIENT, TO_TARGET,
 };
 use serde_json::{json, Value};
 
@@ -32,6 +35,42 @@ fn direction_json(d: &DirectionStats) -> Value {
         "cross_packets": d.cross_packets,
         "cross_dropped": d.cross_dropped,
     })
+}
+
+fn refusals_json(r: &Refusals) -> Value {
+    json!({
+        "table_full": r.table_full,
+        "prefix_share": r.prefix_share,
+        "no_socket": r.no_socket,
+    })
+}
+
+fn refusals_text(r: &Refusals) -> String {
+    format!(
+        "refused: table full {} prefix share {} no socket {}",
+        r.table_full, r.prefix_share, r.no_socket
+    )
+}
+
+/// `--max-client-share`: a fraction in (0, 1].
+pub(crate) fn parse_client_share(s: &str) -> Result<f64, String> {
+    s.parse()
+        .ok()
+        .filter(|share| *share > 0.0 && *share <= 1.0)
+        .ok_or_else(|| "must be a fraction in (0, 1], e.g. 0.25".to_string())
+}
+
+/// The client table's bounds on one line.
+fn clients_text(c: &ClientLimits) -> String {
+    format!(
+        "clients: at most {}, {} per network (IPv4 /24, IPv6 /48; share {}); \
+         probation {:?}, idle timeout {:?}",
+        c.max_clients,
+        c.per_network(),
+        short(c.max_share),
+        c.probation,
+        c.idle_timeout
+    )
 }
 
 fn direction_text(name: &str, d: &DirectionStats) -> String {
@@ -187,14 +226,16 @@ fn stats_text(kind: &str, relay: &Relay, json_out: bool) -> String {
         let line = json!({
             "type": kind,
             "clients": st.clients,
+            "refused": refusals_json(&st.refused),
             "to_target": direction_json(&st.to_target),
             "to_client": direction_json(&st.to_client),
         });
         format!("{line}\n")
     } else {
         format!(
-            "{kind}: {} clients\n{}\n{}\n",
+            "{kind}: {} clients; {}\n{}\n{}\n",
             st.clients,
+            refusals_text(&st.refused),
             direction_text("→ target", &st.to_target),
             direction_text("← target", &st.to_client)
         )
@@ -213,7 +254,12 @@ pub fn run(a: RelayArgs) -> anyhow::Result<()> {
         to_target,
         to_client,
         seed: a.seed,
+        clients: ClientLimits {
+            max_share: a.max_client_share,
+            ..ClientLimits::default()
+        },
     };
+    let clients = clients_text(&cfg.clients);
     let relay = Relay::start(cfg).map_err(|e| crate::listen_error(a.listen, e))?;
     eprintln!(
         "acp relay {} → {}, seed {}",
@@ -227,6 +273,7 @@ pub fn run(a: RelayArgs) -> anyhow::Result<()> {
         eprintln!("  {TO_TARGET}: {forward}");
         eprintln!("  {TO_CLIENT}: {back}");
     }
+    eprintln!("  {clients}");
     if let Some(s) = &a.schedule {
         let repeat = s
             .value
@@ -274,6 +321,56 @@ mod tests {
         assert_eq!(rate_text(1.5e9), "1.5 Gbit/s (1500000000 bit/s)");
         assert_eq!(rate_text(512e3), "512 kbit/s (512000 bit/s)");
         assert_eq!(rate_text(800.0), "800 bit/s");
+    }
+
+    #[test]
+    fn client_shares_outside_zero_to_one_are_refused_in_one_line() {
+        assert_eq!(parse_client_share("0.25"), Ok(0.25));
+        assert_eq!(parse_client_share("1"), Ok(1.0));
+        for bad in ["0", "-0.1", "1.5", "nan", "inf", "a quarter", ""] {
+            assert_eq!(
+                parse_client_share(bad),
+                Err("must be a fraction in (0, 1], e.g. 0.25".to_string()),
+                "{bad}"
+            );
+        }
+        let args = |share: &'static str| {
+            "acp relay --listen 127.0.0.1:0 --to 127.0.0.1:9 --rate 1mbit --delay 1ms --queue 5"
+                .split(' ')
+                .chain(["--max-client-share", share])
+        };
+        let err = <crate::Cli as clap::Parser>::try_parse_from(args("0")).unwrap_err();
+        assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation);
+        let line = err.render().to_string();
+        assert!(
+            line.lines().next().unwrap().contains(
+                "invalid value '0' for '--max-client-share <FRACTION>': must be a fraction in (0, 1]"
+            ),
+            "{line}"
+        );
+        assert!(<crate::Cli as clap::Parser>::try_parse_from(args("0.5")).is_ok());
+    }
+
+    #[test]
+    fn reports_show_the_client_table_and_its_refusals() {
+        let r = Refusals {
+            table_full: 3,
+            prefix_share: 7,
+            no_socket: 0,
+        };
+        assert_eq!(
+            refusals_text(&r),
+            "refused: table full 3 prefix share 7 no socket 0"
+        );
+        assert_eq!(
+            refusals_json(&r),
+            json!({"table_full": 3, "prefix_share": 7, "no_socket": 0})
+        );
+        assert_eq!(
+            clients_text(&ClientLimits::default()),
+            "clients: at most 4096, 1024 per network (IPv4 /24, IPv6 /48; share 0.25); \
+             probation 2s, idle timeout 60s"
+        );
     }
 
     #[test]

@@ -14,7 +14,8 @@
 //! ```
 //!
 //! Modules: [`path`] is one direction's model (pure, driven with synthetic times in its tests),
-//! `nat` the client table, `worker` the thread that moves datagrams between sockets and paths.
+//! `nat` the client table and `limits` its bounds ([`ClientLimits`]), `worker` the thread that
+//! moves datagrams between sockets and paths.
 //!
 //! # Model
 //!
@@ -37,8 +38,28 @@
 //! For every distinct client address the relay opens an upstream UDP socket (an ephemeral port on
 //! the target's address family, loopback if the target is loopback, otherwise unspecified),
 //! connected to the target. The client's datagrams go out from that socket; what the target sends
-//! back to it goes to that client from the listen socket. The mapping table is bounded
-//! ([`MAX_CLIENTS`]) and entries expire after [`CLIENT_IDLE_TIMEOUT`] without traffic.
+//! back to it goes to that client from the listen socket. The table is bounded by
+//! [`ClientLimits`] (defaults in brackets), so that no host can shut other clients out or use up
+//! the relay's file descriptors:
+//!
+//! - it holds at most `max_clients` mappings ([`MAX_CLIENTS`]);
+//! - the clients of one network, IPv4 /24 or IPv6 /48, hold at most `max_share` of it
+//!   ([`MAX_CLIENT_SHARE`], 1,024 of 4,096), so one host with many ports, or its neighbours,
+//!   cannot fill it;
+//! - a mapping that has carried a single datagram from its client and nothing back from the
+//!   target is on probation: it expires `probation` ([`CLIENT_PROBATION`]) after that datagram
+//!   left the relay, so one datagram from a spoofed address holds a slot and a socket only
+//!   briefly. Any further datagram from the client, or any from the target, ends the probation;
+//! - other mappings expire after `idle_timeout` ([`CLIENT_IDLE_TIMEOUT`]) without traffic in
+//!   either direction.
+//!
+//! Expired mappings are looked for every second (every half probation if that is shorter), and
+//! when a newcomer is refused (at most every 50 ms, so a flood of newcomers does not make every
+//! datagram scan the table). A mapping that keeps carrying traffic is never displaced. A datagram
+//! from a new client that cannot get a mapping is dropped and counted in
+//! [`DirectionStats::dropped_unmapped`] and, by reason, in [`RelayStats::refused`]: the table is
+//! full, the client's network holds its share (reported even if the table is full too), or no
+//! socket could be opened.
 //!
 //! # Timing
 //!
@@ -55,6 +76,7 @@
 //! Nothing received can make the relay panic; send and receive errors (such as `ECONNREFUSED` after
 //! an ICMP port unreachable) are counted in [`RelayStats`] and otherwise ignored.
 
+mod limits;
 mod nat;
 pub mod path;
 mod worker;
@@ -73,6 +95,7 @@ use acp_netmodel::{LinkConfig, QueueLimit, Streams};
 use crate::clock;
 use crate::net::{self, set_int_option};
 
+pub use limits::ClientLimits;
 pub use path::{PathCounters, PathModel};
 
 /// Header bytes added to every UDP payload to get its size on the link (IPv4 20 + UDP 8), for
@@ -82,12 +105,22 @@ pub const HEADER_BYTES: usize = 28;
 /// Size on the wire of a cross-traffic packet (headers included).
 pub const CROSS_PACKET_BYTES: u32 = 1000;
 
-/// Most client mappings held at once; datagrams from further new clients are dropped (counted in
-/// [`DirectionStats::dropped_unmapped`]) until a mapping expires.
+/// Default of [`ClientLimits::max_clients`]: most client mappings held at once; datagrams from
+/// further new clients are dropped (counted in [`DirectionStats::dropped_unmapped`] and
+/// [`Refusals::table_full`]) until a mapping expires.
 pub const MAX_CLIENTS: usize = 4096;
 
-/// A client mapping without traffic in either direction for this long is removed.
+/// Default of [`ClientLimits::max_share`]: the clients of one network (IPv4 /24, IPv6 /48) hold
+/// at most this share of the table.
+pub const MAX_CLIENT_SHARE: f64 = 0.25;
+
+/// Default of [`ClientLimits::idle_timeout`]: a client mapping without traffic in either
+/// direction for this long is removed.
 pub const CLIENT_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Default of [`ClientLimits::probation`]: a mapping that has carried a single datagram from its
+/// client and nothing back is removed this long after the datagram left the relay.
+pub const CLIENT_PROBATION: Duration = Duration::from_secs(2);
 
 /// How long before a send deadline the relay stops polling its sockets and finishes the wait
 /// with [`clock::wait_until`]. It covers the wake-up latency of `ppoll`.
@@ -169,6 +202,8 @@ pub struct RelayConfig {
     pub to_client: PathConfig,
     /// Seed of all randomness: equal seeds give equal draws.
     pub seed: u64,
+    /// Bounds of the client table.
+    pub clients: ClientLimits,
 }
 
 impl RelayConfig {
@@ -180,6 +215,7 @@ impl RelayConfig {
             to_target: path.clone(),
             to_client: path,
             seed,
+            clients: ClientLimits::default(),
         }
     }
 }
@@ -199,8 +235,8 @@ pub struct DirectionStats {
     /// Dropped because the blackhole (switch or configured window) was on when they arrived or
     /// were due to leave.
     pub dropped_blackhole: u64,
-    /// Dropped for want of a client mapping (table full, socket could not be opened, or the
-    /// mapping expired while the datagram was in flight).
+    /// Dropped for want of a client mapping: refused one (see [`RelayStats::refused`]), or the
+    /// mapping expired while the datagram was in flight.
     pub dropped_unmapped: u64,
     /// Sends that failed (the datagram is lost).
     pub send_errors: u64,
@@ -226,6 +262,29 @@ pub struct RelayStats {
     /// Failed receives and polls (for example `ECONNREFUSED` reported after an ICMP port
     /// unreachable); counted and ignored.
     pub recv_errors: u64,
+    /// Datagrams from new clients that got no mapping, by reason.
+    pub refused: Refusals,
+}
+
+/// Datagrams from clients without a mapping that could not get one, by reason (each also counted
+/// in the client→target [`DirectionStats::dropped_unmapped`]). A refused client that keeps
+/// sending is counted once per datagram.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Refusals {
+    /// The table held [`ClientLimits::max_clients`] mappings, none of them expired.
+    pub table_full: u64,
+    /// The client's network (IPv4 /24, IPv6 /48) held its share of the table (counted here even
+    /// if the table was full too).
+    pub prefix_share: u64,
+    /// No upstream socket could be opened (for example for want of file descriptors).
+    pub no_socket: u64,
+}
+
+impl Refusals {
+    /// All refusals.
+    pub fn total(&self) -> u64 {
+        self.table_full + self.prefix_share + self.no_socket
+    }
 }
 
 /// Live counters of one direction, shared with the handle.
@@ -285,6 +344,9 @@ struct Shared {
     to_client: Counters,
     clients: AtomicUsize,
     recv_errors: AtomicU64,
+    refused_full: AtomicU64,
+    refused_share: AtomicU64,
+    refused_socket: AtomicU64,
 }
 
 /// A running relay. Dropping it (or calling [`Relay::stop`]) stops its thread and closes its
@@ -316,14 +378,17 @@ pub struct Relay {
 impl Relay {
     /// Binds the listen socket, starts the relay thread and returns once bound; the paths'
     /// schedules and blackhole windows count from now. Fails with `InvalidInput` if a path's
-    /// configuration is out of range (the message names the direction), or with the error of
-    /// binding.
+    /// configuration is out of range (the message names the direction) or the client limits are
+    /// ([`ClientLimits::validate`]), or with the error of binding.
     pub fn start(cfg: RelayConfig) -> io::Result<Relay> {
         for (name, path) in [(TO_TARGET, &cfg.to_target), (TO_CLIENT, &cfg.to_client)] {
             path.validate().map_err(|msg| {
                 io::Error::new(io::ErrorKind::InvalidInput, format!("{name}: {msg}"))
             })?;
         }
+        cfg.clients
+            .validate()
+            .map_err(|msg| io::Error::new(io::ErrorKind::InvalidInput, msg))?;
         let listen = UdpSocket::bind(cfg.listen)?;
         prepare_socket(&listen)?;
         let local_addr = listen.local_addr()?;
@@ -341,7 +406,7 @@ impl Relay {
             Arc::clone(&shared),
             listen,
             wake_rx,
-            nat::Nat::new(cfg.target),
+            nat::Nat::new(cfg.target, cfg.clients),
             [to_target, to_client],
             now,
         );
@@ -382,6 +447,11 @@ impl Relay {
             to_client: self.shared.to_client.snapshot(),
             clients: self.shared.clients.load(Ordering::Relaxed),
             recv_errors: self.shared.recv_errors.load(Ordering::Relaxed),
+            refused: Refusals {
+                table_full: self.shared.refused_full.load(Ordering::Relaxed),
+                prefix_share: self.shared.refused_share.load(Ordering::Relaxed),
+                no_socket: self.shared.refused_socket.load(Ordering::Relaxed),
+            },
         }
     }
 

@@ -15,15 +15,13 @@ use acp_netmodel::Time;
 use crate::clock;
 use crate::net::{poll_fds, recv_with_dscp, Marked, MarkingSocket};
 
+use super::limits::Refusal;
 use super::nat::Nat;
 use super::path::earliest;
 use super::{bump, Counters, PathModel, Shared, HEADER_BYTES, SPIN_WINDOW};
 
 /// Longest block in `ppoll` when nothing is pending.
 const IDLE_POLL: Duration = Duration::from_millis(50);
-
-/// How often idle mappings are looked for.
-const EXPIRY_SCAN: Duration = Duration::from_secs(1);
 
 /// Receive buffer size: the largest UDP datagram.
 const MAX_DATAGRAM: usize = 65_536;
@@ -97,7 +95,7 @@ impl Worker {
         while !self.shared.stop.load(Ordering::Acquire) {
             let now = Instant::now();
             self.send_due(clock::to_time(now));
-            if now.saturating_duration_since(self.last_expiry) >= EXPIRY_SCAN {
+            if now.saturating_duration_since(self.last_expiry) >= self.nat.scan_every() {
                 self.last_expiry = now;
                 self.nat.expire(now);
                 self.publish_clients();
@@ -130,9 +128,12 @@ impl Worker {
             while let Some(d) = self.paths[dir].poll_departure(now) {
                 let (packet, dscp) = (d.parcel.item, d.parcel.dscp);
                 let sent = if dir == TO_TARGET {
-                    self.nat
+                    let sent = self
+                        .nat
                         .upstream(packet.client)
-                        .map(|up| up.send(&packet.data, dscp))
+                        .map(|up| up.send(&packet.data, dscp));
+                    self.nat.settled(packet.client, clock::to_instant(now));
+                    sent
                 } else {
                     Some(self.listen.send_to(&packet.data, packet.client, dscp))
                 };
@@ -286,15 +287,18 @@ impl Worker {
         }
     }
 
-    /// Offers the datagram in the receive buffer to path `dir`, stamped `now`.
-    fn offer(&mut self, dir: usize, d: Marked, client: SocketAddr, now: Instant) {
+    /// Offers the datagram in the receive buffer to path `dir`, stamped `now`; false if the path
+    /// dropped it at once.
+    fn offer(&mut self, dir: usize, d: Marked, client: SocketAddr, now: Instant) -> bool {
         let packet = Packet {
             data: self.buf[..d.len].to_vec(),
             client,
         };
         let bytes = u32::try_from(d.len + HEADER_BYTES).unwrap_or(u32::MAX);
         // Drops are counted by the path and published with its other counts.
-        let _ = self.paths[dir].arrive(clock::to_time(now), packet, bytes, d.dscp);
+        self.paths[dir]
+            .arrive(clock::to_time(now), packet, bytes, d.dscp)
+            .is_ok()
     }
 
     fn count_received(&self, dir: usize, d: &Marked) {
@@ -310,18 +314,30 @@ impl Worker {
         if !self.paths[TO_TARGET].is_down(clock::to_time(now)) {
             let mapped = self.nat.map(from, now);
             self.publish_clients();
-            if !mapped {
-                bump(&self.shared.to_target.dropped_unmapped, 1);
+            if let Err(refusal) = mapped {
+                let s = &self.shared;
+                bump(&s.to_target.dropped_unmapped, 1);
+                bump(
+                    match refusal {
+                        Refusal::TableFull => &s.refused_full,
+                        Refusal::PrefixShare => &s.refused_share,
+                        Refusal::NoSocket => &s.refused_socket,
+                    },
+                    1,
+                );
                 return;
             }
         }
-        self.offer(TO_TARGET, d, from, now);
+        if !self.offer(TO_TARGET, d, from, now) {
+            // Dropped on arrival (loss, full queue): a one-shot client's probation starts now.
+            self.nat.settled(from, now);
+        }
     }
 
     fn on_target_datagram(&mut self, d: Marked, client: SocketAddr) {
         let now = Instant::now();
         self.count_received(TO_CLIENT, &d);
-        self.nat.touch(client, now);
+        self.nat.answered(client, now);
         self.offer(TO_CLIENT, d, client, now);
     }
 }
