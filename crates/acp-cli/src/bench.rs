@@ -14,6 +14,7 @@ use crate::BenchCommand;
 pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
     match cmd {
         BenchCommand::Sim { json } => sim(json)?,
+        BenchCommand::Flood(a) => crate::flood::run(a)?,
         BenchCommand::Pacing { duration, json } => {
             for rate in [1_000.0, 10_000.0] {
                 let r = bench::pacing(rate, duration)?;

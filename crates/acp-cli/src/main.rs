@@ -9,6 +9,8 @@
 mod bench;
 mod charts;
 mod demo;
+mod flood;
+mod keys;
 mod monitor;
 mod output;
 mod pathargs;
@@ -60,6 +62,15 @@ enum Command {
     Sweep(SweepArgs),
     /// Reproduce a result of the ACP+ paper: a table on stdout, plots and CSV on disk.
     Reproduce(ReproduceArgs),
+    /// Print a new pre-shared key as a key-file line (`ID HEX`) for --psk-file.
+    Keygen(KeygenArgs),
+}
+
+#[derive(Debug, Args)]
+struct KeygenArgs {
+    /// The key's id (0–255), carried in every sealed packet so that keys can be rotated.
+    #[arg(long, default_value_t = 1)]
+    id: u8,
 }
 
 #[derive(Debug, Args)]
@@ -167,6 +178,18 @@ struct MonitorArgs {
     /// monitor shuts down as on SIGTERM and writes its summary to stderr.
     #[arg(long, default_value = "5s", value_parser = parse_report_interval)]
     report_every: Duration,
+    /// Pre-shared keys (`ID HEX` lines, see `acp keygen`): accept only updates sealed with one
+    /// of them, seal every ACK, and admit new sources only after a cookie round trip.
+    #[arg(long, value_name = "FILE", value_parser = keys::parse_psk_file)]
+    psk_file: Option<acp_core::seal::Keyring>,
+    /// Most of the session table one network (IPv4 /24, IPv6 /48) may hold, as a fraction in
+    /// (0, 1]; 1 turns the limit off (e.g. every source behind one NAT).
+    #[arg(long, default_value_t = 0.25, value_parser = parse_fraction)]
+    max_prefix_share: f64,
+    /// Occupancy of the session table, as a fraction in (0, 1], from which a new source must
+    /// echo a cookie (prove its address) before it gets state.
+    #[arg(long, default_value_t = 0.5, value_parser = parse_fraction)]
+    cookie_threshold: f64,
 }
 
 #[derive(Debug, Args)]
@@ -207,6 +230,10 @@ struct SourceArgs {
     /// forwarding).
     #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=63))]
     dscp: u8,
+    /// Pre-shared key file (`ID HEX` lines, see `acp keygen`): seal every update with its first
+    /// key and believe only ACKs sealed with it.
+    #[arg(long, value_name = "FILE", value_parser = keys::parse_psk_file)]
+    psk_file: Option<acp_core::seal::Keyring>,
 }
 
 /// How long a packet occupies the relay's link.
@@ -277,7 +304,7 @@ struct RelayArgs {
     /// /24, IPv6 /48) may hold, in (0, 1]; 1 leaves only the table's bound. Datagrams of refused
     /// new clients are counted in the reports.
     #[arg(long, value_name = "FRACTION", default_value_t = 0.25, value_parser = relay::parse_client_share)]
-    max_client_share: f64,
+    max_prefix_share: f64,
     /// Machine-readable output. If stdout is closed, the relay shuts down as on SIGTERM and
     /// writes its summary to stderr.
     #[arg(long)]
@@ -330,6 +357,43 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// Floods a local monitor (one host holding sessions, blind spoofed sessions, malformed
+    /// datagrams) and reports established sources' ACK loss, newcomers' admission time and
+    /// memory. Attackers use their own 127.x.y.z addresses; nothing leaves the host.
+    Flood(FloodArgs),
+}
+
+#[derive(Debug, Args)]
+struct FloodArgs {
+    /// Only this attack: hold | spoof | malformed (default: all three, one after another).
+    #[arg(long, value_parser = ["hold", "spoof", "malformed"])]
+    attack: Option<String>,
+    /// How long each attack runs.
+    #[arg(long, default_value = "15s", value_parser = parse_duration)]
+    duration: Duration,
+    /// The monitor's session table size.
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(16..=1_000_000))]
+    max_sessions: u64,
+    /// Sessions the hold attacker opens (two updates each, refreshed every 10 s).
+    #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..=1_000_000))]
+    hold_sessions: u64,
+    /// Datagrams per second of the spoof and malformed floods (and of the hold attacker's
+    /// opening burst).
+    #[arg(long, default_value_t = 20_000.0, value_parser = parse_flood_rate)]
+    rate: f64,
+    /// Seal the monitor and the legitimate sources with these keys (the attackers have none).
+    #[arg(long, value_name = "FILE", value_parser = keys::parse_psk_file)]
+    psk_file: Option<acp_core::seal::Keyring>,
+    /// Machine-readable output: one JSON line per attack.
+    #[arg(long)]
+    json: bool,
+}
+
+fn parse_flood_rate(s: &str) -> Result<f64, String> {
+    s.parse()
+        .ok()
+        .filter(|r: &f64| (1.0..=1e7).contains(r))
+        .ok_or_else(|| "must be a rate within 1–10000000 datagrams/s".to_string())
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
@@ -349,6 +413,14 @@ fn parse_report_interval(s: &str) -> Result<Duration, String> {
         return Err(format!("must be at least {MIN_REPORT_INTERVAL:?}"));
     }
     Ok(every)
+}
+
+/// A fraction in (0, 1].
+fn parse_fraction(s: &str) -> Result<f64, String> {
+    s.parse()
+        .ok()
+        .filter(|f: &f64| *f > 0.0 && *f <= 1.0)
+        .ok_or_else(|| "must be a fraction in (0, 1]".to_string())
 }
 
 /// `--max-rate`: a number within the rates a source supports (at least its minimum rate).
@@ -434,6 +506,7 @@ fn main() -> ExitCode {
         Command::Sim(a) => sim::run(a),
         Command::Sweep(a) => sim::sweep(a),
         Command::Reproduce(a) => reproduce::run(a),
+        Command::Keygen(a) => keys::run(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -121,6 +121,9 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
     let cfg = MonitorConfig {
         max_sessions: usize::try_from(a.max_sessions).unwrap_or(usize::MAX),
         clocks_synchronised: a.clocks_synced,
+        max_prefix_share: a.max_prefix_share,
+        cookie_threshold: a.cookie_threshold,
+        keys: a.psk_file.clone(),
         ..MonitorConfig::default()
     };
     let stop = signals::shutdown_flag();

@@ -1,6 +1,6 @@
 //! `acp relay`: a userspace path emulator in front of a monitor, running the `acp-netmodel`
 //! network model (the simulator's) on real datagrams. Its reports show the client mappings held
-//! and the datagrams of new clients refused a mapping, by reason (`--max-client-share` caps what
+//! and the datagrams of new clients refused a mapping, by reason (`--max-prefix-share` caps what
 //! one network may hold).
 
 use std::sync::atomic::Ordering;
@@ -52,7 +52,7 @@ fn refusals_text(r: &Refusals) -> String {
     )
 }
 
-/// `--max-client-share`: a fraction in (0, 1].
+/// `--max-prefix-share`: a fraction in (0, 1].
 pub(crate) fn parse_client_share(s: &str) -> Result<f64, String> {
     s.parse()
         .ok()
@@ -255,7 +255,7 @@ pub fn run(a: RelayArgs) -> anyhow::Result<()> {
         to_client,
         seed: a.seed,
         clients: ClientLimits {
-            max_share: a.max_client_share,
+            max_share: a.max_prefix_share,
             ..ClientLimits::default()
         },
     };
@@ -337,14 +337,14 @@ mod tests {
         let args = |share: &'static str| {
             "acp relay --listen 127.0.0.1:0 --to 127.0.0.1:9 --rate 1mbit --delay 1ms --queue 5"
                 .split(' ')
-                .chain(["--max-client-share", share])
+                .chain(["--max-prefix-share", share])
         };
         let err = <crate::Cli as clap::Parser>::try_parse_from(args("0")).unwrap_err();
         assert_eq!(err.kind(), clap::error::ErrorKind::ValueValidation);
         let line = err.render().to_string();
         assert!(
             line.lines().next().unwrap().contains(
-                "invalid value '0' for '--max-client-share <FRACTION>': must be a fraction in (0, 1]"
+                "invalid value '0' for '--max-prefix-share <FRACTION>': must be a fraction in (0, 1]"
             ),
             "{line}"
         );

@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use acp_core::controller::ControllerKind;
-use acp_core::wire::MAX_IPV4_PAYLOAD;
+use acp_core::wire::{COOKIE_LEN, MAX_IPV4_PAYLOAD, TAG_LEN};
 use acp_core::SourceConfig;
 use acp_runtime::driver::{Payload, PushFeed, RunLimits, SourceReport, SourceSet, SourceSpec};
 use anyhow::Context;
@@ -37,6 +37,8 @@ pub fn report_json(kind: &str, elapsed: f64, r: &SourceReport) -> Value {
         "acks_stale": s.acks_stale,
         "invalid": s.invalid,
         "acks_mismatched": s.acks_mismatched,
+        "auth_failed": s.auth_failed,
+        "cookies": s.cookies,
         "dropped_stale": s.dropped_stale,
         "probes_lost": s.probes_lost,
         "epochs": s.epochs,
@@ -52,7 +54,8 @@ fn report_text(kind: &str, elapsed: f64, r: &SourceReport) -> String {
     let s = &r.stats;
     format!(
         "{kind} t={elapsed:.1}s {:?} rate={:.1}/s est_age={}ms backlog={} avg_backlog={:.2} \
-         rtt={}ms sent={} acked={} stale={} out_of_seq={} invalid={} mismatched={} outages={}",
+         rtt={}ms sent={} acked={} stale={} out_of_seq={} invalid={} mismatched={} \
+         auth_failed={} cookies={} outages={}",
         s.phase,
         s.rate,
         ms(s.age),
@@ -65,6 +68,8 @@ fn report_text(kind: &str, elapsed: f64, r: &SourceReport) -> String {
         s.acks_out_of_sequence,
         s.invalid,
         s.acks_mismatched,
+        s.auth_failed,
+        s.cookies,
         s.outages
     )
 }
@@ -150,7 +155,14 @@ fn feed_stdin(feed: &PushFeed) {
 }
 
 /// Refuses a fixed rate above `--max-rate`, which the source would clamp silently.
-fn check_rates(a: &SourceArgs) -> Result<(), UsageError> {
+fn check_args(a: &SourceArgs) -> Result<(), UsageError> {
+    let sealed_max = MAX_IPV4_PAYLOAD - TAG_LEN - COOKIE_LEN;
+    if a.psk_file.is_some() && a.payload_size > sealed_max as u64 {
+        return Err(UsageError(format!(
+            "--payload-size {} does not fit a sealed update over IPv4 (at most {sealed_max} with --psk-file)",
+            a.payload_size
+        )));
+    }
     match a.controller {
         ControllerKind::Fixed(rate) if rate > a.max_rate => Err(UsageError(format!(
             "--controller fixed:{rate} is above --max-rate {}",
@@ -163,12 +175,13 @@ fn check_rates(a: &SourceArgs) -> Result<(), UsageError> {
 /// Runs until `--duration`, `--count`, end of stdin in push mode, SIGINT/SIGTERM, or until stdout
 /// is closed.
 pub fn run(a: SourceArgs) -> anyhow::Result<()> {
-    check_rates(&a)?;
+    check_args(&a)?;
     let mut set = SourceSet::new(a.to).with_context(|| format!("cannot reach {}", a.to))?;
     set.set_dscp(a.dscp)
         .with_context(|| format!("cannot mark datagrams with DSCP {}", a.dscp))?;
     let config = SourceConfig {
         max_rate: a.max_rate,
+        psk: a.psk_file.as_ref().map(|ring| ring.first().clone()),
         ..SourceConfig::default()
     };
     let session = set.add(SourceSpec {

@@ -176,6 +176,7 @@ pub fn load(
                 gen_ts: crate::clock::now().as_nanos(),
                 acked_seq: seqs[s] - 1,
                 hold_ns: 0,
+                cookie: None,
                 payload: &payload,
             };
             let n = u.encode(tx.next_slot()).map_err(io::Error::other)?;
@@ -306,6 +307,8 @@ pub fn monitor(
     let monitor = || -> io::Result<(LoadResult, f64)> {
         let cfg = MonitorConfig {
             max_sessions: sessions as usize + 16,
+            // The load generator is one local host.
+            max_prefix_share: 1.0,
             ..MonitorConfig::default()
         };
         let started = Instant::now();
