@@ -2,28 +2,37 @@
 //! operations.
 //!
 //! The input is read as a small configuration (1–64 sessions, probation and idle timeouts of a
-//! few milliseconds to a minute, clocks synchronised or not, optional receiver feedback) followed
-//! by up to `MAX_OPS` operations: time steps (nanoseconds to centuries), `handle_timeout` calls
-//! (at the current time or at `poll_timeout`'s deadline), event drains, and datagrams from eight
-//! peers (IPv4, IPv6, an IPv4-mapped IPv6 address, a scoped link-local one). Most datagrams are
-//! *valid* UPDATEs encoded from fuzzed fields, with session ids from a small set (so sessions
-//! collide and the table fills), sequences next to the session's previous ones, around the
-//! `max_seq_jump` edge and near `u64::MAX`, probes included; others are mutated copies of such
-//! UPDATEs (bit flips, byte writes, truncation, extension, a patched length field), replays of
-//! earlier datagrams from another peer, well-formed ACKs, or raw bytes.
+//! few milliseconds to a minute, clocks synchronised or not, optional receiver feedback; a fixed
+//! cookie secret so that runs replay; `..MonitorConfig::default()` for the rest, so the default
+//! prefix share and cookie threshold apply) followed by up to `MAX_OPS` operations: time steps
+//! (nanoseconds to decades), `handle_timeout` calls (at the current time or at `poll_timeout`'s
+//! deadline), event drains, and datagrams from twelve peers in eight network prefixes (IPv4, IPv6,
+//! an IPv4-mapped IPv6 address, a scoped link-local one). Most datagrams are *valid* UPDATEs
+//! encoded from fuzzed fields, with session ids from a small set (so sessions collide and the
+//! table fills), sequences next to the session's previous ones, around the `max_seq_jump` edge and
+//! near `u64::MAX`, probes included, echoing the cookie the monitor issued to that peer and
+//! session (or none, or a forged one); others are mutated copies of such UPDATEs (bit flips, byte
+//! writes, truncation, extension, a patched length field, a fake seal), replays of earlier
+//! datagrams from another peer, well-formed ACKs and COOKIEs, or raw bytes.
 //!
 //! Checked after every step, besides "never panics":
-//! - every datagram's outcome is the one its own decoding predicts: the exact `DecodeError`,
-//!   `NotAnUpdate` for an ACK, and for an UPDATE either an ACK or `TableFull` (only a newcomer,
-//!   only with a full table) or `SeqJump` (only beyond `max_seq_jump` of a known session);
-//! - an ACK is no longer than its datagram (no amplification), decodes, echoes the update's
-//!   session, sequence, generation time and hold time, carries `rx_ts = now`, the configured
-//!   feedback only when it fits, and is STALE exactly when the update is not delivered;
+//! - every datagram's outcome is the one the harness predicts: the exact `DecodeError`;
+//!   `NotAnUpdate` for an ACK or COOKIE; `Auth(Unexpected)` for a sealed UPDATE (no keys are
+//!   configured); for an unknown session `PrefixShare` exactly when its prefix holds its share,
+//!   else `TableFull` only with a full table, else a COOKIE exactly when the table is
+//!   `cookie_threshold` full and the update does not echo a cookie issued to that peer and session
+//!   in this cookie epoch or the previous one; `SeqJump` exactly beyond `max_seq_jump` plus the
+//!   silence allowance of a known session; an ACK otherwise;
+//! - an ACK or COOKIE is no longer than its datagram (no amplification) and decodes; an ACK echoes
+//!   the update's session, sequence, generation time and hold time, carries `rx_ts = now`, the
+//!   configured feedback only when it fits, and is STALE exactly when the update is not
+//!   delivered; a COOKIE echoes session, sequence and generation time and creates no state;
 //! - an update is delivered exactly when its sequence exceeds its session's highest, and the
 //!   delivery and the session's statistics say so;
 //! - `sessions().count() <= max_sessions`, and equals `sessions_created − sessions_expired`;
 //! - the monitor's counters agree with the outcomes seen (`datagrams`, `malformed ==
-//!   Σ malformed_by`, `not_updates`, `acks`, `delivered`, `sessions_refused`, `seq_jumps`);
+//!   Σ malformed_by`, `not_updates`, `acks`, `delivered`, `sessions_refused == Σ refused_by`,
+//!   `cookies_sent`, `cookies_rejected`, `auth_failed_by`, `seq_jumps`);
 //! - after `handle_timeout(now)` nothing expired is left and `poll_timeout` is in the future;
 //! - a drain yields at most `max_sessions` events, each for an established session;
 //! - with synchronised clocks, a session's age is `now − generation time` of its freshest update.
@@ -35,8 +44,10 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use acp_core::monitor::{Dropped, MonitorEvent, SessionStats};
+use acp_core::seal::{AuthError, Secret, KEY_LEN};
 use acp_core::wire::{
-    encode_feedback, Ack, FeedbackItem, Packet, Update, FLAG_PROBE, HEADER_LEN, MAX_BODY,
+    encode_feedback, Ack, Cookie, FeedbackItem, Packet, Update, COOKIE_LEN, FLAG_AUTH, FLAG_PROBE,
+    HEADER_LEN, MAX_BODY, TAG_LEN,
 };
 use acp_core::{Monitor, MonitorConfig, SessionKey, Time};
 use arbitrary::{Arbitrary, Result, Unstructured};
@@ -63,14 +74,23 @@ const HISTORY: usize = 32;
 /// Session ids most updates use, so that they collide across peers and inputs.
 const SESSION_IDS: [u64; 6] = [1, 2, 3, 0x5eed_5eed_5eed_5eed, u64::MAX, 0];
 
-fn peers() -> [SocketAddr; 8] {
+fn peers() -> [SocketAddr; 12] {
+    let v4 = |a, b, c, d, port| SocketAddr::new(IpAddr::V4(Ipv4Addr::new(a, b, c, d)), port);
+    let v6 = |segments: [u16; 8], port| {
+        let [a, b, c, d, e, f, g, h] = segments;
+        SocketAddr::new(IpAddr::V6(Ipv6Addr::new(a, b, c, d, e, f, g, h)), port)
+    };
     [
-        SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 40_000),
-        SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 40_001),
-        SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 1, 2, 3)), 40_000),
-        SocketAddr::new(IpAddr::V4(Ipv4Addr::UNSPECIFIED), 0),
-        SocketAddr::new(IpAddr::V6(Ipv6Addr::LOCALHOST), 40_000),
-        // The same host as the first peer, seen through a dual-stack socket: a different key.
+        v4(127, 0, 0, 1, 40_000),
+        v4(127, 0, 0, 1, 40_001),
+        v4(10, 1, 2, 3, 40_000),
+        // The same /24 as the previous peer.
+        v4(10, 1, 2, 4, 40_000),
+        v4(0, 0, 0, 0, 0),
+        v4(192, 0, 2, 1, 40_000),
+        v6([0, 0, 0, 0, 0, 0, 0, 1], 40_000),
+        // The first peer seen through a dual-stack socket: another session key, but the same
+        // prefix and the same cookies.
         SocketAddr::new(IpAddr::V6(Ipv4Addr::LOCALHOST.to_ipv6_mapped()), 40_000),
         SocketAddr::V6(SocketAddrV6::new(
             Ipv6Addr::new(0xfe80, 0, 0, 0, 0, 0, 0, 1),
@@ -78,11 +98,27 @@ fn peers() -> [SocketAddr; 8] {
             0,
             2,
         )),
-        SocketAddr::new(
-            IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0, 0, 0, 1)),
-            u16::MAX,
-        ),
+        v6([0x2001, 0xdb8, 0, 0, 0, 0, 0, 1], u16::MAX),
+        // The same /48 as the previous peer.
+        v6([0x2001, 0xdb8, 0, 0, 0, 0, 0, 2], u16::MAX),
+        v6([0x2001, 0xdb8, 1, 0, 0, 0, 0, 1], 1),
     ]
+}
+
+/// A peer's network prefix, as the monitor shares its table out (IPv4 /24, IPv6 /48; an
+/// IPv4-mapped address counts as IPv4).
+fn prefix(peer: SocketAddr) -> Vec<u8> {
+    match peer.ip().to_canonical() {
+        IpAddr::V4(ip) => ip.octets()[..3].to_vec(),
+        IpAddr::V6(ip) => ip.octets()[..6].to_vec(),
+    }
+}
+
+/// Who a cookie is issued to: the peer's canonical address and port, and the session id.
+type CookieOwner = (IpAddr, u16, u64);
+
+fn cookie_owner(peer: SocketAddr, session: u64) -> CookieOwner {
+    (peer.ip().to_canonical(), peer.port(), session)
 }
 
 #[derive(Arbitrary, Debug)]
@@ -175,7 +211,16 @@ struct UpdateSpec {
     acked_any: u64,
     hold_ns: u32,
     probe: bool,
+    cookie: CookieSel,
     payload: PayloadSel,
+}
+
+#[derive(Arbitrary, Debug)]
+enum CookieSel {
+    None,
+    /// The last cookie the monitor issued to this peer and session, if any.
+    Echo,
+    Forged([u8; COOKIE_LEN]),
 }
 
 #[derive(Arbitrary, Debug)]
@@ -192,6 +237,11 @@ enum Mutation {
     Extend(Vec<u8>),
     /// Rewrites the length field to match the datagram's actual size.
     FixLength,
+    /// Frames the datagram as sealed: flag AUTH, a key id, and a tag after the body.
+    Seal {
+        key_id: u8,
+        tag: [u8; TAG_LEN],
+    },
 }
 
 #[derive(Arbitrary, Debug)]
@@ -214,11 +264,13 @@ enum Op {
         peer: u8,
         back: u8,
     },
-    AckPacket {
+    /// A well-formed ACK, or COOKIE, sent to the monitor.
+    Reply {
         peer: u8,
         session: SessionSel,
         seq: u64,
         stale: bool,
+        cookie: bool,
     },
     Raw {
         peer: u8,
@@ -236,7 +288,7 @@ enum Op {
 struct Harness {
     m: Monitor,
     cfg: MonitorConfig,
-    peers: [SocketAddr; 8],
+    peers: [SocketAddr; 12],
     now: Time,
     /// The latest time this input may reach (see `advance_to`).
     end: Time,
@@ -252,9 +304,16 @@ struct Harness {
     not_updates: u64,
     acks: u64,
     delivered: u64,
-    refused: u64,
+    refused_by: BTreeMap<&'static str, u64>,
+    cookies_sent: u64,
+    cookies_rejected: u64,
+    auth_failed_by: BTreeMap<&'static str, u64>,
     seq_jumps: u64,
     drained: u64,
+    /// The cookies the monitor issued, with the cookie epoch they were issued in.
+    issued: HashMap<CookieOwner, Vec<(u64, [u8; COOKIE_LEN])>>,
+    /// The last cookie issued to each peer's session.
+    last_cookie: HashMap<SessionKey, [u8; COOKIE_LEN]>,
 }
 
 fn pick<T: Copy>(items: &[T], i: u8) -> T {
@@ -269,7 +328,7 @@ impl Harness {
         }
     }
 
-    fn build_update(&mut self, spec: &UpdateSpec, out: &mut Vec<u8>) {
+    fn build_update(&mut self, spec: &UpdateSpec, peer: SocketAddr, out: &mut Vec<u8>) {
         let session = self.session_id(&spec.session);
         let last = self.last_seq.get(&session).copied().unwrap_or(0);
         let seq = match spec.seq {
@@ -292,6 +351,11 @@ impl Harness {
             GenSel::Ahead(d) => now.saturating_add(d.into()),
             GenSel::Any(t) => t,
         };
+        let cookie = match spec.cookie {
+            CookieSel::None => None,
+            CookieSel::Echo => self.last_cookie.get(&SessionKey { peer, session }).copied(),
+            CookieSel::Forged(c) => Some(c),
+        };
         let zeros;
         let payload: &[u8] = match &spec.payload {
             PayloadSel::Empty => &[],
@@ -301,7 +365,7 @@ impl Harness {
                 &zeros
             }
             PayloadSel::Largest => {
-                zeros = vec![0u8; MAX_BODY];
+                zeros = vec![0u8; MAX_BODY - cookie.map_or(0, |_| COOKIE_LEN)];
                 &zeros
             }
         };
@@ -315,6 +379,7 @@ impl Harness {
                 None => spec.acked_any,
             },
             hold_ns: spec.hold_ns,
+            cookie,
             payload,
         };
         out.clear();
@@ -334,8 +399,40 @@ impl Harness {
         pick(&self.peers, i)
     }
 
+    fn cookie_epoch(&self, t: Time) -> u64 {
+        let epoch = self.cfg.cookie_epoch.max(Duration::from_millis(1));
+        t.as_nanos() / u64::try_from(epoch.as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Whether `cookie` was issued to `peer`'s `session` in this cookie epoch or the previous.
+    fn cookie_valid(&self, peer: SocketAddr, session: u64, cookie: &[u8; COOKIE_LEN]) -> bool {
+        let epoch = self.cookie_epoch(self.now);
+        self.issued
+            .get(&cookie_owner(peer, session))
+            .is_some_and(|issued| {
+                issued
+                    .iter()
+                    .any(|(e, c)| c == cookie && (*e == epoch || e + 1 == epoch))
+            })
+    }
+
+    /// The most sessions one prefix may hold (`max_prefix_share` of the table, at least one).
+    fn prefix_cap(&self) -> usize {
+        let share = self.cfg.max_prefix_share;
+        if share >= 1.0 {
+            usize::MAX
+        } else {
+            ((share.max(0.0) * self.cfg.max_sessions as f64) as usize).max(1)
+        }
+    }
+
+    /// Whether a table of `count` sessions makes newcomers echo a cookie.
+    fn needs_cookie(&self, count: usize) -> bool {
+        count as f64 >= self.cfg.cookie_threshold * self.cfg.max_sessions as f64
+    }
+
     /// Hands `data` to the monitor with an ACK buffer of `ack_room` bytes (the monitor's
-    /// `ack_capacity` unless given) and checks the outcome against the datagram's own decoding.
+    /// `ack_capacity` unless given) and checks the outcome against the harness's prediction.
     fn deliver(&mut self, peer: SocketAddr, data: &[u8], ack_room: Option<usize>) {
         let room = ack_room.unwrap_or_else(|| self.m.ack_capacity());
         let mut ack_buf = vec![0u8; room];
@@ -349,6 +446,11 @@ impl Harness {
         };
         let before: Option<SessionStats> = key.and_then(|k| self.m.session(&k).cloned());
         let count_before = self.m.sessions().count();
+        let held = self
+            .m
+            .sessions()
+            .filter(|(k, _)| prefix(k.peer) == prefix(peer))
+            .count();
         let now = self.now;
         let result = self.m.handle_datagram(now, peer, data, &mut ack_buf);
         self.datagrams += 1;
@@ -358,22 +460,49 @@ impl Harness {
                 *self.malformed.entry(e.reason()).or_default() += 1;
                 return;
             }
-            Ok(Packet::Ack(_)) => {
+            Ok(Packet::Update(u)) => u,
+            Ok(_) => {
                 assert_eq!(result, Err(Dropped::NotAnUpdate));
                 self.not_updates += 1;
                 return;
             }
-            Ok(Packet::Update(u)) => u,
         };
+        if update.flags & FLAG_AUTH != 0 {
+            assert_eq!(result, Err(Dropped::Auth(AuthError::Unexpected)));
+            *self
+                .auth_failed_by
+                .entry(AuthError::Unexpected.reason())
+                .or_default() += 1;
+            return;
+        }
         let key = key.unwrap();
+        let count_after = self.m.sessions().count();
+        let echoed_valid = update
+            .cookie
+            .is_some_and(|c| self.cookie_valid(peer, update.session, &c));
+        if before.is_none() {
+            // A newcomer: prefix share, then room, then (under pressure) a cookie.
+            let by_prefix = held >= self.prefix_cap();
+            assert_eq!(
+                result == Err(Dropped::PrefixShare),
+                by_prefix,
+                "{held} sessions in the prefix of {peer}, cap {}: {result:?}",
+                self.prefix_cap()
+            );
+        }
         let handled = match result {
             Ok(h) => h,
+            Err(Dropped::PrefixShare) => {
+                assert_eq!(count_after, count_before);
+                *self.refused_by.entry("prefix_share").or_default() += 1;
+                return;
+            }
             Err(Dropped::TableFull) => {
                 assert!(before.is_none(), "a known session was refused");
                 assert!(count_before >= self.cfg.max_sessions);
-                assert_eq!(self.m.sessions().count(), self.cfg.max_sessions);
+                assert_eq!(count_after, self.cfg.max_sessions);
                 assert!(self.m.session(&key).is_none());
-                self.refused += 1;
+                *self.refused_by.entry("table_full").or_default() += 1;
                 return;
             }
             Err(Dropped::SeqJump) => {
@@ -394,11 +523,56 @@ impl Harness {
             Err(Dropped::AckBuffer(_)) => {
                 assert!(ack_room.is_some(), "an ack_capacity() buffer was too small");
                 assert!(room < HEADER_LEN + self.feedback.len());
-                self.tainted.insert(key);
+                if self.m.session(&key).is_some() {
+                    self.tainted.insert(key);
+                } else {
+                    // The COOKIE did not fit; the echoed cookie was still checked and counted.
+                    assert!(self.needs_cookie(count_after) && !echoed_valid);
+                    self.cookies_rejected += u64::from(update.cookie.is_some());
+                }
                 return;
             }
             Err(other) => panic!("valid update dropped as {other:?}"),
         };
+        assert!(
+            handled.ack_len <= data.len(),
+            "reply larger than its update"
+        );
+        if handled.cookie {
+            // Address validation: a COOKIE, and no state.
+            assert!(before.is_none(), "a known session was asked for a cookie");
+            assert!(handled.delivery.is_none());
+            assert!(self.m.session(&key).is_none());
+            assert!(
+                self.needs_cookie(count_after),
+                "a cookie below the threshold"
+            );
+            assert!(!echoed_valid, "a valid cookie was refused");
+            let c = Cookie::decode(&ack_buf[..handled.ack_len]).expect("the COOKIE decodes");
+            assert_eq!(handled.ack_len, HEADER_LEN);
+            assert_eq!(
+                (c.session, c.seq, c.gen_ts, c.flags),
+                (update.session, update.seq, update.gen_ts, 0)
+            );
+            let epoch = self.cookie_epoch(now);
+            let issued = self
+                .issued
+                .entry(cookie_owner(peer, update.session))
+                .or_default();
+            if !issued.contains(&(epoch, c.cookie)) {
+                issued.push((epoch, c.cookie));
+            }
+            self.last_cookie.insert(key, c.cookie);
+            self.cookies_sent += 1;
+            self.cookies_rejected += u64::from(update.cookie.is_some());
+            return;
+        }
+        if before.is_none() {
+            assert!(
+                !self.needs_cookie(count_after - 1) || echoed_valid,
+                "a newcomer got state under pressure without a valid cookie"
+            );
+        }
         self.acks += 1;
         if let Some(b) = before.as_ref().filter(|b| b.highest_seq > 0) {
             // Not a jump: within `max_seq_jump` plus `max_update_rate` per second of silence.
@@ -415,13 +589,12 @@ impl Harness {
             );
         }
 
-        // The ACK: no amplification, and it echoes the update.
+        // The ACK echoes the update.
         let fb: &[u8] = if self.feedback.len() <= update.payload.len() {
             &self.feedback
         } else {
             &[]
         };
-        assert!(handled.ack_len <= data.len(), "ACK larger than its update");
         assert_eq!(handled.ack_len, HEADER_LEN + fb.len());
         let ack = Ack::decode(&ack_buf[..handled.ack_len]).expect("the monitor's ACK decodes");
         assert_eq!(
@@ -538,7 +711,11 @@ impl Harness {
         assert_eq!(st.not_updates, self.not_updates);
         assert_eq!(st.acks, self.acks);
         assert_eq!(st.delivered, self.delivered);
-        assert_eq!(st.sessions_refused, self.refused);
+        assert_eq!(st.sessions_refused, st.refused_by.values().sum::<u64>());
+        assert_eq!(st.refused_by, self.refused_by);
+        assert_eq!(st.cookies_sent, self.cookies_sent);
+        assert_eq!(st.cookies_rejected, self.cookies_rejected);
+        assert_eq!(st.auth_failed_by, self.auth_failed_by);
         assert_eq!(st.seq_jumps, self.seq_jumps);
         assert!(st.delivered <= st.acks && st.acks <= st.datagrams);
         assert!(self.drained <= st.sessions_expired);
@@ -591,6 +768,8 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
         probation: Duration::from_millis(1 + u64::from(setup.probation_ms % 2_000)),
         idle_timeout: Duration::from_millis(1 + u64::from(setup.idle_ms % 60_000)),
         clocks_synchronised: setup.synchronised,
+        // Fixed, so that an input replays exactly (the default is random).
+        cookie_secret: Secret([0x5a; KEY_LEN]),
         ..MonitorConfig::default()
     };
     let start = match setup.start {
@@ -614,7 +793,8 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
     m.set_feedback(&items).expect("short feedback encodes");
     let mut feedback = Vec::new();
     encode_feedback(&items, &mut feedback).unwrap();
-    assert_eq!(m.ack_capacity(), HEADER_LEN + feedback.len());
+    // Room for the ACK with its feedback (and for a seal's tag, which is not used here).
+    assert!(m.ack_capacity() >= HEADER_LEN + feedback.len());
 
     let mut h = Harness {
         m,
@@ -631,9 +811,14 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
         not_updates: 0,
         acks: 0,
         delivered: 0,
-        refused: 0,
+        refused_by: BTreeMap::new(),
+        cookies_sent: 0,
+        cookies_rejected: 0,
+        auth_failed_by: BTreeMap::new(),
         seq_jumps: 0,
         drained: 0,
+        issued: HashMap::new(),
+        last_cookie: HashMap::new(),
     };
     let mut buf = Vec::new();
     for i in 0..MAX_OPS {
@@ -659,8 +844,8 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
             }
             Op::Drain => h.drain(),
             Op::Update { peer, spec } => {
-                h.build_update(&spec, &mut buf);
                 let peer = h.peer(peer);
+                h.build_update(&spec, peer, &mut buf);
                 h.deliver(peer, &buf, None);
                 sent = Some((peer, buf.clone()));
             }
@@ -669,11 +854,11 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                 spec,
                 mutations,
             } => {
-                h.build_update(&spec, &mut buf);
+                let peer = h.peer(peer);
+                h.build_update(&spec, peer, &mut buf);
                 for mutation in mutations.iter().take(4) {
                     mutate(&mut buf, mutation);
                 }
-                let peer = h.peer(peer);
                 h.deliver(peer, &buf, None);
                 sent = Some((peer, buf.clone()));
             }
@@ -685,24 +870,38 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                     h.deliver(peer, &data, None);
                 }
             }
-            Op::AckPacket {
+            Op::Reply {
                 peer,
                 session,
                 seq,
                 stale,
+                cookie,
             } => {
-                let ack = Ack {
-                    flags: u8::from(stale),
-                    session: h.session_id(&session),
-                    seq,
-                    gen_ts: h.now.as_nanos(),
-                    rx_ts: h.now.as_nanos(),
-                    hold_ns: 0,
-                    feedback: &[],
-                };
+                let (session, now) = (h.session_id(&session), h.now.as_nanos());
                 buf.clear();
-                buf.resize(ack.encoded_len(), 0);
-                ack.encode(&mut buf).unwrap();
+                buf.resize(HEADER_LEN, 0);
+                let len = if cookie {
+                    Cookie {
+                        flags: 0,
+                        session,
+                        seq,
+                        gen_ts: now,
+                        cookie: [0xc0; COOKIE_LEN],
+                    }
+                    .encode(&mut buf)
+                } else {
+                    Ack {
+                        flags: u8::from(stale),
+                        session,
+                        seq,
+                        gen_ts: now,
+                        rx_ts: now,
+                        hold_ns: 0,
+                        feedback: &[],
+                    }
+                    .encode(&mut buf)
+                };
+                assert_eq!(len, Ok(HEADER_LEN));
                 let peer = h.peer(peer);
                 h.deliver(peer, &buf, None);
             }
@@ -712,8 +911,8 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                 sent = Some((peer, bytes));
             }
             Op::ShortAckBuffer { peer, spec, len } => {
-                h.build_update(&spec, &mut buf);
                 let peer = h.peer(peer);
+                h.build_update(&spec, peer, &mut buf);
                 h.deliver(peer, &buf, Some(usize::from(len)));
             }
         }
@@ -750,6 +949,13 @@ fn mutate(buf: &mut Vec<u8>, mutation: &Mutation) {
             if buf.len() >= HEADER_LEN {
                 let body = (buf.len() - HEADER_LEN).min(usize::from(u16::MAX)) as u16;
                 buf[6..8].copy_from_slice(&body.to_be_bytes());
+            }
+        }
+        Mutation::Seal { key_id, tag } => {
+            if buf.len() >= HEADER_LEN {
+                buf[4] |= FLAG_AUTH;
+                buf[5] = *key_id;
+                buf.extend_from_slice(tag);
             }
         }
     }

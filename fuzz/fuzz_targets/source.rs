@@ -36,7 +36,10 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 use acp_core::source::{AckOutcome, Phase, Transmit};
-use acp_core::wire::{encode_feedback, Ack, FeedbackItem, Packet, Update, HEADER_LEN, MAX_BODY};
+use acp_core::wire::{
+    encode_feedback, Ack, Cookie, FeedbackItem, Packet, Update, COOKIE_LEN, FLAG_AUTH, HEADER_LEN,
+    MAX_BODY, TAG_LEN,
+};
 use acp_core::{Acp, AppMode, Controller, Fixed, Lazy, Source, SourceConfig, Time};
 use arbitrary::{Arbitrary, Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
@@ -141,6 +144,9 @@ struct Path {
     duplicate: u8,
     /// Seed of the path's random draws.
     seed: u64,
+    /// Odd: the monitor at the end of the path is under pressure and answers a new session's
+    /// updates with a COOKIE until one echoes it.
+    cookies: u8,
 }
 
 /// A payload size.
@@ -194,10 +200,21 @@ enum SeqSel {
 
 #[derive(Arbitrary, Debug)]
 enum Mutation {
-    Flip { at: u16, bit: u8 },
-    Set { at: u16, value: u8 },
+    Flip {
+        at: u16,
+        bit: u8,
+    },
+    Set {
+        at: u16,
+        value: u8,
+    },
     Truncate(u16),
     Extend(Vec<u8>),
+    /// Frames the datagram as sealed: flag AUTH, a key id, and a tag after the body.
+    Seal {
+        key_id: u8,
+        tag: [u8; TAG_LEN],
+    },
 }
 
 #[derive(Arbitrary, Debug)]
@@ -230,6 +247,13 @@ enum Op {
     MutatedAck {
         back: u16,
         mutations: Vec<Mutation>,
+    },
+    /// A COOKIE answering the update sent `back` updates before the newest one.
+    CookieOf {
+        back: u16,
+        /// Moves the echoed generation time.
+        gen_delta: Option<i16>,
+        cookie: [u8; COOKIE_LEN],
     },
     /// An ACK of this session carried by an UPDATE (a reflected datagram).
     Reflected {
@@ -309,6 +333,10 @@ struct Harness {
     inflight: Vec<(Time, Vec<u8>)>,
     /// Highest sequence the simulated monitor has seen.
     monitor_highest: u64,
+    /// Whether the simulated monitor has given the session state (ACKed it).
+    monitor_knows: bool,
+    /// The cookie the source must echo, and the first sequence that must carry it.
+    cookie: Option<([u8; COOKIE_LEN], u64)>,
     sent: Vec<Sent>,
     acked: u64,
     left_probing: bool,
@@ -324,6 +352,8 @@ struct Harness {
     mismatched: u64,
     dropped_stale: u64,
     oversized: u64,
+    auth_failed: u64,
+    cookies: u64,
     epochs: u64,
     outages: u64,
 }
@@ -391,9 +421,10 @@ impl Harness {
                     Some((_, payload)) if self.push => payload.len(),
                     _ => self.sizes.last.load(Ordering::Relaxed),
                 };
+                let body = len + self.cookie.map_or(0, |_| COOKIE_LEN);
                 assert!(
-                    len > MAX_BODY,
-                    "a payload of {len} bytes counted as oversized"
+                    body > MAX_BODY,
+                    "a body of {body} bytes counted as oversized"
                 );
                 self.oversized += 1;
                 false
@@ -426,6 +457,8 @@ impl Harness {
         assert_eq!(u.is_probe(), t.probe);
         assert_eq!(t.probe, self.src.phase() == Phase::Probing);
         assert_eq!(u.acked_seq, self.acked);
+        assert_eq!(u.cookie, self.cookie.map(|(c, _)| c), "cookie echo");
+        assert!(self.cookie.is_none_or(|(_, from)| u.seq >= from));
         assert!(u.gen_ts <= now.as_nanos());
         let hold = u32::try_from(now.as_nanos() - u.gen_ts).unwrap_or(u32::MAX);
         assert_eq!(u.hold_ns, hold);
@@ -455,19 +488,34 @@ impl Harness {
             self.random() % u64::from(path.jitter_us)
         };
         let rtt = Duration::from_micros(u64::from(path.rtt_us % 500_000) + jitter);
-        let stale = u.seq < self.monitor_highest;
-        self.monitor_highest = self.monitor_highest.max(u.seq);
-        let ack = Ack {
-            flags: u8::from(stale),
-            session: u.session,
-            seq: u.seq,
-            gen_ts: u.gen_ts,
-            rx_ts: (now + rtt / 2).as_nanos(),
-            hold_ns: u.hold_ns,
-            feedback: &[],
-        };
-        let mut data = vec![0u8; ack.encoded_len()];
-        ack.encode(&mut data).unwrap();
+        let mut data = vec![0u8; HEADER_LEN];
+        let path_cookie = path.seed.to_be_bytes().repeat(2)[..COOKIE_LEN]
+            .try_into()
+            .unwrap();
+        if path.cookies % 2 == 1 && !self.monitor_knows && u.cookie != Some(path_cookie) {
+            let reply = Cookie {
+                flags: 0,
+                session: u.session,
+                seq: u.seq,
+                gen_ts: u.gen_ts,
+                cookie: path_cookie,
+            };
+            reply.encode(&mut data).unwrap();
+        } else {
+            self.monitor_knows = true;
+            let stale = u.seq < self.monitor_highest;
+            self.monitor_highest = self.monitor_highest.max(u.seq);
+            let ack = Ack {
+                flags: u8::from(stale),
+                session: u.session,
+                seq: u.seq,
+                gen_ts: u.gen_ts,
+                rx_ts: (now + rtt / 2).as_nanos(),
+                hold_ns: u.hold_ns,
+                feedback: &[],
+            };
+            ack.encode(&mut data).unwrap();
+        }
         let copies = if self.chance(path.duplicate) { 2 } else { 1 };
         for _ in 0..copies {
             let arrival = now + rtt;
@@ -484,35 +532,36 @@ impl Harness {
             self.history.remove(0);
         }
         self.history.push(data.to_vec());
-        let ack = match Packet::decode(data) {
-            Ok(Packet::Ack(a)) => a,
-            _ => {
-                assert_eq!(outcome, AckOutcome::Invalid, "a non-ACK accepted");
-                self.invalid += 1;
-                return;
-            }
-        };
         let sent_seq = self.sent.len() as u64;
-        let plausible = ack.session == self.session
-            && ack.seq >= 1
-            && ack.seq <= sent_seq
-            && ack
-                .gen_ts
-                .checked_add(ack.hold_ns.into())
-                .is_some_and(|t| t <= now.as_nanos());
-        if !plausible {
-            assert_eq!(
-                outcome,
-                AckOutcome::Invalid,
-                "an implausible ACK accepted: {ack:?}"
-            );
-            self.invalid += 1;
-            return;
+        let session = self.session;
+        let ours = |s: u64, seq: u64| s == session && seq >= 1 && seq <= sent_seq;
+        let invalid = |h: &mut Harness, why: &str| {
+            assert_eq!(outcome, AckOutcome::Invalid, "{why} accepted");
+            h.invalid += 1;
+        };
+        let packet = match Packet::decode(data) {
+            Ok(p) => p,
+            Err(_) => return invalid(self, "a malformed datagram"),
+        };
+        if packet.is_sealed() {
+            // No key is configured: a seal is an authentication failure.
+            self.auth_failed += 1;
+            return invalid(self, "a sealed datagram");
+        }
+        let ack = match packet {
+            Packet::Ack(a) if ours(a.session, a.seq) => a,
+            Packet::Cookie(c) if ours(c.session, c.seq) => {
+                return self.cookie_received(outcome, &c)
+            }
+            _ => return invalid(self, "a datagram of another session or sequence"),
+        };
+        let sent_at = ack.gen_ts.checked_add(ack.hold_ns.into());
+        if sent_at.is_none_or(|t| t > now.as_nanos()) {
+            return invalid(self, "an ACK from the future");
         }
         let s = self.sent[(ack.seq - 1) as usize];
         let echoes = s.gen_ts == ack.gen_ts && s.hold_ns == ack.hold_ns;
-        // Unacknowledged sequences and the newest ones are always remembered.
-        let remembered = ack.seq > self.acked || sent_seq - ack.seq < ALWAYS_REMEMBERED;
+        let remembered = self.remembered(ack.seq);
         let expected = if ack.seq > self.acked {
             if echoes {
                 AckOutcome::InSequence
@@ -533,15 +582,43 @@ impl Harness {
             AckOutcome::InSequence => {
                 self.in_sequence += 1;
                 self.acked = ack.seq;
+                if self.cookie.is_some_and(|(_, from)| ack.seq >= from) {
+                    self.cookie = None;
+                }
             }
             AckOutcome::OutOfSequence => self.out_of_sequence += 1,
             AckOutcome::Invalid => {
                 self.invalid += 1;
                 self.mismatched += 1;
             }
+            AckOutcome::Cookie => panic!("an ACK taken for a COOKIE"),
         }
         if outcome != AckOutcome::Invalid && ack.is_stale() {
             self.stale += 1;
+        }
+    }
+
+    /// Unacknowledged sequences and the newest ones are always remembered by the sent log.
+    fn remembered(&self, seq: u64) -> bool {
+        seq > self.acked || self.sent.len() as u64 - seq < ALWAYS_REMEMBERED
+    }
+
+    /// A COOKIE of this session for a sequence it sent: believed when it echoes that update's
+    /// generation time, then echoed from the next update on.
+    fn cookie_received(&mut self, outcome: AckOutcome, c: &Cookie) {
+        let echoes = self.sent[(c.seq - 1) as usize].gen_ts == c.gen_ts;
+        let expected = if echoes && (self.remembered(c.seq) || outcome == AckOutcome::Cookie) {
+            AckOutcome::Cookie
+        } else {
+            AckOutcome::Invalid
+        };
+        assert_eq!(outcome, expected, "{c:?}");
+        if outcome == AckOutcome::Cookie {
+            self.cookies += 1;
+            self.cookie = Some((c.cookie, self.sent.len() as u64 + 1));
+        } else {
+            self.invalid += 1;
+            self.mismatched += 1;
         }
     }
 
@@ -677,6 +754,8 @@ impl Harness {
         assert_eq!(st.acks_mismatched, self.mismatched);
         assert_eq!(st.dropped_stale, self.dropped_stale);
         assert_eq!(st.oversized, self.oversized);
+        assert_eq!(st.auth_failed, self.auth_failed);
+        assert_eq!(st.cookies, self.cookies);
         assert!(st.epochs >= self.epochs && st.outages >= self.outages);
         (self.epochs, self.outages) = (st.epochs, st.outages);
         if let Some(t) = self.src.poll_timeout() {
@@ -744,6 +823,8 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
         rng: setup.path.seed | 1,
         inflight: Vec::new(),
         monitor_highest: 0,
+        monitor_knows: false,
+        cookie: None,
         sent: Vec::new(),
         acked: 0,
         left_probing: false,
@@ -758,6 +839,8 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
         mismatched: 0,
         dropped_stale: 0,
         oversized: 0,
+        auth_failed: 0,
+        cookies: 0,
         epochs: 0,
         outages: 0,
     };
@@ -913,10 +996,32 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                     gen_ts: s.gen_ts,
                     acked_seq: 0,
                     hold_ns: s.hold_ns,
+                    cookie: None,
                     payload: &[],
                 };
                 let mut data = vec![0u8; update.encoded_len()];
                 update.encode(&mut data).unwrap();
+                h.receive(&data);
+            }
+            Op::CookieOf {
+                back,
+                gen_delta,
+                cookie,
+            } => {
+                let Some((seq, s)) = h.ack_of(back) else {
+                    continue;
+                };
+                let reply = Cookie {
+                    flags: 0,
+                    session: h.session,
+                    seq,
+                    gen_ts: s
+                        .gen_ts
+                        .saturating_add_signed(gen_delta.map_or(0, i64::from)),
+                    cookie,
+                };
+                let mut data = vec![0u8; HEADER_LEN];
+                reply.encode(&mut data).unwrap();
                 h.receive(&data);
             }
             Op::Replay(back) => {
@@ -950,6 +1055,13 @@ fn mutate(buf: &mut Vec<u8>, mutation: &Mutation) {
         }
         Mutation::Truncate(len) => buf.truncate(usize::from(*len) % (buf.len() + 1)),
         Mutation::Extend(bytes) => buf.extend_from_slice(&bytes[..bytes.len().min(64)]),
+        Mutation::Seal { key_id, tag } => {
+            if buf.len() >= HEADER_LEN {
+                buf[4] |= FLAG_AUTH;
+                buf[5] = *key_id;
+                buf.extend_from_slice(tag);
+            }
+        }
     }
 }
 
