@@ -39,9 +39,18 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
             rounds,
             sessions,
             window,
+            psk_file,
             json,
         } => {
-            let r = bench::monitor(sessions, window as usize, duration, rounds as usize)?;
+            let r = bench::monitor(
+                sessions,
+                window as usize,
+                duration,
+                rounds as usize,
+                psk_file.as_ref(),
+            )?;
+            let sealed = r.median(|x| x.sealed.as_ref().map_or(f64::NAN, |s| s.replies_per_sec));
+            let sealed_ratio = r.median(bench::MonitorRound::sealed_ratio);
             let echo = r.median(|x| x.echo.replies_per_sec);
             let acks = r.median(|x| x.monitor.replies_per_sec);
             let handled = r.median(|x| x.monitor_handled_per_sec);
@@ -53,14 +62,18 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                     .map(|x| {
                         json!({"echo_replies_per_sec": x.echo.replies_per_sec,
                                "monitor_acks_per_sec": x.monitor.replies_per_sec,
-                               "ratio": x.ratio()})
+                               "ratio": x.ratio(),
+                               "sealed_acks_per_sec": x.sealed.as_ref().map(|s| s.replies_per_sec),
+                               "sealed_ratio": x.sealed.as_ref().map(|_| x.sealed_ratio())})
                     })
                     .collect();
                 outln!(
                     "{}",
                     json!({"sessions": sessions, "window": window, "rounds": per_round,
                            "monitor_acks_per_sec": acks, "monitor_handled_per_sec": handled,
-                           "echo_replies_per_sec": echo, "ratio": ratio})
+                           "echo_replies_per_sec": echo, "ratio": ratio,
+                           "sealed_acks_per_sec": psk_file.is_some().then_some(sealed),
+                           "sealed_ratio": psk_file.is_some().then_some(sealed_ratio)})
                 )?;
             } else {
                 outln!(
@@ -69,8 +82,15 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                     duration.as_secs_f64()
                 )?;
                 for (i, x) in r.rounds.iter().enumerate() {
+                    let sealed = x.sealed.as_ref().map_or_else(String::new, |s| {
+                        format!(
+                            ", sealed {:>7.0}/s ({} of unauthenticated)",
+                            s.replies_per_sec,
+                            percent(x.sealed_ratio())
+                        )
+                    });
                     outln!(
-                        "  round {}: echo {:>7.0}/s, monitor {:>7.0}/s, monitor / echo {}",
+                        "  round {}: echo {:>7.0}/s, monitor {:>7.0}/s, monitor / echo {}{sealed}",
                         i + 1,
                         x.echo.replies_per_sec,
                         x.monitor.replies_per_sec,
@@ -91,6 +111,17 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                     "monitor / echo (median of the rounds' ratios):",
                     percent(ratio)
                 )?;
+                if psk_file.is_some() {
+                    outln!(
+                        "  {:<56}{sealed:>9.0} ACKs/s",
+                        "acp monitor server, sealed (--psk-file):"
+                    )?;
+                    outln!(
+                        "  {:<56}{:>11}",
+                        "sealed / unauthenticated (median of the rounds):",
+                        percent(sealed_ratio)
+                    )?;
+                }
             }
         }
     }

@@ -353,6 +353,10 @@ enum BenchCommand {
         /// Datagrams kept in flight by the load generator.
         #[arg(long, default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=65_536))]
         window: u64,
+        /// Also measure a monitor with these pre-shared keys under sealed load, against the
+        /// unauthenticated one (see `acp keygen`).
+        #[arg(long, value_name = "FILE", value_parser = keys::parse_psk_file)]
+        psk_file: Option<acp_core::seal::Keyring>,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,

@@ -54,6 +54,27 @@ fn wire(c: &mut Criterion) {
     a.encode(&mut ack).expect("fits");
     g.bench_function("encode_ack", |b| b.iter(|| black_box(&a).encode(&mut out)));
     g.bench_function("decode_ack", |b| b.iter(|| Packet::decode(black_box(&ack))));
+    // Sealing: the per-datagram cost of --psk-file on each side.
+    let psk = acp_core::seal::Psk {
+        id: 1,
+        key: acp_core::seal::Secret([7; 32]),
+    };
+    let cipher = acp_core::seal::SessionCipher::new(&psk, 7);
+    let mut sealed = dg.clone();
+    sealed.resize(dg.len() + acp_core::wire::TAG_LEN, 0);
+    cipher.seal(&mut sealed, dg.len()).expect("fits");
+    g.bench_function("seal_update_64B", |b| {
+        b.iter(|| {
+            let mut buf = sealed.clone();
+            cipher.seal(black_box(&mut buf), dg.len())
+        })
+    });
+    g.bench_function("open_update_64B", |b| {
+        b.iter(|| cipher.open(black_box(&sealed)))
+    });
+    g.bench_function("derive_session_key", |b| {
+        b.iter(|| acp_core::seal::derive(black_box(&psk), 7))
+    });
     g.finish();
 }
 

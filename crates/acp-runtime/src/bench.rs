@@ -7,7 +7,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use acp_core::wire::Update;
+use acp_core::seal::{Keyring, SessionCipher};
+use acp_core::wire::{Cookie, Update, COOKIE_LEN};
 use acp_core::{Fixed, MonitorConfig, SourceConfig};
 
 use crate::driver::{Payload, RunLimits, SourceSet, SourceSpec};
@@ -147,18 +148,28 @@ impl Drop for EchoServer {
 
 /// Drives `target` from one thread with valid ACP updates of `sessions` synthetic sessions,
 /// keeping up to `window` datagrams in flight, for `duration`. Each reply frees a window slot;
-/// if nothing comes back for 5 ms the window is reopened (replies were lost).
+/// if nothing comes back for 5 ms the window is reopened (replies were lost). With `keys`, every
+/// update is sealed with the first key and each session echoes the cookie it is sent until it is
+/// acknowledged.
 pub fn load(
     target: SocketAddr,
     sessions: u64,
     window: usize,
     duration: Duration,
+    keys: Option<&Keyring>,
 ) -> io::Result<LoadResult> {
     let socket = UdpSocket::bind("127.0.0.1:0")?;
     socket.set_nonblocking(true)?;
     let mut tx = SendBatch::new(64);
     let mut rx = RecvBatch::new(64);
     let mut seqs = vec![0u64; sessions.max(1) as usize];
+    // Session s has id s + 1.
+    let ciphers: Vec<SessionCipher> = keys.map_or_else(Vec::new, |ring| {
+        (1..=seqs.len() as u64)
+            .map(|id| SessionCipher::new(ring.first(), id))
+            .collect()
+    });
+    let mut cookies: Vec<Option<[u8; COOKIE_LEN]>> = vec![None; ciphers.len()];
     let (mut sent, mut replies, mut in_flight) = (0u64, 0u64, 0usize);
     let start = Instant::now();
     let mut last_progress = start;
@@ -176,15 +187,30 @@ pub fn load(
                 gen_ts: crate::clock::now().as_nanos(),
                 acked_seq: seqs[s] - 1,
                 hold_ns: 0,
-                cookie: None,
+                cookie: cookies.get(s).copied().flatten(),
                 payload: &payload,
             };
-            let n = u.encode(tx.next_slot()).map_err(io::Error::other)?;
+            let slot = tx.next_slot();
+            let mut n = u.encode(slot).map_err(io::Error::other)?;
+            if let Some(cipher) = ciphers.get(s) {
+                n = cipher.seal(slot, n).map_err(io::Error::other)?;
+            }
             tx.push(n, &target);
             in_flight += 1;
         }
         sent += tx.flush(&socket)? as u64;
-        let got = rx.recv(&socket)?.len();
+        let received = rx.recv(&socket)?;
+        let got = received.len();
+        if !ciphers.is_empty() {
+            // Sealed: learn each session's cookie (the ACKs need no parsing).
+            for r in &received {
+                if let Ok(c) = Cookie::decode(rx.slot(r)) {
+                    if let Some(slot) = cookies.get_mut(c.session.wrapping_sub(1) as usize) {
+                        *slot = Some(c.cookie);
+                    }
+                }
+            }
+        }
         if got > 0 {
             replies += got as u64;
             in_flight = in_flight.saturating_sub(got);
@@ -210,12 +236,21 @@ pub struct MonitorRound {
     pub monitor_handled_per_sec: f64,
     /// The echo baseline.
     pub echo: LoadResult,
+    /// The monitor server with pre-shared keys, sealed load (when asked for).
+    pub sealed: Option<LoadResult>,
 }
 
 impl MonitorRound {
     /// Monitor ACKs per echo reply in this round.
     pub fn ratio(&self) -> f64 {
         self.monitor.replies_per_sec / self.echo.replies_per_sec
+    }
+
+    /// Sealed ACKs per unauthenticated ACK in this round (NaN if not measured).
+    pub fn sealed_ratio(&self) -> f64 {
+        self.sealed.as_ref().map_or(f64::NAN, |s| {
+            s.replies_per_sec / self.monitor.replies_per_sec
+        })
     }
 }
 
@@ -270,12 +305,13 @@ fn on_separate_cores<S>(
     sessions: u64,
     window: usize,
     duration: Duration,
+    keys: Option<&Keyring>,
 ) -> io::Result<(S, LoadResult)> {
     pin_to_cpu(0);
     let server = start();
     pin_to_cpu(1);
     let result = server.and_then(|s| {
-        let r = load(addr(&s), sessions, window, duration)?;
+        let r = load(addr(&s), sessions, window, duration, keys)?;
         Ok((s, r))
     });
     unpin();
@@ -291,6 +327,7 @@ pub fn monitor(
     window: usize,
     duration: Duration,
     rounds: usize,
+    keys: Option<&Keyring>,
 ) -> io::Result<MonitorBench> {
     let any: SocketAddr = "127.0.0.1:0".parse().map_err(io::Error::other)?;
     let echo = || -> io::Result<LoadResult> {
@@ -300,15 +337,17 @@ pub fn monitor(
             sessions,
             window,
             duration,
+            None,
         )?;
         drop(server);
         Ok(r)
     };
-    let monitor = || -> io::Result<(LoadResult, f64)> {
+    let serve = |keys: Option<&Keyring>| -> io::Result<(LoadResult, f64)> {
         let cfg = MonitorConfig {
             max_sessions: sessions as usize + 16,
             // The load generator is one local host.
             max_prefix_share: 1.0,
+            keys: keys.cloned(),
             ..MonitorConfig::default()
         };
         let started = Instant::now();
@@ -318,6 +357,7 @@ pub fn monitor(
             sessions,
             window,
             duration,
+            keys,
         )?;
         let secs = started.elapsed().as_secs_f64();
         let snapshot = server.stop()?;
@@ -326,15 +366,17 @@ pub fn monitor(
     let mut out = Vec::with_capacity(rounds);
     for round in 0..rounds {
         let (echo, (monitor, handled)) = if round % 2 == 0 {
-            (echo()?, monitor()?)
+            (echo()?, serve(None)?)
         } else {
-            let m = monitor()?;
+            let m = serve(None)?;
             (echo()?, m)
         };
+        let sealed = keys.map(|k| serve(Some(k))).transpose()?.map(|(r, _)| r);
         out.push(MonitorRound {
             monitor,
             monitor_handled_per_sec: handled,
             echo,
+            sealed,
         });
     }
     Ok(MonitorBench { rounds: out })
