@@ -45,31 +45,41 @@ fn snapshot_json(kind: &str, snap: &Snapshot) -> Value {
         "sessions_created": st.sessions_created,
         "sessions_expired": st.sessions_expired,
         "sessions_refused": st.sessions_refused,
+        "refused_by": st.refused_by,
+        "cookies_sent": st.cookies_sent,
+        "cookies_rejected": st.cookies_rejected,
+        "auth_failed_by": st.auth_failed_by,
         "sessions": snap.sessions.iter().map(session_json).collect::<Vec<_>>(),
     })
 }
 
+/// ` (reason n, …)` for a non-empty count by reason.
+fn by_reason(counts: &std::collections::BTreeMap<&'static str, u64>) -> String {
+    if counts.is_empty() {
+        return String::new();
+    }
+    let reasons: Vec<String> = counts.iter().map(|(r, n)| format!("{r} {n}")).collect();
+    format!(" ({})", reasons.join(", "))
+}
+
 fn snapshot_text(title: &str, snap: &Snapshot) -> String {
     let st = &snap.stats;
-    let reasons: Vec<String> = st
-        .malformed_by
-        .iter()
-        .map(|(reason, n)| format!("{reason} {n}"))
-        .collect();
     let mut out = format!(
-        "{title}: {} sessions, {} datagrams, {} delivered, {} acks, {} malformed{}, {} refused, {} sequence jumps\n",
+        "{title}: {} sessions, {} datagrams, {} delivered, {} acks, {} malformed{}, {} refused{}, \
+         {} sequence jumps, {} cookies sent ({} rejected), {} failed authentication{}\n",
         snap.sessions.len(),
         st.datagrams,
         st.delivered,
         snap.acks_sent,
         st.malformed,
-        if reasons.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", reasons.join(", "))
-        },
+        by_reason(&st.malformed_by),
         st.sessions_refused,
-        st.seq_jumps
+        by_reason(&st.refused_by),
+        st.seq_jumps,
+        st.cookies_sent,
+        st.cookies_rejected,
+        st.auth_failed_by.values().sum::<u64>(),
+        by_reason(&st.auth_failed_by),
     );
     out += &format!(
         "{:<24} {:<16} {:>9} {:>7} {:>7} {:>9} {:>10}\n",

@@ -931,3 +931,75 @@ fn bench_says_no_samples_instead_of_nan() {
     let v: serde_json::Value = serde_json::from_str(&run(&json)).unwrap();
     assert!(v["ratio"].is_null(), "{v}");
 }
+
+/// A fresh key file from `acp keygen`, in the test's own directory.
+fn keygen(dir: &std::path::Path, name: &str) -> String {
+    let out = acp().arg("keygen").output().unwrap();
+    assert!(out.status.success());
+    let line = String::from_utf8(out.stdout).unwrap();
+    let (id, hex) = line.trim().split_once(' ').expect("ID HEX");
+    assert_eq!(id, "1");
+    assert!(
+        hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{line}"
+    );
+    let path = dir.join(name);
+    std::fs::write(&path, line).unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    path.to_str().unwrap().to_string()
+}
+
+#[test]
+fn a_sealed_monitor_serves_sources_with_its_key_and_no_other() {
+    let dir = std::env::temp_dir().join(format!("acp-psk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (ours, theirs) = (keygen(&dir, "ours.psk"), keygen(&dir, "theirs.psk"));
+    let (monitor, _err, addr) = spawn_monitor(&["--psk-file", &ours]);
+    let source = |extra: &[&str]| -> serde_json::Value {
+        let out = acp()
+            .args([
+                "source",
+                "--to",
+                &addr,
+                "--controller",
+                "fixed:100",
+                "--json",
+            ])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        let text = String::from_utf8(out.stdout).unwrap();
+        serde_json::from_str(text.lines().last().unwrap()).unwrap()
+    };
+    let good = source(&["--psk-file", &ours, "--count", "30"]);
+    assert_eq!(
+        (good["sent"].as_u64(), good["cookies"].as_u64()),
+        (Some(30), Some(1))
+    );
+    assert_eq!(good["auth_failed"], 0);
+    // Every update but the COOKIE-answered first probe is ACKed; the source stops right after
+    // its 30th send, so the last one or two ACKs may still be in flight.
+    assert!(good["acks"].as_u64() >= Some(27), "{good}");
+    // Another key, or none: no ACK comes back, and the monitor says why.
+    for extra in [
+        &["--psk-file", &theirs, "--duration", "1s"][..],
+        &["--duration", "1s"],
+    ] {
+        let other = source(extra);
+        assert_eq!(other["acks"], 0, "{other}");
+    }
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(monitor.id() as i32, libc::SIGTERM);
+    }
+    let out = monitor.wait_with_output().unwrap();
+    assert!(out.status.success());
+    // Without --print-updates the summary is on stdout.
+    let rest = String::from_utf8(out.stdout).unwrap();
+    assert!(rest.contains("summary: 1 sessions"), "{rest}");
+    assert!(rest.contains("1 cookies sent (0 rejected)"), "{rest}");
+    assert!(rest.contains("(bad_tag "), "{rest}");
+    assert!(rest.contains("unsealed "), "{rest}");
+    let _ = std::fs::remove_dir_all(dir);
+}
