@@ -391,8 +391,8 @@ impl Monitor {
         Ok(())
     }
 
-    /// Handles one datagram from `peer` received at `now`. On success an ACK of `ack_len` bytes
-    /// is in `ack_buf` (which needs `HEADER_LEN` bytes plus any feedback).
+    /// Handles one datagram from `peer` received at `now`. On success a reply (an ACK, or a
+    /// COOKIE) of `ack_len` bytes is in `ack_buf`, which needs [`Monitor::ack_capacity`] bytes.
     pub fn handle_datagram<'a>(
         &mut self,
         now: Time,

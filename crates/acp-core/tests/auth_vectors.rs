@@ -10,6 +10,9 @@ use acp_core::seal::{self, Keyring, Psk, Secret, SessionCipher};
 use acp_core::wire::{Packet, FLAG_AUTH, HEADER_LEN, TAG_LEN};
 use serde::Deserialize;
 
+mod common;
+use common::unhex;
+
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Vectors {
@@ -67,24 +70,7 @@ struct MustFail {
 }
 
 fn load() -> Vectors {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../testdata/auth_vectors.json"
-    );
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {path}: {e}"))
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    assert!(s.len() % 2 == 0, "odd-length hex {s:?}");
-    assert!(
-        s.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')),
-        "hex must be lowercase digits: {s:?}"
-    );
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
+    common::load("auth_vectors.json")
 }
 
 impl Key {

@@ -10,6 +10,9 @@ use acp_core::seal;
 use acp_core::wire::{self, Ack, Cookie, DecodeError, FeedbackItem, Packet, Update, FLAG_AUTH};
 use serde::Deserialize;
 
+mod common;
+use common::unhex;
+
 #[derive(Debug, Deserialize)]
 struct Vectors {
     format: String,
@@ -78,24 +81,7 @@ struct ExpectedTlv {
 }
 
 fn load() -> Vectors {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../../testdata/wire_vectors.json"
-    );
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("parsing {path}: {e}"))
-}
-
-fn unhex(s: &str) -> Vec<u8> {
-    assert!(s.len() % 2 == 0, "odd-length hex {s:?}");
-    assert!(
-        s.bytes().all(|c| matches!(c, b'0'..=b'9' | b'a'..=b'f')),
-        "hex must be lowercase digits: {s:?}"
-    );
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
+    common::load("wire_vectors.json")
 }
 
 /// u64 values are JSON strings of decimal digits.
