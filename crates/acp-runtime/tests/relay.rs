@@ -698,8 +698,10 @@ fn a_mahimahi_trace_is_reproduced() {
         client
             .send_to(&datagram(10_000 + q as u64, PAYLOAD), relay.local_addr())
             .unwrap();
-        // The opportunity, then the propagation delay.
-        expected.push(cycle + ms(*x) + ms(10));
+        // The opportunity, then the propagation delay; unless this test's thread was
+        // descheduled past the opportunity (a loaded machine), which says nothing of the relay.
+        let on_time = std::time::Instant::now() < cycle + ms(x - 1);
+        expected.push(on_time.then(|| cycle + ms(*x) + ms(10)));
     }
     let arrivals = rec.join().unwrap();
     let (saturated, lone): (Vec<Arrival>, Vec<Arrival>) =
@@ -721,8 +723,19 @@ fn a_mahimahi_trace_is_reproduced() {
     assert!((got / mean - 1.0).abs() <= 0.02, "{got} bit/s");
 
     assert_eq!(lone.len(), lone_at.len(), "every lone packet arrives");
+    let checked = expected.iter().flatten().count();
+    assert!(
+        checked * 2 >= lone_at.len(),
+        "only {checked} lone packets sent on time"
+    );
     for a in &lone {
-        let want = expected[(a.seq - 10_000) as usize];
+        let Some(want) = expected[(a.seq - 10_000) as usize] else {
+            println!(
+                "lone packet {}: sent late by this machine, not checked",
+                a.seq - 10_000
+            );
+            continue;
+        };
         let late = a.at.checked_duration_since(want);
         println!(
             "lone packet {}: {:.3} ms after its opportunity + delay",
