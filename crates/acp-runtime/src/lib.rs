@@ -7,6 +7,7 @@
 //! - [`driver`]: runs many sources over one socket with precise pacing;
 //! - [`experiment`]: monitor, relay chain and sources on loopback in one call;
 //! - [`flood`]: the state-exhaustion and malformed floods of `acp bench flood`, measured;
+//! - [`mailbox`]: per-session latest-value hand-off from the monitor server to a slower consumer;
 //! - [`server`]: the batched monitor server;
 //! - [`net`]: address conversion, readiness waits, batched `recvmmsg`/`sendmmsg`, DSCP marking;
 //! - [`relay`]: a userspace UDP path emulator running the `acp-netmodel` network model;
@@ -15,6 +16,7 @@ pub mod clock;
 pub mod driver;
 pub mod experiment;
 pub mod flood;
+pub mod mailbox;
 pub mod net;
 pub mod relay;
 pub mod server;
