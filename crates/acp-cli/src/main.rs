@@ -167,7 +167,11 @@ struct MonitorArgs {
     /// Most sources tracked at once.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(1..))]
     max_sessions: u64,
-    /// Write every fresh update to stdout as a JSON line (reports then go to stderr).
+    /// Write fresh updates to stdout as JSON lines (reports then go to stderr); with
+    /// --clocks-synced each has its age on arrival. Printing never holds up the monitor: when
+    /// stdout falls behind, only the latest unprinted update of each source is kept (at most
+    /// --max-sessions updates and 64 MiB of payload), and the summary counts those superseded or
+    /// dropped before they could be printed.
     #[arg(long)]
     print_updates: bool,
     /// Declare the sources' clocks synchronised with this host's (same machine or good NTP), so

@@ -1,10 +1,16 @@
 //! `acp monitor`: a monitor server with periodic and final per-source reports.
+//!
+//! With `--print-updates` a printing thread writes the fresh updates, which the server thread
+//! leaves in a latest-value [`Mailbox`], so a slow stdout never holds it up.
 
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
 use acp_core::monitor::Delivery;
 use acp_core::MonitorConfig;
 use acp_runtime::clock;
+use acp_runtime::mailbox::{Mailbox, MailboxConfig, OwnedUpdate};
 use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport, Snapshot};
 use anyhow::Context;
 use serde_json::{json, Value};
@@ -29,9 +35,35 @@ pub fn session_json(s: &SessionReport) -> Value {
     })
 }
 
-fn snapshot_json(kind: &str, snap: &Snapshot) -> Value {
+/// What became of the fresh updates with `--print-updates`.
+#[derive(Debug, Clone, Copy)]
+struct Printing {
+    printed: u64,
+    /// Replaced by a fresher update of their source before they could be printed.
+    superseded: u64,
+    /// Refused by the full mailbox.
+    dropped: u64,
+    /// Waiting, or being written, when the counts were taken.
+    unprinted: u64,
+}
+
+impl Printing {
+    fn of(mailbox: &Mailbox, printed: u64) -> Self {
+        let st = mailbox.stats();
+        Printing {
+            printed,
+            superseded: st.superseded,
+            dropped: st.dropped,
+            unprinted: st
+                .offered
+                .saturating_sub(st.superseded + st.dropped + printed),
+        }
+    }
+}
+
+fn snapshot_json(kind: &str, snap: &Snapshot, printing: Option<Printing>) -> Value {
     let st = &snap.stats;
-    json!({
+    let mut v = json!({
         "type": kind,
         "datagrams": st.datagrams,
         "malformed": st.malformed,
@@ -50,7 +82,14 @@ fn snapshot_json(kind: &str, snap: &Snapshot) -> Value {
         "cookies_rejected": st.cookies_rejected,
         "auth_failed_by": st.auth_failed_by,
         "sessions": snap.sessions.iter().map(session_json).collect::<Vec<_>>(),
-    })
+    });
+    if let Some(p) = printing {
+        v["updates_printed"] = json!(p.printed);
+        v["updates_superseded"] = json!(p.superseded);
+        v["updates_dropped"] = json!(p.dropped);
+        v["updates_unprinted"] = json!(p.unprinted);
+    }
+    v
 }
 
 /// ` (reason n, …)` for a non-empty count by reason.
@@ -62,7 +101,7 @@ fn by_reason(counts: &std::collections::BTreeMap<&'static str, u64>) -> String {
     format!(" ({})", reasons.join(", "))
 }
 
-fn snapshot_text(title: &str, snap: &Snapshot) -> String {
+fn snapshot_text(title: &str, snap: &Snapshot, printing: Option<Printing>) -> String {
     let st = &snap.stats;
     let mut out = format!(
         "{title}: {} sessions, {} datagrams, {} delivered, {} acks, {} malformed{}, {} refused{}, \
@@ -81,6 +120,13 @@ fn snapshot_text(title: &str, snap: &Snapshot) -> String {
         st.auth_failed_by.values().sum::<u64>(),
         by_reason(&st.auth_failed_by),
     );
+    if let Some(p) = printing {
+        out += &format!(
+            "updates: {} printed, {} superseded before printing, {} dropped (too many waiting), \
+             {} not printed yet\n",
+            p.printed, p.superseded, p.dropped, p.unprinted
+        );
+    }
     out += &format!(
         "{:<24} {:<16} {:>9} {:>7} {:>7} {:>9} {:>10}\n",
         "peer", "session", "delivered", "stale", "lost", "rate_hz", "avg_age_ms"
@@ -103,27 +149,98 @@ fn snapshot_text(title: &str, snap: &Snapshot) -> String {
     out
 }
 
-/// One update as a JSON line for `--print-updates`.
-fn update_json(d: &Delivery<'_>, synced: bool) -> Value {
+/// One update as a JSON line for `--print-updates`; its age is the age on arrival.
+fn update_json(u: &OwnedUpdate, synced: bool) -> Value {
     let mut line = json!({
-        "peer": d.key.peer.to_string(),
-        "session": format!("{:016x}", d.key.session),
-        "seq": d.seq,
-        "gen_ts_ns": d.gen_ts,
-        "probe": d.probe,
+        "peer": u.key.peer.to_string(),
+        "session": format!("{:016x}", u.key.session),
+        "seq": u.seq,
+        "gen_ts_ns": u.gen_ts,
+        "probe": u.probe,
     });
     if synced {
-        let age = clock::now().as_nanos() as f64 - d.gen_ts as f64;
+        let age = u.received.as_nanos() as f64 - u.gen_ts as f64;
         line["age_ms"] = json!(age / 1e6);
     }
-    match std::str::from_utf8(d.payload) {
+    match std::str::from_utf8(&u.payload) {
         Ok(text) => line["payload"] = json!(text),
         Err(_) => {
-            let hex: String = d.payload.iter().map(|b| format!("{b:02x}")).collect();
+            let hex: String = u.payload.iter().map(|b| format!("{b:02x}")).collect();
             line["payload_hex"] = json!(hex);
         }
     }
     line
+}
+
+/// Bytes of JSON lines gathered before a write.
+const PRINT_CHUNK: usize = 64 << 10;
+
+/// How long the summary waits for the printer to write what is left.
+const PRINT_GRACE: Duration = Duration::from_secs(1);
+
+/// The `--print-updates` thread: takes the pending updates from the mailbox and writes them to
+/// stdout, until the mailbox is closed and empty or stdout is closed. The server thread only puts
+/// updates in the mailbox, so a stdout that does not keep up never holds it up.
+struct Printer {
+    mailbox: Arc<Mailbox>,
+    printed: Arc<AtomicU64>,
+    done: mpsc::Receiver<()>,
+}
+
+impl Printer {
+    fn start(mailbox: Arc<Mailbox>, out: Reports, synced: bool) -> anyhow::Result<Self> {
+        let printed = Arc::new(AtomicU64::new(0));
+        let (done_tx, done) = mpsc::channel();
+        let (mailbox_t, printed_t) = (mailbox.clone(), printed.clone());
+        std::thread::Builder::new()
+            .name("acp-print".into())
+            .spawn(move || {
+                let mut batch = Vec::new();
+                let mut text = String::new();
+                'print: loop {
+                    if !mailbox_t.wait(Duration::from_millis(100)) {
+                        if mailbox_t.is_closed() {
+                            break;
+                        }
+                        continue;
+                    }
+                    mailbox_t.take_into(&mut batch);
+                    let mut lines = 0;
+                    for (i, u) in batch.iter().enumerate() {
+                        text += &update_json(u, synced).to_string();
+                        text.push('\n');
+                        lines += 1;
+                        if text.len() >= PRINT_CHUNK || i + 1 == batch.len() {
+                            if !out.stdout(&text) {
+                                break 'print;
+                            }
+                            printed_t.fetch_add(lines, Ordering::Relaxed);
+                            text.clear();
+                            lines = 0;
+                        }
+                    }
+                }
+                let _ = done_tx.send(());
+            })
+            .context("cannot start the printing thread")?;
+        Ok(Printer {
+            mailbox,
+            printed,
+            done,
+        })
+    }
+
+    fn counts(&self) -> Printing {
+        Printing::of(&self.mailbox, self.printed.load(Ordering::Relaxed))
+    }
+
+    /// Lets the printer write what is pending, for at most [`PRINT_GRACE`]: a stdout that is not
+    /// read must not keep the monitor from exiting. Returns the final counts.
+    fn finish(self) -> Printing {
+        self.mailbox.close();
+        let _ = self.done.recv_timeout(PRINT_GRACE);
+        self.counts()
+    }
 }
 
 /// Runs until SIGINT/SIGTERM, or until stdout is closed.
@@ -139,19 +256,25 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
     let stop = signals::shutdown_flag();
     // With --print-updates stdout carries the updates, and the reports go to stderr.
     let out = Reports::new(stop.clone(), a.print_updates);
-    let synced = a.clocks_synced;
-    let on_update = a.print_updates.then(|| {
-        let out = out.clone();
-        Box::new(move |d: &Delivery<'_>| out.stdout(&format!("{}\n", update_json(d, synced))))
-            as acp_runtime::server::OnUpdate
+    let mailbox = a
+        .print_updates
+        .then(|| Arc::new(Mailbox::new(MailboxConfig::new(cfg.max_sessions))));
+    let on_update = mailbox.clone().map(|mailbox| {
+        Box::new(move |d: &Delivery<'_>| {
+            mailbox.offer_delivery(d, clock::now());
+        }) as acp_runtime::server::OnUpdate
     });
     let server = MonitorServer::start(ServerConfig::new(a.listen, cfg), on_update)
         .map_err(|e| crate::listen_error(a.listen, e))?;
-    let text = |kind: &str, snap: &Snapshot| {
+    let printer = match mailbox {
+        Some(mailbox) => Some(Printer::start(mailbox, out.clone(), a.clocks_synced)?),
+        None => None,
+    };
+    let text = |kind: &str, snap: &Snapshot, printing: Option<Printing>| {
         if a.json {
-            snapshot_json(kind, snap).to_string() + "\n"
+            snapshot_json(kind, snap, printing).to_string() + "\n"
         } else {
-            snapshot_text(kind, snap)
+            snapshot_text(kind, snap, printing)
         }
     };
     eprintln!("acp monitor listening on {}", server.local_addr());
@@ -159,11 +282,13 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(20));
         if std::time::Instant::now() >= next {
-            out.report(&text("report", &server.snapshot()));
+            let printing = printer.as_ref().map(Printer::counts);
+            out.report(&text("report", &server.snapshot(), printing));
             next += a.report_every;
         }
     }
     let last = server.stop().context("monitor server failed")?;
-    out.summary(&text("summary", &last));
+    let printing = printer.map(Printer::finish);
+    out.summary(&text("summary", &last, printing));
     Ok(())
 }

@@ -66,11 +66,13 @@ impl Reports {
         Reports { stop, to_stderr }
     }
 
-    /// Writes `text` to stdout; if that fails, asks the command to shut down.
-    pub fn stdout(&self, text: &str) {
-        if out!("{text}").is_err() {
+    /// Writes `text` to stdout; if that fails, asks the command to shut down and returns false.
+    pub fn stdout(&self, text: &str) -> bool {
+        let written = out!("{text}").is_ok();
+        if !written {
             self.stop.store(true, Ordering::SeqCst);
         }
+        written
     }
 
     /// A periodic report.

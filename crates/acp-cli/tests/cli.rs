@@ -564,18 +564,37 @@ fn monitor_and_source_talk_and_the_monitor_summarises_on_sigterm() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(
-        updates.len(),
-        60,
-        "every update was fresh and delivered once"
-    );
     assert!(updates
         .windows(2)
         .all(|w| w[0]["seq"].as_u64() < w[1]["seq"].as_u64()));
     assert!(updates.iter().all(|u| u["age_ms"].as_f64().is_some()));
+    // The latest is always printed.
+    assert_eq!(updates.last().unwrap()["seq"], 60);
     let mut rest = String::new();
     std::io::Read::read_to_string(&mut err, &mut rest).unwrap();
     assert!(rest.contains("summary: 1 sessions"), "{rest}");
+    // Every update was fresh: printed, or superseded by a fresher one while the printer was
+    // busy (rare with a reader this quick, but the printer may be scheduled late).
+    let superseded = rest
+        .lines()
+        .find_map(|l| {
+            let (counts, _) = l.strip_prefix("updates: ")?.split_once(" superseded")?;
+            let (printed, superseded) = counts.split_once(" printed, ")?;
+            Some((
+                printed.parse::<usize>().ok()?,
+                superseded.parse::<usize>().ok()?,
+            ))
+        })
+        .map(|(printed, superseded)| {
+            assert_eq!(printed, updates.len(), "{rest}");
+            superseded
+        })
+        .unwrap_or_else(|| panic!("no count of printed updates: {rest}"));
+    assert_eq!(updates.len() + superseded, 60, "{rest}");
+    assert!(
+        rest.contains(" 0 dropped (too many waiting), 0 not printed yet"),
+        "{rest}"
+    );
     assert!(
         rest.contains("60 acks, 3 malformed (bad_magic 1, truncated 2)"),
         "{rest}"
@@ -1002,4 +1021,95 @@ fn a_sealed_monitor_serves_sources_with_its_key_and_no_other() {
     assert!(rest.contains("(bad_tag "), "{rest}");
     assert!(rest.contains("unsealed "), "{rest}");
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The datagram of an UPDATE of `session` with sequence `seq` carrying `payload`.
+fn update_datagram(session: u64, seq: u64, payload: &[u8]) -> Vec<u8> {
+    let u = acp_core::wire::Update {
+        flags: 0,
+        session,
+        seq,
+        gen_ts: seq,
+        acked_seq: seq - 1,
+        hold_ns: 0,
+        cookie: None,
+        payload,
+    };
+    let mut buf = vec![0u8; u.encoded_len()];
+    let n = u.encode(&mut buf).unwrap();
+    buf.truncate(n);
+    buf
+}
+
+/// `--print-updates` with a stdout nobody reads (`acp monitor --print-updates | (sleep 1000)`):
+/// the monitor must go on answering every source, and stop on SIGINT with its summary.
+#[test]
+fn print_updates_never_holds_up_the_monitor_when_stdout_is_not_read() {
+    // spawn_monitor pipes stdout, and this test never reads it.
+    let (mut monitor, mut err, addr) =
+        spawn_monitor(&["--print-updates", "--json", "--report-every", "1h"]);
+    const SESSIONS: u64 = 8;
+    const ROUNDS: u64 = 300;
+    // Every update makes a JSON line of over 2 KB: 2,400 of them overfill the pipe (64 KiB by
+    // default, at most 1 MiB without privileges) many times over.
+    let payload = vec![b'x'; 2000];
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.connect(&addr).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut buf = [0u8; 2048];
+    for seq in 1..=ROUNDS {
+        for session in 1..=SESSIONS {
+            socket
+                .send(&update_datagram(session, seq, &payload))
+                .unwrap();
+        }
+        // Every session's update is answered, round after round.
+        let mut acked = [false; SESSIONS as usize];
+        for n in 0..SESSIONS {
+            let len = socket.recv(&mut buf).unwrap_or_else(|e| {
+                panic!(
+                    "round {seq}: {n} of {SESSIONS} ACKs, then {e}: the monitor stopped answering"
+                )
+            });
+            let ack = acp_core::wire::Ack::decode(&buf[..len]).unwrap();
+            assert_eq!(ack.seq, seq);
+            acked[ack.session as usize - 1] = true;
+        }
+        assert!(acked.iter().all(|&a| a), "round {seq}: {acked:?}");
+    }
+    // SIGINT ends it even though its printer is stuck on the full pipe.
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(monitor.id() as i32, libc::SIGINT);
+    }
+    let status = wait_within(&mut monitor, Duration::from_secs(10));
+    assert!(status.success(), "{status:?}");
+    let mut rest = String::new();
+    err.read_to_string(&mut rest).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(rest.lines().last().unwrap())
+        .unwrap_or_else(|e| panic!("{e}: {rest}"));
+    assert_eq!(summary["type"], "summary", "{rest}");
+    assert_eq!(
+        summary["sessions"].as_array().unwrap().len(),
+        SESSIONS as usize
+    );
+    assert_eq!(summary["acks"], SESSIONS * ROUNDS);
+    assert_eq!(summary["delivered"], SESSIONS * ROUNDS);
+    let count = |what: &str| {
+        summary[what]
+            .as_u64()
+            .unwrap_or_else(|| panic!("{what}: {rest}"))
+    };
+    let (printed, superseded) = (count("updates_printed"), count("updates_superseded"));
+    // The pipe took the first lines (the printer's first write is at most one update per
+    // session, 16 KB); most of the rest were superseded while it was full.
+    assert!(printed > 0, "{rest}");
+    assert!(superseded > 0, "{rest}");
+    assert_eq!(
+        printed + superseded + count("updates_dropped") + count("updates_unprinted"),
+        SESSIONS * ROUNDS,
+        "{rest}"
+    );
 }
