@@ -6,29 +6,34 @@
 //! threshold, `..SourceConfig::default()` for the rest) followed by up to `MAX_OPS` operations.
 //! The harness keeps a simulated path: every update the source transmits may be answered, after
 //! a fuzzed delay and jitter and with fuzzed losses and duplicates, by an ACK that echoes it
-//! exactly as a monitor would (flagged STALE when the path reordered it). The `Run` operation is
+//! exactly as a monitor would (flagged STALE when the path reordered it), or, when the path's
+//! monitor is under pressure, by a COOKIE until the source echoes it. The `Run` operation is
 //! an event loop (sleep until `poll_timeout` or the next ACK, deliver, transmit) that takes the
 //! source through probing, control epochs and outages in a few bytes of input. Other operations
 //! inject ACKs of any transmitted update with fuzzed perturbations (sequence, timestamps,
-//! session), forged ACKs, mutated ACKs, replays and raw bytes, and change the payload size
-//! (beyond the wire's limit too).
+//! session, feedback), COOKIEs, forged ACKs, mutated or fake-sealed ACKs, reflected UPDATEs,
+//! replays and raw bytes, and change the payload size (beyond the wire's limit too).
 //!
 //! Checked, besides "never panics":
 //! - every transmitted datagram fits the wire's maximum size, is exactly the `Transmit`'s length,
 //!   and decodes as an UPDATE of this session with the next sequence, the acknowledged sequence
 //!   the harness expects, the right probe flag, generation time and hold time, and the payload
-//!   the application gave (or counts as oversized when that exceeds the wire's limit);
+//!   the application gave, and the monitor's cookie from the first update after a COOKIE until
+//!   one of those is acknowledged (or counts as oversized when it exceeds the wire's limit);
 //! - every incoming datagram has the outcome the harness predicts from what was transmitted:
 //!   an exact echo of an unacknowledged update is in sequence, of an acknowledged one out of
-//!   sequence; a wrong session, an unsent sequence, a future timestamp or a non-ACK is invalid;
-//!   a wrong echo of a remembered sequence is invalid and counted as mismatched;
+//!   sequence; a COOKIE echoing a sent generation time is a cookie; a wrong session, an unsent
+//!   sequence, a future timestamp, a seal (no key is configured) or an UPDATE is invalid; a wrong
+//!   echo of a remembered sequence is invalid and counted as mismatched;
 //! - the counters in `stats()` equal the harness's counts (sent, bytes, probes, ACK outcomes,
-//!   STALE ACKs, dropped-stale pushes, oversized slots), backlog is `sent − acked`;
+//!   STALE ACKs, cookies, authentication failures, dropped-stale pushes, oversized slots),
+//!   backlog is `sent − acked`;
 //! - the rate is 0 while probing and otherwise finite and within `[min_rate, max_rate]`; RTT̄,
 //!   Z̄, ages and averages are finite and non-negative; the phase never returns to probing;
 //! - after `handle_timeout(now)`, `poll_timeout()` is after `now` unless a transmission is due,
-//!   and one `poll_transmit(now)` then settles it (a deadline left at or before `now` that no
-//!   call clears is a busy loop in every event loop built on the source).
+//!   and one `poll_transmit(now)` then settles it (with `strict-timers`; by default a few extra
+//!   wake-ups are tolerated, see `STRICT_TIMERS`); a deadline at or before `now` that no call
+//!   clears, a busy loop for every event loop built on the source, always fails.
 #![no_main]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
