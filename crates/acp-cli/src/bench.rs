@@ -36,11 +36,51 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         }
         BenchCommand::Monitor {
             duration,
+            sessions,
+            latency: true,
+            rate,
+            read_sessions_every,
+            json,
+            ..
+        } => {
+            let r = bench::monitor_latency(sessions, rate, duration, read_sessions_every)?;
+            let us = |x: f64| x.is_finite().then_some(x);
+            if json {
+                outln!(
+                    "{}",
+                    json!({"sessions": r.sessions, "rate": r.rate, "sent": r.sent,
+                           "replies": r.replies, "p50_us": us(r.p50_us), "p99_us": us(r.p99_us),
+                           "p999_us": us(r.p999_us), "max_us": us(r.max_us),
+                           "session_reads": r.session_reads})
+                )?;
+            } else if r.replies == 0 {
+                outln!("reply latency: no samples ({} sent)", r.sent)?;
+            } else {
+                outln!(
+                    "reply latency with {} live sessions, {:.0} updates/s for {:.1} s{}:",
+                    r.sessions,
+                    r.rate,
+                    duration.as_secs_f64(),
+                    read_sessions_every.map_or_else(String::new, |d| format!(
+                        ", session list read every {d:?} ({} reads)",
+                        r.session_reads
+                    ))
+                )?;
+                outln!(
+                    "  {} ACKs for {} updates; p50 {:.0} µs, p99 {:.0} µs, p99.9 {:.0} µs, max {:.0} µs",
+                    r.replies, r.sent, r.p50_us, r.p99_us, r.p999_us, r.max_us
+                )?;
+            }
+        }
+        BenchCommand::Monitor {
+            duration,
             rounds,
             sessions,
             window,
             psk_file,
+            latency: false,
             json,
+            ..
         } => {
             let r = bench::monitor(
                 sessions,

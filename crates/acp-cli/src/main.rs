@@ -194,6 +194,13 @@ struct MonitorArgs {
     /// echo a cookie (prove its address) before it gets state.
     #[arg(long, default_value_t = 0.5, value_parser = parse_fraction)]
     cookie_threshold: f64,
+    /// Sessions listed in each periodic report, besides the totals: all of them, by address, when
+    /// there are at most this many; otherwise this many silent the longest (time since their
+    /// latest update), longest first, so a large deployment's report stays short and shows the
+    /// sources to look at. 0 lists none (reports then cost the monitor nothing). The final
+    /// summary always lists every session.
+    #[arg(long, default_value_t = 20)]
+    report_sessions: usize,
 }
 
 #[derive(Debug, Args)]
@@ -343,7 +350,8 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Updates/s the monitor server handles, next to a minimal batched UDP echo server.
+    /// Updates/s the monitor server handles, next to a minimal batched UDP echo server; or,
+    /// with --latency, how fast it answers while holding --sessions live sessions.
     Monitor {
         /// Measurement time per server and round.
         #[arg(long, default_value = "2s", value_parser = parse_duration)]
@@ -361,6 +369,17 @@ enum BenchCommand {
         /// unauthenticated one (see `acp keygen`).
         #[arg(long, value_name = "FILE", value_parser = keys::parse_psk_file)]
         psk_file: Option<acp_core::seal::Keyring>,
+        /// Measure reply latency instead: establish --sessions sessions, then send their updates
+        /// round-robin at --rate for --duration and report percentiles of the time to each ACK.
+        #[arg(long, conflicts_with = "psk_file")]
+        latency: bool,
+        /// With --latency: updates per second, sent open loop.
+        #[arg(long, default_value_t = 20_000.0, requires = "latency", value_parser = parse_bench_rate)]
+        rate: f64,
+        /// With --latency: another thread reads the per-session list this often, as the
+        /// periodic reports of `acp monitor` do.
+        #[arg(long, requires = "latency", value_parser = parse_duration)]
+        read_sessions_every: Option<Duration>,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -410,6 +429,14 @@ fn parse_duration(s: &str) -> Result<Duration, String> {
 
 fn parse_rate(s: &str) -> Result<f64, String> {
     acp_core::units::parse_rate(s).map_err(|e| e.to_string())
+}
+
+/// `acp bench monitor --rate`: 1 to 10⁶ updates per second.
+fn parse_bench_rate(s: &str) -> Result<f64, String> {
+    s.parse()
+        .ok()
+        .filter(|rate| (1.0..=1e6).contains(rate))
+        .ok_or_else(|| "must be 1–1000000 updates/s".to_string())
 }
 
 /// Shortest time between periodic reports: shorter would flood the output.

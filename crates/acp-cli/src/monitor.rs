@@ -1,7 +1,9 @@
 //! `acp monitor`: a monitor server with periodic and final per-source reports.
 //!
-//! With `--print-updates` a printing thread writes the fresh updates, which the server thread
-//! leaves in a latest-value [`Mailbox`], so a slow stdout never holds it up.
+//! Periodic reports show the totals and at most `--report-sessions` sessions (those silent the
+//! longest when there are more), so that they stay cheap with 100,000 sources; the final summary
+//! lists every session. With `--print-updates` a printing thread writes the fresh updates, which
+//! the server thread leaves in a latest-value [`Mailbox`], so a slow stdout never holds it up.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
@@ -11,7 +13,7 @@ use acp_core::monitor::Delivery;
 use acp_core::MonitorConfig;
 use acp_runtime::clock;
 use acp_runtime::mailbox::{Mailbox, MailboxConfig, OwnedUpdate};
-use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport, Snapshot};
+use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport, Totals};
 use anyhow::Context;
 use serde_json::{json, Value};
 
@@ -61,19 +63,44 @@ impl Printing {
     }
 }
 
-fn snapshot_json(kind: &str, snap: &Snapshot, printing: Option<Printing>) -> Value {
-    let st = &snap.stats;
+/// A report: the totals, the sessions it lists, and the printing counts.
+struct Report<'a> {
+    totals: &'a Totals,
+    sessions: &'a [SessionReport],
+    printing: Option<Printing>,
+}
+
+/// The sessions a periodic report lists: all when at most `n`, by address; otherwise the `n`
+/// silent the longest, longest first.
+fn listed(mut sessions: Vec<SessionReport>, n: usize) -> Vec<SessionReport> {
+    if sessions.len() <= n {
+        return sessions;
+    }
+    let silent_longest = |a: &SessionReport, b: &SessionReport| {
+        (a.stats.last_seen, a.key).cmp(&(b.stats.last_seen, b.key))
+    };
+    if n > 0 {
+        sessions.select_nth_unstable_by(n - 1, silent_longest);
+    }
+    sessions.truncate(n);
+    sessions.sort_unstable_by(silent_longest);
+    sessions
+}
+
+fn report_json(kind: &str, r: &Report<'_>) -> Value {
+    let (t, st) = (r.totals, &r.totals.stats);
     let mut v = json!({
         "type": kind,
         "datagrams": st.datagrams,
         "malformed": st.malformed,
         "malformed_by": st.malformed_by,
         "not_updates": st.not_updates,
-        "acks": snap.acks_sent,
-        "acks_unsent": st.acks - snap.acks_sent,
+        "acks": t.acks_sent,
+        "acks_unsent": st.acks - t.acks_sent,
         "seq_jumps": st.seq_jumps,
-        "truncated": snap.truncated,
+        "truncated": t.truncated,
         "delivered": st.delivered,
+        "sessions_live": t.sessions,
         "sessions_created": st.sessions_created,
         "sessions_expired": st.sessions_expired,
         "sessions_refused": st.sessions_refused,
@@ -81,9 +108,9 @@ fn snapshot_json(kind: &str, snap: &Snapshot, printing: Option<Printing>) -> Val
         "cookies_sent": st.cookies_sent,
         "cookies_rejected": st.cookies_rejected,
         "auth_failed_by": st.auth_failed_by,
-        "sessions": snap.sessions.iter().map(session_json).collect::<Vec<_>>(),
+        "sessions": r.sessions.iter().map(session_json).collect::<Vec<_>>(),
     });
-    if let Some(p) = printing {
+    if let Some(p) = r.printing {
         v["updates_printed"] = json!(p.printed);
         v["updates_superseded"] = json!(p.superseded);
         v["updates_dropped"] = json!(p.dropped);
@@ -101,15 +128,15 @@ fn by_reason(counts: &std::collections::BTreeMap<&'static str, u64>) -> String {
     format!(" ({})", reasons.join(", "))
 }
 
-fn snapshot_text(title: &str, snap: &Snapshot, printing: Option<Printing>) -> String {
-    let st = &snap.stats;
+fn report_text(title: &str, r: &Report<'_>) -> String {
+    let (t, st) = (r.totals, &r.totals.stats);
     let mut out = format!(
         "{title}: {} sessions, {} datagrams, {} delivered, {} acks, {} malformed{}, {} refused{}, \
          {} sequence jumps, {} cookies sent ({} rejected), {} failed authentication{}\n",
-        snap.sessions.len(),
+        t.sessions,
         st.datagrams,
         st.delivered,
-        snap.acks_sent,
+        t.acks_sent,
         st.malformed,
         by_reason(&st.malformed_by),
         st.sessions_refused,
@@ -120,18 +147,21 @@ fn snapshot_text(title: &str, snap: &Snapshot, printing: Option<Printing>) -> St
         st.auth_failed_by.values().sum::<u64>(),
         by_reason(&st.auth_failed_by),
     );
-    if let Some(p) = printing {
+    if let Some(p) = r.printing {
         out += &format!(
             "updates: {} printed, {} superseded before printing, {} dropped (too many waiting), \
              {} not printed yet\n",
             p.printed, p.superseded, p.dropped, p.unprinted
         );
     }
+    if r.sessions.is_empty() {
+        return out;
+    }
     out += &format!(
         "{:<24} {:<16} {:>9} {:>7} {:>7} {:>9} {:>10}\n",
         "peer", "session", "delivered", "stale", "lost", "rate_hz", "avg_age_ms"
     );
-    for s in &snap.sessions {
+    for s in r.sessions {
         let age = s
             .avg_age
             .map_or_else(|| "-".to_string(), |a| format!("{:.2}", a * 1e3));
@@ -144,6 +174,13 @@ fn snapshot_text(title: &str, snap: &Snapshot, printing: Option<Printing>) -> St
             s.stats.lost,
             s.stats.delivery_rate(),
             age
+        );
+    }
+    if r.sessions.len() < t.sessions {
+        out += &format!(
+            "({} of {} sessions listed: those silent the longest)\n",
+            r.sessions.len(),
+            t.sessions
         );
     }
     out
@@ -270,11 +307,11 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
         Some(mailbox) => Some(Printer::start(mailbox, out.clone(), a.clocks_synced)?),
         None => None,
     };
-    let text = |kind: &str, snap: &Snapshot, printing: Option<Printing>| {
+    let text = |kind: &str, r: &Report<'_>| {
         if a.json {
-            snapshot_json(kind, snap, printing).to_string() + "\n"
+            report_json(kind, r).to_string() + "\n"
         } else {
-            snapshot_text(kind, snap, printing)
+            report_text(kind, r)
         }
     };
     eprintln!("acp monitor listening on {}", server.local_addr());
@@ -282,13 +319,35 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(20));
         if std::time::Instant::now() >= next {
+            // Only the totals unless sessions are listed: the server copies its session table
+            // only when asked.
+            let (totals, sessions) = if a.report_sessions == 0 {
+                (server.totals(), Vec::new())
+            } else {
+                let snap = server.snapshot();
+                (snap.totals, listed(snap.sessions, a.report_sessions))
+            };
             let printing = printer.as_ref().map(Printer::counts);
-            out.report(&text("report", &server.snapshot(), printing));
+            out.report(&text(
+                "report",
+                &Report {
+                    totals: &totals,
+                    sessions: &sessions,
+                    printing,
+                },
+            ));
             next += a.report_every;
         }
     }
     let last = server.stop().context("monitor server failed")?;
     let printing = printer.map(Printer::finish);
-    out.summary(&text("summary", &last, printing));
+    out.summary(&text(
+        "summary",
+        &Report {
+            totals: &last.totals,
+            sessions: &last.sessions,
+            printing,
+        },
+    ));
     Ok(())
 }

@@ -1113,3 +1113,76 @@ fn print_updates_never_holds_up_the_monitor_when_stdout_is_not_read() {
         "{rest}"
     );
 }
+
+/// Periodic reports list the totals and the sessions silent the longest; the summary lists all.
+#[test]
+fn periodic_reports_list_the_sessions_silent_the_longest() {
+    let (mut monitor, _err, addr) =
+        spawn_monitor(&["--json", "--report-every", "50ms", "--report-sessions", "2"]);
+    let mut reports = BufReader::new(monitor.stdout.take().unwrap()).lines();
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.connect(&addr).unwrap();
+    let mut buf = [0u8; 256];
+    let mut send = |session: u64, seq: u64| {
+        socket.send(&update_datagram(session, seq, b"x")).unwrap();
+        // Answered before the next one is sent: the sessions are seen in this order.
+        socket.recv(&mut buf).unwrap();
+    };
+    for session in 1..=5 {
+        send(session, 1);
+    }
+    // Sessions 1 and 2 are heard from again: 3 and 4 are now silent the longest.
+    send(1, 2);
+    send(2, 2);
+    let listed = |r: &serde_json::Value| -> Vec<u64> {
+        r["sessions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| u64::from_str_radix(s["session"].as_str().unwrap(), 16).unwrap())
+            .collect()
+    };
+    loop {
+        let line = reports.next().expect("a report").unwrap();
+        let r: serde_json::Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(r["type"], "report");
+        if r["delivered"] == 7 {
+            assert_eq!(r["sessions_live"], 5, "{r}");
+            assert_eq!(listed(&r), [3, 4], "{r}");
+            break;
+        }
+    }
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(monitor.id() as i32, libc::SIGTERM);
+    }
+    let summary = reports
+        .map(|l| serde_json::from_str::<serde_json::Value>(&l.unwrap()).unwrap())
+        .find(|r| r["type"] == "summary")
+        .expect("a summary");
+    assert_eq!(listed(&summary), [1, 2, 3, 4, 5], "{summary}");
+    assert!(wait_within(&mut monitor, Duration::from_secs(10)).success());
+}
+
+#[test]
+fn bench_monitor_latency_reports_percentiles() {
+    let out = acp()
+        .args(["bench", "monitor", "--latency", "--duration", "200ms"])
+        .args(["--sessions", "50", "--rate", "2000", "--json"])
+        .args(["--read-sessions-every", "50ms"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["sessions"], 50, "{v}");
+    assert!(v["replies"].as_u64().unwrap() > 0, "{v}");
+    assert!(v["session_reads"].as_u64().unwrap() > 0, "{v}");
+    let (p50, p99) = (v["p50_us"].as_f64().unwrap(), v["p99_us"].as_f64().unwrap());
+    assert!(0.0 < p50 && p50 <= p99, "{v}");
+    // --rate belongs to --latency.
+    refused(&["bench", "monitor", "--rate", "100"]);
+}

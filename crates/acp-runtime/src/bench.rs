@@ -361,7 +361,7 @@ pub fn monitor(
         )?;
         let secs = started.elapsed().as_secs_f64();
         let snapshot = server.stop()?;
-        Ok((r, snapshot.acks_sent as f64 / secs))
+        Ok((r, snapshot.totals.acks_sent as f64 / secs))
     };
     let mut out = Vec::with_capacity(rounds);
     for round in 0..rounds {
@@ -380,4 +380,238 @@ pub fn monitor(
         });
     }
     Ok(MonitorBench { rounds: out })
+}
+
+/// Reply latency of the monitor server while it holds many live sessions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LatencyResult {
+    /// Sessions the monitor held at the end.
+    pub sessions: u64,
+    /// Updates per second sent during the measurement.
+    pub rate: f64,
+    /// Updates sent during the measurement.
+    pub sent: u64,
+    /// ACKs received for them.
+    pub replies: u64,
+    /// Median time from sending an update to receiving its ACK (µs).
+    pub p50_us: f64,
+    /// 99th percentile of the same (µs).
+    pub p99_us: f64,
+    /// 99.9th percentile of the same (µs).
+    pub p999_us: f64,
+    /// Longest (µs).
+    pub max_us: f64,
+    /// Times a reader asked for the per-session list during the measurement.
+    pub session_reads: u64,
+}
+
+/// The `p` quantile of sorted `v` (NaN if empty).
+fn quantile(v: &[u64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    v[((v.len() - 1) as f64 * p).round() as usize] as f64
+}
+
+/// Encodes an update of `session` with sequence `seq`, generated now, into `tx`.
+fn push_update(tx: &mut SendBatch, target: &SocketAddr, session: u64, seq: u64) -> io::Result<()> {
+    let u = Update {
+        flags: 0,
+        session,
+        seq,
+        gen_ts: crate::clock::now().as_nanos(),
+        acked_seq: seq - 1,
+        hold_ns: 0,
+        cookie: None,
+        payload: &[0u8; 20],
+    };
+    let n = u.encode(tx.next_slot()).map_err(io::Error::other)?;
+    tx.push(n, target);
+    Ok(())
+}
+
+/// Establishes `sessions` sessions (ids 1 to `sessions`) at `target`, keeping at most 256
+/// datagrams in flight: sends two updates back to back (enough to leave probation) for every
+/// session that has not had both of a pair ACKed yet, until all have or 30 s have passed.
+/// Returns the next sequence of every session.
+fn establish(socket: &UdpSocket, target: SocketAddr, sessions: u64) -> io::Result<Vec<u64>> {
+    let mut tx = SendBatch::new(64);
+    let mut rx = RecvBatch::new(64);
+    let mut seqs = vec![1u64; sessions as usize];
+    let mut acked = vec![0u8; sessions as usize];
+    let give_up = Instant::now() + Duration::from_secs(30);
+    while Instant::now() < give_up {
+        let missing: Vec<usize> = (0..acked.len()).filter(|&i| acked[i] < 2).collect();
+        if missing.is_empty() {
+            break;
+        }
+        for &i in &missing {
+            acked[i] = 0;
+        }
+        let (mut next, mut in_flight, mut last_progress) = (0usize, 0usize, Instant::now());
+        while next < missing.len() || in_flight > 0 {
+            while next < missing.len() && in_flight < 256 && tx.is_empty() {
+                let i = missing[next];
+                for _ in 0..2 {
+                    push_update(&mut tx, &target, i as u64 + 1, seqs[i])?;
+                    seqs[i] += 1;
+                }
+                next += 1;
+                in_flight += 2;
+                tx.flush(socket)?;
+            }
+            let got = rx.recv(socket)?;
+            for r in &got {
+                if let Ok(ack) = acp_core::wire::Ack::decode(rx.slot(r)) {
+                    if let Some(n) = acked.get_mut((ack.session as usize).wrapping_sub(1)) {
+                        *n = n.saturating_add(1);
+                    }
+                }
+            }
+            if !got.is_empty() {
+                in_flight = in_flight.saturating_sub(got.len());
+                last_progress = Instant::now();
+            } else if last_progress.elapsed() > Duration::from_millis(5) {
+                in_flight = 0;
+                last_progress = Instant::now();
+            }
+        }
+    }
+    Ok(seqs)
+}
+
+/// Holds `sessions` sessions live in a monitor server (on CPU 0) and, from CPU 1, sends updates
+/// of them round-robin at `rate` per second (open loop) for `duration`, measuring the time from
+/// each send to its ACK. With `read_sessions_every`, another thread reads the per-session list
+/// that often, as `acp monitor`'s reports do.
+pub fn monitor_latency(
+    sessions: u64,
+    rate: f64,
+    duration: Duration,
+    read_sessions_every: Option<Duration>,
+) -> io::Result<LatencyResult> {
+    let any: SocketAddr = "127.0.0.1:0".parse().map_err(io::Error::other)?;
+    let cfg = MonitorConfig {
+        max_sessions: sessions as usize + 16,
+        // The load generator is one local host, and sends no cookies.
+        max_prefix_share: 1.0,
+        cookie_threshold: 2.0,
+        ..MonitorConfig::default()
+    };
+    pin_to_cpu(0);
+    let server = MonitorServer::start(ServerConfig::new(any, cfg), None);
+    pin_to_cpu(1);
+    let result = server.and_then(|server| {
+        let r = measure_latency(&server, sessions, rate, duration, read_sessions_every);
+        let held = server.stop()?.totals.sessions;
+        Ok(LatencyResult {
+            sessions: held as u64,
+            ..r?
+        })
+    });
+    unpin();
+    result
+}
+
+fn measure_latency(
+    server: &MonitorServer,
+    sessions: u64,
+    rate: f64,
+    duration: Duration,
+    read_sessions_every: Option<Duration>,
+) -> io::Result<LatencyResult> {
+    let target = server.local_addr();
+    let socket = UdpSocket::bind("127.0.0.1:0")?;
+    socket.set_nonblocking(true)?;
+    let mut seqs = establish(&socket, target, sessions.max(1))?;
+    // Let the last ACKs of the set-up drain.
+    std::thread::sleep(Duration::from_millis(50));
+    let mut rx = RecvBatch::new(64);
+    while !rx.recv(&socket)?.is_empty() {}
+    let mut rtts: Vec<u64> = Vec::with_capacity((rate * duration.as_secs_f64()) as usize + 1);
+    let mut fds = [libc::pollfd {
+        fd: std::os::fd::AsRawFd::as_raw_fd(&socket),
+        events: libc::POLLIN,
+        revents: 0,
+    }];
+    // Receives the ACKs waiting, after up to `wait` for the first, and records their delays.
+    let mut receive = |rtts: &mut Vec<u64>, wait: Duration| -> io::Result<()> {
+        crate::net::poll_fds(&mut fds, wait)?;
+        loop {
+            let got = rx.recv(&socket)?;
+            if got.is_empty() {
+                return Ok(());
+            }
+            let now = crate::clock::now().as_nanos();
+            for r in &got {
+                if let Ok(ack) = acp_core::wire::Ack::decode(rx.slot(r)) {
+                    rtts.push(now.saturating_sub(ack.gen_ts));
+                }
+            }
+        }
+    };
+    let mut tx = SendBatch::new(64);
+    let (mut sent, mut next_session) = (0u64, 0usize);
+    let mut drive = || -> io::Result<()> {
+        let start = Instant::now();
+        while start.elapsed() < duration {
+            let due = (start.elapsed().as_secs_f64() * rate) as u64;
+            while sent < due {
+                let s = next_session;
+                next_session = (next_session + 1) % seqs.len();
+                push_update(&mut tx, &target, s as u64 + 1, seqs[s])?;
+                seqs[s] += 1;
+                sent += 1;
+                if tx.is_full() {
+                    tx.flush(&socket)?;
+                }
+            }
+            tx.flush(&socket)?;
+            let next_due = Duration::from_secs_f64((sent + 1) as f64 / rate);
+            let wait = next_due.saturating_sub(start.elapsed());
+            receive(&mut rtts, wait.min(Duration::from_millis(1)))?;
+        }
+        // ACKs still on their way.
+        let until = Instant::now() + Duration::from_millis(500);
+        while Instant::now() < until && (rtts.len() as u64) < sent {
+            receive(&mut rtts, Duration::from_millis(10))?;
+        }
+        Ok(())
+    };
+    let done = AtomicBool::new(false);
+    let reads = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|scope| {
+        if let Some(every) = read_sessions_every {
+            let (reads, done) = (&reads, &done);
+            scope.spawn(move || {
+                unpin();
+                let mut next = Instant::now() + every;
+                while !done.load(Ordering::Relaxed) {
+                    if Instant::now() < next {
+                        std::thread::sleep(Duration::from_millis(5).min(every));
+                        continue;
+                    }
+                    std::hint::black_box(server.snapshot().sessions.len());
+                    reads.fetch_add(1, Ordering::Relaxed);
+                    next += every;
+                }
+            });
+        }
+        let result = drive();
+        done.store(true, Ordering::Relaxed);
+        result
+    })?;
+    rtts.sort_unstable();
+    let us = |ns: f64| ns / 1e3;
+    Ok(LatencyResult {
+        sessions: 0,
+        rate,
+        sent,
+        replies: rtts.len() as u64,
+        p50_us: us(quantile(&rtts, 0.5)),
+        p99_us: us(quantile(&rtts, 0.99)),
+        p999_us: us(quantile(&rtts, 0.999)),
+        max_us: us(quantile(&rtts, 1.0)),
+        session_reads: reads.load(Ordering::Relaxed),
+    })
 }

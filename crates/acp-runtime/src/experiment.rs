@@ -40,7 +40,7 @@ pub struct Tick<'a> {
     pub elapsed: Duration,
     /// The sources' own reports.
     pub sources: &'a [SourceReport],
-    /// The monitor's latest snapshot.
+    /// The monitor's state, with every session, as of this tick.
     pub monitor: &'a Snapshot,
     /// The relays, nearest the sources first.
     pub relays: &'a [Relay],
@@ -76,7 +76,7 @@ pub fn session_in(snap: &Snapshot, session: u64) -> Option<&SessionReport> {
 /// Area under a session's true age curve (s²) up to its latest update, and that update's arrival
 /// time (s): differences of two such pairs give the average age between two snapshots.
 pub fn age_area(snap: &Snapshot, key: &SessionKey) -> Option<(f64, f64)> {
-    let s = snap.sessions.iter().find(|s| &s.key == key)?;
+    let s = snap.session(key)?;
     let span = s.stats.last_seen.nanos_since(s.stats.first_seen) as f64 * 1e-9;
     Some((s.avg_age? * span, s.stats.last_seen.as_secs_f64()))
 }

@@ -240,9 +240,9 @@ pub fn run(attack: Attack, cfg: &FloodConfig) -> io::Result<FloodResult> {
         established_sent: sent1 - sent0,
         established_acked: acked1 - acked0,
         admissions,
-        sessions_held: snap.stats.sessions_created - snap.stats.sessions_expired,
+        sessions_held: snap.totals.stats.sessions_created - snap.totals.stats.sessions_expired,
         attacker_sessions,
-        stats: snap.stats,
+        stats: snap.totals.stats,
         rss_before,
         rss_after,
     })

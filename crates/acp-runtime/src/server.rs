@@ -2,15 +2,20 @@
 //!
 //! A thread receives datagrams in batches (`recvmmsg`), passes each to the sans-IO
 //! [`acp_core::Monitor`], hands fresh updates to the application's callback, and returns the ACKs
-//! in batches (`sendmmsg`). Malformed datagrams are counted and dropped by the monitor. Every
-//! `snapshot_every` the thread publishes a [`Snapshot`] of per-session statistics that other
-//! threads read without disturbing it; [`MonitorServer::stop`] ends the thread and returns the final
-//! snapshot.
+//! in batches (`sendmmsg`). Malformed datagrams are counted and dropped by the monitor.
+//!
+//! Other threads read the server's state in two ways. Every `snapshot_every` the thread publishes
+//! the monitor-wide [`Totals`], which cost it nothing to read. A [`Snapshot`] with every session
+//! is made only when a reader asks for one ([`MonitorServer::snapshot`]): the server thread copies
+//! its session table at its next loop turn, in one pass and at most once per `snapshot_every`,
+//! and the reader builds and sorts the reports on its own thread, so that serving a large table
+//! (100,000 sessions) is not held up by sorting it or by readers that need only the totals.
+//! [`MonitorServer::stop`] ends the thread and returns the final snapshot.
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
@@ -32,12 +37,13 @@ pub struct ServerConfig {
     pub monitor: MonitorConfig,
     /// Datagrams per `recvmmsg`/`sendmmsg` call.
     pub batch: usize,
-    /// How often the snapshot is refreshed.
+    /// How often the totals are refreshed, and the shortest time between two copies of the
+    /// session table for [`MonitorServer::snapshot`].
     pub snapshot_every: Duration,
 }
 
 impl ServerConfig {
-    /// Defaults for `listen`: 64-datagram batches, snapshot every 200 ms.
+    /// Defaults for `listen`: 64-datagram batches, totals every 200 ms.
     pub fn new(listen: SocketAddr, monitor: MonitorConfig) -> Self {
         ServerConfig {
             listen,
@@ -61,10 +67,20 @@ pub struct SessionReport {
     pub avg_age: Option<f64>,
 }
 
-/// The server's state at one instant.
+impl SessionReport {
+    fn new(key: SessionKey, stats: SessionStats) -> Self {
+        SessionReport {
+            key,
+            avg_age: stats.avg_age(stats.last_seen),
+            stats,
+        }
+    }
+}
+
+/// The server's monitor-wide counters at one instant: cheap to read at any time.
 #[derive(Debug, Clone, Default)]
-pub struct Snapshot {
-    /// When it was taken.
+pub struct Totals {
+    /// When they were taken.
     pub at: Time,
     /// Monitor-wide counters.
     pub stats: MonitorStats,
@@ -73,15 +89,120 @@ pub struct Snapshot {
     pub truncated: u64,
     /// ACKs the kernel took to send (`stats.acks` counts those the monitor wrote).
     pub acks_sent: u64,
+    /// Sessions tracked.
+    pub sessions: usize,
+}
+
+/// The server's state at one instant: its counters and every session.
+#[derive(Debug, Clone, Default)]
+pub struct Snapshot {
+    /// Monitor-wide counters.
+    pub totals: Totals,
     /// Sessions, ordered by key.
     pub sessions: Vec<SessionReport>,
+}
+
+impl Snapshot {
+    /// The report of session `key`, if tracked.
+    pub fn session(&self, key: &SessionKey) -> Option<&SessionReport> {
+        let i = self.sessions.binary_search_by(|s| s.key.cmp(key)).ok()?;
+        self.sessions.get(i)
+    }
+}
+
+/// The session table, copied.
+type Entries = Vec<(SessionKey, SessionStats)>;
+
+/// A raw copy of the session table, as the server thread makes it.
+#[derive(Default)]
+struct Table {
+    totals: Totals,
+    entries: Entries,
+}
+
+/// Memory for a copy of `sessions` sessions and some more: `reuse` if large enough, or a new
+/// buffer whose pages are touched here rather than by the server thread's copy.
+fn table_buffer(reuse: Option<Entries>, sessions: usize) -> Entries {
+    let capacity = sessions + sessions / 8 + 64;
+    match reuse {
+        Some(mut entries) if entries.capacity() >= capacity => {
+            entries.clear();
+            entries
+        }
+        _ => {
+            let mut entries = Vec::with_capacity(capacity);
+            entries
+                .spare_capacity_mut()
+                .fill_with(std::mem::MaybeUninit::zeroed);
+            entries
+        }
+    }
+}
+
+impl Table {
+    /// Reports ordered by key: the work done on the reader's thread.
+    fn snapshot(&self) -> Snapshot {
+        let mut sessions: Vec<SessionReport> = self
+            .entries
+            .iter()
+            .map(|(key, stats)| SessionReport::new(*key, stats.clone()))
+            .collect();
+        sessions.sort_unstable_by_key(|s| s.key);
+        Snapshot {
+            totals: self.totals.clone(),
+            sessions,
+        }
+    }
+}
+
+/// What the server thread and its readers share.
+#[derive(Default)]
+struct Shared {
+    /// Refreshed every `snapshot_every`, and with every table.
+    totals: Totals,
+    /// Session tables asked for by readers, and the number answered by `table`.
+    asked: u64,
+    answered: u64,
+    /// The latest table copied for readers, and the number of copies made.
+    table: Arc<Table>,
+    copies: u64,
+    /// Memory for the next copy, allocated and touched by a reader, and the tables replaced
+    /// since, left for a reader to free or reuse: the server thread neither allocates nor frees
+    /// tables (megabytes for 100,000 sessions) while serving.
+    buffer: Option<Entries>,
+    retired: Vec<Arc<Table>>,
+    /// The server thread has ended: `table` is final.
+    finished: bool,
+}
+
+struct Channel {
+    shared: Mutex<Shared>,
+    answered: Condvar,
+    /// A reader waits for a table (checked by the server thread every turn without locking).
+    wanted: AtomicBool,
+}
+
+impl Channel {
+    fn lock(&self) -> MutexGuard<'_, Shared> {
+        self.shared.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Marks the server thread finished when it ends, even by a panic, so no reader waits forever.
+struct Finish(Arc<Channel>);
+
+impl Drop for Finish {
+    fn drop(&mut self) {
+        self.0.lock().finished = true;
+        self.0.answered.notify_all();
+    }
 }
 
 /// A running monitor server.
 pub struct MonitorServer {
     local: SocketAddr,
     stop: Arc<AtomicBool>,
-    shared: Arc<Mutex<Snapshot>>,
+    channel: Arc<Channel>,
     thread: Option<JoinHandle<io::Result<()>>>,
 }
 
@@ -92,22 +213,52 @@ struct Counters {
     acks_sent: u64,
 }
 
-fn snapshot(monitor: &Monitor, counters: Counters, now: Time) -> Snapshot {
-    let mut sessions: Vec<SessionReport> = monitor
-        .sessions()
-        .map(|(key, stats)| SessionReport {
-            key: *key,
-            avg_age: stats.avg_age(stats.last_seen),
-            stats: stats.clone(),
-        })
-        .collect();
-    sessions.sort_by_key(|s| s.key);
-    Snapshot {
+fn totals(monitor: &Monitor, counters: Counters, now: Time) -> Totals {
+    // The session table's iterator knows its length; count only if it ever stops knowing.
+    let sessions = match monitor.sessions().size_hint() {
+        (low, Some(high)) if low == high => low,
+        _ => monitor.sessions().count(),
+    };
+    Totals {
         at: now,
         stats: monitor.stats().clone(),
         truncated: counters.truncated,
         acks_sent: counters.acks_sent,
         sessions,
+    }
+}
+
+/// The server thread's side of the channel.
+struct Publisher {
+    channel: Arc<Channel>,
+}
+
+impl Publisher {
+    fn totals(&self, totals: Totals) {
+        self.channel.lock().totals = totals;
+    }
+
+    /// Copies the session table for the readers waiting: one pass over the table, no sorting.
+    fn table(&self, monitor: &Monitor, totals: Totals) {
+        let (asked, buffer) = {
+            let mut shared = self.channel.lock();
+            (shared.asked, shared.buffer.take())
+        };
+        let mut entries = buffer.unwrap_or_default();
+        entries.extend(monitor.sessions().map(|(k, s)| (*k, s.clone())));
+        let table = Arc::new(Table {
+            totals: totals.clone(),
+            entries,
+        });
+        {
+            let mut shared = self.channel.lock();
+            shared.totals = totals;
+            shared.answered = asked;
+            shared.copies += 1;
+            let previous = std::mem::replace(&mut shared.table, table);
+            shared.retired.push(previous);
+        }
+        self.channel.answered.notify_all();
     }
 }
 
@@ -118,56 +269,70 @@ impl MonitorServer {
         socket.set_read_timeout(Some(Duration::from_millis(20)))?;
         let local = socket.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
-        let shared = Arc::new(Mutex::new(Snapshot::default()));
-        let (stop_t, shared_t) = (stop.clone(), shared.clone());
+        let channel = Arc::new(Channel {
+            shared: Mutex::new(Shared::default()),
+            answered: Condvar::new(),
+            wanted: AtomicBool::new(false),
+        });
+        let (stop_t, channel_t) = (stop.clone(), channel.clone());
         let thread = std::thread::Builder::new()
             .name("acp-monitor".into())
             .spawn(move || -> io::Result<()> {
+                let _finish = Finish(channel_t.clone());
+                let publish = Publisher { channel: channel_t };
                 let mut monitor = Monitor::new(cfg.monitor.clone(), clock::now());
                 let mut rx = RecvBatch::new(cfg.batch);
                 let mut tx = SendBatch::new(cfg.batch);
                 let mut counters = Counters::default();
-                let mut next_snapshot = clock::now();
-                let publish = |monitor: &Monitor, counters, now| {
-                    *shared_t.lock().unwrap_or_else(PoisonError::into_inner) =
-                        snapshot(monitor, counters, now);
-                };
-                while !stop_t.load(Ordering::Relaxed) {
-                    let received = rx.recv(&socket)?;
-                    let now = clock::now();
-                    for r in &received {
-                        let Some(peer) = r.from else { continue };
-                        if r.truncated {
-                            // Its length field cannot be checked against what was cut off.
-                            counters.truncated += 1;
-                            continue;
-                        }
-                        let data = rx.slot(r);
-                        if let Ok(h) = monitor.handle_datagram(now, peer, data, tx.next_slot()) {
-                            tx.push(h.ack_len, &peer);
-                            if let (Some(d), Some(cb)) = (h.delivery, on_update.as_mut()) {
-                                cb(&d);
+                let (mut next_totals, mut next_table) = (clock::now(), clock::now());
+                let mut serve = || -> io::Result<()> {
+                    while !stop_t.load(Ordering::Relaxed) {
+                        let received = rx.recv(&socket)?;
+                        let now = clock::now();
+                        for r in &received {
+                            let Some(peer) = r.from else { continue };
+                            if r.truncated {
+                                // Its length field cannot be checked against what was cut off.
+                                counters.truncated += 1;
+                                continue;
+                            }
+                            let data = rx.slot(r);
+                            if let Ok(h) = monitor.handle_datagram(now, peer, data, tx.next_slot())
+                            {
+                                tx.push(h.ack_len, &peer);
+                                if let (Some(d), Some(cb)) = (h.delivery, on_update.as_mut()) {
+                                    cb(&d);
+                                }
+                            }
+                            if tx.is_full() {
+                                counters.acks_sent += tx.flush(&socket)? as u64;
                             }
                         }
-                        if tx.is_full() {
-                            counters.acks_sent += tx.flush(&socket)? as u64;
+                        counters.acks_sent += tx.flush(&socket)? as u64;
+                        monitor.handle_timeout(now);
+                        while monitor.poll_event().is_some() {}
+                        // At most one table per `snapshot_every`, however often readers ask.
+                        if now >= next_table && publish.channel.wanted.swap(false, Ordering::AcqRel)
+                        {
+                            publish.table(&monitor, totals(&monitor, counters, now));
+                            next_table = now + cfg.snapshot_every;
+                            next_totals = next_table;
+                        } else if now >= next_totals {
+                            publish.totals(totals(&monitor, counters, now));
+                            next_totals = now + cfg.snapshot_every;
                         }
                     }
-                    counters.acks_sent += tx.flush(&socket)? as u64;
-                    monitor.handle_timeout(now);
-                    while monitor.poll_event().is_some() {}
-                    if now >= next_snapshot {
-                        publish(&monitor, counters, now);
-                        next_snapshot = now + cfg.snapshot_every;
-                    }
-                }
-                publish(&monitor, counters, clock::now());
-                Ok(())
+                    Ok(())
+                };
+                let result = serve();
+                // The final table, for `stop` and any reader still waiting.
+                publish.table(&monitor, totals(&monitor, counters, clock::now()));
+                result
             })?;
         Ok(MonitorServer {
             local,
             stop,
-            shared,
+            channel,
             thread: Some(thread),
         })
     }
@@ -177,12 +342,51 @@ impl MonitorServer {
         self.local
     }
 
-    /// The latest published snapshot.
+    /// The latest monitor-wide counters: published every `snapshot_every` (and with every
+    /// [`snapshot`](MonitorServer::snapshot)); reading them costs the server thread nothing.
+    pub fn totals(&self) -> Totals {
+        self.channel.lock().totals.clone()
+    }
+
+    /// Counters and every session, as of the server thread's next loop turn after this call
+    /// (within about 20 ms, or `snapshot_every` after the previous copy, whichever is later).
+    /// Blocks until then. The server thread only copies its session table, in one pass, and at
+    /// most once per `snapshot_every` whatever the number of readers; the reports are built and
+    /// sorted on the calling thread. Once the server has stopped, returns its final state.
     pub fn snapshot(&self) -> Snapshot {
-        self.shared
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .clone()
+        // Memory for the copy, made ready here (see `Shared::buffer`).
+        let (sessions, retired, needed) = {
+            let mut shared = self.channel.lock();
+            let needed = shared.buffer.is_none() && !shared.finished;
+            let retired = std::mem::take(&mut shared.retired);
+            (shared.totals.sessions, retired, needed)
+        };
+        let mut reuse = None;
+        for table in retired {
+            if let (Ok(table), None) = (Arc::try_unwrap(table), &reuse) {
+                reuse = Some(table.entries);
+            }
+        }
+        // Freed after the lock, if another reader's came first.
+        let mut buffer = needed.then(|| table_buffer(reuse, sessions));
+        let table = {
+            let mut shared = self.channel.lock();
+            if shared.buffer.is_none() {
+                shared.buffer = buffer.take();
+            }
+            shared.asked += 1;
+            let ticket = shared.asked;
+            self.channel.wanted.store(true, Ordering::Release);
+            while shared.answered < ticket && !shared.finished {
+                shared = self
+                    .channel
+                    .answered
+                    .wait(shared)
+                    .unwrap_or_else(PoisonError::into_inner);
+            }
+            shared.table.clone()
+        };
+        table.snapshot()
     }
 
     /// Stops the server and returns its final snapshot.
@@ -204,5 +408,121 @@ impl MonitorServer {
 impl Drop for MonitorServer {
     fn drop(&mut self) {
         let _ = self.shutdown();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use acp_core::wire::{Ack, Update};
+
+    use super::*;
+
+    fn server() -> MonitorServer {
+        let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), MonitorConfig::default());
+        cfg.snapshot_every = Duration::from_millis(10);
+        MonitorServer::start(cfg, None).unwrap()
+    }
+
+    /// Sends one update of each of `sessions` from `socket` and waits for their ACKs.
+    fn updates(socket: &UdpSocket, to: SocketAddr, sessions: std::ops::Range<u64>, seq: u64) {
+        let mut buf = [0u8; 256];
+        for session in sessions.clone() {
+            let u = Update {
+                flags: 0,
+                session,
+                seq,
+                gen_ts: seq,
+                acked_seq: seq - 1,
+                hold_ns: 0,
+                cookie: None,
+                payload: b"x",
+            };
+            let n = u.encode(&mut buf).unwrap();
+            socket.send_to(&buf[..n], to).unwrap();
+        }
+        for _ in sessions {
+            let n = socket.recv(&mut buf).unwrap();
+            assert_eq!(Ack::decode(&buf[..n]).unwrap().seq, seq);
+        }
+    }
+
+    fn client() -> UdpSocket {
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        socket
+    }
+
+    #[test]
+    fn the_session_table_is_copied_only_when_a_reader_asks() {
+        let server = server();
+        let socket = client();
+        updates(&socket, server.local_addr(), 1..6, 1);
+        // Many totals periods pass; the totals follow, the session table is never copied.
+        while server.totals().stats.acks < 5 {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        std::thread::sleep(Duration::from_millis(50));
+        let totals = server.totals();
+        assert_eq!((totals.sessions, totals.stats.delivered), (5, 5));
+        assert_eq!(server.channel.lock().copies, 0);
+        // A reader asks: every session, in key order, with totals of the same instant.
+        let snap = server.snapshot();
+        assert_eq!(server.channel.lock().copies, 1);
+        assert_eq!(snap.totals.sessions, 5);
+        let ids: Vec<u64> = snap.sessions.iter().map(|s| s.key.session).collect();
+        assert_eq!(ids, [1, 2, 3, 4, 5]);
+        let key = snap.sessions[2].key;
+        assert_eq!(snap.session(&key).unwrap().stats.delivered, 1);
+        // The next snapshot sees what happened since.
+        updates(&socket, server.local_addr(), 6..8, 1);
+        assert_eq!(server.snapshot().sessions.len(), 7);
+        let last = server.stop().unwrap();
+        assert_eq!((last.sessions.len(), last.totals.stats.acks), (7, 7));
+    }
+
+    #[test]
+    fn concurrent_readers_are_all_answered_and_none_waits_after_stop() {
+        let server = server();
+        updates(&client(), server.local_addr(), 1..4, 1);
+        std::thread::scope(|scope| {
+            let readers: Vec<_> = (0..8)
+                .map(|_| scope.spawn(|| server.snapshot().sessions.len()))
+                .collect();
+            for r in readers {
+                assert_eq!(r.join().unwrap(), 3);
+            }
+        });
+        let copies = server.channel.lock().copies;
+        assert!((1..=8).contains(&copies), "{copies}");
+        let mut server = server;
+        server.shutdown().unwrap();
+        // Stopped: a reader gets the final table at once.
+        assert_eq!(server.snapshot().sessions.len(), 3);
+    }
+
+    #[test]
+    fn the_table_is_copied_at_most_once_per_snapshot_every() {
+        let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), MonitorConfig::default());
+        cfg.snapshot_every = Duration::from_secs(3600);
+        let mut server = MonitorServer::start(cfg, None).unwrap();
+        updates(&client(), server.local_addr(), 1..3, 1);
+        assert_eq!(server.snapshot().sessions.len(), 2);
+        std::thread::scope(|scope| {
+            // A second reader within the hour waits...
+            let reader = scope.spawn(|| server.snapshot().sessions.len());
+            while server.channel.lock().asked < 2 {
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            // ...through many turns of the server's loop without a copy...
+            std::thread::sleep(Duration::from_millis(100));
+            assert_eq!(server.channel.lock().copies, 1);
+            // ...until the server stops and makes its final one.
+            server.stop.store(true, Ordering::Relaxed);
+            assert_eq!(reader.join().unwrap(), 2);
+        });
+        server.shutdown().unwrap();
+        assert_eq!(server.channel.lock().copies, 2);
     }
 }

@@ -60,7 +60,7 @@ fn one_thousand_concurrent_sources_from_one_process() {
         // Same clock on both ends: the true age on loopback is well under a second.
         assert!(s.avg_age.is_some_and(|a| a < 1.0), "{:?}", s.avg_age);
     }
-    assert_eq!(snap.stats.malformed, 0);
+    assert_eq!(snap.totals.stats.malformed, 0);
 }
 
 #[test]
@@ -98,7 +98,7 @@ fn fresh_updates_reach_the_application_and_malformed_datagrams_are_counted() {
     feeder.join().unwrap();
     std::thread::sleep(Duration::from_millis(50));
     let snap = server.stop().unwrap();
-    assert_eq!(snap.stats.malformed, 3);
+    assert_eq!(snap.totals.stats.malformed, 3);
     let got = delivered.lock().unwrap();
     assert!(got.len() >= 20, "{} delivered", got.len());
     assert!(got.iter().all(|p| p.starts_with(b"reading ")));
@@ -125,7 +125,7 @@ fn ipv6_works() {
         .run(&limits(500), Duration::from_secs(60), |_| {})
         .unwrap();
     assert_eq!(reports[0].stats.phase, Phase::Running);
-    assert!(server.stop().unwrap().stats.delivered > 10);
+    assert!(server.stop().unwrap().totals.stats.delivered > 10);
 }
 
 /// An UPDATE of `session`, sequence `seq`, with `payload`, as bytes.
@@ -175,7 +175,10 @@ fn updates_of_every_size_the_wire_allows_are_acked_and_overlong_datagrams_are_no
         "an overlong datagram was answered"
     );
     let snap = server.stop().unwrap();
-    assert_eq!(snap.stats.malformed_by.get("length_mismatch"), Some(&1));
-    assert_eq!((snap.stats.acks, snap.acks_sent), (2, 2));
-    assert_eq!(snap.truncated, 0);
+    assert_eq!(
+        snap.totals.stats.malformed_by.get("length_mismatch"),
+        Some(&1)
+    );
+    assert_eq!((snap.totals.stats.acks, snap.totals.acks_sent), (2, 2));
+    assert_eq!(snap.totals.truncated, 0);
 }
