@@ -515,6 +515,7 @@ impl Monitor {
             now.as_nanos()
         };
         let sealed_start = !known && s.cipher.is_some();
+        let cipher = s.cipher.as_ref();
         let s = &mut s.stats;
         if s.highest_seq > 0 {
             let silence = Duration::from_nanos(now.nanos_since(s.last_seen));
@@ -529,8 +530,7 @@ impl Monitor {
             // replayable into the session.
             s.window = u64::MAX;
         }
-        let ack_len = self.write_ack(&key, &update, freshness, rx_ts, ack_buf)?;
-        let s = &mut self.sessions.get_mut(&key).expect("present").stats;
+        let ack_len = write_ack(&self.feedback, cipher, &update, freshness, rx_ts, ack_buf)?;
         if update.is_probe() {
             s.probes += 1;
         }
@@ -566,37 +566,6 @@ impl Monitor {
         self.cfg.keys.is_some()
             || self.sessions.len() as f64
                 >= self.cfg.cookie_threshold * self.cfg.max_sessions as f64
-    }
-
-    /// Writes (and seals, if the session is sealed) the ACK of `update`.
-    fn write_ack(
-        &self,
-        key: &SessionKey,
-        update: &Update<'_>,
-        freshness: Freshness,
-        rx_ts: u64,
-        ack_buf: &mut [u8],
-    ) -> Result<usize, Dropped> {
-        let feedback = if self.feedback.len() <= update.payload.len() {
-            &self.feedback[..]
-        } else {
-            &[]
-        };
-        let ack = Ack {
-            flags: if freshness == Freshness::Fresh {
-                0
-            } else {
-                FLAG_STALE
-            },
-            session: update.session,
-            seq: update.seq,
-            gen_ts: update.gen_ts,
-            rx_ts,
-            hold_ns: update.hold_ns,
-            feedback,
-        };
-        let len = ack.encode(ack_buf).map_err(Dropped::AckBuffer)?;
-        seal(self.sessions[key].cipher.as_ref(), ack_buf, len)
     }
 
     /// Whether a new session fits, sweeping expired ones if the table is full.
@@ -681,6 +650,38 @@ impl Monitor {
     pub fn ack_capacity(&self) -> usize {
         HEADER_LEN + self.feedback.len() + TAG_LEN
     }
+}
+
+/// Writes the ACK of `update`, with `feedback` where it keeps the ACK no larger than the update,
+/// sealed with the session's `cipher` if it has one.
+fn write_ack(
+    feedback: &[u8],
+    cipher: Option<&SessionCipher>,
+    update: &Update<'_>,
+    freshness: Freshness,
+    rx_ts: u64,
+    ack_buf: &mut [u8],
+) -> Result<usize, Dropped> {
+    let feedback = if feedback.len() <= update.payload.len() {
+        feedback
+    } else {
+        &[]
+    };
+    let ack = Ack {
+        flags: if freshness == Freshness::Fresh {
+            0
+        } else {
+            FLAG_STALE
+        },
+        session: update.session,
+        seq: update.seq,
+        gen_ts: update.gen_ts,
+        rx_ts,
+        hold_ns: update.hold_ns,
+        feedback,
+    };
+    let len = ack.encode(ack_buf).map_err(Dropped::AckBuffer)?;
+    seal(cipher, ack_buf, len)
 }
 
 /// Seals the reply in `buf[..len]` with `cipher`, if any; returns its final length.
