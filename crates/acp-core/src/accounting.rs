@@ -28,10 +28,14 @@ pub struct AgeIntegral {
 }
 
 /// Twice the area under `t − z` from `t0` to `t1` (ns²): `(t1 − z)² − (t0 − z)²`.
+///
+/// Both factors fit an `i128` (each is below 2⁶⁶ in magnitude), but their product does not once
+/// an interval and an age both exceed about 2⁶² ns (146 years): such nonsense timestamps saturate
+/// the area instead of overflowing it.
 fn twice_area(z: u64, t0: Time, t1: Time) -> i128 {
     let a0 = i128::from(t0.as_nanos()) - i128::from(z);
     let a1 = i128::from(t1.as_nanos()) - i128::from(z);
-    (a1 - a0) * (a1 + a0)
+    (a1 - a0).saturating_mul(a1 + a0)
 }
 
 impl AgeIntegral {
@@ -50,7 +54,9 @@ impl AgeIntegral {
             return;
         }
         if let Some(z) = self.z {
-            self.twice_area += twice_area(z, self.last, now);
+            self.twice_area = self
+                .twice_area
+                .saturating_add(twice_area(z, self.last, now));
             self.defined_ns += now.nanos_since(self.last);
         }
         self.last = now;
@@ -68,10 +74,14 @@ impl AgeIntegral {
         self.z
     }
 
-    /// Age at `now` in ns (negative only if `z` lies in the future of `now`, e.g. clock skew).
+    /// Age at `now` in ns (negative only if `z` lies in the future of `now`, e.g. clock skew),
+    /// saturated to the `i64` range: a generation time more than 292 years away from `now`
+    /// reads as `i64::MIN` or `i64::MAX`, never wrapped around to a plausible age.
     pub fn age_at(&self, now: Time) -> Option<i64> {
-        self.z
-            .map(|z| (i128::from(now.as_nanos()) - i128::from(z)) as i64)
+        self.z.map(|z| {
+            let age = i128::from(now.as_nanos()) - i128::from(z);
+            i64::try_from(age).unwrap_or(if age < 0 { i64::MIN } else { i64::MAX })
+        })
     }
 
     /// Time-average age in seconds over the window up to `now`; `None` if age was never defined
@@ -79,7 +89,7 @@ impl AgeIntegral {
     pub fn average(&self, now: Time) -> Option<f64> {
         let (mut area, mut defined) = (self.twice_area, self.defined_ns);
         if let (Some(z), true) = (self.z, now > self.last) {
-            area += twice_area(z, self.last, now);
+            area = area.saturating_add(twice_area(z, self.last, now));
             defined += now.nanos_since(self.last);
         }
         (defined > 0).then(|| area as f64 / (2.0 * defined as f64) * 1e-9)
@@ -246,5 +256,33 @@ mod tests {
         let mut age = AgeIntegral::new(Time::ZERO);
         age.reset(Time::ZERO, 0);
         approx(age.average(Time::from_secs(3600)).unwrap(), 1800.0);
+    }
+    /// Fuzzer finding (`fuzz/regressions/monitor-age-wrap`): a generation time of `u64::MAX`
+    /// seen at t = 1 s is 1.8·10¹⁰ s in the future; the age used to wrap around to +1 s, which
+    /// made a nonsense timestamp look fresh. It saturates now.
+    #[test]
+    fn ages_beyond_the_i64_range_saturate_instead_of_wrapping() {
+        let mut age = AgeIntegral::new(Time::ZERO);
+        age.reset(Time::from_secs(1), u64::MAX);
+        assert_eq!(age.age_at(Time::from_secs(1)), Some(i64::MIN));
+        age.reset(Time::MAX, 0);
+        assert_eq!(age.age_at(Time::MAX), Some(i64::MAX));
+        assert_eq!(age.age_at(Time::from_nanos(5)), Some(5));
+    }
+
+    /// Fuzzer finding (`fuzz/regressions/monitor-age-area-overflow`): an interval of ~2⁶³ ns
+    /// with the reference ~2⁶⁴ ns away overflowed the `i128` area (a panic with overflow checks).
+    /// The area saturates: the average stays finite, non-negative and huge.
+    #[test]
+    fn huge_spans_saturate_the_area_instead_of_overflowing() {
+        let mut age = AgeIntegral::new(Time::ZERO);
+        age.reset(Time::ZERO, 0);
+        age.reset(Time::from_nanos(1 << 63), 0);
+        let avg = age.average(Time::MAX).unwrap();
+        assert!(avg.is_finite() && avg > 1e9, "{avg}");
+        age.reset(Time::MAX, 0);
+        assert_eq!(age.take_window(Time::MAX), Some(avg));
+        // The next window starts empty, not from the saturated area.
+        assert_eq!(age.average(Time::MAX), None);
     }
 }

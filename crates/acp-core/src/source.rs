@@ -428,11 +428,18 @@ impl Source {
                 self.maybe_finish_probing(now);
             }
         }
-        if self.outage_deadline().is_some_and(|d| now >= d) {
-            self.enter_outage(now);
-        }
+        self.enter_outage_if_due(now);
         if self.phase == Phase::Running && now >= self.epoch_end {
             self.end_epoch(now);
+            // A higher rate shortens the outage threshold (3/λ), so its deadline may have just
+            // passed; checking again keeps `poll_timeout` from ever lying in the past.
+            self.enter_outage_if_due(now);
+        }
+    }
+
+    fn enter_outage_if_due(&mut self, now: Time) {
+        if self.outage_deadline().is_some_and(|d| now >= d) {
+            self.enter_outage(now);
         }
     }
 

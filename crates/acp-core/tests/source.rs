@@ -378,3 +378,64 @@ fn acks_that_do_not_echo_what_was_sent_are_rejected() {
     assert_eq!(src.handle_datagram(later, &real), AckOutcome::InSequence);
     assert_eq!(src.stats(later).backlog, 0);
 }
+
+/// Runs at 1/s until the first epoch ends, then asks for 100/s.
+#[derive(Debug)]
+struct Raiser;
+
+impl acp_core::Controller for Raiser {
+    fn name(&self) -> String {
+        "raiser".into()
+    }
+    fn initial_rate(&mut self, _: &acp_core::controller::Estimates) -> f64 {
+        1.0
+    }
+    fn on_epoch(
+        &mut self,
+        _: &acp_core::controller::EpochSummary,
+        _: &acp_core::controller::Estimates,
+    ) -> f64 {
+        100.0
+    }
+    fn epoch_length(&self, _: &acp_core::controller::Estimates) -> f64 {
+        2.0
+    }
+}
+
+/// Fuzzer finding (`fuzz/regressions/source-late-outage`): silence is an outage after
+/// max(0.5 s, 4·RTT̄, 3/λ). At 1/s that is 3 s; an epoch that raises λ to 100/s 2 s into the
+/// silence cuts it to 0.5 s, so the outage is due at once. The source used to check the deadline
+/// only before ending the epoch, and `poll_timeout` then named an instant already past.
+#[test]
+fn an_epoch_that_raises_the_rate_enters_a_due_outage_at_once() {
+    let mut src = Source::new(
+        SourceConfig::default(),
+        Box::new(Raiser),
+        at_will(b"p"),
+        SESSION,
+        Time::ZERO,
+    );
+    let mut echo = Echo::new();
+    let t0 = initialise(&mut src, &mut echo);
+    assert_eq!(src.rate(), 1.0);
+    let mut buf = Vec::new();
+    let mut now = t0;
+    loop {
+        // `handle_timeout` alone, as a runtime calls it when its timer fires (`poll_transmit`
+        // calls it too, and a second call used to hide the bug).
+        src.handle_timeout(now);
+        if src.stats(now).epochs == 1 {
+            break;
+        }
+        src.poll_transmit(now, &mut buf);
+        let next = src.poll_timeout().unwrap();
+        assert!(next >= now, "timer in the past: {next:?} at {now:?}");
+        now = next;
+    }
+    assert!(src.poll_timeout().unwrap() > now);
+    // The one update (at t0 + 0.98 s) was never ACKed: at t0 + 2 s the epoch raised the rate
+    // and found the shortened outage already due.
+    assert_eq!(now, t0 + Duration::from_secs(2));
+    assert_eq!(src.phase(), Phase::Outage);
+    assert_eq!(src.stats(now).outages, 1);
+}
