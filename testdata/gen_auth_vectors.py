@@ -212,8 +212,9 @@ def session_key(psk_id, psk, session):
 
 
 def nonce_of(packet):
-    """The type byte, bytes 16..24 (sequence), bytes 32..40, then seven zero bytes."""
-    n = packet[3:4] + packet[16:24] + packet[32:40] + bytes(7)
+    """Bytes 16..32 (sequence, generation timestamp), the type byte, then bytes 33..40. An update
+    and its replies share the first 16 bytes, hence the HChaCha20 subkey."""
+    n = packet[16:32] + packet[3:4] + packet[33:40]
     assert len(n) == 24
     return n
 
@@ -381,8 +382,8 @@ must_fail("tag_bit_flipped", flipped(update_hi, len(update_hi) - 1, 0), 1, PSK_A
 must_fail("tag_first_bit_flipped", flipped(update_hi, len(update_hi) - TAG_LEN, 7), 1, PSK_A,
           SESSION, "bad_tag", "update_worked_example with bit 7 of the tag's first byte flipped")
 must_fail("header_gen_ts_bit_flipped", flipped(update_hi, 31, 0), 1, PSK_A, SESSION, "bad_tag",
-          "update_worked_example with bit 0 of byte 31 (generation timestamp) flipped: "
-          "associated data only, not in the nonce")
+          "update_worked_example with bit 0 of byte 31 (generation timestamp) flipped: in the "
+          "nonce and the associated data")
 must_fail("header_seq_bit_flipped", flipped(update_hi, 23, 1), 1, PSK_A, SESSION, "bad_tag",
           "update_worked_example with sequence 1 changed to 3 (byte 23): in the nonce and the "
           "associated data")
@@ -457,8 +458,8 @@ doc = {
         "'unsealed_hex' (a valid packet with flag AUTH clear and byte 5 zero), 'sealed_hex' "
         "(that packet sealed: AUTH set, key id in byte 5, the 16-byte tag appended; sealing "
         "'unsealed_hex' must give exactly these bytes and opening them must succeed), and for "
-        "debugging 'session_key_hex', 'nonce_hex' (the 24-byte nonce: type byte, bytes 16..24, "
-        "bytes 32..40, seven zero bytes) and 'tag_hex'. 'must_fail': 'hex', a datagram that "
+        "debugging 'session_key_hex', 'nonce_hex' (the 24-byte nonce: bytes 16..32, the type "
+        "byte, bytes 33..40) and 'tag_hex'. 'must_fail': 'hex', a datagram that "
         "decodes as a sealed packet but must not open under the given key and session, and "
         "'error', the first failing check as PROTOCOL.md counts it: 'unknown_key' (byte 5 is "
         "not the id of the key held) or 'bad_tag'."

@@ -32,7 +32,7 @@ use thiserror::Error;
 use crate::accounting::AgeIntegral;
 use crate::cookie::CookieJar;
 use crate::prefix::PrefixShare;
-use crate::seal::{AuthError, Keyring, Secret, SessionCipher};
+use crate::seal::{AuthError, Keyring, PacketKey, Secret, SessionCipher};
 use crate::time::Time;
 use crate::wire::{
     encode_feedback, Ack, Cookie, DecodeError, EncodeError, FeedbackItem, Packet, Update,
@@ -453,13 +453,15 @@ impl Monitor {
             session: update.session,
         };
         let known = self.sessions.contains_key(&key);
+        // The key that seals the reply, once the update's seal is checked.
+        let mut reply_key = None;
         if !known {
             let cipher = match &self.cfg.keys {
                 Some(ring) => {
                     let id = crate::seal::key_id(data).unwrap_or(0);
                     let psk = ring.get(id).ok_or(AuthError::UnknownKey(id))?;
                     let cipher = SessionCipher::new(psk, update.session);
-                    cipher.open(data)?;
+                    reply_key = Some(cipher.open(data)?);
                     Some(cipher)
                 }
                 None => None,
@@ -482,7 +484,7 @@ impl Monitor {
                         cookie: self.cookies.issue(now, peer, update.session),
                     };
                     let len = reply.encode(ack_buf).map_err(Dropped::AckBuffer)?;
-                    let len = seal(cipher.as_ref(), ack_buf, len)?;
+                    let len = seal(reply_key.as_ref(), ack_buf, len)?;
                     return Ok(Handled {
                         ack_len: len,
                         cookie: true,
@@ -502,7 +504,7 @@ impl Monitor {
         if let Some(cipher) = &s.cipher {
             // A new session's seal was checked before it got state.
             if known {
-                cipher.open(data)?;
+                reply_key = Some(cipher.open(data)?);
             }
             if s.stats.seen_or_too_old(update.seq) {
                 return Err(Dropped::Replayed);
@@ -515,7 +517,6 @@ impl Monitor {
             now.as_nanos()
         };
         let sealed_start = !known && s.cipher.is_some();
-        let cipher = s.cipher.as_ref();
         let s = &mut s.stats;
         if s.highest_seq > 0 {
             let silence = Duration::from_nanos(now.nanos_since(s.last_seen));
@@ -530,7 +531,14 @@ impl Monitor {
             // replayable into the session.
             s.window = u64::MAX;
         }
-        let ack_len = write_ack(&self.feedback, cipher, &update, freshness, rx_ts, ack_buf)?;
+        let ack_len = write_ack(
+            &self.feedback,
+            reply_key.as_ref(),
+            &update,
+            freshness,
+            rx_ts,
+            ack_buf,
+        )?;
         if update.is_probe() {
             s.probes += 1;
         }
@@ -653,10 +661,10 @@ impl Monitor {
 }
 
 /// Writes the ACK of `update`, with `feedback` where it keeps the ACK no larger than the update,
-/// sealed with the session's `cipher` if it has one.
+/// sealed with `key` (the update's, for a sealed session).
 fn write_ack(
     feedback: &[u8],
-    cipher: Option<&SessionCipher>,
+    key: Option<&PacketKey>,
     update: &Update<'_>,
     freshness: Freshness,
     rx_ts: u64,
@@ -681,13 +689,13 @@ fn write_ack(
         feedback,
     };
     let len = ack.encode(ack_buf).map_err(Dropped::AckBuffer)?;
-    seal(cipher, ack_buf, len)
+    seal(key, ack_buf, len)
 }
 
-/// Seals the reply in `buf[..len]` with `cipher`, if any; returns its final length.
-fn seal(cipher: Option<&SessionCipher>, buf: &mut [u8], len: usize) -> Result<usize, Dropped> {
-    match cipher {
-        Some(c) => c.seal(buf, len).map_err(Dropped::AckBuffer),
+/// Seals the reply in `buf[..len]` with `key`, if any; returns its final length.
+fn seal(key: Option<&PacketKey>, buf: &mut [u8], len: usize) -> Result<usize, Dropped> {
+    match key {
+        Some(k) => k.seal_reply(buf, len).map_err(Dropped::AckBuffer),
         None => Ok(len),
     }
 }

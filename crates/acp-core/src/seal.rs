@@ -7,13 +7,20 @@
 //! byte 5 and a 16-byte tag after its body: XChaCha20-Poly1305 over an empty plaintext, with the
 //! whole packet (header and body) as associated data. Packets are authenticated, not encrypted.
 //!
-//! The 24-byte nonce is built from the header, so nothing extra travels: the type byte, the
-//! sequence, bytes 32..40 and seven zero bytes. It never repeats under one session key: a source
-//! sends each sequence once; a monitor gives each ACK its own rx time (bytes 32..40); the COOKIEs
-//! a monitor sends for one update are identical packets.
+//! The 24-byte nonce is built from the header, so nothing extra travels: the sequence and the
+//! generation timestamp (bytes 16..32), the type byte and bytes 33..40. It never repeats under
+//! one session key: a source sends each sequence once; a monitor gives each ACK its own rx time
+//! (bytes 32..40); the COOKIEs a monitor sends for one update are identical packets.
+//!
+//! XChaCha20-Poly1305 is ChaCha20-Poly1305 under a subkey, HChaCha20 of the key and the first 16
+//! nonce bytes. An update and every reply to it (ACK or COOKIE) echo the same sequence and
+//! generation timestamp, so they share that subkey: [`SessionCipher::open`] returns it as a
+//! [`PacketKey`] and the monitor seals its reply with it, one HChaCha20 per update instead of two.
 
+use chacha20::cipher::consts::U10;
+use chacha20::hchacha;
 use chacha20poly1305::aead::{AeadInPlace, KeyInit};
-use chacha20poly1305::{Tag, XChaCha20Poly1305, XNonce};
+use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce, Tag};
 use hkdf::Hkdf;
 use sha2::Sha256;
 use thiserror::Error;
@@ -188,7 +195,7 @@ impl AuthError {
 #[derive(Clone)]
 pub struct SessionCipher {
     key_id: u8,
-    aead: XChaCha20Poly1305,
+    key: Key,
 }
 
 impl std::fmt::Debug for SessionCipher {
@@ -212,13 +219,36 @@ pub fn derive(psk: &Psk, session: u64) -> [u8; KEY_LEN] {
     okm
 }
 
-/// The nonce of the packet whose header is `header` (at least [`HEADER_LEN`] bytes).
-fn nonce(header: &[u8]) -> XNonce {
-    let mut n = [0u8; 24];
-    n[0] = header[3];
-    n[1..9].copy_from_slice(&header[16..24]);
-    n[9..17].copy_from_slice(&header[32..40]);
-    XNonce::from(n)
+/// Bytes 16..32 of a header (sequence ‖ generation timestamp): the first 16 nonce bytes, which
+/// select the XChaCha20 subkey.
+fn subkey_input(header: &[u8]) -> [u8; 16] {
+    let mut n = [0u8; 16];
+    n.copy_from_slice(&header[16..32]);
+    n
+}
+
+/// The last 8 nonce bytes of the packet whose header is `header`: the type byte and bytes 33..40
+/// (the low seven bytes of the acked sequence or rx time, or the cookie's bytes 1..8), as the
+/// ChaCha20-Poly1305 nonce `0x00000000 ‖ those 8 bytes`.
+fn packet_nonce(header: &[u8]) -> Nonce {
+    let mut n = [0u8; 12];
+    n[4] = header[3];
+    n[5..12].copy_from_slice(&header[33..40]);
+    Nonce::from(n)
+}
+
+/// Checks that `buf` can take a tag after `buf[..len]`, then sets flag AUTH and `key_id`.
+fn prepare_seal(buf: &mut [u8], len: usize, key_id: u8) -> Result<usize, EncodeError> {
+    let need = len + TAG_LEN;
+    if buf.len() < need || len < HEADER_LEN {
+        return Err(EncodeError::BufferTooSmall {
+            need,
+            have: buf.len(),
+        });
+    }
+    buf[4] |= FLAG_AUTH;
+    buf[5] = key_id;
+    Ok(need)
 }
 
 impl SessionCipher {
@@ -226,7 +256,7 @@ impl SessionCipher {
     pub fn new(psk: &Psk, session: u64) -> SessionCipher {
         SessionCipher {
             key_id: psk.id,
-            aead: XChaCha20Poly1305::new(&derive(psk, session).into()),
+            key: Key::from(derive(psk, session)),
         }
     }
 
@@ -235,28 +265,26 @@ impl SessionCipher {
         self.key_id
     }
 
+    /// The key of every packet whose bytes 16..32 equal those of `header`.
+    fn packet_key(&self, header: &[u8]) -> PacketKey {
+        let input = subkey_input(header);
+        PacketKey {
+            key_id: self.key_id,
+            input,
+            aead: ChaCha20Poly1305::new(&hchacha::<U10>(&self.key, &input.into())),
+        }
+    }
+
     /// Seals the unsealed packet in `buf[..len]`: sets flag AUTH and the key id, appends the tag.
     /// Returns the sealed length.
     pub fn seal(&self, buf: &mut [u8], len: usize) -> Result<usize, EncodeError> {
-        let need = len + TAG_LEN;
-        if buf.len() < need || len < HEADER_LEN {
-            return Err(EncodeError::BufferTooSmall {
-                need,
-                have: buf.len(),
-            });
-        }
-        buf[4] |= FLAG_AUTH;
-        buf[5] = self.key_id;
-        let tag = self
-            .aead
-            .encrypt_in_place_detached(&nonce(buf), &buf[..len], &mut [])
-            .map_err(|_| EncodeError::TooLarge(len))?;
-        buf[len..need].copy_from_slice(&tag);
-        Ok(need)
+        prepare_seal(buf, len, self.key_id)?;
+        self.packet_key(buf).tag(buf, len)
     }
 
     /// Checks the seal of `datagram`, which [`crate::wire::Packet::decode`] accepted as sealed.
-    pub fn open(&self, datagram: &[u8]) -> Result<(), AuthError> {
+    /// Returns the key that seals the replies to it.
+    pub fn open(&self, datagram: &[u8]) -> Result<PacketKey, AuthError> {
         let Some(split) = datagram.len().checked_sub(TAG_LEN) else {
             return Err(AuthError::BadTag);
         };
@@ -267,9 +295,51 @@ impl SessionCipher {
             return Err(AuthError::UnknownKey(datagram[5]));
         }
         let (signed, tag) = datagram.split_at(split);
-        self.aead
-            .decrypt_in_place_detached(&nonce(signed), signed, &mut [], Tag::from_slice(tag))
-            .map_err(|_| AuthError::BadTag)
+        let key = self.packet_key(signed);
+        key.aead
+            .decrypt_in_place_detached(&packet_nonce(signed), signed, &mut [], Tag::from_slice(tag))
+            .map_err(|_| AuthError::BadTag)?;
+        Ok(key)
+    }
+}
+
+/// The XChaCha20 subkey of one packet and of the replies that echo its sequence and generation
+/// timestamp.
+#[derive(Clone)]
+pub struct PacketKey {
+    key_id: u8,
+    input: [u8; 16],
+    aead: ChaCha20Poly1305,
+}
+
+impl std::fmt::Debug for PacketKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PacketKey")
+            .field("key_id", &self.key_id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PacketKey {
+    /// Seals the unsealed reply in `buf[..len]`, exactly as [`SessionCipher::seal`] would. The
+    /// reply must echo the sequence and generation timestamp of the packet this key opened
+    /// ([`EncodeError::NotAReply`] otherwise).
+    pub fn seal_reply(&self, buf: &mut [u8], len: usize) -> Result<usize, EncodeError> {
+        prepare_seal(buf, len, self.key_id)?;
+        if subkey_input(buf) != self.input {
+            return Err(EncodeError::NotAReply);
+        }
+        self.tag(buf, len)
+    }
+
+    /// Appends the tag of `buf[..len]` (flags and key id already set); returns the sealed length.
+    fn tag(&self, buf: &mut [u8], len: usize) -> Result<usize, EncodeError> {
+        let tag = self
+            .aead
+            .encrypt_in_place_detached(&packet_nonce(buf), &buf[..len], &mut [])
+            .map_err(|_| EncodeError::TooLarge(len))?;
+        buf[len..len + TAG_LEN].copy_from_slice(&tag);
+        Ok(len + TAG_LEN)
     }
 }
 
@@ -327,21 +397,72 @@ mod tests {
         }
     }
 
+    /// The construction is XChaCha20-Poly1305 exactly: the crate's own XChaCha20Poly1305 gives
+    /// the same tag under the 24-byte nonce the protocol names.
+    #[test]
+    fn the_seal_is_xchacha20_poly1305_over_the_header_nonce() {
+        use chacha20poly1305::XChaCha20Poly1305;
+        let p = psk(4, 0x5a);
+        let key = SessionCipher::new(&p, 0xfeed);
+        for seq in [1, 2, u64::MAX] {
+            let dg = sealed_update(&key, seq, b"payload");
+            let (signed, tag) = dg.split_at(dg.len() - TAG_LEN);
+            let mut nonce = [0u8; 24];
+            nonce[..16].copy_from_slice(&signed[16..32]);
+            nonce[16] = signed[3];
+            nonce[17..].copy_from_slice(&signed[33..40]);
+            let want = XChaCha20Poly1305::new(&derive(&p, 0xfeed).into())
+                .encrypt_in_place_detached(&nonce.into(), signed, &mut [])
+                .unwrap();
+            assert_eq!(tag, want.as_slice(), "seq {seq}");
+        }
+    }
+
+    /// A reply sealed with the update's key is the packet `seal` makes; one that does not echo
+    /// the update's sequence and generation time is refused.
+    #[test]
+    fn replies_share_the_updates_key() {
+        let key = SessionCipher::new(&psk(1, 9), 7);
+        let dg = sealed_update(&key, 5, b"x");
+        let reply_key = key.open(&dg).unwrap();
+        let ack = |seq: u64| crate::wire::Ack {
+            flags: 0,
+            session: 7,
+            seq,
+            gen_ts: 1,
+            rx_ts: 99,
+            hold_ns: 0,
+            feedback: &[],
+        };
+        let mut plain = vec![0u8; 128];
+        let len = ack(5).encode(&mut plain).unwrap();
+        let (mut a, mut b) = (plain.clone(), plain.clone());
+        let n = reply_key.seal_reply(&mut a, len).unwrap();
+        assert_eq!(key.seal(&mut b, len), Ok(n));
+        assert_eq!(a[..n], b[..n]);
+        assert!(key.open(&a[..n]).is_ok());
+        let len = ack(6).encode(&mut plain).unwrap();
+        assert_eq!(
+            reply_key.seal_reply(&mut plain, len),
+            Err(EncodeError::NotAReply)
+        );
+    }
+
     #[test]
     fn keys_are_per_session_and_per_psk() {
         let a = SessionCipher::new(&psk(1, 9), 7);
         let dg = sealed_update(&a, 1, b"x");
         assert_eq!(
-            SessionCipher::new(&psk(1, 9), 8).open(&dg),
-            Err(AuthError::BadTag)
+            SessionCipher::new(&psk(1, 9), 8).open(&dg).err(),
+            Some(AuthError::BadTag)
         );
         assert_eq!(
-            SessionCipher::new(&psk(1, 8), 7).open(&dg),
-            Err(AuthError::BadTag)
+            SessionCipher::new(&psk(1, 8), 7).open(&dg).err(),
+            Some(AuthError::BadTag)
         );
         assert_eq!(
-            SessionCipher::new(&psk(2, 9), 7).open(&dg),
-            Err(AuthError::UnknownKey(1))
+            SessionCipher::new(&psk(2, 9), 7).open(&dg).err(),
+            Some(AuthError::UnknownKey(1))
         );
         assert_ne!(derive(&psk(1, 9), 7), derive(&psk(1, 9), 8));
     }

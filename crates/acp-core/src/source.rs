@@ -604,7 +604,7 @@ impl Source {
             Err(_) => return self.invalid(),
         };
         let sealed = match (&self.cipher, packet.is_sealed()) {
-            (Some(c), true) => c.open(data),
+            (Some(c), true) => c.open(data).map(drop),
             (Some(_), false) => Err(AuthError::Unsealed),
             (None, true) => Err(AuthError::Unexpected),
             (None, false) => Ok(()),

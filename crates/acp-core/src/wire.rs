@@ -160,6 +160,10 @@ pub enum EncodeError {
     /// A flag outside the packet type's defined flags.
     #[error("undefined flags {0:#04x}")]
     UndefinedFlags(u8),
+    /// A reply sealed with the key of a packet whose sequence and generation timestamp it does
+    /// not echo.
+    #[error("the reply does not echo the sequence and generation time of the packet it answers")]
+    NotAReply,
 }
 
 /// A status update from a source to its monitor.
