@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Installs the system packages the test suite needs beyond the Rust toolchain.
+#
+# Each entry is "COMMAND PACKAGE": when COMMAND is missing, PACKAGE is installed with apt-get
+# (as root; otherwise the script prints the command to run and fails, so that no test skips its
+# subject silently). Run by scripts/test.sh.
+set -euo pipefail
+
+needs=(
+)
+
+missing=()
+for entry in "${needs[@]}"; do
+  read -r cmd pkg <<<"$entry"
+  command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+
+install=(apt-get install -y --no-install-recommends "${missing[@]}")
+if [ "$(id -u)" -ne 0 ]; then
+  echo "the tests need: ${missing[*]}; install them with: sudo apt-get update && sudo ${install[*]}" >&2
+  exit 1
+fi
+echo "installing test dependencies: ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+"${install[@]}"
