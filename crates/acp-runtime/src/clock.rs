@@ -70,30 +70,6 @@ pub fn wait_until(deadline: Instant) {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn time_and_instant_convert_both_ways() {
-        let i = Instant::now() + Duration::from_millis(3);
-        let back = to_instant(to_time(i));
-        let diff = if back > i { back - i } else { i - back };
-        assert!(diff < Duration::from_micros(1));
-        assert!(now() > Time::from_secs(1_600_000_000), "reads as Unix time");
-    }
-
-    #[test]
-    fn wait_until_never_returns_early() {
-        tighten_timer_slack();
-        for us in [0u64, 10, 100, 1000] {
-            let deadline = Instant::now() + Duration::from_micros(us);
-            wait_until(deadline);
-            assert!(Instant::now() >= deadline);
-        }
-    }
-}
-
 /// CPU time (user and system) the thread of `handle` has used so far; `None` if the platform
 /// cannot tell or the thread has ended.
 pub fn thread_cpu_time<T>(handle: &std::thread::JoinHandle<T>) -> Option<Duration> {
@@ -116,4 +92,47 @@ pub fn thread_cpu_time<T>(handle: &std::thread::JoinHandle<T>) -> Option<Duratio
         u64::try_from(ts.tv_sec).ok()?,
         u32::try_from(ts.tv_nsec).ok()?,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn time_and_instant_convert_both_ways() {
+        let i = Instant::now() + Duration::from_millis(3);
+        let back = to_instant(to_time(i));
+        let diff = if back > i { back - i } else { i - back };
+        assert!(diff < Duration::from_micros(1));
+        assert!(now() > Time::from_secs(1_600_000_000), "reads as Unix time");
+    }
+
+    #[test]
+    fn wait_until_never_returns_early() {
+        tighten_timer_slack();
+        for us in [0u64, 10, 100, 1000] {
+            let deadline = Instant::now() + Duration::from_micros(us);
+            wait_until(deadline);
+            assert!(Instant::now() >= deadline);
+        }
+    }
+
+    #[test]
+    fn a_busy_thread_uses_cpu_time_and_a_sleeping_one_does_not() {
+        let busy = std::thread::spawn(|| {
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_millis(300) {
+                std::hint::spin_loop();
+            }
+        });
+        let idle = std::thread::spawn(|| std::thread::sleep(Duration::from_millis(300)));
+        std::thread::sleep(Duration::from_millis(250));
+        let (b, i) = (thread_cpu_time(&busy), thread_cpu_time(&idle));
+        busy.join().unwrap();
+        idle.join().unwrap();
+        // The busy thread ran for most of 250 ms unless the machine starved it; 20 ms is far
+        // below that and far above what a sleeping thread uses.
+        assert!(b.unwrap() > Duration::from_millis(20), "{b:?}");
+        assert!(i.unwrap() < Duration::from_millis(20), "{i:?}");
+    }
 }
