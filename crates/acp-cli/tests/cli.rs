@@ -1434,3 +1434,62 @@ fn man_pages_cover_every_subcommand() {
     assert!(monitor.contains("\\-\\-config"), "{monitor}");
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The command the systemd unit and the container image run is accepted with the example config,
+/// and the monitor stops cleanly, with its summary, on the signal they stop it with.
+#[test]
+fn the_unit_and_the_container_run_a_command_acp_accepts() {
+    let unit = std::fs::read_to_string(deploy_path("acp-monitor.service")).unwrap();
+    let container = std::fs::read_to_string(deploy_path("Containerfile")).unwrap();
+    let setting = |text: &str, prefix: &str| -> String {
+        let mut lines = text.lines().filter_map(|l| l.strip_prefix(prefix));
+        let value = lines.next().unwrap_or_else(|| panic!("no {prefix}"));
+        assert!(lines.next().is_none(), "two {prefix}");
+        value.trim().to_string()
+    };
+    let exec_start = setting(&unit, "ExecStart=");
+    let (program, unit_args) = exec_start.split_once(' ').unwrap();
+    assert_eq!(program, "/usr/local/bin/acp");
+    assert_eq!(
+        setting(&container, "ENTRYPOINT "),
+        "[\"/usr/local/bin/acp\"]"
+    );
+    let cmd: Vec<String> = serde_json::from_str(&setting(&container, "CMD ")).unwrap();
+    let example = deploy_path("monitor.toml");
+    let installed = |args: Vec<String>| -> Vec<String> {
+        let mut args: Vec<String> = args
+            .into_iter()
+            .map(|a| a.replace("/etc/acp/monitor.toml", &example))
+            .collect();
+        assert!(args.contains(&example), "{args:?}");
+        args.push("--check-config".into());
+        args
+    };
+    for args in [
+        installed(unit_args.split_whitespace().map(String::from).collect()),
+        installed(cmd),
+    ] {
+        let out = acp().args(&args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    }
+    let signal = setting(&unit, "KillSignal=");
+    assert_eq!(setting(&container, "STOPSIGNAL "), signal);
+    let number = match signal.as_str() {
+        "SIGTERM" => libc::SIGTERM,
+        "SIGINT" => libc::SIGINT,
+        other => panic!("acp monitor does not handle {other}"),
+    };
+    let (mut monitor, mut err, _) =
+        spawn_listening(&["monitor", "--config", &example, "--listen", "127.0.0.1:0"]);
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(monitor.id() as i32, number);
+    }
+    let status = wait_within(&mut monitor, Duration::from_secs(5));
+    let mut rest = String::new();
+    let mut stdout = monitor.stdout.take().unwrap();
+    stdout.read_to_string(&mut rest).unwrap();
+    err.read_to_string(&mut rest).unwrap();
+    assert!(status.success(), "{status:?}: {rest}");
+    assert!(rest.contains("summary: 0 sessions"), "{rest}");
+}
