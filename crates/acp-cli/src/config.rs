@@ -78,16 +78,34 @@ pub struct Expanded {
     pub args: Vec<OsString>,
     /// The config file, if one was given.
     file: Option<PathBuf>,
+    /// The subcommand it is for.
+    subcommand: String,
     /// The file's settings that were used (not overridden), by key and by the flag's long name.
     origins: BTreeMap<String, Origin>,
 }
 
-/// The subcommand `args` run, if it takes `--config`.
-fn configurable<'c>(cmd: &'c Command, args: &[OsString]) -> Option<&'c Command> {
-    let sub = cmd.find_subcommand(args.get(1)?.to_str()?)?;
+/// The subcommand `args` run and its position, if it takes `--config`. Options before it
+/// (`cmd`'s own) are skipped, with the value of one that takes a value.
+fn configurable<'c>(cmd: &'c Command, args: &[OsString]) -> Option<(usize, &'c Command)> {
+    let mut at = 1;
+    let name = loop {
+        let text = args.get(at)?.to_str()?;
+        let takes_value = if let Some(long) = text.strip_prefix("--") {
+            !long.contains('=') && by_long(cmd, long).is_some_and(|a| a.get_action().takes_values())
+        } else if let Some(shorts) = text.strip_prefix('-') {
+            shorts.chars().count() == 1
+                && cmd.get_arguments().any(|a| {
+                    a.get_short() == shorts.chars().next() && a.get_action().takes_values()
+                })
+        } else {
+            break text;
+        };
+        at += if takes_value { 2 } else { 1 };
+    };
+    let sub = cmd.find_subcommand(name)?;
     sub.get_arguments()
         .any(|a| a.get_id() == CONFIG)
-        .then_some(sub)
+        .then_some((at, sub))
 }
 
 /// The argument of `sub` whose long name or alias is `name`.
@@ -186,12 +204,14 @@ pub fn expand(cmd: &Command, args: Vec<OsString>) -> Result<Expanded, UsageError
     let unchanged = |args| Expanded {
         args,
         file: None,
+        subcommand: String::new(),
         origins: BTreeMap::new(),
     };
-    let Some(sub) = configurable(cmd, &args) else {
+    let Some((at, sub)) = configurable(cmd, &args) else {
         return Ok(unchanged(args));
     };
-    let Some(file) = config_path(&args[2..]) else {
+    let rest = at + 1;
+    let Some(file) = config_path(&args[rest..]) else {
         return Ok(unchanged(args));
     };
     let shown = file.display();
@@ -207,7 +227,7 @@ pub fn expand(cmd: &Command, args: Vec<OsString>) -> Result<Expanded, UsageError
     })?;
     let mut settings: Vec<_> = table.into_iter().collect();
     settings.sort_by_key(|(key, _)| key.span().start);
-    let given = given_ids(sub, &args[2..]);
+    let given = given_ids(sub, &args[rest..]);
     let mut from_file = Vec::new();
     let mut origins = BTreeMap::new();
     for (key, value) in settings {
@@ -239,12 +259,13 @@ pub fn expand(cmd: &Command, args: Vec<OsString>) -> Result<Expanded, UsageError
         }
         origins.insert(key, origin);
     }
-    let mut all = args[..2].to_vec();
+    let mut all = args[..rest].to_vec();
     all.extend(from_file);
-    all.extend_from_slice(&args[2..]);
+    all.extend_from_slice(&args[rest..]);
     Ok(Expanded {
         args: all,
         file: Some(file),
+        subcommand: sub.get_name().to_string(),
         origins,
     })
 }
@@ -260,10 +281,7 @@ impl Expanded {
         let name = arg.strip_prefix("--")?.split([' ', '=']).next()?;
         let origin = self.origins.get(name)?;
         let at = format!("{}:{}", file.display(), origin.line);
-        let sub = self
-            .args
-            .get(1)
-            .map_or_else(String::new, |s| s.to_string_lossy().into_owned());
+        let sub = &self.subcommand;
         if e.kind() == ErrorKind::UnknownArgument {
             let tip = match e.get(ContextKind::SuggestedArg) {
                 Some(ContextValue::String(s)) => {
@@ -345,6 +363,9 @@ mod tests {
     /// A subcommand with one flag of each kind.
     #[derive(Debug, Parser)]
     struct Tool {
+        /// A global option with a value, as before the subcommand.
+        #[arg(long, short, global = true)]
+        log: Option<String>,
         #[command(subcommand)]
         command: Sub,
     }
@@ -482,6 +503,29 @@ mod tests {
         let _ = std::fs::remove_file(file);
         let err = expand_with(&f, &[]).unwrap_err().0;
         assert!(err.starts_with(&format!("--config {f}: ")), "{err}");
+    }
+
+    #[test]
+    fn options_before_the_subcommand_are_skipped() {
+        let file = write("global.toml", "listen = \"z\"\n");
+        let f = file.to_str().unwrap();
+        for before in [
+            &["--log", "run"][..],
+            &["--log=run"],
+            &["-l", "run"],
+            &["-lrun"],
+        ] {
+            let mut args = vec!["tool"];
+            args.extend_from_slice(before);
+            args.extend(["run", "--config", f]);
+            let args: Vec<OsString> = args.iter().map(OsString::from).collect();
+            let e = expand(&command(), args).unwrap();
+            let m = command().try_get_matches_from(&e.args).unwrap();
+            let (_, run) = m.subcommand().unwrap();
+            assert_eq!(run.get_one::<String>("listen").unwrap(), "z", "{before:?}");
+            assert_eq!(m.get_one::<String>("log").unwrap(), "run", "{before:?}");
+        }
+        let _ = std::fs::remove_file(file);
     }
 
     #[test]
