@@ -14,6 +14,7 @@ mod keys;
 mod monitor;
 mod output;
 mod pathargs;
+mod publish;
 mod relay;
 mod reproduce;
 mod signals;
@@ -201,6 +202,20 @@ struct MonitorArgs {
     /// summary always lists every session.
     #[arg(long, default_value_t = 20)]
     report_sessions: usize,
+    /// Also send fresh updates to unix:PATH (a Unix stream socket the monitor listens on; every
+    /// client gets JSON lines, each through its own latest-value mailbox) or
+    /// mqtt://HOST[:PORT][/PREFIX] (retained, to PREFIX/<session>/update, with each report's
+    /// statistics to PREFIX/<session>/stats; reconnects). Repeatable. No sink holds up the
+    /// monitor: one that falls behind gets only the latest update of each session.
+    #[arg(long, value_name = "URL", value_parser = publish::parse_target)]
+    publish: Vec<publish::Target>,
+    /// MQTT quality of service for --publish mqtt://: 0 (at most once) or 1 (at least once).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
+    mqtt_qos: u8,
+    /// Set SO_REUSEPORT on the UDP socket, so that several monitor processes can listen on one
+    /// port; the kernel pins each source (address and port) to one of them (docs/SCALING.md).
+    #[arg(long)]
+    reuse_port: bool,
 }
 
 #[derive(Debug, Args)]
