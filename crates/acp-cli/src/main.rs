@@ -395,6 +395,13 @@ enum BenchCommand {
         /// periodic reports of `acp monitor` do.
         #[arg(long, requires = "latency", value_parser = parse_duration)]
         read_sessions_every: Option<Duration>,
+        /// Compare this many monitor servers sharing one port (SO_REUSEPORT, as
+        /// `acp monitor --reuse-port`) with one server, under load from 16 source ports. The
+        /// servers share one core and the load generator has the other: on a two-core machine
+        /// this shows the cost of the spreading, not scaling over cores.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(2..=64),
+              conflicts_with_all = ["latency", "psk_file"])]
+        workers: Option<u64>,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,

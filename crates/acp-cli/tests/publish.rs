@@ -612,3 +612,48 @@ fn two_monitors_share_a_port_each_source_served_by_exactly_one_and_all_reach_the
     assert_eq!(served.keys().cloned().collect::<BTreeSet<_>>(), sessions);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+#[test]
+fn bench_monitor_workers_compares_servers_sharing_a_port_with_one() {
+    let out = acp()
+        .args([
+            "bench",
+            "monitor",
+            "--workers",
+            "2",
+            "--duration",
+            "300ms",
+            "--rounds",
+            "1",
+            "--sessions",
+            "64",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["workers"], 2);
+    let round = &v["rounds"][0];
+    let acks: Vec<u64> = round["acks_by_worker"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect();
+    // The kernel spread the generator's 16 source ports over both workers.
+    assert_eq!(acks.len(), 2);
+    assert!(acks.iter().all(|&n| n > 0), "{v}");
+    assert!(v["one_acks_per_sec"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(v["ratio"].as_f64().unwrap() > 0.0, "{v}");
+    // Not with --latency.
+    let out = acp()
+        .args(["bench", "monitor", "--workers", "2", "--latency"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
