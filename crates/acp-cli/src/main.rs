@@ -202,8 +202,8 @@ struct MonitorArgs {
     /// summary always lists every session.
     #[arg(long, default_value_t = 20)]
     report_sessions: usize,
-    /// Also send fresh updates to unix:PATH (a Unix stream socket the monitor listens on; every
-    /// client gets JSON lines, each through its own latest-value mailbox) or
+    /// Also send fresh updates to unix:PATH (a Unix stream socket the monitor listens on; each of
+    /// up to 64 clients gets JSON lines through its own latest-value mailbox) or
     /// mqtt://HOST[:PORT][/PREFIX] (retained, to PREFIX/<session>/update, with each report's
     /// statistics to PREFIX/<session>/stats; reconnects). Repeatable. No sink holds up the
     /// monitor: one that falls behind gets only the latest update of each session.
