@@ -40,6 +40,9 @@ pub fn session_json(s: &SessionReport) -> Value {
 }
 
 /// A `--publish` sink at report time: its name, counts, and its own status (text and JSON).
+/// Reports call `counts.delivered` *taken*: what the sink took from its mailbox (MQTT: handed to
+/// the client; Unix: offered to each connected client's own mailbox, whose counts are in the
+/// status).
 struct PublishCounts {
     name: String,
     counts: Counts,
@@ -107,7 +110,7 @@ fn report_json(kind: &str, r: &Report<'_>) -> Value {
             .map(|p| {
                 let mut sink = json!({
                     "sink": p.name,
-                    "delivered": p.counts.delivered,
+                    "taken": p.counts.delivered,
                     "superseded": p.counts.superseded,
                     "dropped": p.counts.dropped,
                     "pending": p.counts.pending,
@@ -160,7 +163,7 @@ fn report_text(title: &str, r: &Report<'_>) -> String {
     }
     for p in &r.published {
         out += &format!(
-            "publish {}: {} delivered, {} superseded, {} dropped, {} pending; {}\n",
+            "publish {}: {} taken, {} superseded, {} dropped, {} pending; {}\n",
             p.name,
             p.counts.delivered,
             p.counts.superseded,

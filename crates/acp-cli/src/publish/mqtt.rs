@@ -246,13 +246,15 @@ fn drive(mut connection: Connection, status: &Status, name: &str) {
             }
             Ok(_) => {}
             Err(e) => {
-                if status.connected.swap(false, Ordering::AcqRel) {
-                    eprintln!("publish {name}: connection lost ({e}); reconnecting");
-                }
-                status.failures.fetch_add(1, Ordering::Relaxed);
+                let was_connected = status.connected.swap(false, Ordering::AcqRel);
+                // The end of a connection the sink is closing is no failure.
                 if status.stop.load(Ordering::Acquire) {
                     return;
                 }
+                if was_connected {
+                    eprintln!("publish {name}: connection lost ({e}); reconnecting");
+                }
+                status.failures.fetch_add(1, Ordering::Relaxed);
                 std::thread::sleep(RETRY_PAUSE);
             }
         }
