@@ -7,6 +7,8 @@
 set -euo pipefail
 
 needs=(
+  "mosquitto mosquitto"
+  "mosquitto_sub mosquitto-clients"
 )
 
 missing=()

@@ -1,4 +1,4 @@
-//! `acp bench`: pacing precision and monitor throughput.
+//! `acp bench`: pacing precision and monitor throughput (one server, or several sharing a port).
 
 use std::time::Instant;
 
@@ -32,6 +32,76 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                         r.rate, r.samples, r.p50_us, r.p99_us, r.max_us
                     )?;
                 }
+            }
+        }
+        BenchCommand::Monitor {
+            duration,
+            rounds,
+            sessions,
+            window,
+            workers: Some(workers),
+            json,
+            ..
+        } => {
+            let r = bench::monitor_workers(
+                workers as usize,
+                sessions,
+                window as usize,
+                duration,
+                rounds as usize,
+            )?;
+            let one = bench::median(r.iter().map(|x| x.one.replies_per_sec));
+            let many = bench::median(r.iter().map(|x| x.many.replies_per_sec));
+            let ratio = bench::median(r.iter().map(bench::WorkersRound::ratio));
+            if json {
+                let per_round: Vec<_> = r
+                    .iter()
+                    .map(|x| {
+                        json!({"one_acks_per_sec": x.one.replies_per_sec,
+                               "workers_acks_per_sec": x.many.replies_per_sec,
+                               "acks_by_worker": x.acks_by_worker,
+                               "ratio": x.ratio()})
+                    })
+                    .collect();
+                outln!(
+                    "{}",
+                    json!({"workers": workers, "sessions": sessions, "window": window,
+                           "load_sockets": bench::WORKER_LOAD_SOCKETS, "rounds": per_round,
+                           "one_acks_per_sec": one, "workers_acks_per_sec": many,
+                           "ratio": ratio})
+                )?;
+            } else {
+                outln!(
+                    "load: {sessions} synthetic sources from {} source ports, {window} datagrams in \
+                     flight, one generator thread (CPU 1); the servers on CPU 0; {rounds} rounds of \
+                     {:.1} s each",
+                    bench::WORKER_LOAD_SOCKETS,
+                    duration.as_secs_f64()
+                )?;
+                for (i, x) in r.iter().enumerate() {
+                    let shares: Vec<String> =
+                        x.acks_by_worker.iter().map(|n| n.to_string()).collect();
+                    outln!(
+                        "  round {}: 1 server {:>7.0} ACKs/s, {workers} workers {:>7.0} ACKs/s \
+                         (ACKs by worker {}), {}",
+                        i + 1,
+                        x.one.replies_per_sec,
+                        x.many.replies_per_sec,
+                        shares.join(" / "),
+                        percent(x.ratio())
+                    )?;
+                }
+                outln!("medians:")?;
+                outln!("  {:<56}{one:>9.0} ACKs/s", "1 monitor server:")?;
+                outln!(
+                    "  {:<56}{many:>9.0} ACKs/s",
+                    format!("{workers} servers on one port (SO_REUSEPORT):")
+                )?;
+                outln!(
+                    "  {:<56}{:>11}",
+                    "workers / one (median of the rounds' ratios):",
+                    percent(ratio)
+                )?;
             }
         }
         BenchCommand::Monitor {

@@ -18,6 +18,7 @@ mod keys;
 mod monitor;
 mod output;
 mod pathargs;
+mod publish;
 mod relay;
 mod reproduce;
 mod signals;
@@ -217,6 +218,20 @@ struct MonitorArgs {
     /// summary always lists every session.
     #[arg(long, default_value_t = 20)]
     report_sessions: usize,
+    /// Also send fresh updates to unix:PATH (a Unix stream socket the monitor listens on; each of
+    /// up to 64 clients gets JSON lines through its own latest-value mailbox) or
+    /// mqtt://HOST[:PORT][/PREFIX] (retained, to PREFIX/<session>/update, with each report's
+    /// statistics to PREFIX/<session>/stats; reconnects). Repeatable. No sink holds up the
+    /// monitor: one that falls behind gets only the latest update of each session.
+    #[arg(long, value_name = "URL", value_parser = publish::parse_target)]
+    publish: Vec<publish::Target>,
+    /// MQTT quality of service for --publish mqtt://: 0 (at most once) or 1 (at least once).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
+    mqtt_qos: u8,
+    /// Set SO_REUSEPORT on the UDP socket, so that several monitor processes can listen on one
+    /// port; the kernel pins each source (address and port) to one of them (docs/SCALING.md).
+    #[arg(long)]
+    reuse_port: bool,
 }
 
 #[derive(Debug, Args)]
@@ -396,6 +411,13 @@ enum BenchCommand {
         /// periodic reports of `acp monitor` do.
         #[arg(long, requires = "latency", value_parser = parse_duration)]
         read_sessions_every: Option<Duration>,
+        /// Compare this many monitor servers sharing one port (SO_REUSEPORT, as
+        /// `acp monitor --reuse-port`) with one server, under load from 16 source ports. The
+        /// servers share one core and the load generator has the other: on a two-core machine
+        /// this shows the cost of the spreading, not scaling over cores.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(2..=64),
+              conflicts_with_all = ["latency", "psk_file"])]
+        workers: Option<u64>,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,

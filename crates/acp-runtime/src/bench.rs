@@ -1,5 +1,6 @@
-//! Measurements behind `acp bench`: pacing precision of the source driver, and the throughput of
-//! the monitor server next to a minimal batched UDP echo server driven the same way.
+//! Measurements behind `acp bench`: pacing precision of the source driver, the throughput of
+//! the monitor server next to a minimal batched UDP echo server driven the same way, and of
+//! several monitor servers sharing one port next to one.
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -162,17 +163,23 @@ impl Drop for EchoServer {
 /// keeping up to `window` datagrams in flight, for `duration`. Each reply frees a window slot;
 /// if nothing comes back for 5 ms the window is reopened (replies were lost). With `keys`, every
 /// update is sealed with the first key and each session echoes the cookie it is sent until it is
-/// acknowledged.
+/// acknowledged. Session `s` sends from the `s % sockets`-th of `sockets` sockets (distinct
+/// source ports, so that servers sharing a port with `SO_REUSEPORT` each get a share).
 pub fn load(
     target: SocketAddr,
     sessions: u64,
     window: usize,
     duration: Duration,
     keys: Option<&Keyring>,
+    sockets: usize,
 ) -> io::Result<LoadResult> {
-    let socket = UdpSocket::bind("127.0.0.1:0")?;
-    socket.set_nonblocking(true)?;
-    let mut tx = SendBatch::new(64);
+    let mut sockets = (0..sockets.max(1))
+        .map(|_| {
+            let socket = UdpSocket::bind("127.0.0.1:0")?;
+            socket.set_nonblocking(true)?;
+            Ok((socket, SendBatch::new(64)))
+        })
+        .collect::<io::Result<Vec<_>>>()?;
     let mut rx = RecvBatch::new(64);
     let mut seqs = vec![0u64; sessions.max(1) as usize];
     // Session s has id s + 1.
@@ -188,8 +195,13 @@ pub fn load(
     let payload = [0u8; 20];
     let mut next_session = 0usize;
     while start.elapsed() < duration {
-        while in_flight < window && !tx.is_full() {
+        while in_flight < window {
             let s = next_session;
+            let from = s % sockets.len();
+            let tx = &mut sockets[from].1;
+            if tx.is_full() {
+                break;
+            }
             next_session = (next_session + 1) % seqs.len();
             seqs[s] += 1;
             let u = Update {
@@ -210,15 +222,18 @@ pub fn load(
             tx.push(n, &target);
             in_flight += 1;
         }
-        sent += tx.flush(&socket)? as u64;
-        let received = rx.recv(&socket)?;
-        let got = received.len();
-        if !ciphers.is_empty() {
-            // Sealed: learn each session's cookie (the ACKs need no parsing).
-            for r in &received {
-                if let Ok(c) = Cookie::decode(rx.slot(r)) {
-                    if let Some(slot) = cookies.get_mut(c.session.wrapping_sub(1) as usize) {
-                        *slot = Some(c.cookie);
+        let mut got = 0;
+        for (socket, tx) in &mut sockets {
+            sent += tx.flush(socket)? as u64;
+            let received = rx.recv(socket)?;
+            got += received.len();
+            if !ciphers.is_empty() {
+                // Sealed: learn each session's cookie (the ACKs need no parsing).
+                for r in &received {
+                    if let Ok(c) = Cookie::decode(rx.slot(r)) {
+                        if let Some(slot) = cookies.get_mut(c.session.wrapping_sub(1) as usize) {
+                            *slot = Some(c.cookie);
+                        }
                     }
                 }
             }
@@ -286,13 +301,18 @@ pub struct MonitorBench {
 impl MonitorBench {
     /// The median over the rounds of `figure` (NaN without rounds).
     pub fn median(&self, figure: impl Fn(&MonitorRound) -> f64) -> f64 {
-        let mut v: Vec<f64> = self.rounds.iter().map(figure).collect();
-        v.sort_by(f64::total_cmp);
-        match v.len() {
-            0 => f64::NAN,
-            n if n % 2 == 1 => v[n / 2],
-            n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-        }
+        median(self.rounds.iter().map(figure))
+    }
+}
+
+/// The median of `values` (NaN if there are none).
+pub fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = values.collect();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
 }
 
@@ -344,21 +364,45 @@ impl Served for MonitorServer {
     }
 }
 
-/// Starts a server on CPU 0 and drives it with [`load`] from CPU 1 (one core each); records the
-/// server thread's CPU time per reply.
-fn on_separate_cores<S: Served>(
-    start: impl FnOnce() -> io::Result<S>,
+/// Monitor servers sharing one port: their CPU time is the sum of their threads'.
+impl Served for Vec<MonitorServer> {
+    fn addr(&self) -> SocketAddr {
+        self[0].local_addr()
+    }
+    fn cpu_time(&self) -> Option<Duration> {
+        self.iter().map(MonitorServer::cpu_time).sum()
+    }
+}
+
+/// The load of [`on_separate_cores`].
+#[derive(Clone, Copy)]
+struct Load<'a> {
     sessions: u64,
     window: usize,
     duration: Duration,
-    keys: Option<&Keyring>,
+    keys: Option<&'a Keyring>,
+    sockets: usize,
+}
+
+/// Starts a server (or servers) on CPU 0 and drives it with [`load`] from CPU 1 (one core each);
+/// records the servers' CPU time per reply.
+fn on_separate_cores<S: Served>(
+    start: impl FnOnce() -> io::Result<S>,
+    l: Load<'_>,
 ) -> io::Result<(S, LoadResult)> {
     pin_to_cpu(0);
     let server = start();
     pin_to_cpu(1);
     let result = server.and_then(|s| {
         let before = s.cpu_time();
-        let mut r = load(s.addr(), sessions, window, duration, keys)?;
+        let mut r = load(
+            s.addr(),
+            l.sessions,
+            l.window,
+            l.duration,
+            l.keys,
+            l.sockets,
+        )?;
         if let (Some(a), Some(b)) = (before, s.cpu_time()) {
             r.server_cpu_ns_per_reply = b.saturating_sub(a).as_nanos() as f64 / r.replies as f64;
         }
@@ -383,10 +427,13 @@ pub fn monitor(
     let echo = || -> io::Result<LoadResult> {
         let (server, r) = on_separate_cores(
             || EchoServer::start(any, 64),
-            sessions,
-            window,
-            duration,
-            None,
+            Load {
+                sessions,
+                window,
+                duration,
+                keys: None,
+                sockets: 1,
+            },
         )?;
         drop(server);
         Ok(r)
@@ -402,10 +449,13 @@ pub fn monitor(
         let started = Instant::now();
         let (server, r) = on_separate_cores(
             || MonitorServer::start(ServerConfig::new(any, cfg), None),
-            sessions,
-            window,
-            duration,
-            keys,
+            Load {
+                sessions,
+                window,
+                duration,
+                keys,
+                sockets: 1,
+            },
         )?;
         let secs = started.elapsed().as_secs_f64();
         let snapshot = server.stop()?;
@@ -428,6 +478,91 @@ pub fn monitor(
         });
     }
     Ok(MonitorBench { rounds: out })
+}
+
+/// Source ports the load generator sends from in [`monitor_workers`]: enough 4-tuples for the
+/// kernel's hash to give every worker a share.
+pub const WORKER_LOAD_SOCKETS: usize = 16;
+
+/// One round of [`monitor_workers`]: one server, then several sharing its port, or the reverse.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkersRound {
+    /// One monitor server.
+    pub one: LoadResult,
+    /// The workers, sharing one port with `SO_REUSEPORT`.
+    pub many: LoadResult,
+    /// ACKs each worker sent.
+    pub acks_by_worker: Vec<u64>,
+}
+
+impl WorkersRound {
+    /// ACKs of the workers per ACK of one server, in this round.
+    pub fn ratio(&self) -> f64 {
+        self.many.replies_per_sec / self.one.replies_per_sec
+    }
+}
+
+/// Runs [`load`] from [`WORKER_LOAD_SOCKETS`] sockets against one [`MonitorServer`] and against
+/// `workers` servers sharing one port with `SO_REUSEPORT`, for `rounds` rounds of `duration`
+/// each, alternating the order. As in [`monitor`], the servers are started on CPU 0 (the workers
+/// all share it) and the load generator runs on CPU 1: on a two-core machine this measures what
+/// spreading a port over several sockets costs on one core, not scaling over cores.
+pub fn monitor_workers(
+    workers: usize,
+    sessions: u64,
+    window: usize,
+    duration: Duration,
+    rounds: usize,
+) -> io::Result<Vec<WorkersRound>> {
+    let any: SocketAddr = "127.0.0.1:0".parse().map_err(io::Error::other)?;
+    let load = Load {
+        sessions,
+        window,
+        duration,
+        keys: None,
+        sockets: WORKER_LOAD_SOCKETS,
+    };
+    let serve = |n: usize| -> io::Result<(LoadResult, Vec<u64>)> {
+        let start = || -> io::Result<Vec<MonitorServer>> {
+            let mut servers: Vec<MonitorServer> = Vec::with_capacity(n);
+            for _ in 0..n {
+                let listen = servers.first().map_or(any, MonitorServer::local_addr);
+                let mut cfg = ServerConfig::new(
+                    listen,
+                    MonitorConfig {
+                        max_sessions: sessions as usize + 16,
+                        // The load generator is one local host.
+                        max_prefix_share: 1.0,
+                        ..MonitorConfig::default()
+                    },
+                );
+                cfg.reuse_port = true;
+                servers.push(MonitorServer::start(cfg, None)?);
+            }
+            Ok(servers)
+        };
+        let (servers, r) = on_separate_cores(start, load)?;
+        let acks = servers
+            .into_iter()
+            .map(|s| s.stop().map(|snap| snap.totals.acks_sent))
+            .collect::<io::Result<Vec<u64>>>()?;
+        Ok((r, acks))
+    };
+    let mut out = Vec::with_capacity(rounds);
+    for round in 0..rounds {
+        let ((one, _), (many, acks_by_worker)) = if round % 2 == 0 {
+            (serve(1)?, serve(workers)?)
+        } else {
+            let many = serve(workers)?;
+            (serve(1)?, many)
+        };
+        out.push(WorkersRound {
+            one,
+            many,
+            acks_by_worker,
+        });
+    }
+    Ok(out)
 }
 
 /// Reply latency of the monitor server while it holds many live sessions.

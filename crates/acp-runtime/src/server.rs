@@ -13,7 +13,7 @@
 //! [`MonitorServer::stop`] ends the thread and returns the final snapshot.
 
 use std::io;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -40,6 +40,10 @@ pub struct ServerConfig {
     /// How often the totals are refreshed, and the shortest time between two copies of the
     /// session table for [`MonitorServer::snapshot`].
     pub snapshot_every: Duration,
+    /// Set `SO_REUSEPORT` before binding, so that several servers (threads or processes) can
+    /// listen on one address; the kernel then hands each datagram to one of them by a hash of
+    /// its source and destination, so a source sticks to one server (see `docs/SCALING.md`).
+    pub reuse_port: bool,
 }
 
 impl ServerConfig {
@@ -50,6 +54,7 @@ impl ServerConfig {
             monitor,
             batch: 64,
             snapshot_every: Duration::from_millis(200),
+            reuse_port: false,
         }
     }
 }
@@ -265,7 +270,7 @@ impl Publisher {
 impl MonitorServer {
     /// Binds and starts serving; `on_update` receives every fresh update.
     pub fn start(cfg: ServerConfig, mut on_update: Option<OnUpdate>) -> io::Result<Self> {
-        let socket = UdpSocket::bind(cfg.listen)?;
+        let socket = crate::net::bind_udp(cfg.listen, cfg.reuse_port)?;
         socket.set_read_timeout(Some(Duration::from_millis(20)))?;
         let local = socket.local_addr()?;
         let stop = Arc::new(AtomicBool::new(false));
@@ -418,6 +423,8 @@ impl Drop for MonitorServer {
 
 #[cfg(test)]
 mod tests {
+    use std::net::UdpSocket;
+
     use acp_core::wire::{Ack, Update};
 
     use super::*;
