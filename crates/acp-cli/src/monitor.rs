@@ -4,6 +4,7 @@
 //! longest when there are more), so that they stay cheap with 100,000 sources; the final summary
 //! lists every session. With `--print-updates` a printing thread writes the fresh updates, which
 //! the server thread leaves in a latest-value [`Mailbox`], so a slow stdout never holds it up.
+//! With `--metrics` the same published state is served to Prometheus ([`crate::metrics`]).
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
@@ -17,6 +18,7 @@ use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport, Totals};
 use anyhow::Context;
 use serde_json::{json, Value};
 
+use crate::metrics::{self, monitor::MonitorFamilies};
 use crate::output::Reports;
 use crate::signals;
 use crate::MonitorArgs;
@@ -70,9 +72,9 @@ struct Report<'a> {
     printing: Option<Printing>,
 }
 
-/// The sessions a periodic report lists: all when at most `n`, by address; otherwise the `n`
-/// silent the longest, longest first.
-fn listed(mut sessions: Vec<SessionReport>, n: usize) -> Vec<SessionReport> {
+/// The sessions a periodic report (or a metrics scrape) lists: all when at most `n`, by address;
+/// otherwise the `n` silent the longest, longest first.
+pub(crate) fn listed(mut sessions: Vec<SessionReport>, n: usize) -> Vec<SessionReport> {
     if sessions.len() <= n {
         return sessions;
     }
@@ -280,6 +282,30 @@ impl Printer {
     }
 }
 
+/// Serves `--metrics` on `addr`: every scrape reads the server's published totals and, when
+/// sessions are to be listed, asks for a copy of its session table (made by the server thread
+/// at most once per snapshot period, however many scrapes and reports ask) and lists the
+/// `sessions` silent the longest.
+fn serve_metrics(
+    addr: std::net::SocketAddr,
+    server: Arc<MonitorServer>,
+    sessions: usize,
+) -> anyhow::Result<metrics::Endpoint> {
+    let scrape = move || -> Box<dyn prometheus_client::collector::Collector> {
+        let (totals, listed) = if sessions == 0 {
+            (server.totals(), Vec::new())
+        } else {
+            let snap = server.snapshot();
+            (snap.totals, listed(snap.sessions, sessions))
+        };
+        Box::new(MonitorFamilies {
+            totals,
+            sessions: listed,
+        })
+    };
+    metrics::Endpoint::start(addr, metrics::monitor::PREFIX, Box::new(scrape))
+}
+
 /// Runs until SIGINT/SIGTERM, or until stdout is closed.
 pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
     let cfg = MonitorConfig {
@@ -303,6 +329,11 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
     });
     let server = MonitorServer::start(ServerConfig::new(a.listen, cfg), on_update)
         .map_err(|e| crate::listen_error(a.listen, e))?;
+    let server = Arc::new(server);
+    let metrics = a
+        .metrics
+        .map(|addr| serve_metrics(addr, server.clone(), a.metrics_sessions))
+        .transpose()?;
     let printer = match mailbox {
         Some(mailbox) => Some(Printer::start(mailbox, out.clone(), a.clocks_synced)?),
         None => None,
@@ -315,6 +346,9 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
         }
     };
     eprintln!("acp monitor listening on {}", server.local_addr());
+    if let Some(m) = &metrics {
+        eprintln!("acp monitor metrics on http://{}/metrics", m.local_addr());
+    }
     let mut next = std::time::Instant::now() + a.report_every;
     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(20));
@@ -339,6 +373,9 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
             next += a.report_every;
         }
     }
+    // The endpoint's thread holds the server: stop it first.
+    drop(metrics);
+    let server = Arc::into_inner(server).context("the metrics endpoint still holds the server")?;
     let last = server.stop().context("monitor server failed")?;
     let printing = printer.map(Printer::finish);
     out.summary(&text(
