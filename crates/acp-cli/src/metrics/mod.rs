@@ -16,6 +16,7 @@ pub mod monitor;
 pub mod source;
 
 use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
@@ -34,7 +35,8 @@ const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset
 /// What a scrape reads: a fresh collector of the command's published state.
 pub type Scrape = Box<dyn Fn() -> Box<dyn Collector> + Send>;
 
-/// A running metrics endpoint; dropping it stops the server and joins its thread.
+/// A running metrics endpoint; dropping it stops the server and joins its thread (responses still
+/// being written finish on their own threads).
 pub struct Endpoint {
     server: Arc<tiny_http::Server>,
     local: SocketAddr,
@@ -55,11 +57,11 @@ impl Endpoint {
         let thread = std::thread::Builder::new()
             .name("acp-metrics".into())
             .spawn(move || {
+                let writers = Arc::new(AtomicUsize::new(0));
                 // Ends when `Drop` unblocks the server.
                 for request in server_t.incoming_requests() {
                     let response = respond(request.method(), request.url(), prefix, &scrape);
-                    // A client that went away is its own problem, not the command's.
-                    let _ = request.respond(response);
+                    send(request, response, &writers);
                 }
             })
             .context("cannot start the metrics thread")?;
@@ -85,6 +87,38 @@ impl Drop for Endpoint {
     }
 }
 
+/// Responses being written at once, at most: each holds a thread and its text until the client
+/// has read it.
+const MAX_WRITERS: usize = 4;
+
+/// Writes `response` on a thread of its own, so that a client that does not read it (a large
+/// exposition fills the socket buffer) holds up neither the next scrape nor the command's
+/// shutdown, which joins only the endpoint's thread. Beyond [`MAX_WRITERS`] such clients, the
+/// request gets a short 503 instead.
+fn send(
+    request: tiny_http::Request,
+    response: tiny_http::Response<std::io::Cursor<Vec<u8>>>,
+    writers: &Arc<AtomicUsize>,
+) {
+    if writers.fetch_add(1, Ordering::AcqRel) >= MAX_WRITERS {
+        writers.fetch_sub(1, Ordering::AcqRel);
+        let busy = tiny_http::Response::from_string("too many scrapes in progress\n");
+        // Small enough for any socket buffer. A client that went away is no error of ours.
+        let _ = request.respond(busy.with_status_code(503));
+        return;
+    }
+    let writers_t = writers.clone();
+    let spawned = std::thread::Builder::new()
+        .name("acp-metrics-write".into())
+        .spawn(move || {
+            let _ = request.respond(response);
+            writers_t.fetch_sub(1, Ordering::AcqRel);
+        });
+    if spawned.is_err() {
+        writers.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 /// The answer to one request: the exposition for `GET /metrics` (and `HEAD`), 404 for any other
 /// path, 405 for any other method.
 fn respond(
@@ -104,7 +138,8 @@ fn respond(
     }
     match render(prefix, scrape()) {
         Ok(text) => {
-            let mut response = Response::from_string(text);
+            // The length is known: send it, rather than chunks, whatever the size.
+            let mut response = Response::from_string(text).with_chunked_threshold(usize::MAX);
             if let Ok(header) = tiny_http::Header::from_bytes("Content-Type", CONTENT_TYPE) {
                 response.add_header(header);
             }
@@ -237,5 +272,102 @@ impl<'a> Families<'a> {
             .into_iter()
             .map(|(reason, n)| ([("reason", *reason)], ConstCounter::new(*n)));
         self.family(name, help, None, samples)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::{Read, Write};
+    use std::net::TcpStream;
+    use std::time::{Duration, Instant};
+
+    use super::*;
+
+    /// An exposition of `samples` gauges, about 40 bytes each.
+    #[derive(Debug)]
+    struct Many {
+        samples: usize,
+    }
+
+    impl Collector for Many {
+        fn encode(&self, encoder: DescriptorEncoder) -> std::fmt::Result {
+            let samples = (0..self.samples).map(|i| ([("i", i.to_string())], ConstGauge::new(1)));
+            Families::new(encoder).family("many", "Test samples.", None, samples)
+        }
+    }
+
+    fn scrape_of(samples: usize) -> Scrape {
+        Box::new(move || Box::new(Many { samples }) as Box<dyn Collector>)
+    }
+
+    #[test]
+    fn only_get_and_head_of_metrics_are_answered_with_the_exposition() {
+        use tiny_http::Method;
+        let scrape = scrape_of(1);
+        let status =
+            |method: &Method, url: &str| respond(method, url, "t", &scrape).status_code().0;
+        assert_eq!(status(&Method::Get, "/metrics"), 200);
+        assert_eq!(status(&Method::Head, "/metrics"), 200);
+        assert_eq!(status(&Method::Get, "/metrics?name[]=x"), 200);
+        assert_eq!(status(&Method::Get, "/"), 404);
+        assert_eq!(status(&Method::Get, "/metrics/"), 404);
+        assert_eq!(status(&Method::Post, "/metrics"), 405);
+        let text = render("t", Box::new(Many { samples: 2 })).unwrap();
+        assert_eq!(
+            text,
+            "# HELP t_many Test samples.\n# TYPE t_many gauge\nt_many{i=\"0\"} 1\n\
+             t_many{i=\"1\"} 1\n# EOF\n"
+        );
+    }
+
+    #[test]
+    fn a_publisher_never_waits_for_a_reader() {
+        let latest = Latest::default();
+        assert_eq!(latest.get(), None);
+        latest.publish(1);
+        {
+            // A reader holds the value: the publication is skipped, not waited for.
+            let _held = latest.0.lock().unwrap();
+            latest.publish(2);
+        }
+        assert_eq!(latest.get(), Some(1));
+        latest.publish(3);
+        assert_eq!(latest.get(), Some(3));
+    }
+
+    #[test]
+    fn a_client_that_does_not_read_holds_up_neither_scrapes_nor_shutdown() {
+        // Some 25 MB: more than the socket buffers take while the client reads nothing.
+        let endpoint =
+            Endpoint::start("127.0.0.1:0".parse().unwrap(), "t", scrape_of(1_000_000)).unwrap();
+        let addr = endpoint.local_addr();
+        let request = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+        let mut stalled = TcpStream::connect(addr).unwrap();
+        stalled.write_all(request.as_bytes()).unwrap();
+        // Another client is served meanwhile, in full.
+        let mut reader = TcpStream::connect(addr).unwrap();
+        reader
+            .set_read_timeout(Some(Duration::from_secs(20)))
+            .unwrap();
+        let close = request.replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n");
+        reader.write_all(close.as_bytes()).unwrap();
+        let mut response = String::new();
+        reader.read_to_string(&mut response).unwrap();
+        assert!(response.starts_with("HTTP/1.1 200"), "{}", &response[..80]);
+        assert!(
+            response.contains("\r\nContent-Length: "),
+            "{}",
+            &response[..200]
+        );
+        assert!(response.ends_with("t_many{i=\"999999\"} 1\n# EOF\n"));
+        // Shutting down does not wait for the stalled client.
+        let start = Instant::now();
+        drop(endpoint);
+        assert!(
+            start.elapsed() < Duration::from_secs(2),
+            "{:?}",
+            start.elapsed()
+        );
+        drop(stalled);
     }
 }
