@@ -6,9 +6,12 @@
 //! twice: at each scrape the endpoint asks the command for a [`Collector`] holding what the
 //! command has already published (the monitor server's totals and, on demand, its session table;
 //! the source driver's latest report), and encodes it. A scrape therefore reads published state
-//! only and never waits on, or adds work to, the protocol thread beyond what that publication
-//! already costs. [`monitor`] and [`source`] write the families of each command; the endpoint and
-//! the writing helpers ([`Families`]) are shared.
+//! only: the monitor's server thread at most copies its session table when asked, the same
+//! on-demand copy its periodic reports use (at most once per snapshot period, however many ask),
+//! and the source's driver never waits for a scrape ([`Latest`]). Responses are written on
+//! threads of their own, so a client that does not read holds up neither the endpoint nor the
+//! command's shutdown. [`monitor`] and [`source`] write the families of each command; the
+//! endpoint and the writing helpers ([`Families`]) are shared.
 //!
 //! The names, labels and units are documented in `docs/METRICS.md`.
 
