@@ -1,7 +1,7 @@
 //! `--metrics`: `acp monitor` and `acp source` serve Prometheus metrics over HTTP, scraped here
 //! by a plain HTTP/1.1 client and checked against what the test made them see.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, UdpSocket};
 use std::process::{Child, ChildStderr, Stdio};
@@ -18,11 +18,13 @@ struct Sample {
     value: f64,
 }
 
-/// A scrape, parsed: the samples of each metric name, and the `# HELP` lines' names.
+/// A scrape, parsed: the samples of each metric name, the `# HELP` lines' names, and the type of
+/// each family.
 #[derive(Debug)]
 struct Scrape {
     samples: BTreeMap<String, Vec<Sample>>,
     helps: Vec<String>,
+    types: BTreeMap<String, String>,
 }
 
 impl Scrape {
@@ -42,6 +44,19 @@ impl Scrape {
             .map(|s| s.value)
     }
 
+    /// The names the samples of every family take (with or without a sample now): a counter's
+    /// with `_total`, an info's with `_info`, as `docs/METRICS.md` lists them.
+    fn names(&self) -> BTreeSet<String> {
+        self.types
+            .iter()
+            .map(|(family, kind)| match kind.as_str() {
+                "counter" => format!("{family}_total"),
+                "info" => format!("{family}_info"),
+                _ => family.clone(),
+            })
+            .collect()
+    }
+
     /// Every sample of `name` (none when absent).
     fn all(&self, name: &str) -> &[Sample] {
         self.samples.get(name).map_or(&[], Vec::as_slice)
@@ -52,7 +67,13 @@ impl Scrape {
 fn parse(body: &str) -> Scrape {
     let mut samples: BTreeMap<String, Vec<Sample>> = BTreeMap::new();
     let mut helps = Vec::new();
+    let mut types = BTreeMap::new();
     for line in body.lines() {
+        if let Some(kind) = line.strip_prefix("# TYPE ") {
+            let (family, kind) = kind.split_once(' ').unwrap();
+            types.insert(family.to_string(), kind.to_string());
+            continue;
+        }
         if let Some(help) = line.strip_prefix("# HELP ") {
             helps.push(help.split(' ').next().unwrap().to_string());
             continue;
@@ -81,7 +102,23 @@ fn parse(body: &str) -> Scrape {
             .or_default()
             .push(Sample { labels, value });
     }
-    Scrape { samples, helps }
+    Scrape {
+        samples,
+        helps,
+        types,
+    }
+}
+
+/// The metric names `docs/METRICS.md` documents with `prefix`: the first column of its tables.
+fn documented(prefix: &str) -> BTreeSet<String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/METRICS.md");
+    let doc = std::fs::read_to_string(path).unwrap();
+    doc.lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split_once('`'))
+        .map(|(name, _)| name.to_string())
+        .filter(|name| name.starts_with(prefix))
+        .collect()
 }
 
 /// `GET /metrics` from `addr` over a plain TCP connection; checks the response is a complete
@@ -240,6 +277,8 @@ fn monitor_metrics_count_what_the_monitor_saw() {
         let family = name.strip_suffix("_total").unwrap_or(name);
         assert!(s.helps.iter().any(|h| h == family), "no HELP for {name}");
     }
+    // What is served is what the documentation lists, no more and no less.
+    assert_eq!(s.names(), documented("acp_monitor_"));
     interrupt(monitor);
 }
 
@@ -347,6 +386,7 @@ fn source_metrics_follow_the_source() {
             "{quiet}"
         );
     }
+    assert_eq!(s.names(), documented("acp_source_"));
     // The next scrape sees the source further on: the driver keeps publishing.
     let later = scrape_until(&metrics, |later| {
         later.value("acp_source_updates_sent_total") > sent
