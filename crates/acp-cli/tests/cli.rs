@@ -7,7 +7,7 @@ use std::time::Duration;
 
 mod common;
 
-use common::{acp, refused, update_datagram, wait_within};
+use common::{acp, keygen, refused, update_datagram, wait_within};
 
 #[test]
 fn every_subcommand_has_help() {
@@ -922,23 +922,6 @@ fn bench_says_no_samples_instead_of_nan() {
     let json: Vec<&str> = quick_monitor.iter().copied().chain(["--json"]).collect();
     let v: serde_json::Value = serde_json::from_str(&run(&json)).unwrap();
     assert!(v["ratio"].is_null(), "{v}");
-}
-
-/// A fresh key file from `acp keygen`, in the test's own directory.
-fn keygen(dir: &std::path::Path, name: &str) -> String {
-    let out = acp().arg("keygen").output().unwrap();
-    assert!(out.status.success());
-    let line = String::from_utf8(out.stdout).unwrap();
-    let (id, hex) = line.trim().split_once(' ').expect("ID HEX");
-    assert_eq!(id, "1");
-    assert!(
-        hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()),
-        "{line}"
-    );
-    let path = dir.join(name);
-    std::fs::write(&path, line).unwrap();
-    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
-    path.to_str().unwrap().to_string()
 }
 
 #[test]

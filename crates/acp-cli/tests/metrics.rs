@@ -9,7 +9,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 mod common;
 
-use common::{acp, refused, update_datagram, wait_within};
+use common::{acp, keygen, refused, update_datagram, wait_within};
 
 /// One sample of a scrape: its labels and value.
 #[derive(Debug, Clone)]
@@ -334,6 +334,33 @@ fn monitor_metrics_list_at_most_n_sessions_those_silent_the_longest() {
         assert!(s.all("acp_monitor_session_age_seconds").is_empty());
         interrupt(monitor);
     }
+}
+
+#[test]
+fn a_sealed_monitor_counts_authentication_failures_by_reason() {
+    let dir = std::env::temp_dir().join(format!("acp-metrics-psk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = keygen(&dir, "psk");
+    let (monitor, addr, metrics) = spawn_monitor(&["--psk-file", &key]);
+    // Three updates with no seal at all.
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for seq in 1..=3 {
+        socket
+            .send_to(&update_datagram(9, seq, b"x"), &addr)
+            .unwrap();
+    }
+    let s = scrape_until(&metrics, |s| {
+        s.value("acp_monitor_datagrams_received_total") == 3.0
+    });
+    let failed = "acp_monitor_auth_failed_total";
+    assert_eq!(s.labelled(failed, "reason", "unsealed"), Some(3.0), "{s:?}");
+    assert_eq!(s.all(failed).len(), 1, "{s:?}");
+    // Dropped unanswered, and no session was made for them.
+    assert_eq!(s.value("acp_monitor_acks_sent_total"), 0.0);
+    assert_eq!(s.value("acp_monitor_sessions_created_total"), 0.0);
+    assert!(s.all("acp_monitor_session_delivered_total").is_empty());
+    interrupt(monitor);
+    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]

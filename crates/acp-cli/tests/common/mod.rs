@@ -53,3 +53,20 @@ pub fn update_datagram(session: u64, seq: u64, payload: &[u8]) -> Vec<u8> {
     buf.truncate(n);
     buf
 }
+
+/// A fresh key file from `acp keygen`, in the test's own directory.
+pub fn keygen(dir: &std::path::Path, name: &str) -> String {
+    let out = acp().arg("keygen").output().unwrap();
+    assert!(out.status.success());
+    let line = String::from_utf8(out.stdout).unwrap();
+    let (id, hex) = line.trim().split_once(' ').expect("ID HEX");
+    assert_eq!(id, "1");
+    assert!(
+        hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()),
+        "{line}"
+    );
+    let path = dir.join(name);
+    std::fs::write(&path, line).unwrap();
+    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+    path.to_str().unwrap().to_string()
+}
