@@ -157,7 +157,8 @@ impl Collector for MonitorFamilies {
         self.session_gauge(
             &mut f,
             "session_age",
-            "Age of the freshest update of the session at the scrape (clocks synchronised only).",
+            "Age of the freshest update of the session when the session table was copied for this \
+             scrape, within about 0.2 s of the request (clocks synchronised only).",
             Some(Unit::Seconds),
             |s| s.stats.age(at),
         )?;
