@@ -91,6 +91,14 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
             )?;
             let sealed = r.median(|x| x.sealed.as_ref().map_or(f64::NAN, |s| s.replies_per_sec));
             let sealed_ratio = r.median(bench::MonitorRound::sealed_ratio);
+            let sealed_cpu = r.median(|x| {
+                x.sealed
+                    .as_ref()
+                    .map_or(f64::NAN, |s| s.server_cpu_ns_per_reply)
+            });
+            let sealed_capacity_ratio = r.median(bench::MonitorRound::sealed_capacity_ratio);
+            let echo_cpu = r.median(|x| x.echo.server_cpu_ns_per_reply);
+            let monitor_cpu = r.median(|x| x.monitor.server_cpu_ns_per_reply);
             let echo = r.median(|x| x.echo.replies_per_sec);
             let acks = r.median(|x| x.monitor.replies_per_sec);
             let handled = r.median(|x| x.monitor_handled_per_sec);
@@ -101,10 +109,14 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                     .iter()
                     .map(|x| {
                         json!({"echo_replies_per_sec": x.echo.replies_per_sec,
+                               "echo_cpu_ns_per_reply": x.echo.server_cpu_ns_per_reply,
                                "monitor_acks_per_sec": x.monitor.replies_per_sec,
+                               "monitor_cpu_ns_per_ack": x.monitor.server_cpu_ns_per_reply,
                                "ratio": x.ratio(),
                                "sealed_acks_per_sec": x.sealed.as_ref().map(|s| s.replies_per_sec),
-                               "sealed_ratio": x.sealed.as_ref().map(|_| x.sealed_ratio())})
+                               "sealed_cpu_ns_per_ack": x.sealed.as_ref().map(|s| s.server_cpu_ns_per_reply),
+                               "sealed_ratio": x.sealed.as_ref().map(|_| x.sealed_ratio()),
+                               "sealed_capacity_ratio": x.sealed.as_ref().map(|_| x.sealed_capacity_ratio())})
                     })
                     .collect();
                 outln!(
@@ -112,8 +124,11 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                     json!({"sessions": sessions, "window": window, "rounds": per_round,
                            "monitor_acks_per_sec": acks, "monitor_handled_per_sec": handled,
                            "echo_replies_per_sec": echo, "ratio": ratio,
+                           "echo_cpu_ns_per_reply": echo_cpu, "monitor_cpu_ns_per_ack": monitor_cpu,
                            "sealed_acks_per_sec": psk_file.is_some().then_some(sealed),
-                           "sealed_ratio": psk_file.is_some().then_some(sealed_ratio)})
+                           "sealed_ratio": psk_file.is_some().then_some(sealed_ratio),
+                           "sealed_cpu_ns_per_ack": psk_file.is_some().then_some(sealed_cpu),
+                           "sealed_capacity_ratio": psk_file.is_some().then_some(sealed_capacity_ratio)})
                 )?;
             } else {
                 outln!(
@@ -124,16 +139,20 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                 for (i, x) in r.rounds.iter().enumerate() {
                     let sealed = x.sealed.as_ref().map_or_else(String::new, |s| {
                         format!(
-                            ", sealed {:>7.0}/s ({} of unauthenticated)",
+                            ", sealed {:>7.0}/s {} ({} of unauthenticated, {} per core)",
                             s.replies_per_sec,
-                            percent(x.sealed_ratio())
+                            cpu(s.server_cpu_ns_per_reply),
+                            percent(x.sealed_ratio()),
+                            percent(x.sealed_capacity_ratio())
                         )
                     });
                     outln!(
-                        "  round {}: echo {:>7.0}/s, monitor {:>7.0}/s, monitor / echo {}{sealed}",
+                        "  round {}: echo {:>7.0}/s {}, monitor {:>7.0}/s {}, monitor / echo {}{sealed}",
                         i + 1,
                         x.echo.replies_per_sec,
+                        cpu(x.echo.server_cpu_ns_per_reply),
                         x.monitor.replies_per_sec,
+                        cpu(x.monitor.server_cpu_ns_per_reply),
                         percent(x.ratio())
                     )?;
                 }
@@ -145,6 +164,12 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                 outln!(
                     "  {:<56}{acks:>9.0} ACKs/s ({handled:.0} updates/s handled)",
                     "acp monitor server:"
+                )?;
+                outln!(
+                    "  {:<56}{:>11}  /  {:>11}",
+                    "server CPU per reply, echo / monitor:",
+                    cpu(echo_cpu),
+                    cpu(monitor_cpu)
                 )?;
                 outln!(
                     "  {:<56}{:>11}",
@@ -161,11 +186,30 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                         "sealed / unauthenticated (median of the rounds):",
                         percent(sealed_ratio)
                     )?;
+                    outln!(
+                        "  {:<56}{:>11}",
+                        "monitor CPU per sealed ACK:",
+                        cpu(sealed_cpu)
+                    )?;
+                    outln!(
+                        "  {:<56}{:>11}",
+                        "sealed / unauthenticated per core (from CPU per ACK):",
+                        percent(sealed_capacity_ratio)
+                    )?;
                 }
             }
         }
     }
     Ok(())
+}
+
+/// CPU time per reply in µs, or "(cpu ?)" where it could not be read.
+fn cpu(ns: f64) -> String {
+    if ns.is_finite() {
+        format!("({:.2} µs cpu)", ns / 1000.0)
+    } else {
+        "(cpu ?)".into()
+    }
 }
 
 /// A ratio as a percentage, or "no samples" when there was nothing to divide (0 / 0 is NaN; in

@@ -2,13 +2,17 @@
 //!
 //! Subcommands: `monitor` (receive and ACK updates), `source` (send updates under a controller),
 //! `relay` (emulate a bottleneck path for UDP on one machine), `demo` (all of it on loopback),
-//! `bench` (pacing precision, monitor throughput), `sim`, `sweep` and `reproduce` (the simulator). Human output by default, `--json` for machines;
+//! `bench` (pacing precision, monitor throughput), `sim`, `sweep` and `reproduce` (the simulator),
+//! `completions` and `manpage` ([`docgen`]). `monitor` and `source` also read their flags from a
+//! TOML file (`--config`, [`config`]). Human output by default, `--json` for machines;
 //! a bad argument prints one line and exits with status 2. Output goes through [`output`]: a
 //! closed stdout never panics (one-shot commands stop with status 0, long-running ones shut down).
 
 mod bench;
 mod charts;
+mod config;
 mod demo;
+mod docgen;
 mod flood;
 mod keys;
 mod metrics;
@@ -26,7 +30,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use acp_core::controller::ControllerKind;
 use acp_netmodel::{Discipline, Jitter, LossModel, Schedule, Trace};
@@ -65,6 +69,18 @@ enum Command {
     Reproduce(ReproduceArgs),
     /// Print a new pre-shared key as a key-file line (`ID HEX`) for --psk-file.
     Keygen(KeygenArgs),
+    /// Print a shell completion script (e.g. `acp completions bash > /etc/bash_completion.d/acp`).
+    Completions(docgen::CompletionsArgs),
+    /// Print the man page acp(1), or write it and one page per subcommand to a directory.
+    Manpage(docgen::ManpageArgs),
+}
+
+/// The subcommands that take `--config FILE` and `--check-config`.
+const CONFIGURABLE: [&str; 2] = ["monitor", "source"];
+
+/// The whole command line: the derive definition with the config-file options added.
+fn command() -> clap::Command {
+    config::enable(Cli::command(), &CONFIGURABLE)
 }
 
 #[derive(Debug, Args)]
@@ -540,21 +556,39 @@ fn bind_error(flag: &str, addr: SocketAddr, e: std::io::Error) -> anyhow::Error 
     }
 }
 
+/// clap's error `e` on one clear line: its first line names the problem; usage follows on --help.
+fn error_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("error: invalid arguments");
+    // "…were not provided:" names the arguments on the next line, and an invalid choice
+    // is followed by "[possible values: …]"; keep them on this one.
+    match lines.next() {
+        Some(what) if first.ends_with(':') || what.starts_with('[') => format!("{first} {what}"),
+        _ => first.to_string(),
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let cmd = command();
+    let expanded = match config::expand(&cmd, std::env::args_os().collect()) {
+        Ok(expanded) => expanded,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let parsed = cmd
+        .clone()
+        .try_get_matches_from(&expanded.args)
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (m, cli)));
+    let (matches, cli) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) if e.use_stderr() => {
-            // One clear line: clap's first line names the problem; usage follows on --help.
-            let text = e.render().to_string();
-            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-            let first = lines.next().unwrap_or("error: invalid arguments");
-            // "…were not provided:" names the arguments on the next line, and an invalid choice
-            // is followed by "[possible values: …]"; keep them on this one.
-            match lines.next() {
-                Some(what) if first.ends_with(':') || what.starts_with('[') => {
-                    eprintln!("{first} {what}")
-                }
-                _ => eprintln!("{first}"),
+            let line = error_line(&e);
+            match expanded.explain(&e, &line) {
+                Some(in_file) => eprintln!("error: {in_file}"),
+                None => eprintln!("{line}"),
             }
             return ExitCode::from(2);
         }
@@ -564,6 +598,11 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
+    if let Some(settings) = config::effective(&cmd, &matches, &expanded) {
+        // A closed stdout is not an error here either.
+        let _ = output::out!("{settings}");
+        return ExitCode::SUCCESS;
+    }
     let result = match cli.command {
         Command::Monitor(a) => monitor::run(a),
         Command::Source(a) => source::run(a),
@@ -574,6 +613,8 @@ fn main() -> ExitCode {
         Command::Sweep(a) => sim::sweep(a),
         Command::Reproduce(a) => reproduce::run(a),
         Command::Keygen(a) => keys::run(a),
+        Command::Completions(a) => docgen::completions(a),
+        Command::Manpage(a) => docgen::manpage(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

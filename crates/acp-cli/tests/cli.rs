@@ -2,7 +2,7 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::process::Stdio;
+use std::process::{Child, Stdio};
 use std::time::Duration;
 
 mod common;
@@ -1123,4 +1123,311 @@ fn bench_monitor_latency_reports_percentiles() {
     assert!(0.0 < p50 && p50 <= p99, "{v}");
     // --rate belongs to --latency.
     refused(&["bench", "monitor", "--rate", "100"]);
+}
+
+/// A scratch directory for one test.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("acp-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A loopback address no socket holds (at the time of the call).
+fn free_udp_addr() -> String {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.local_addr().unwrap().to_string()
+}
+
+/// Starts `acp ARGS` (a monitor) and returns it with its stderr after the listening line, and the
+/// address that line names.
+fn spawn_listening(args: &[&str]) -> (Child, BufReader<std::process::ChildStderr>, String) {
+    let mut child = acp()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    assert!(first.starts_with("acp monitor listening on "), "{first}");
+    let addr = first.trim().rsplit(' ').next().unwrap().to_string();
+    (child, err, addr)
+}
+
+/// SIGTERMs a monitor and returns its stdout (reports and summary) and the rest of its stderr.
+fn stop_monitor(child: Child, mut err: BufReader<std::process::ChildStderr>) -> String {
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let mut rest = String::from_utf8(out.stdout).unwrap();
+    err.read_to_string(&mut rest).unwrap();
+    rest
+}
+
+#[test]
+fn monitor_and_source_configured_by_files_behave_as_with_flags() {
+    let dir = scratch("config");
+    let listen = free_udp_addr();
+    let monitor_toml = dir.join("monitor.toml");
+    std::fs::write(
+        &monitor_toml,
+        format!("listen = \"{listen}\"\nreport-sessions = 0\nclocks-synced = true\n"),
+    )
+    .unwrap();
+    let source_toml = dir.join("source.toml");
+    std::fs::write(
+        &source_toml,
+        format!("to = \"{listen}\"\ncontroller = \"fixed:200\"\ncount = 30\njson = true\n"),
+    )
+    .unwrap();
+    let (monitor, err, addr) =
+        spawn_listening(&["monitor", "--config", monitor_toml.to_str().unwrap()]);
+    // It listens where the file says.
+    assert_eq!(addr, listen);
+    let source = acp()
+        .args(["source", "--config", source_toml.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(source.status.success(), "{source:?}");
+    let stdout = String::from_utf8(source.stdout).unwrap();
+    let last: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "summary");
+    assert_eq!(last["controller"], "fixed:200", "{last}");
+    assert_eq!(last["sent"], 30);
+    let summary = stop_monitor(monitor, err);
+    assert!(
+        summary.contains("summary: 1 sessions, 30 datagrams, 30 delivered, 30 acks"),
+        "{summary}"
+    );
+    // With clocks-synced from the file, true age is measured.
+    let session = summary.lines().last().unwrap();
+    assert!(!session.trim_end().ends_with('-'), "{summary}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_flag_on_the_command_line_overrides_the_file() {
+    let dir = scratch("override");
+    let taken = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let taken = taken.local_addr().unwrap().to_string();
+    let file = dir.join("monitor.toml");
+    std::fs::write(
+        &file,
+        format!("listen = \"{taken}\"\nreport-every = \"1m\"\n"),
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    // The file's address alone is refused, as the flag would be …
+    let err = refused(&["monitor", "--config", file]);
+    assert!(err.contains("Address already in use"), "{err}");
+    // … and --listen replaces it.
+    let (monitor, err, addr) =
+        spawn_listening(&["monitor", "--config", file, "--listen", "127.0.0.1:0"]);
+    assert_ne!(addr, taken);
+    stop_monitor(monitor, err);
+    // --check-config shows where each setting came from.
+    let out = acp()
+        .args([
+            "monitor",
+            "--listen=127.0.0.1:9",
+            "--config",
+            file,
+            "--check-config",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("listen = \"127.0.0.1:9\"  # command line"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("report-every = \"1m\"  # {file}:2")),
+        "{text}"
+    );
+    assert!(
+        text.contains("max-sessions = \"10000\"  # default"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_bad_config_file_is_refused_in_one_line_naming_the_file_and_line() {
+    let dir = scratch("bad-config");
+    let file = dir.join("source.toml");
+    let path = file.to_str().unwrap();
+    for (text, want) in [
+        (
+            "to = \"127.0.0.1:9\"\n\ncontroler = \"lazy\"\n",
+            format!("error: {path}:3: unknown key 'controler' for `acp source` (did you mean 'controller'?)"),
+        ),
+        (
+            "to = \"127.0.0.1:9\"\ndscp = 64\n",
+            format!("error: {path}:2: key 'dscp': invalid value '64' for '--dscp <DSCP>': 64 is not in 0..=63"),
+        ),
+        (
+            "to = \"127.0.0.1:9\"\npush = \"yes\"\n",
+            format!("error: {path}:2: key 'push': unexpected value 'yes' for '--push' found; no more were expected"),
+        ),
+        ("to = 127.0.0.1:9\n", format!("error: {path}:1: ")),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let err = refused(&["source", "--config", path]);
+        assert!(err.starts_with(&want), "{text}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let err = refused(&["monitor", "--config", path]);
+    assert!(err.contains(path) && err.contains("No such file"), "{err}");
+}
+
+fn deploy_path(name: &str) -> String {
+    format!("{}/../../deploy/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn the_example_config_files_are_accepted() {
+    for (command, file, setting) in [
+        ("monitor", "monitor.toml", "listen = \"0.0.0.0:7200\""),
+        ("source", "source.toml", "push = true"),
+    ] {
+        let path = deploy_path(file);
+        let out = acp()
+            .args([command, "--config", &path, "--check-config"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{file}: {err}");
+        assert!(err.is_empty(), "{file}: {err}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains(&format!("{setting}  # {path}:")), "{text}");
+    }
+}
+
+/// The subcommands `acp --help` lists.
+fn subcommands() -> Vec<String> {
+    let out = acp().arg("--help").output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let names: Vec<String> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|name| name != "help")
+        .collect();
+    assert!(names.len() >= 10, "{help}");
+    names
+}
+
+#[test]
+fn completions_cover_every_subcommand() {
+    let names = subcommands();
+    for shell in ["bash", "zsh", "fish"] {
+        let out = acp().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success(), "{shell}");
+        let script = String::from_utf8(out.stdout).unwrap();
+        for name in &names {
+            assert!(script.contains(name.as_str()), "{shell}: {name}");
+        }
+        assert!(script.contains("check-config"), "{shell}");
+    }
+    let err = refused(&["completions", "tcsh"]);
+    assert!(err.contains("possible values"), "{err}");
+}
+
+#[test]
+fn man_pages_cover_every_subcommand() {
+    let names = subcommands();
+    let out = acp().arg("manpage").output().unwrap();
+    assert!(out.status.success());
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        page.starts_with(".ie") && page.contains(".TH acp 1"),
+        "{page}"
+    );
+    for name in &names {
+        assert!(page.contains(&format!("acp\\-{name}(1)")), "{name}");
+    }
+    let dir = scratch("man");
+    let out = acp()
+        .args(["manpage", "--out", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    for name in names
+        .iter()
+        .map(|n| format!("acp-{n}.1"))
+        .chain(["acp.1".into()])
+    {
+        let text = std::fs::read_to_string(dir.join(&name)).unwrap();
+        assert!(text.contains(".SH NAME"), "{name}");
+    }
+    let monitor = std::fs::read_to_string(dir.join("acp-monitor.1")).unwrap();
+    assert!(monitor.contains("\\-\\-config"), "{monitor}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The command the systemd unit and the container image run is accepted with the example config,
+/// and the monitor stops cleanly, with its summary, on the signal they stop it with.
+#[test]
+fn the_unit_and_the_container_run_a_command_acp_accepts() {
+    let unit = std::fs::read_to_string(deploy_path("acp-monitor.service")).unwrap();
+    let container = std::fs::read_to_string(deploy_path("Containerfile")).unwrap();
+    let setting = |text: &str, prefix: &str| -> String {
+        let mut lines = text.lines().filter_map(|l| l.strip_prefix(prefix));
+        let value = lines.next().unwrap_or_else(|| panic!("no {prefix}"));
+        assert!(lines.next().is_none(), "two {prefix}");
+        value.trim().to_string()
+    };
+    let exec_start = setting(&unit, "ExecStart=");
+    let (program, unit_args) = exec_start.split_once(' ').unwrap();
+    assert_eq!(program, "/usr/local/bin/acp");
+    assert_eq!(
+        setting(&container, "ENTRYPOINT "),
+        "[\"/usr/local/bin/acp\"]"
+    );
+    let cmd: Vec<String> = serde_json::from_str(&setting(&container, "CMD ")).unwrap();
+    let example = deploy_path("monitor.toml");
+    let installed = |args: Vec<String>| -> Vec<String> {
+        let mut args: Vec<String> = args
+            .into_iter()
+            .map(|a| a.replace("/etc/acp/monitor.toml", &example))
+            .collect();
+        assert!(args.contains(&example), "{args:?}");
+        args.push("--check-config".into());
+        args
+    };
+    for args in [
+        installed(unit_args.split_whitespace().map(String::from).collect()),
+        installed(cmd),
+    ] {
+        let out = acp().args(&args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    }
+    let signal = setting(&unit, "KillSignal=");
+    assert_eq!(setting(&container, "STOPSIGNAL "), signal);
+    let number = match signal.as_str() {
+        "SIGTERM" => libc::SIGTERM,
+        "SIGINT" => libc::SIGINT,
+        other => panic!("acp monitor does not handle {other}"),
+    };
+    let (mut monitor, mut err, _) =
+        spawn_listening(&["monitor", "--config", &example, "--listen", "127.0.0.1:0"]);
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(monitor.id() as i32, number);
+    }
+    let status = wait_within(&mut monitor, Duration::from_secs(5));
+    let mut rest = String::new();
+    let mut stdout = monitor.stdout.take().unwrap();
+    stdout.read_to_string(&mut rest).unwrap();
+    err.read_to_string(&mut rest).unwrap();
+    assert!(status.success(), "{status:?}: {rest}");
+    assert!(rest.contains("summary: 0 sessions"), "{rest}");
 }

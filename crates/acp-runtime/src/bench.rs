@@ -90,6 +90,18 @@ pub struct LoadResult {
     pub sent_per_sec: f64,
     /// Replies received per second.
     pub replies_per_sec: f64,
+    /// Replies received.
+    pub replies: u64,
+    /// CPU time the server thread spent per reply (ns; NaN where it could not be read). Its
+    /// inverse is what one core can serve, however the machine's other work shares that core.
+    pub server_cpu_ns_per_reply: f64,
+}
+
+impl LoadResult {
+    /// Replies one fully busy server core would send per second (NaN if unknown).
+    pub fn capacity_per_sec(&self) -> f64 {
+        1e9 / self.server_cpu_ns_per_reply
+    }
 }
 
 /// A minimal batched UDP echo server: answers every datagram with its first 20 bytes. The
@@ -224,6 +236,8 @@ pub fn load(
     Ok(LoadResult {
         sent_per_sec: sent as f64 / secs,
         replies_per_sec: replies as f64 / secs,
+        replies,
+        server_cpu_ns_per_reply: f64::NAN,
     })
 }
 
@@ -250,6 +264,14 @@ impl MonitorRound {
     pub fn sealed_ratio(&self) -> f64 {
         self.sealed.as_ref().map_or(f64::NAN, |s| {
             s.replies_per_sec / self.monitor.replies_per_sec
+        })
+    }
+
+    /// Sealed capacity per unauthenticated capacity (one core's worth of each; NaN if not
+    /// measured): the throughput cost of authentication to the monitor itself.
+    pub fn sealed_capacity_ratio(&self) -> f64 {
+        self.sealed.as_ref().map_or(f64::NAN, |s| {
+            s.capacity_per_sec() / self.monitor.capacity_per_sec()
         })
     }
 }
@@ -298,10 +320,34 @@ fn unpin() {
     }
 }
 
-/// Starts a server on CPU 0 and drives it with [`load`] from CPU 1 (one core each).
-fn on_separate_cores<S>(
+/// A server the load generator drives: where it listens and how much CPU its thread has used.
+trait Served {
+    fn addr(&self) -> SocketAddr;
+    fn cpu_time(&self) -> Option<Duration>;
+}
+
+impl Served for EchoServer {
+    fn addr(&self) -> SocketAddr {
+        self.local
+    }
+    fn cpu_time(&self) -> Option<Duration> {
+        self.thread.as_ref().and_then(crate::clock::thread_cpu_time)
+    }
+}
+
+impl Served for MonitorServer {
+    fn addr(&self) -> SocketAddr {
+        self.local_addr()
+    }
+    fn cpu_time(&self) -> Option<Duration> {
+        MonitorServer::cpu_time(self)
+    }
+}
+
+/// Starts a server on CPU 0 and drives it with [`load`] from CPU 1 (one core each); records the
+/// server thread's CPU time per reply.
+fn on_separate_cores<S: Served>(
     start: impl FnOnce() -> io::Result<S>,
-    addr: impl Fn(&S) -> SocketAddr,
     sessions: u64,
     window: usize,
     duration: Duration,
@@ -311,7 +357,11 @@ fn on_separate_cores<S>(
     let server = start();
     pin_to_cpu(1);
     let result = server.and_then(|s| {
-        let r = load(addr(&s), sessions, window, duration, keys)?;
+        let before = s.cpu_time();
+        let mut r = load(s.addr(), sessions, window, duration, keys)?;
+        if let (Some(a), Some(b)) = (before, s.cpu_time()) {
+            r.server_cpu_ns_per_reply = b.saturating_sub(a).as_nanos() as f64 / r.replies as f64;
+        }
         Ok((s, r))
     });
     unpin();
@@ -333,7 +383,6 @@ pub fn monitor(
     let echo = || -> io::Result<LoadResult> {
         let (server, r) = on_separate_cores(
             || EchoServer::start(any, 64),
-            EchoServer::local_addr,
             sessions,
             window,
             duration,
@@ -353,7 +402,6 @@ pub fn monitor(
         let started = Instant::now();
         let (server, r) = on_separate_cores(
             || MonitorServer::start(ServerConfig::new(any, cfg), None),
-            MonitorServer::local_addr,
             sessions,
             window,
             duration,

@@ -337,6 +337,11 @@ impl MonitorServer {
         })
     }
 
+    /// CPU time the server thread has used so far (see [`crate::clock::thread_cpu_time`]).
+    pub fn cpu_time(&self) -> Option<Duration> {
+        self.thread.as_ref().and_then(crate::clock::thread_cpu_time)
+    }
+
     /// The bound address.
     pub fn local_addr(&self) -> SocketAddr {
         self.local
