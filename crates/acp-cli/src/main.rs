@@ -15,6 +15,7 @@ mod demo;
 mod docgen;
 mod flood;
 mod keys;
+mod metrics;
 mod monitor;
 mod output;
 mod pathargs;
@@ -232,6 +233,17 @@ struct MonitorArgs {
     /// port; the kernel pins each source (address and port) to one of them (docs/SCALING.md).
     #[arg(long)]
     reuse_port: bool,
+    /// Serve Prometheus metrics over HTTP at http://ADDR/metrics, e.g. 127.0.0.1:9464 (port 0
+    /// picks one, named on stderr): the totals, and series per session for at most
+    /// --metrics-sessions sessions. See docs/METRICS.md.
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<SocketAddr>,
+    /// Sessions given their own series in --metrics: all of them when there are at most this
+    /// many, otherwise this many silent the longest, which bounds the series a scrape holds
+    /// whatever the number of sources; `all` lists every session (as many series as sources).
+    /// 0 lists none, and a scrape then reads only the totals.
+    #[arg(long, value_name = "N|all", default_value = "20", value_parser = parse_metrics_sessions, requires = "metrics")]
+    metrics_sessions: usize,
 }
 
 #[derive(Debug, Args)]
@@ -276,6 +288,11 @@ struct SourceArgs {
     /// key and believe only ACKs sealed with it.
     #[arg(long, value_name = "FILE", value_parser = keys::parse_psk_file)]
     psk_file: Option<acp_core::seal::Keyring>,
+    /// Serve Prometheus metrics over HTTP at http://ADDR/metrics, e.g. 127.0.0.1:9465 (port 0
+    /// picks one, named on stderr): rate, estimated age, backlog, RTT and the source's counters,
+    /// refreshed every 200 ms. See docs/METRICS.md.
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<SocketAddr>,
 }
 
 /// How long a packet occupies the relay's link.
@@ -488,6 +505,15 @@ fn parse_report_interval(s: &str) -> Result<Duration, String> {
     Ok(every)
 }
 
+/// `--metrics-sessions`: a count, or `all`.
+fn parse_metrics_sessions(s: &str) -> Result<usize, String> {
+    if s == "all" {
+        return Ok(usize::MAX);
+    }
+    s.parse()
+        .map_err(|_| "must be a number of sessions or `all`".to_string())
+}
+
 /// A fraction in (0, 1].
 fn parse_fraction(s: &str) -> Result<f64, String> {
     s.parse()
@@ -537,10 +563,16 @@ fn out_dir(dir: &Path) -> Result<(), UsageError> {
 
 /// A bad `--listen` address: taken by another socket, not this host's, or privileged.
 fn listen_error(addr: SocketAddr, e: std::io::Error) -> anyhow::Error {
+    bind_error("--listen", addr, e)
+}
+
+/// A bad address given to `flag`: a usage error when it is taken by another socket, not this
+/// host's, or privileged; any other failure to bind it is the command's.
+fn bind_error(flag: &str, addr: SocketAddr, e: std::io::Error) -> anyhow::Error {
     use std::io::ErrorKind::{AddrInUse, AddrNotAvailable, PermissionDenied};
     match e.kind() {
         AddrInUse | AddrNotAvailable | PermissionDenied => {
-            UsageError(format!("--listen {addr}: {e}")).into()
+            UsageError(format!("{flag} {addr}: {e}")).into()
         }
         _ => anyhow::Error::new(e).context(format!("cannot listen on {addr}")),
     }

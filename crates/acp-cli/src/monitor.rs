@@ -4,7 +4,8 @@
 //! longest when there are more), so that they stay cheap with 100,000 sources; the final summary
 //! lists every session. Fresh updates go to the sinks asked for (`--print-updates`, `--publish`,
 //! see [`crate::publish`]): the server thread only leaves them in each sink's latest-value
-//! mailbox, so no sink ever holds it up.
+//! mailbox, so no sink ever holds it up. With `--metrics` the same published state is served to
+//! Prometheus ([`crate::metrics`]).
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -17,6 +18,7 @@ use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport, Totals};
 use anyhow::Context;
 use serde_json::{json, Value};
 
+use crate::metrics::{self, monitor::MonitorFamilies};
 use crate::output::Reports;
 use crate::publish::mqtt::{self, StatsFeed};
 use crate::publish::{unix, Counts, Drain, Lines, Target, FINISH_GRACE};
@@ -57,9 +59,9 @@ struct Report<'a> {
     published: Vec<PublishCounts>,
 }
 
-/// The sessions a periodic report lists: all when at most `n`, by address; otherwise the `n`
-/// silent the longest, longest first.
-fn listed(mut sessions: Vec<SessionReport>, n: usize) -> Vec<SessionReport> {
+/// The sessions a periodic report (or a metrics scrape) lists: all when at most `n`, by address;
+/// otherwise the `n` silent the longest, longest first.
+pub(crate) fn listed(mut sessions: Vec<SessionReport>, n: usize) -> Vec<SessionReport> {
     if sessions.len() <= n {
         return sessions;
     }
@@ -257,6 +259,30 @@ fn start_sink(
     ))
 }
 
+/// Serves `--metrics` on `addr`: every scrape reads the server's published totals and, when
+/// sessions are to be listed, asks for a copy of its session table (made by the server thread
+/// at most once per snapshot period, however many scrapes and reports ask) and lists the
+/// `sessions` silent the longest.
+fn serve_metrics(
+    addr: std::net::SocketAddr,
+    server: Arc<MonitorServer>,
+    sessions: usize,
+) -> anyhow::Result<metrics::Endpoint> {
+    let scrape = move || -> Box<dyn prometheus_client::collector::Collector> {
+        let (totals, listed) = if sessions == 0 {
+            (server.totals(), Vec::new())
+        } else {
+            let snap = server.snapshot();
+            (snap.totals, listed(snap.sessions, sessions))
+        };
+        Box::new(MonitorFamilies {
+            totals,
+            sessions: listed,
+        })
+    };
+    metrics::Endpoint::start(addr, metrics::monitor::PREFIX, Box::new(scrape))
+}
+
 /// Runs until SIGINT/SIGTERM, or until stdout is closed.
 pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
     let cfg = MonitorConfig {
@@ -309,10 +335,22 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
     let mut server_cfg = ServerConfig::new(a.listen, cfg);
     server_cfg.reuse_port = a.reuse_port;
     let server = match MonitorServer::start(server_cfg, on_update) {
-        Ok(server) => server,
+        Ok(server) => Arc::new(server),
         Err(e) => {
             finish_sinks(printer, published);
             return Err(crate::listen_error(a.listen, e));
+        }
+    };
+    let metrics = match a
+        .metrics
+        .map(|addr| serve_metrics(addr, server.clone(), a.metrics_sessions))
+        .transpose()
+    {
+        Ok(metrics) => metrics,
+        Err(e) => {
+            drop(server);
+            finish_sinks(printer, published);
+            return Err(e);
         }
     };
     let text = |kind: &str, r: &Report<'_>| {
@@ -323,6 +361,9 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
         }
     };
     eprintln!("acp monitor listening on {}", server.local_addr());
+    if let Some(m) = &metrics {
+        eprintln!("acp monitor metrics on http://{}/metrics", m.local_addr());
+    }
     let mut next = std::time::Instant::now() + a.report_every;
     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(20));
@@ -357,6 +398,9 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
             next += a.report_every;
         }
     }
+    // The endpoint's thread holds the server: stop it first.
+    drop(metrics);
+    let server = Arc::into_inner(server).context("the metrics endpoint still holds the server")?;
     let last = server.stop().context("monitor server failed")?;
     let (printing, published) = finish_sinks(printer, published);
     out.summary(&text(

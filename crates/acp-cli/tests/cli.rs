@@ -2,12 +2,12 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, Stdio};
+use std::time::Duration;
 
-fn acp() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_acp"))
-}
+mod common;
+
+use common::{acp, keygen, refused, update_datagram, wait_within};
 
 #[test]
 fn every_subcommand_has_help() {
@@ -179,21 +179,6 @@ fn closed_stdout() -> Stdio {
     Stdio::from(write)
 }
 
-/// Waits for `child` at most `limit`; kills it and fails if it is still running.
-fn wait_within(child: &mut Child, limit: Duration) -> ExitStatus {
-    let until = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > until {
-            let _ = child.kill();
-            panic!("still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn one_shot_commands_end_quietly_when_stdout_is_closed() {
     let dir = std::env::temp_dir().join(format!("acp-cli-closed-{}", std::process::id()));
@@ -277,18 +262,6 @@ fn long_running_commands_shut_down_when_stdout_is_closed() {
         assert!(status.success(), "{status:?}: {err}");
         assert!(err.contains("summary"), "{err}");
     }
-}
-
-/// Runs `acp ARGS` and checks it fails as a bad argument does: exit 2, one line on stderr
-/// starting with "error: ", nothing on stdout. Returns the line.
-fn refused(args: &[&str]) -> String {
-    let out = acp().args(args).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{args:?}");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-    assert!(err.starts_with("error: "), "{args:?}: {err}");
-    assert!(out.stdout.is_empty(), "{args:?}");
-    err
 }
 
 #[test]
@@ -951,23 +924,6 @@ fn bench_says_no_samples_instead_of_nan() {
     assert!(v["ratio"].is_null(), "{v}");
 }
 
-/// A fresh key file from `acp keygen`, in the test's own directory.
-fn keygen(dir: &std::path::Path, name: &str) -> String {
-    let out = acp().arg("keygen").output().unwrap();
-    assert!(out.status.success());
-    let line = String::from_utf8(out.stdout).unwrap();
-    let (id, hex) = line.trim().split_once(' ').expect("ID HEX");
-    assert_eq!(id, "1");
-    assert!(
-        hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()),
-        "{line}"
-    );
-    let path = dir.join(name);
-    std::fs::write(&path, line).unwrap();
-    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
-    path.to_str().unwrap().to_string()
-}
-
 #[test]
 fn a_sealed_monitor_serves_sources_with_its_key_and_no_other() {
     let dir = std::env::temp_dir().join(format!("acp-psk-{}", std::process::id()));
@@ -1021,24 +977,6 @@ fn a_sealed_monitor_serves_sources_with_its_key_and_no_other() {
     assert!(rest.contains("(bad_tag "), "{rest}");
     assert!(rest.contains("unsealed "), "{rest}");
     let _ = std::fs::remove_dir_all(dir);
-}
-
-/// The datagram of an UPDATE of `session` with sequence `seq` carrying `payload`.
-fn update_datagram(session: u64, seq: u64, payload: &[u8]) -> Vec<u8> {
-    let u = acp_core::wire::Update {
-        flags: 0,
-        session,
-        seq,
-        gen_ts: seq,
-        acked_seq: seq - 1,
-        hold_ns: 0,
-        cookie: None,
-        payload,
-    };
-    let mut buf = vec![0u8; u.encoded_len()];
-    let n = u.encode(&mut buf).unwrap();
-    buf.truncate(n);
-    buf
 }
 
 /// `--print-updates` with a stdout nobody reads (`acp monitor --print-updates | (sleep 1000)`):
