@@ -290,7 +290,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
         keys: a.psk_file.clone(),
         ..MonitorConfig::default()
     };
-    let stop = signals::shutdown_flag();
+    let stop = signals::shutdown_flag().context("cannot install the signal handlers")?;
     // With --print-updates stdout carries the updates, and the reports go to stderr.
     let out = Reports::new(stop.clone(), a.print_updates);
     let mailbox = a

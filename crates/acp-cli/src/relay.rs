@@ -11,6 +11,7 @@ use acp_runtime::relay::{
     ClientLimits, DirectionStats, PathConfig, Refusals, Relay, RelayConfig, CROSS_PACKET_BYTES,
     TO_CLIENT, TO_TARGET,
 };
+use anyhow::Context;
 use serde_json::{json, Value};
 
 use crate::output::Reports;
@@ -294,7 +295,7 @@ pub fn run(a: RelayArgs) -> anyhow::Result<()> {
             eprintln!("    at {:?}: {}", step.at, set.join(", "));
         }
     }
-    let stop = signals::shutdown_flag();
+    let stop = signals::shutdown_flag().context("cannot install the signal handlers")?;
     let out = Reports::new(stop.clone(), false);
     let mut next = Instant::now() + REPORT_EVERY;
     while !stop.load(Ordering::Relaxed) {

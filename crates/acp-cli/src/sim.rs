@@ -1,12 +1,13 @@
 //! `acp sim` and `acp sweep`: run a scenario file, or sweep its fixed rates for the oracle.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use acp_sim::report::SimResult;
 use acp_sim::scenario::Scenario;
 use acp_sim::sweep::{self, SweepPoint};
 use anyhow::Context;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
 
 use crate::output::{out, outln};
@@ -146,12 +147,13 @@ pub(crate) fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// A progress bar over `runs` simulation runs on stderr, hidden when `quiet` (JSON output).
+/// A progress bar over `runs` simulation runs on stderr, drawn only when stderr is a terminal
+/// and not `quiet` (JSON output): a log file or a pipe gets no `\r` redraws.
 pub(crate) fn progress_bar(runs: u64, quiet: bool) -> ProgressBar {
-    if quiet {
+    if quiet || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
-    ProgressBar::new(runs).with_style(
+    ProgressBar::with_draw_target(Some(runs), ProgressDrawTarget::stderr()).with_style(
         ProgressStyle::with_template("[{bar:40}] {pos}/{len} runs, {eta} left")
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("#>."),

@@ -194,7 +194,7 @@ pub fn run(a: SourceArgs) -> anyhow::Result<()> {
             Payload::Synthetic(a.payload_size as usize)
         },
     });
-    let stop = signals::shutdown_flag();
+    let stop = signals::shutdown_flag().context("cannot install the signal handlers")?;
     if a.push {
         let feed = set.push_feed(session)?;
         let stop = stop.clone();

@@ -679,6 +679,24 @@ fn sweep_finds_the_bowl_bottom() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Progress bars are for terminals: a log file or a pipe gets no `\r` redraws on stderr.
+#[test]
+fn sweep_draws_no_progress_bar_when_stderr_is_not_a_terminal() {
+    let out = acp()
+        .args([
+            "sweep",
+            &scenario_path("bottleneck.toml"),
+            "--rates",
+            "50,100,200",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains('\r') && !err.contains("runs,"), "{err:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("oracle:"));
+}
+
 #[test]
 fn simulator_commands_report_bad_input_in_one_line() {
     let out = acp()
