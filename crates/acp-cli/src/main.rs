@@ -29,6 +29,7 @@ use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
 
 use acp_core::controller::ControllerKind;
 use acp_netmodel::{Discipline, Jitter, LossModel, Schedule, Trace};
+use acp_runtime::resolve::{self, Purpose};
 
 use pathargs::FromFile;
 
@@ -158,8 +159,9 @@ struct ReproduceArgs {
 
 #[derive(Debug, Args)]
 struct MonitorArgs {
-    /// Address to listen on, e.g. 0.0.0.0:7000 or [::]:7000.
-    #[arg(long)]
+    /// Address to listen on, HOST:PORT, e.g. 0.0.0.0:7000, [::]:7000 or localhost:7000 (a name
+    /// listens on the first of its addresses this host can bind).
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_listen)]
     listen: SocketAddr,
     /// Machine-readable output: periodic and final reports as JSON lines.
     #[arg(long)]
@@ -205,8 +207,9 @@ struct MonitorArgs {
 
 #[derive(Debug, Args)]
 struct SourceArgs {
-    /// The monitor's (or a relay's) address.
-    #[arg(long)]
+    /// The monitor's (or a relay's) address, HOST:PORT, e.g. monitor.example.net:7200 (the
+    /// first of the host's addresses, IPv6 or IPv4, this host can send to).
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_peer)]
     to: SocketAddr,
     /// acp+ | acp[:KAPPA] | lazy | fixed:RATE (updates/s). `acp` alone is κ = 1, the thesis'
     /// setting for the Internet; its simulations (and our reproductions) use acp:0.25. Results
@@ -259,11 +262,13 @@ enum ServiceArg {
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("queue_limit").required(true).args(["queue", "queue_bytes"])))]
 struct RelayArgs {
-    /// Address sources send to.
-    #[arg(long)]
+    /// Address sources send to, HOST:PORT (a name listens on the first of its addresses this
+    /// host can bind).
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_listen)]
     listen: SocketAddr,
-    /// Address to forward to (the monitor, or the next relay).
-    #[arg(long)]
+    /// Address to forward to (the monitor, or the next relay), HOST:PORT (the first of the
+    /// host's addresses this host can send to).
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_peer)]
     to: SocketAddr,
     /// Bottleneck rate, e.g. 2mbit, 500kbit (bits per second; kbps and mbps are bytes per
     /// second, as in tc), from 1kbit to 100gbit. Not needed when both directions follow traces.
@@ -421,6 +426,16 @@ fn parse_flood_rate(s: &str) -> Result<f64, String> {
         .ok()
         .filter(|r: &f64| (1.0..=1e7).contains(r))
         .ok_or_else(|| "must be a rate within 1–10000000 datagrams/s".to_string())
+}
+
+/// `--listen HOST:PORT`: the first of the host's addresses this host can bind.
+fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    resolve::resolve(s, Purpose::Listen).map_err(|e| e.to_string())
+}
+
+/// `--to HOST:PORT`: the first of the host's addresses this host can send to.
+fn parse_peer(s: &str) -> Result<SocketAddr, String> {
+    resolve::resolve(s, Purpose::Connect).map_err(|e| e.to_string())
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {

@@ -291,6 +291,91 @@ fn refused(args: &[&str]) -> String {
     err
 }
 
+/// Every address option takes host names; a name that does not resolve is a bad argument whose
+/// line names the host, and `.invalid` names fail without waiting for DNS.
+#[test]
+fn addresses_take_host_names_and_a_bad_name_is_named() {
+    for (args, host) in [
+        (
+            &["source", "--to", "monitor.x.invalid:7200"][..],
+            "monitor.x.invalid",
+        ),
+        (
+            &["monitor", "--listen", "here.invalid:0"][..],
+            "here.invalid",
+        ),
+        (
+            &[
+                "relay",
+                "--listen",
+                "localhost:0",
+                "--to",
+                "next.invalid:9",
+                "--rate",
+                "1mbit",
+                "--delay",
+                "1ms",
+                "--queue",
+                "5",
+            ][..],
+            "next.invalid",
+        ),
+    ] {
+        let started = Instant::now();
+        let err = refused(args);
+        assert!(started.elapsed() < Duration::from_secs(2), "{args:?}");
+        assert!(
+            err.contains(&format!("cannot resolve host {host}")),
+            "{err}"
+        );
+    }
+    let err = refused(&["source", "--to", "localhost"]);
+    assert!(err.contains("expected HOST:PORT"), "{err}");
+
+    // monitor ← relay ← source, every address given by name.
+    let (monitor, _monitor_err, addr) = spawn_monitor_on("localhost:0", &[]);
+    let port = addr.rsplit(':').next().unwrap();
+    let mut relay = acp()
+        .args([
+            "relay",
+            "--listen",
+            "localhost:0",
+            "--to",
+            &format!("localhost:{port}"),
+        ])
+        .args(["--rate", "10mbit", "--delay", "1ms", "--queue", "50"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut relay_err = BufReader::new(relay.stderr.take().unwrap());
+    let mut first = String::new();
+    relay_err.read_line(&mut first).unwrap();
+    // "acp relay 127.0.0.1:PORT → 127.0.0.1:PORT, seed 1"
+    let relay_port = first.split(' ').nth(2).unwrap().rsplit(':').next().unwrap();
+    assert!(first.contains(&format!("→ 127.0.0.1:{port}")), "{first}");
+    let source = acp()
+        .args(["source", "--to", &format!("localhost:{relay_port}")])
+        .args(["--controller", "fixed:100", "--count", "20", "--json"])
+        .output()
+        .unwrap();
+    assert!(source.status.success());
+    let text = String::from_utf8(source.stdout).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert!(last["acks"].as_u64().unwrap() > 0, "{last}");
+    for child in [&relay, &monitor] {
+        // SAFETY: sending a signal to our own child process.
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGTERM);
+        }
+    }
+    assert!(relay.wait().unwrap().success());
+    let out = monitor.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(summary.contains("summary: 1 sessions"), "{summary}");
+}
+
 #[test]
 fn source_refuses_a_dscp_above_63() {
     let err = refused(&["source", "--to", "127.0.0.1:9", "--dscp", "64"]);
@@ -499,8 +584,20 @@ fn spawn_monitor(
     BufReader<std::process::ChildStderr>,
     String,
 ) {
+    spawn_monitor_on("127.0.0.1:0", args)
+}
+
+/// [`spawn_monitor`] listening on `listen`.
+fn spawn_monitor_on(
+    listen: &str,
+    args: &[&str],
+) -> (
+    std::process::Child,
+    BufReader<std::process::ChildStderr>,
+    String,
+) {
     let mut monitor = acp()
-        .args(["monitor", "--listen", "127.0.0.1:0"])
+        .args(["monitor", "--listen", listen])
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
