@@ -548,6 +548,83 @@ fn demo_json_prints_one_object_and_nothing_else() {
     }
 }
 
+/// Sends SIGINT to `child`.
+fn interrupt(child: &Child) {
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+}
+
+/// Ctrl-C ends the demo early with its final table, over the time run.
+#[test]
+fn demo_prints_its_final_results_on_sigint() {
+    let mut demo = acp()
+        .args(["demo", "--duration", "120"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(demo.stdout.take().unwrap());
+    // The first live table: the sources are running.
+    let mut text = String::new();
+    while !text.contains("t = ") {
+        assert!(out.read_line(&mut text).unwrap() > 0, "{text}");
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    interrupt(&demo);
+    let status = wait_within(&mut demo, Duration::from_secs(20));
+    assert!(status.success(), "{status:?}");
+    out.read_to_string(&mut text).unwrap();
+    let (_, last) = text.split_once("\ninterrupted after ").expect(&text);
+    let secs: f64 = last.split(' ').next().unwrap().parse().unwrap();
+    assert!((1.0..60.0).contains(&secs), "{secs}: {text}");
+    let rows: Vec<&str> = last
+        .lines()
+        .skip_while(|l| !l.starts_with("source "))
+        .skip(1)
+        .collect();
+    assert_eq!(rows.len(), 4, "{text}");
+    for row in rows {
+        // source, controller, then age_ms: every source delivered updates.
+        let age: f64 = row.split_whitespace().nth(2).unwrap().parse().expect(row);
+        assert!(age >= 20.0, "{row}");
+    }
+}
+
+/// Ctrl-C ends `acp bench pacing` in its first rate, which it reports, and skips the second.
+#[test]
+fn bench_pacing_prints_what_it_measured_on_sigint() {
+    let mut bench = acp()
+        .args(["bench", "pacing", "--duration", "120", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    interrupt(&bench);
+    let started = Instant::now();
+    let status = wait_within(&mut bench, Duration::from_secs(20));
+    assert!(status.success(), "{status:?}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let mut text = String::new();
+    bench
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert_eq!(lines[0]["rate"], 1000.0);
+    // About a second of sends at 1000/s, not a full 120 s run.
+    let samples = lines[0]["samples"].as_u64().unwrap();
+    assert!((100..60_000).contains(&samples), "{text}");
+}
+
 #[test]
 fn bench_monitor_reports_every_round_and_their_median() {
     let out = acp()
