@@ -11,6 +11,7 @@ mod charts;
 mod demo;
 mod flood;
 mod keys;
+mod logging;
 mod monitor;
 mod output;
 mod pathargs;
@@ -19,6 +20,7 @@ mod reproduce;
 mod signals;
 mod sim;
 mod source;
+mod timestamp;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -42,6 +44,8 @@ use pathargs::FromFile;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    log: logging::LogArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -547,6 +551,11 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
+    if let Err(e) = logging::init(&cli.log) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
+    keys::log_exposed_files();
     let result = match cli.command {
         Command::Monitor(a) => monitor::run(a),
         Command::Source(a) => source::run(a),

@@ -18,8 +18,8 @@ use anyhow::Context;
 use serde_json::{json, Value};
 
 use crate::output::Reports;
-use crate::signals;
 use crate::MonitorArgs;
+use crate::{signals, timestamp};
 
 /// One session as JSON.
 pub fn session_json(s: &SessionReport) -> Value {
@@ -63,8 +63,9 @@ impl Printing {
     }
 }
 
-/// A report: the totals, the sessions it lists, and the printing counts.
+/// A report: its wall-clock time, the totals, the sessions it lists, and the printing counts.
 struct Report<'a> {
+    time: String,
     totals: &'a Totals,
     sessions: &'a [SessionReport],
     printing: Option<Printing>,
@@ -91,6 +92,7 @@ fn report_json(kind: &str, r: &Report<'_>) -> Value {
     let (t, st) = (r.totals, &r.totals.stats);
     let mut v = json!({
         "type": kind,
+        "time": r.time,
         "datagrams": st.datagrams,
         "malformed": st.malformed,
         "malformed_by": st.malformed_by,
@@ -131,8 +133,9 @@ fn by_reason(counts: &std::collections::BTreeMap<&'static str, u64>) -> String {
 fn report_text(title: &str, r: &Report<'_>) -> String {
     let (t, st) = (r.totals, &r.totals.stats);
     let mut out = format!(
-        "{title}: {} sessions, {} datagrams, {} delivered, {} acks, {} malformed{}, {} refused{}, \
+        "{} {title}: {} sessions, {} datagrams, {} delivered, {} acks, {} malformed{}, {} refused{}, \
          {} sequence jumps, {} cookies sent ({} rejected), {} failed authentication{}\n",
+        r.time,
         t.sessions,
         st.datagrams,
         st.delivered,
@@ -191,6 +194,7 @@ fn update_json(u: &OwnedUpdate, synced: bool) -> Value {
     let mut line = json!({
         "peer": u.key.peer.to_string(),
         "session": format!("{:016x}", u.key.session),
+        "time": timestamp::rfc3339(u.received),
         "seq": u.seq,
         "gen_ts_ns": u.gen_ts,
         "probe": u.probe,
@@ -331,6 +335,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
             out.report(&text(
                 "report",
                 &Report {
+                    time: timestamp::now(),
                     totals: &totals,
                     sessions: &sessions,
                     printing,
@@ -344,6 +349,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
     out.summary(&text(
         "summary",
         &Report {
+            time: timestamp::now(),
             totals: &last.totals,
             sessions: &last.sessions,
             printing,

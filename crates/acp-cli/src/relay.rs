@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 
 use crate::output::Reports;
 use crate::pathargs::FromFile;
-use crate::signals;
+use crate::{signals, timestamp};
 use crate::{RelayArgs, ServiceArg, UsageError};
 
 /// Time between periodic reports.
@@ -223,9 +223,11 @@ fn paths(a: &RelayArgs) -> Result<(PathConfig, PathConfig), UsageError> {
 /// The relay's counters as a report of `kind` ("report" or "summary").
 fn stats_text(kind: &str, relay: &Relay, json_out: bool) -> String {
     let st = relay.stats();
+    let time = timestamp::now();
     if json_out {
         let line = json!({
             "type": kind,
+            "time": time,
             "clients": st.clients,
             "refused": refusals_json(&st.refused),
             "to_target": direction_json(&st.to_target),
@@ -234,7 +236,7 @@ fn stats_text(kind: &str, relay: &Relay, json_out: bool) -> String {
         format!("{line}\n")
     } else {
         format!(
-            "{kind}: {} clients; {}\n{}\n{}\n",
+            "{time} {kind}: {} clients; {}\n{}\n{}\n",
             st.clients,
             refusals_text(&st.refused),
             direction_text("→ target", &st.to_target),

@@ -75,7 +75,7 @@ pub fn run(a: SimArgs) -> anyhow::Result<()> {
     // Files first: they are written even if stdout is closed.
     if let Some(d) = dir {
         save_run(d, &result)?;
-        eprintln!("wrote {}", d.display());
+        tracing::info!("wrote {}", d.display());
     }
     if a.json {
         outln!("{}", serde_json::to_string(&result)?)?;
@@ -177,7 +177,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     // Files first: they are written even if stdout is closed.
     if let Some(d) = dir {
         save_sweep(d, &scenario.name, &points, best)?;
-        eprintln!("wrote {}", d.display());
+        tracing::info!("wrote {}", d.display());
     }
     if a.json {
         let rows: Vec<_> = points

@@ -742,6 +742,15 @@ fn monitor_and_source_talk_and_the_monitor_summarises_on_sigterm() {
         .windows(2)
         .all(|w| w[0]["seq"].as_u64() < w[1]["seq"].as_u64()));
     assert!(updates.iter().all(|u| u["age_ms"].as_f64().is_some()));
+    // Arrival times, RFC 3339 UTC of fixed width: in arrival order they sort.
+    let times: Vec<&str> = updates
+        .iter()
+        .map(|u| u["time"].as_str().unwrap())
+        .collect();
+    assert!(times.iter().all(|t| is_rfc3339_utc(t)), "{times:?}");
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    assert!(is_rfc3339_utc(last["time"].as_str().unwrap()), "{last}");
+    assert!(last["elapsed_s"].as_f64().unwrap() > 0.1, "{last}");
     // The latest is always printed.
     assert_eq!(updates.last().unwrap()["seq"], 60);
     let mut rest = String::new();
@@ -773,6 +782,74 @@ fn monitor_and_source_talk_and_the_monitor_summarises_on_sigterm() {
         rest.contains("60 acks, 3 malformed (bad_magic 1, truncated 2)"),
         "{rest}"
     );
+}
+
+/// Whether `t` is a timestamp of our outputs: `2026-11-23T17:23:25.123456Z`.
+fn is_rfc3339_utc(t: &str) -> bool {
+    let b = t.as_bytes();
+    b.len() == 27
+        && t.ends_with('Z')
+        && b[10] == b'T'
+        && b[19] == b'.'
+        && t.chars()
+            .enumerate()
+            .all(|(i, c)| matches!(i, 4 | 7 | 10 | 13 | 16 | 19 | 26) || c.is_ascii_digit())
+}
+
+/// Logs go to stderr, as text or JSON lines, at the level -v/-q or RUST_LOG choose; results stay
+/// on stdout.
+#[test]
+fn logs_follow_the_flags_and_rust_log() {
+    let dir = std::env::temp_dir().join(format!("acp-cli-logs-{}", std::process::id()));
+    let sweep = |extra: &[&str], rust_log: Option<&str>| {
+        let mut cmd = acp();
+        cmd.args(["sweep", &scenario_path("bottleneck.toml"), "--rates", "50"])
+            .arg("--out")
+            .arg(&dir)
+            .args(extra)
+            .env_remove("RUST_LOG");
+        if let Some(spec) = rust_log {
+            cmd.env("RUST_LOG", spec);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{extra:?}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("oracle:"));
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let wrote = format!("wrote {}", dir.display());
+    // Text by default, at info: time, level, message.
+    let text = sweep(&[], None);
+    let (time, rest) = text.trim_end().split_once(' ').unwrap();
+    assert!(is_rfc3339_utc(time), "{text}");
+    assert_eq!(rest.trim_start(), format!("INFO {wrote}"));
+    // JSON lines.
+    let json = sweep(&["--log-format", "json"], None);
+    let line: serde_json::Value = serde_json::from_str(json.trim_end()).unwrap();
+    assert_eq!(line["level"], "INFO", "{line}");
+    assert_eq!(line["fields"]["message"], wrote.as_str(), "{line}");
+    assert!(
+        is_rfc3339_utc(line["timestamp"].as_str().unwrap()),
+        "{line}"
+    );
+    // Quieter: nothing at info.
+    assert_eq!(sweep(&["-q"], None), "");
+    assert_eq!(sweep(&[], Some("warn")), "");
+    // The flags win over RUST_LOG.
+    assert_eq!(sweep(&["-q"], Some("info")), "");
+    assert!(sweep(&["-v"], Some("error")).contains(&wrote));
+    // A malformed RUST_LOG is a bad argument.
+    let out = acp()
+        .args(["sweep", &scenario_path("bottleneck.toml"), "--rates", "50"])
+        .env("RUST_LOG", "=[")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: RUST_LOG=") && err.lines().count() == 1,
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn scenario_path(name: &str) -> String {
@@ -1083,14 +1160,18 @@ fn push_mode_reports_and_skips_a_line_too_long_for_an_update() {
         .read_to_string(&mut source_err)
         .unwrap();
     assert!(status.success(), "{source_err}");
-    // The warning and the start-up line come from different threads, in either order.
+    // The warning (a log line: time, level, message) and the start-up line come from
+    // different threads, in either order.
     let warnings: Vec<&str> = source_err
         .lines()
         .filter(|l| !l.starts_with("acp source →"))
         .collect();
+    assert_eq!(warnings.len(), 1, "{source_err}");
+    let (time, message) = warnings[0].split_once(' ').unwrap();
+    assert!(time.ends_with('Z') && time.contains('T'), "{time}");
     assert_eq!(
-        warnings,
-        ["acp source: stdin line 2 has 70000 bytes, more than an update carries (65463); skipped"]
+        message.trim_start(),
+        "WARN stdin line 2 has 70000 bytes, more than an update carries (65463); skipped"
     );
     std::thread::sleep(Duration::from_millis(200));
     // SAFETY: sending a signal to our own child process.

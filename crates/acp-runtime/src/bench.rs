@@ -373,8 +373,10 @@ pub fn monitor(
     let mut out = Vec::with_capacity(rounds);
     for round in 0..rounds {
         if round > 0 && stop.load(Ordering::Relaxed) {
+            tracing::info!("interrupted: {round} of {rounds} rounds done");
             break;
         }
+        tracing::debug!("monitor benchmark round {} of {rounds}", round + 1);
         let (echo, (monitor, handled)) = if round % 2 == 0 {
             (echo()?, serve(None)?)
         } else {

@@ -130,6 +130,7 @@ impl SourceSet {
         };
         let socket = UdpSocket::bind(bind)?;
         socket.connect(target)?;
+        tracing::debug!(%target, local = %socket.local_addr()?, "source socket connected");
         socket.set_nonblocking(true)?;
         Ok(SourceSet {
             socket,

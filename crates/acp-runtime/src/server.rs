@@ -268,6 +268,7 @@ impl MonitorServer {
         let socket = UdpSocket::bind(cfg.listen)?;
         socket.set_read_timeout(Some(Duration::from_millis(20)))?;
         let local = socket.local_addr()?;
+        tracing::debug!(listen = %local, "monitor server started");
         let stop = Arc::new(AtomicBool::new(false));
         let channel = Arc::new(Channel {
             shared: Mutex::new(Shared::default()),
@@ -392,7 +393,14 @@ impl MonitorServer {
     /// Stops the server and returns its final snapshot.
     pub fn stop(mut self) -> io::Result<Snapshot> {
         self.shutdown()?;
-        Ok(self.snapshot())
+        let snapshot = self.snapshot();
+        tracing::debug!(
+            listen = %self.local,
+            sessions = snapshot.totals.sessions,
+            datagrams = snapshot.totals.stats.datagrams,
+            "monitor server stopped"
+        );
+        Ok(snapshot)
     }
 
     fn shutdown(&mut self) -> io::Result<()> {

@@ -110,9 +110,7 @@ fn fig7(dir: &Path, updates: u64, seed: u64, json_out: bool) -> anyhow::Result<(
 
 fn table1(dir: &Path, secs: u64, seed: u64, json_out: bool) -> anyhow::Result<()> {
     let rows = reproduce::table1(secs, seed, threads(), &|done, total| {
-        if !json_out {
-            eprintln!("table1: {done}/{total} networks done");
-        }
+        tracing::info!("table1: {done}/{total} networks done");
     });
     let names = controller_names(rows.first().map(|r| &r.controllers[..]));
     let mut header: Vec<String> = ["network", "oracle_rate", "oracle_age_ms"]

@@ -134,9 +134,7 @@ pub fn fig15(
     json_out: bool,
 ) -> anyhow::Result<()> {
     let (rows, net) = run_figure(wifi::FIG15, secs, seeds, payload, json_out);
-    if !json_out {
-        eprintln!("finding the best fixed rate for one source …");
-    }
+    tracing::info!("finding the best fixed rate for one source");
     let oracle = wifi::one_source_oracle(&net, secs, seeds, threads());
     let acp_one = rows
         .iter()
