@@ -31,7 +31,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                 if json {
                     outln!(
                         "{}",
-                        json!({"rate": r.rate, "samples": r.samples, "p50_us": r.p50_us,
+                        json!({"rate_hz": r.rate, "samples": r.samples, "p50_us": r.p50_us,
                                "p99_us": r.p99_us, "max_us": r.max_us})
                     )?;
                 } else if r.samples == 0 {
@@ -59,7 +59,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
             if json {
                 outln!(
                     "{}",
-                    json!({"sessions": r.sessions, "rate": r.rate, "sent": r.sent,
+                    json!({"sessions": r.sessions, "rate_hz": r.rate, "sent": r.sent,
                            "replies": r.replies, "p50_us": us(r.p50_us), "p99_us": us(r.p99_us),
                            "p999_us": us(r.p999_us), "max_us": us(r.max_us),
                            "session_reads": r.session_reads})

@@ -182,7 +182,11 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     if a.json {
         let rows: Vec<_> = points
             .iter()
-            .map(|p| json!({"rate": p.rate, "age": p.age, "ci95": p.ci95, "ages": p.ages}))
+            .map(|p| {
+                let ages_ms: Vec<f64> = p.ages.iter().map(|a| a * 1e3).collect();
+                json!({"rate_hz": p.rate, "age_ms": p.age * 1e3, "ci95_ms": p.ci95 * 1e3,
+                       "ages_ms": ages_ms})
+            })
             .collect();
         let oracle = best.map(|b| {
             let flows: Vec<_> = b
@@ -192,12 +196,11 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
                 .filter(|f| f.age.is_some())
                 .map(|f| json!({"flow": f.name, "backlog": f.backlog, "source_backlog": f.source_backlog}))
                 .collect();
-            json!({"rate": b.rate, "age": b.age, "ci95": b.ci95, "flows": flows})
+            json!({"rate_hz": b.rate, "age_ms": b.age * 1e3, "ci95_ms": b.ci95 * 1e3, "flows": flows})
         });
         outln!(
             "{}",
-            json!({"scenario": scenario.name, "seeds": seeds, "units": {"rate": "updates/s", "age": "s"},
-                   "points": rows, "best": oracle})
+            json!({"scenario": scenario.name, "seeds": seeds, "points": rows, "best": oracle})
         )?;
     } else {
         outln!(

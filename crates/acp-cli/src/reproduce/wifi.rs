@@ -147,7 +147,7 @@ pub fn fig15(
     if json_out {
         outln!(
             "{}",
-            json!({"fig15": {"rows": rows, "one_source_oracle": {"rate": best_rate, "age": best_age},
+            json!({"fig15": {"rows": rows, "one_source_oracle": {"rate_hz": best_rate, "age_ms": best_age * 1e3},
                    "setup": setup_json(&net, secs, seeds)}})
         )?;
         return Ok(());
