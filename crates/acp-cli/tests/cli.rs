@@ -376,6 +376,43 @@ fn addresses_take_host_names_and_a_bad_name_is_named() {
     assert!(summary.contains("summary: 1 sessions"), "{summary}");
 }
 
+/// A key file others may read is used, with a warning in the log (written once logging is set up,
+/// although the file is read while the arguments are parsed).
+#[test]
+fn an_exposed_key_file_is_logged_as_a_warning() {
+    let dir = std::env::temp_dir().join(format!("acp-cli-exposed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = keygen(&dir, "keys");
+    let run = |mode: u32, extra: &[&str]| {
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(mode))
+            .unwrap();
+        let out = acp()
+            .args(extra)
+            .args([
+                "source",
+                "--to",
+                "127.0.0.1:9",
+                "--count",
+                "1",
+                "--psk-file",
+                &path,
+            ])
+            .args(["--log-format", "json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let warning = format!("{path} is readable by other users");
+    let err = run(0o644, &[]);
+    let line = err.lines().find(|l| l.contains(&warning)).expect(&err);
+    let v: serde_json::Value = serde_json::from_str(line).unwrap();
+    assert_eq!(v["level"], "WARN", "{v}");
+    assert!(!run(0o600, &[]).contains(&warning));
+    assert!(!run(0o644, &["-qq"]).contains(&warning));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn source_refuses_a_dscp_above_63() {
     let err = refused(&["source", "--to", "127.0.0.1:9", "--dscp", "64"]);
