@@ -1,5 +1,10 @@
 //! `acp bench`: pacing precision and monitor throughput (one server, or several sharing a port).
+//!
+//! On SIGINT or SIGTERM the pacing and monitor benchmarks stop early and print what they
+//! measured: pacing ends the rate under way, the monitor benchmark finishes its round under way
+//! (and says it was interrupted), the latency measurement ends at once.
 
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use acp_runtime::bench;
@@ -8,6 +13,7 @@ use acp_sim::scenario::Scenario;
 use serde_json::json;
 
 use crate::output::outln;
+use crate::signals;
 use crate::BenchCommand;
 
 /// Runs one benchmark and prints its figures.
@@ -16,12 +22,16 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Sim { json } => sim(json)?,
         BenchCommand::Flood(a) => crate::flood::run(a)?,
         BenchCommand::Pacing { duration, json } => {
+            let stop = signals::shutdown_flag()?;
             for rate in [1_000.0, 10_000.0] {
-                let r = bench::pacing(rate, duration)?;
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let r = bench::pacing(rate, duration, Some(stop.clone()))?;
                 if json {
                     outln!(
                         "{}",
-                        json!({"rate": r.rate, "samples": r.samples, "p50_us": r.p50_us,
+                        json!({"rate_hz": r.rate, "samples": r.samples, "p50_us": r.p50_us,
                                "p99_us": r.p99_us, "max_us": r.max_us})
                     )?;
                 } else if r.samples == 0 {
@@ -113,12 +123,13 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
             json,
             ..
         } => {
-            let r = bench::monitor_latency(sessions, rate, duration, read_sessions_every)?;
+            let stop = signals::shutdown_flag()?;
+            let r = bench::monitor_latency(sessions, rate, duration, read_sessions_every, &stop)?;
             let us = |x: f64| x.is_finite().then_some(x);
             if json {
                 outln!(
                     "{}",
-                    json!({"sessions": r.sessions, "rate": r.rate, "sent": r.sent,
+                    json!({"sessions": r.sessions, "rate_hz": r.rate, "sent": r.sent,
                            "replies": r.replies, "p50_us": us(r.p50_us), "p99_us": us(r.p99_us),
                            "p999_us": us(r.p999_us), "max_us": us(r.max_us),
                            "session_reads": r.session_reads})
@@ -130,7 +141,8 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                     "reply latency with {} live sessions, {:.0} updates/s for {:.1} s{}:",
                     r.sessions,
                     r.rate,
-                    duration.as_secs_f64(),
+                    // Less than --duration if interrupted.
+                    (r.sent as f64 / r.rate).min(duration.as_secs_f64()),
                     read_sessions_every.map_or_else(String::new, |d| format!(
                         ", session list read every {d:?} ({} reads)",
                         r.session_reads
@@ -152,12 +164,14 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
             json,
             ..
         } => {
+            let stop = signals::shutdown_flag()?;
             let r = bench::monitor(
                 sessions,
                 window as usize,
                 duration,
                 rounds as usize,
                 psk_file.as_ref(),
+                &stop,
             )?;
             let sealed = r.median(|x| x.sealed.as_ref().map_or(f64::NAN, |s| s.replies_per_sec));
             let sealed_ratio = r.median(bench::MonitorRound::sealed_ratio);
@@ -203,8 +217,10 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
             } else {
                 outln!(
                     "load: {sessions} synthetic sources, {window} datagrams in flight, one generator thread; \
-                     {rounds} rounds of {:.1} s per server",
-                    duration.as_secs_f64()
+                     {} rounds of {:.1} s per server{}",
+                    r.rounds.len(),
+                    duration.as_secs_f64(),
+                    if (r.rounds.len() as u64) < rounds { " (interrupted)" } else { "" }
                 )?;
                 for (i, x) in r.rounds.iter().enumerate() {
                     let sealed = x.sealed.as_ref().map_or_else(String::new, |s| {

@@ -15,6 +15,7 @@ mod demo;
 mod docgen;
 mod flood;
 mod keys;
+mod logging;
 mod metrics;
 mod monitor;
 mod output;
@@ -25,6 +26,7 @@ mod reproduce;
 mod signals;
 mod sim;
 mod source;
+mod timestamp;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -35,6 +37,7 @@ use clap::{ArgGroup, Args, CommandFactory, FromArgMatches, Parser, Subcommand, V
 
 use acp_core::controller::ControllerKind;
 use acp_netmodel::{Discipline, Jitter, LossModel, Schedule, Trace};
+use acp_runtime::resolve::{self, Purpose};
 
 use pathargs::FromFile;
 
@@ -47,6 +50,8 @@ use pathargs::FromFile;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    log: logging::LogArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -176,8 +181,9 @@ struct ReproduceArgs {
 
 #[derive(Debug, Args)]
 struct MonitorArgs {
-    /// Address to listen on, e.g. 0.0.0.0:7000 or [::]:7000.
-    #[arg(long)]
+    /// Address to listen on, HOST:PORT, e.g. 0.0.0.0:7000, [::]:7000 or localhost:7000 (a name
+    /// listens on the first of its addresses this host can bind).
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_listen)]
     listen: SocketAddr,
     /// Machine-readable output: periodic and final reports as JSON lines.
     #[arg(long)]
@@ -248,8 +254,9 @@ struct MonitorArgs {
 
 #[derive(Debug, Args)]
 struct SourceArgs {
-    /// The monitor's (or a relay's) address.
-    #[arg(long)]
+    /// The monitor's (or a relay's) address, HOST:PORT, e.g. monitor.example.net:7200 (the
+    /// first of the host's addresses, IPv6 or IPv4, this host can send to).
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_peer)]
     to: SocketAddr,
     /// acp+ | acp[:KAPPA] | lazy | fixed:RATE (updates/s). `acp` alone is κ = 1, the thesis'
     /// setting for the Internet; its simulations (and our reproductions) use acp:0.25. Results
@@ -307,11 +314,13 @@ enum ServiceArg {
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("queue_limit").required(true).args(["queue", "queue_bytes"])))]
 struct RelayArgs {
-    /// Address sources send to.
-    #[arg(long)]
+    /// Address sources send to, HOST:PORT (a name listens on the first of its addresses this
+    /// host can bind).
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_listen)]
     listen: SocketAddr,
-    /// Address to forward to (the monitor, or the next relay).
-    #[arg(long)]
+    /// Address to forward to (the monitor, or the next relay), HOST:PORT (the first of the
+    /// host's addresses this host can send to).
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_peer)]
     to: SocketAddr,
     /// Bottleneck rate, e.g. 2mbit, 500kbit (bits per second; kbps and mbps are bytes per
     /// second, as in tc), from 1kbit to 100gbit. Not needed when both directions follow traces.
@@ -478,6 +487,16 @@ fn parse_flood_rate(s: &str) -> Result<f64, String> {
         .ok_or_else(|| "must be a rate within 1–10000000 datagrams/s".to_string())
 }
 
+/// `--listen HOST:PORT`: the first of the host's addresses this host can bind.
+fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    resolve::resolve(s, Purpose::Listen).map_err(|e| e.to_string())
+}
+
+/// `--to HOST:PORT`: the first of the host's addresses this host can send to.
+fn parse_peer(s: &str) -> Result<SocketAddr, String> {
+    resolve::resolve(s, Purpose::Connect).map_err(|e| e.to_string())
+}
+
 fn parse_duration(s: &str) -> Result<Duration, String> {
     acp_core::units::parse_duration(s).map_err(|e| e.to_string())
 }
@@ -625,6 +644,11 @@ fn main() -> ExitCode {
         let _ = output::out!("{settings}");
         return ExitCode::SUCCESS;
     }
+    if let Err(e) = logging::init(&cli.log) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
+    keys::log_exposed_files();
     let result = match cli.command {
         Command::Monitor(a) => monitor::run(a),
         Command::Source(a) => source::run(a),

@@ -22,7 +22,7 @@ use crate::metrics::{self, monitor::MonitorFamilies};
 use crate::output::Reports;
 use crate::publish::mqtt::{self, StatsFeed};
 use crate::publish::{unix, Counts, Drain, Lines, Target, FINISH_GRACE};
-use crate::signals;
+use crate::{signals, timestamp};
 use crate::{MonitorArgs, UsageError};
 
 /// One session as JSON.
@@ -51,8 +51,9 @@ struct PublishCounts {
     status: (String, Value),
 }
 
-/// A report: the totals, the sessions it lists, and the sinks' counts.
+/// A report: its wall-clock time, the totals, the sessions it lists, and the sinks' counts.
 struct Report<'a> {
+    time: String,
     totals: &'a Totals,
     sessions: &'a [SessionReport],
     printing: Option<Counts>,
@@ -80,6 +81,7 @@ fn report_json(kind: &str, r: &Report<'_>) -> Value {
     let (t, st) = (r.totals, &r.totals.stats);
     let mut v = json!({
         "type": kind,
+        "time": r.time,
         "datagrams": st.datagrams,
         "malformed": st.malformed,
         "malformed_by": st.malformed_by,
@@ -140,8 +142,9 @@ fn by_reason(counts: &std::collections::BTreeMap<&'static str, u64>) -> String {
 fn report_text(title: &str, r: &Report<'_>) -> String {
     let (t, st) = (r.totals, &r.totals.stats);
     let mut out = format!(
-        "{title}: {} sessions, {} datagrams, {} delivered, {} acks, {} malformed{}, {} refused{}, \
+        "{} {title}: {} sessions, {} datagrams, {} delivered, {} acks, {} malformed{}, {} refused{}, \
          {} sequence jumps, {} cookies sent ({} rejected), {} failed authentication{}\n",
+        r.time,
         t.sessions,
         st.datagrams,
         st.delivered,
@@ -293,7 +296,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
         keys: a.psk_file.clone(),
         ..MonitorConfig::default()
     };
-    let stop = signals::shutdown_flag();
+    let stop = signals::shutdown_flag().context("cannot install the signal handlers")?;
     // With --print-updates stdout carries the updates, and the reports go to stderr.
     let out = Reports::new(stop.clone(), a.print_updates);
     let max_entries = cfg.max_sessions;
@@ -389,6 +392,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
             out.report(&text(
                 "report",
                 &Report {
+                    time: timestamp::now(),
                     totals: &totals,
                     sessions: &sessions,
                     printing: printer.as_ref().map(Drain::counts),
@@ -406,6 +410,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
     out.summary(&text(
         "summary",
         &Report {
+            time: timestamp::now(),
             totals: &last.totals,
             sessions: &last.sessions,
             printing,

@@ -16,15 +16,16 @@ use serde_json::{json, Value};
 
 use crate::metrics::{self, source::SourceFamilies, Latest};
 use crate::output::Reports;
-use crate::signals;
+use crate::{signals, timestamp};
 use crate::{SourceArgs, UsageError};
 
-/// A source report as JSON.
-pub fn report_json(kind: &str, elapsed: f64, r: &SourceReport) -> Value {
+/// A source report as JSON, at wall-clock `time`, `elapsed` seconds after the start.
+pub fn report_json(kind: &str, time: &str, elapsed: f64, r: &SourceReport) -> Value {
     let s = &r.stats;
     json!({
         "type": kind,
-        "t": elapsed,
+        "time": time,
+        "elapsed_s": elapsed,
         "name": r.name,
         "controller": r.controller,
         "session": format!("{:016x}", r.session),
@@ -54,10 +55,10 @@ fn ms(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |x| format!("{:.2}", x * 1e3))
 }
 
-fn report_text(kind: &str, elapsed: f64, r: &SourceReport) -> String {
+fn report_text(kind: &str, time: &str, elapsed: f64, r: &SourceReport) -> String {
     let s = &r.stats;
     format!(
-        "{kind} t={elapsed:.1}s {:?} rate={:.1}/s est_age={}ms backlog={} avg_backlog={:.2} \
+        "{time} {kind} t={elapsed:.1}s {:?} rate={:.1}/s est_age={}ms backlog={} avg_backlog={:.2} \
          rtt={}ms sent={} acked={} stale={} out_of_seq={} invalid={} mismatched={} \
          auth_failed={} cookies={} outages={}",
         s.phase,
@@ -145,13 +146,13 @@ fn feed_stdin(feed: &PushFeed) {
                     return;
                 }
             }
-            Ok(Some(Line::TooLong(len))) => eprintln!(
-                "acp source: stdin line {number} has {len} bytes, more than an update carries \
-                 ({MAX_LINE}); skipped"
+            Ok(Some(Line::TooLong(len))) => tracing::warn!(
+                "stdin line {number} has {len} bytes, more than an update carries ({MAX_LINE}); \
+                 skipped"
             ),
             Ok(None) => return,
             Err(e) => {
-                eprintln!("acp source: cannot read stdin: {e}");
+                tracing::error!("cannot read stdin: {e}");
                 return;
             }
         }
@@ -223,7 +224,7 @@ pub fn run(a: SourceArgs) -> anyhow::Result<()> {
             Payload::Synthetic(a.payload_size as usize)
         },
     });
-    let stop = signals::shutdown_flag();
+    let stop = signals::shutdown_flag().context("cannot install the signal handlers")?;
     if a.push {
         let feed = set.push_feed(session)?;
         let stop = stop.clone();
@@ -243,11 +244,12 @@ pub fn run(a: SourceArgs) -> anyhow::Result<()> {
     let start = Instant::now();
     let text = |kind: &str, reports: &[SourceReport]| {
         let t = start.elapsed().as_secs_f64();
+        let time = timestamp::now();
         let lines = reports.iter().map(|r| {
             if a.json {
-                report_json(kind, t, r).to_string()
+                report_json(kind, &time, t, r).to_string()
             } else {
-                report_text(kind, t, r)
+                report_text(kind, &time, t, r)
             }
         });
         lines.map(|l| l + "\n").collect::<String>()

@@ -3,7 +3,7 @@
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
 use std::process::{Child, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 mod common;
 
@@ -264,6 +264,128 @@ fn long_running_commands_shut_down_when_stdout_is_closed() {
     }
 }
 
+/// Every address option takes host names; a name that does not resolve is a bad argument whose
+/// line names the host, and `.invalid` names fail without waiting for DNS.
+#[test]
+fn addresses_take_host_names_and_a_bad_name_is_named() {
+    for (args, host) in [
+        (
+            &["source", "--to", "monitor.x.invalid:7200"][..],
+            "monitor.x.invalid",
+        ),
+        (
+            &["monitor", "--listen", "here.invalid:0"][..],
+            "here.invalid",
+        ),
+        (
+            &[
+                "relay",
+                "--listen",
+                "localhost:0",
+                "--to",
+                "next.invalid:9",
+                "--rate",
+                "1mbit",
+                "--delay",
+                "1ms",
+                "--queue",
+                "5",
+            ][..],
+            "next.invalid",
+        ),
+    ] {
+        let started = Instant::now();
+        let err = refused(args);
+        assert!(started.elapsed() < Duration::from_secs(2), "{args:?}");
+        assert!(
+            err.contains(&format!("cannot resolve host {host}")),
+            "{err}"
+        );
+    }
+    let err = refused(&["source", "--to", "localhost"]);
+    assert!(err.contains("expected HOST:PORT"), "{err}");
+
+    // monitor ← relay ← source, every address given by name.
+    let (monitor, _monitor_err, addr) = spawn_monitor_on("localhost:0", &[]);
+    let port = addr.rsplit(':').next().unwrap();
+    let mut relay = acp()
+        .args([
+            "relay",
+            "--listen",
+            "localhost:0",
+            "--to",
+            &format!("localhost:{port}"),
+        ])
+        .args(["--rate", "10mbit", "--delay", "1ms", "--queue", "50"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut relay_err = BufReader::new(relay.stderr.take().unwrap());
+    let mut first = String::new();
+    relay_err.read_line(&mut first).unwrap();
+    // "acp relay 127.0.0.1:PORT → 127.0.0.1:PORT, seed 1"
+    let relay_port = first.split(' ').nth(2).unwrap().rsplit(':').next().unwrap();
+    assert!(first.contains(&format!("→ 127.0.0.1:{port}")), "{first}");
+    let source = acp()
+        .args(["source", "--to", &format!("localhost:{relay_port}")])
+        .args(["--controller", "fixed:100", "--count", "20", "--json"])
+        .output()
+        .unwrap();
+    assert!(source.status.success());
+    let text = String::from_utf8(source.stdout).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert!(last["acks"].as_u64().unwrap() > 0, "{last}");
+    for child in [&relay, &monitor] {
+        // SAFETY: sending a signal to our own child process.
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGTERM);
+        }
+    }
+    assert!(relay.wait().unwrap().success());
+    let out = monitor.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(summary.contains("summary: 1 sessions"), "{summary}");
+}
+
+/// A key file others may read is used, with a warning in the log (written once logging is set up,
+/// although the file is read while the arguments are parsed).
+#[test]
+fn an_exposed_key_file_is_logged_as_a_warning() {
+    let dir = std::env::temp_dir().join(format!("acp-cli-exposed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = keygen(&dir, "keys");
+    let run = |mode: u32, extra: &[&str]| {
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(mode))
+            .unwrap();
+        let out = acp()
+            .args(extra)
+            .args([
+                "source",
+                "--to",
+                "127.0.0.1:9",
+                "--count",
+                "1",
+                "--psk-file",
+                &path,
+            ])
+            .args(["--log-format", "json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let warning = format!("{path} is readable by other users");
+    let err = run(0o644, &[]);
+    let line = err.lines().find(|l| l.contains(&warning)).expect(&err);
+    let v: serde_json::Value = serde_json::from_str(line).unwrap();
+    assert_eq!(v["level"], "WARN", "{v}");
+    assert!(!run(0o600, &[]).contains(&warning));
+    assert!(!run(0o644, &["-qq"]).contains(&warning));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn source_refuses_a_dscp_above_63() {
     let err = refused(&["source", "--to", "127.0.0.1:9", "--dscp", "64"]);
@@ -436,6 +558,83 @@ fn demo_json_prints_one_object_and_nothing_else() {
     }
 }
 
+/// Sends SIGINT to `child`.
+fn interrupt(child: &Child) {
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+}
+
+/// Ctrl-C ends the demo early with its final table, over the time run.
+#[test]
+fn demo_prints_its_final_results_on_sigint() {
+    let mut demo = acp()
+        .args(["demo", "--duration", "120"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(demo.stdout.take().unwrap());
+    // The first live table: the sources are running.
+    let mut text = String::new();
+    while !text.contains("t = ") {
+        assert!(out.read_line(&mut text).unwrap() > 0, "{text}");
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    interrupt(&demo);
+    let status = wait_within(&mut demo, Duration::from_secs(20));
+    assert!(status.success(), "{status:?}");
+    out.read_to_string(&mut text).unwrap();
+    let (_, last) = text.split_once("\ninterrupted after ").expect(&text);
+    let secs: f64 = last.split(' ').next().unwrap().parse().unwrap();
+    assert!((1.0..60.0).contains(&secs), "{secs}: {text}");
+    let rows: Vec<&str> = last
+        .lines()
+        .skip_while(|l| !l.starts_with("source "))
+        .skip(1)
+        .collect();
+    assert_eq!(rows.len(), 4, "{text}");
+    for row in rows {
+        // source, controller, then age_ms: every source delivered updates.
+        let age: f64 = row.split_whitespace().nth(2).unwrap().parse().expect(row);
+        assert!(age >= 20.0, "{row}");
+    }
+}
+
+/// Ctrl-C ends `acp bench pacing` in its first rate, which it reports, and skips the second.
+#[test]
+fn bench_pacing_prints_what_it_measured_on_sigint() {
+    let mut bench = acp()
+        .args(["bench", "pacing", "--duration", "120", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    interrupt(&bench);
+    let started = Instant::now();
+    let status = wait_within(&mut bench, Duration::from_secs(20));
+    assert!(status.success(), "{status:?}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let mut text = String::new();
+    bench
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert_eq!(lines[0]["rate_hz"], 1000.0);
+    // About a second of sends at 1000/s, not a full 120 s run.
+    let samples = lines[0]["samples"].as_u64().unwrap();
+    assert!((100..60_000).contains(&samples), "{text}");
+}
+
 #[test]
 fn bench_monitor_reports_every_round_and_their_median() {
     let out = acp()
@@ -472,8 +671,20 @@ fn spawn_monitor(
     BufReader<std::process::ChildStderr>,
     String,
 ) {
+    spawn_monitor_on("127.0.0.1:0", args)
+}
+
+/// [`spawn_monitor`] listening on `listen`.
+fn spawn_monitor_on(
+    listen: &str,
+    args: &[&str],
+) -> (
+    std::process::Child,
+    BufReader<std::process::ChildStderr>,
+    String,
+) {
     let mut monitor = acp()
-        .args(["monitor", "--listen", "127.0.0.1:0"])
+        .args(["monitor", "--listen", listen])
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -541,6 +752,15 @@ fn monitor_and_source_talk_and_the_monitor_summarises_on_sigterm() {
         .windows(2)
         .all(|w| w[0]["seq"].as_u64() < w[1]["seq"].as_u64()));
     assert!(updates.iter().all(|u| u["age_ms"].as_f64().is_some()));
+    // Arrival times, RFC 3339 UTC of fixed width: in arrival order they sort.
+    let times: Vec<&str> = updates
+        .iter()
+        .map(|u| u["time"].as_str().unwrap())
+        .collect();
+    assert!(times.iter().all(|t| is_rfc3339_utc(t)), "{times:?}");
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    assert!(is_rfc3339_utc(last["time"].as_str().unwrap()), "{last}");
+    assert!(last["elapsed_s"].as_f64().unwrap() > 0.1, "{last}");
     // The latest is always printed.
     assert_eq!(updates.last().unwrap()["seq"], 60);
     let mut rest = String::new();
@@ -574,6 +794,74 @@ fn monitor_and_source_talk_and_the_monitor_summarises_on_sigterm() {
     );
 }
 
+/// Whether `t` is a timestamp of our outputs: `2026-11-23T17:23:25.123456Z`.
+fn is_rfc3339_utc(t: &str) -> bool {
+    let b = t.as_bytes();
+    b.len() == 27
+        && t.ends_with('Z')
+        && b[10] == b'T'
+        && b[19] == b'.'
+        && t.chars()
+            .enumerate()
+            .all(|(i, c)| matches!(i, 4 | 7 | 10 | 13 | 16 | 19 | 26) || c.is_ascii_digit())
+}
+
+/// Logs go to stderr, as text or JSON lines, at the level -v/-q or RUST_LOG choose; results stay
+/// on stdout.
+#[test]
+fn logs_follow_the_flags_and_rust_log() {
+    let dir = std::env::temp_dir().join(format!("acp-cli-logs-{}", std::process::id()));
+    let sweep = |extra: &[&str], rust_log: Option<&str>| {
+        let mut cmd = acp();
+        cmd.args(["sweep", &scenario_path("bottleneck.toml"), "--rates", "50"])
+            .arg("--out")
+            .arg(&dir)
+            .args(extra)
+            .env_remove("RUST_LOG");
+        if let Some(spec) = rust_log {
+            cmd.env("RUST_LOG", spec);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{extra:?}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("oracle:"));
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let wrote = format!("wrote {}", dir.display());
+    // Text by default, at info: time, level, message.
+    let text = sweep(&[], None);
+    let (time, rest) = text.trim_end().split_once(' ').unwrap();
+    assert!(is_rfc3339_utc(time), "{text}");
+    assert_eq!(rest.trim_start(), format!("INFO {wrote}"));
+    // JSON lines.
+    let json = sweep(&["--log-format", "json"], None);
+    let line: serde_json::Value = serde_json::from_str(json.trim_end()).unwrap();
+    assert_eq!(line["level"], "INFO", "{line}");
+    assert_eq!(line["fields"]["message"], wrote.as_str(), "{line}");
+    assert!(
+        is_rfc3339_utc(line["timestamp"].as_str().unwrap()),
+        "{line}"
+    );
+    // Quieter: nothing at info.
+    assert_eq!(sweep(&["-q"], None), "");
+    assert_eq!(sweep(&[], Some("warn")), "");
+    // The flags win over RUST_LOG.
+    assert_eq!(sweep(&["-q"], Some("info")), "");
+    assert!(sweep(&["-v"], Some("error")).contains(&wrote));
+    // A malformed RUST_LOG is a bad argument.
+    let out = acp()
+        .args(["sweep", &scenario_path("bottleneck.toml"), "--rates", "50"])
+        .env("RUST_LOG", "=[")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: RUST_LOG=") && err.lines().count() == 1,
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn scenario_path(name: &str) -> String {
     format!("{}/../../scenarios/{name}", env!("CARGO_MANIFEST_DIR"))
 }
@@ -601,7 +889,7 @@ fn sim_is_deterministic_per_seed_and_writes_its_outputs() {
     let first = &v["flows"][0];
     assert_eq!(first["controller"], "acp+");
     assert!(
-        first["age"].as_f64().unwrap() > 0.020,
+        first["age_ms"].as_f64().unwrap() > 20.0,
         "one-way delay is 21 ms"
     );
 
@@ -647,9 +935,27 @@ fn sweep_finds_the_bowl_bottom() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     // The M/M/1 optimum is at ρ* = 0.531; its neighbours on this grid are clearly worse.
-    assert_eq!(v["best"]["rate"], 0.53);
+    assert_eq!(v["best"]["rate_hz"], 0.53);
     assert_eq!(v["points"].as_array().unwrap().len(), 5);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Progress bars are for terminals: a log file or a pipe gets no `\r` redraws on stderr.
+#[test]
+fn sweep_draws_no_progress_bar_when_stderr_is_not_a_terminal() {
+    let out = acp()
+        .args([
+            "sweep",
+            &scenario_path("bottleneck.toml"),
+            "--rates",
+            "50,100,200",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains('\r') && !err.contains("runs,"), "{err:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("oracle:"));
 }
 
 #[test]
@@ -711,7 +1017,7 @@ fn sweep_over_seeds_reports_confidence_intervals() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["seeds"], serde_json::json!([1, 2, 3]));
     for p in v["points"].as_array().unwrap() {
-        let ages: Vec<f64> = p["ages"]
+        let ages: Vec<f64> = p["ages_ms"]
             .as_array()
             .unwrap()
             .iter()
@@ -719,9 +1025,9 @@ fn sweep_over_seeds_reports_confidence_intervals() {
             .collect();
         assert_eq!(ages.len(), 3);
         let mean = ages.iter().sum::<f64>() / 3.0;
-        assert!((p["age"].as_f64().unwrap() - mean).abs() < 1e-12);
+        assert!((p["age_ms"].as_f64().unwrap() - mean).abs() < 1e-9);
         assert!(
-            p["ci95"].as_f64().unwrap() > 0.0,
+            p["ci95_ms"].as_f64().unwrap() > 0.0,
             "three different seeds differ"
         );
     }
@@ -783,12 +1089,12 @@ fn reproduce_fig15_prints_json_rows_and_writes_a_chart_per_metric() {
     assert_eq!(rows[0]["controller"], "acp+");
     assert_eq!(rows[5]["controller"], "lazy");
     for r in rows {
-        let age = r["age"]["mean"].as_f64().unwrap();
-        assert!(age > 0.005 && age < 1.0, "age in seconds: {age}");
-        assert!(r["age"]["ci95"].as_f64().unwrap() >= 0.0);
+        let age = r["age_ms"]["mean"].as_f64().unwrap();
+        assert!(age > 5.0 && age < 1000.0, "age in milliseconds: {age}");
+        assert!(r["age_ms"]["ci95"].as_f64().unwrap() >= 0.0);
     }
     // The oracle of one source lies below the link's 684 updates/s.
-    let rate = v["fig15"]["one_source_oracle"]["rate"].as_f64().unwrap();
+    let rate = v["fig15"]["one_source_oracle"]["rate_hz"].as_f64().unwrap();
     assert!(rate > 300.0 && rate < 684.0, "{rate}");
     let csv = std::fs::read_to_string(dir.join("fig15/fig15.csv")).unwrap();
     assert!(csv.starts_with("controller,sources,seeds,age_ms,age_ms_ci95,paper_age_ms,"));
@@ -864,14 +1170,18 @@ fn push_mode_reports_and_skips_a_line_too_long_for_an_update() {
         .read_to_string(&mut source_err)
         .unwrap();
     assert!(status.success(), "{source_err}");
-    // The warning and the start-up line come from different threads, in either order.
+    // The warning (a log line: time, level, message) and the start-up line come from
+    // different threads, in either order.
     let warnings: Vec<&str> = source_err
         .lines()
         .filter(|l| !l.starts_with("acp source →"))
         .collect();
+    assert_eq!(warnings.len(), 1, "{source_err}");
+    let (time, message) = warnings[0].split_once(' ').unwrap();
+    assert!(time.ends_with('Z') && time.contains('T'), "{time}");
     assert_eq!(
-        warnings,
-        ["acp source: stdin line 2 has 70000 bytes, more than an update carries (65463); skipped"]
+        message.trim_start(),
+        "WARN stdin line 2 has 70000 bytes, more than an update carries (65463); skipped"
     );
     std::thread::sleep(Duration::from_millis(200));
     // SAFETY: sending a signal to our own child process.

@@ -31,9 +31,13 @@ pub struct PacingResult {
     pub max_us: f64,
 }
 
-/// Sends at a fixed `rate` to a monitor on loopback for `duration` and measures how far each send
-/// instant is from its scheduled instant.
-pub fn pacing(rate: f64, duration: Duration) -> io::Result<PacingResult> {
+/// Sends at a fixed `rate` to a monitor on loopback for `duration`, or until `stop` is raised,
+/// and measures how far each send instant is from its scheduled instant.
+pub fn pacing(
+    rate: f64,
+    duration: Duration,
+    stop: Option<Arc<AtomicBool>>,
+) -> io::Result<PacingResult> {
     let server = MonitorServer::start(
         ServerConfig::new(
             "127.0.0.1:0".parse().map_err(io::Error::other)?,
@@ -55,6 +59,7 @@ pub fn pacing(rate: f64, duration: Duration) -> io::Result<PacingResult> {
     set.record_pacing();
     let limits = RunLimits {
         duration: Some(duration),
+        stop,
         ..RunLimits::default()
     };
     set.run(&limits, Duration::from_secs(3600), |_| {})?;
@@ -415,13 +420,15 @@ fn on_separate_cores<S: Served>(
 /// Runs [`load`] against an [`EchoServer`] and against a [`MonitorServer`], each server on CPU 0
 /// and the load generator on CPU 1, for `rounds` rounds of `duration` per server. The order
 /// alternates between rounds, and each round's ratio compares two runs seconds apart, so slow
-/// drifts of a shared machine cancel out of the median ratio.
+/// drifts of a shared machine cancel out of the median ratio. Raising `stop` ends the benchmark
+/// after the round under way (at least one round is run).
 pub fn monitor(
     sessions: u64,
     window: usize,
     duration: Duration,
     rounds: usize,
     keys: Option<&Keyring>,
+    stop: &AtomicBool,
 ) -> io::Result<MonitorBench> {
     let any: SocketAddr = "127.0.0.1:0".parse().map_err(io::Error::other)?;
     let echo = || -> io::Result<LoadResult> {
@@ -463,6 +470,11 @@ pub fn monitor(
     };
     let mut out = Vec::with_capacity(rounds);
     for round in 0..rounds {
+        if round > 0 && stop.load(Ordering::Relaxed) {
+            tracing::info!("interrupted: {round} of {rounds} rounds done");
+            break;
+        }
+        tracing::debug!("monitor benchmark round {} of {rounds}", round + 1);
         let (echo, (monitor, handled)) = if round % 2 == 0 {
             (echo()?, serve(None)?)
         } else {
@@ -666,12 +678,13 @@ fn establish(socket: &UdpSocket, target: SocketAddr, sessions: u64) -> io::Resul
 /// Holds `sessions` sessions live in a monitor server (on CPU 0) and, from CPU 1, sends updates
 /// of them round-robin at `rate` per second (open loop) for `duration`, measuring the time from
 /// each send to its ACK. With `read_sessions_every`, another thread reads the per-session list
-/// that often, as `acp monitor`'s reports do.
+/// that often, as `acp monitor`'s reports do. Raising `stop` ends the measurement early.
 pub fn monitor_latency(
     sessions: u64,
     rate: f64,
     duration: Duration,
     read_sessions_every: Option<Duration>,
+    stop: &AtomicBool,
 ) -> io::Result<LatencyResult> {
     let any: SocketAddr = "127.0.0.1:0".parse().map_err(io::Error::other)?;
     let cfg = MonitorConfig {
@@ -685,7 +698,7 @@ pub fn monitor_latency(
     let server = MonitorServer::start(ServerConfig::new(any, cfg), None);
     pin_to_cpu(1);
     let result = server.and_then(|server| {
-        let r = measure_latency(&server, sessions, rate, duration, read_sessions_every);
+        let r = measure_latency(&server, sessions, rate, duration, read_sessions_every, stop);
         let held = server.stop()?.totals.sessions;
         Ok(LatencyResult {
             sessions: held as u64,
@@ -702,6 +715,7 @@ fn measure_latency(
     rate: f64,
     duration: Duration,
     read_sessions_every: Option<Duration>,
+    stop: &AtomicBool,
 ) -> io::Result<LatencyResult> {
     let target = server.local_addr();
     let socket = UdpSocket::bind("127.0.0.1:0")?;
@@ -737,7 +751,7 @@ fn measure_latency(
     let (mut sent, mut next_session) = (0u64, 0usize);
     let mut drive = || -> io::Result<()> {
         let start = Instant::now();
-        while start.elapsed() < duration {
+        while start.elapsed() < duration && !stop.load(Ordering::Relaxed) {
             let due = (start.elapsed().as_secs_f64() * rate) as u64;
             while sent < due {
                 let s = next_session;

@@ -273,6 +273,7 @@ impl MonitorServer {
         let socket = crate::net::bind_udp(cfg.listen, cfg.reuse_port)?;
         socket.set_read_timeout(Some(Duration::from_millis(20)))?;
         let local = socket.local_addr()?;
+        tracing::debug!(listen = %local, "monitor server started");
         let stop = Arc::new(AtomicBool::new(false));
         let channel = Arc::new(Channel {
             shared: Mutex::new(Shared::default()),
@@ -402,7 +403,14 @@ impl MonitorServer {
     /// Stops the server and returns its final snapshot.
     pub fn stop(mut self) -> io::Result<Snapshot> {
         self.shutdown()?;
-        Ok(self.snapshot())
+        let snapshot = self.snapshot();
+        tracing::debug!(
+            listen = %self.local,
+            sessions = snapshot.totals.sessions,
+            datagrams = snapshot.totals.stats.datagrams,
+            "monitor server stopped"
+        );
+        Ok(snapshot)
     }
 
     fn shutdown(&mut self) -> io::Result<()> {

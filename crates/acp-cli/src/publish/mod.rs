@@ -64,6 +64,7 @@ pub fn update_json(u: &OwnedUpdate, synced: bool) -> Value {
     let mut line = json!({
         "peer": u.key.peer.to_string(),
         "session": format!("{:016x}", u.key.session),
+        "time": crate::timestamp::rfc3339(u.received),
         "seq": u.seq,
         "gen_ts_ns": u.gen_ts,
         "probe": u.probe,
