@@ -170,7 +170,7 @@ pub fn fig15(
     let (paper_acp, paper_best) = paper::FIG15_ONE_SOURCE_AGE_MS;
     if tally.interrupted() && oracle.is_none() {
         outln!(
-            "\none source: ACP+ {:.2} ms; best fixed rate not found (its runs were skipped)",
+            "\none source: ACP+ {:.2} ms; best fixed rate not found (interrupted before its sweep was done)",
             acp_one * 1e3
         )?;
     } else {
