@@ -7,7 +7,10 @@ use std::time::{Duration, Instant};
 
 mod common;
 
-use common::{acp, keygen, refused, update_datagram, wait_within};
+use common::{
+    acp, hear_from_sessions_1_to_5_then_1_and_2, json_output, keygen, refused, update_datagram,
+    wait_within,
+};
 
 #[test]
 fn every_subcommand_has_help() {
@@ -566,6 +569,16 @@ fn interrupt(child: &Child) {
     }
 }
 
+/// Reads lines of `from` until what was read contains `needle`, and returns what was read; fails
+/// at the end of `from` first.
+fn read_until(from: &mut impl BufRead, needle: &str) -> String {
+    let mut text = String::new();
+    while !text.contains(needle) {
+        assert!(from.read_line(&mut text).unwrap() > 0, "{text}");
+    }
+    text
+}
+
 /// Ctrl-C ends the demo early with its final table, over the time run.
 #[test]
 fn demo_prints_its_final_results_on_sigint() {
@@ -577,10 +590,7 @@ fn demo_prints_its_final_results_on_sigint() {
         .unwrap();
     let mut out = BufReader::new(demo.stdout.take().unwrap());
     // The first live table: the sources are running.
-    let mut text = String::new();
-    while !text.contains("t = ") {
-        assert!(out.read_line(&mut text).unwrap() > 0, "{text}");
-    }
+    let mut text = read_until(&mut out, "t = ");
     std::thread::sleep(Duration::from_secs(2));
     interrupt(&demo);
     let status = wait_within(&mut demo, Duration::from_secs(20));
@@ -637,13 +647,11 @@ fn bench_pacing_prints_what_it_measured_on_sigint() {
 
 #[test]
 fn bench_monitor_reports_every_round_and_their_median() {
-    let out = acp()
-        .args(["bench", "monitor", "--rounds", "3", "--duration", "200ms"])
-        .args(["--sessions", "50", "--json"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_output(
+        acp()
+            .args(["bench", "monitor", "--rounds", "3", "--duration", "200ms"])
+            .args(["--sessions", "50", "--json"]),
+    );
     let rounds = v["rounds"].as_array().unwrap();
     assert_eq!(rounds.len(), 3);
     let mut ratios: Vec<f64> = Vec::new();
@@ -664,13 +672,7 @@ fn bench_monitor_reports_every_round_and_their_median() {
 
 /// Starts `acp monitor --listen 127.0.0.1:0 ARGS` with piped stdout and stderr; returns it, its
 /// stderr after the listening line, and the address that line names.
-fn spawn_monitor(
-    args: &[&str],
-) -> (
-    std::process::Child,
-    BufReader<std::process::ChildStderr>,
-    String,
-) {
+fn spawn_monitor(args: &[&str]) -> (Child, BufReader<std::process::ChildStderr>, String) {
     spawn_monitor_on("127.0.0.1:0", args)
 }
 
@@ -678,28 +680,8 @@ fn spawn_monitor(
 fn spawn_monitor_on(
     listen: &str,
     args: &[&str],
-) -> (
-    std::process::Child,
-    BufReader<std::process::ChildStderr>,
-    String,
-) {
-    let mut monitor = acp()
-        .args(["monitor", "--listen", listen])
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(monitor.stderr.take().unwrap());
-    let mut first = String::new();
-    err.read_line(&mut first).unwrap();
-    let addr = first
-        .trim()
-        .rsplit(' ')
-        .next()
-        .expect("listening line names the address")
-        .to_string();
-    (monitor, err, addr)
+) -> (Child, BufReader<std::process::ChildStderr>, String) {
+    common::spawn_monitor(&[&["--listen", listen][..], args].concat())
 }
 
 #[test]
@@ -922,18 +904,11 @@ fn sweep_finds_the_bowl_bottom() {
         .unwrap()
         .replace("400000s", "100000s");
     std::fs::write(&file, text).unwrap();
-    let out = acp()
-        .arg("sweep")
-        .arg(&file)
-        .args(["--rates", "0.1,0.3,0.53,0.75,0.9", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_output(acp().arg("sweep").arg(&file).args([
+        "--rates",
+        "0.1,0.3,0.53,0.75,0.9",
+        "--json",
+    ]));
     // The M/M/1 optimum is at ρ* = 0.531; its neighbours on this grid are clearly worse.
     assert_eq!(v["best"]["rate_hz"], 0.53);
     assert_eq!(v["points"].as_array().unwrap().len(), 5);
@@ -997,24 +972,15 @@ fn simulator_commands_report_bad_input_in_one_line() {
 
 #[test]
 fn sweep_over_seeds_reports_confidence_intervals() {
-    let out = acp()
-        .args([
-            "sweep",
-            &scenario_path("bottleneck.toml"),
-            "--rates",
-            "50,200",
-            "--seeds",
-            "3",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_output(acp().args([
+        "sweep",
+        &scenario_path("bottleneck.toml"),
+        "--rates",
+        "50,200",
+        "--seeds",
+        "3",
+        "--json",
+    ]));
     assert_eq!(v["seeds"], serde_json::json!([1, 2, 3]));
     for p in v["points"].as_array().unwrap() {
         let ages: Vec<f64> = p["ages_ms"]
@@ -1057,26 +1023,20 @@ fn reproduce_fig7_prints_a_table_and_writes_a_plot() {
 #[test]
 fn reproduce_fig15_prints_json_rows_and_writes_a_chart_per_metric() {
     let dir = std::env::temp_dir().join(format!("acp-cli-fig15-{}", std::process::id()));
-    let out = acp()
-        .args([
-            "reproduce",
-            "fig15",
-            "--secs",
-            "20",
-            "--seeds",
-            "2",
-            "--json",
-            "--out",
-        ])
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = json_output(
+        acp()
+            .args([
+                "reproduce",
+                "fig15",
+                "--secs",
+                "20",
+                "--seeds",
+                "2",
+                "--json",
+                "--out",
+            ])
+            .arg(&dir),
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let rows = v["fig15"]["rows"].as_array().unwrap();
     // Two controllers × 1, 6, 12, 24, 48 sources, each over both seeds.
     assert_eq!(rows.len(), 10);
@@ -1160,10 +1120,7 @@ fn reproduce_prints_its_partial_results_on_sigint() {
         .unwrap();
     // The first network is done (40 of the 200 runs): interrupt during the second.
     let mut err = BufReader::new(run.stderr.take().unwrap());
-    let mut log = String::new();
-    while !log.contains("table1: 1/5 networks done") {
-        assert!(err.read_line(&mut log).unwrap() > 0, "{log}");
-    }
+    read_until(&mut err, "table1: 1/5 networks done");
     interrupt(&run);
     let started = Instant::now();
     let status = wait_within(&mut run, Duration::from_secs(30));
@@ -1449,20 +1406,8 @@ fn periodic_reports_list_the_sessions_silent_the_longest() {
     let (mut monitor, _err, addr) =
         spawn_monitor(&["--json", "--report-every", "50ms", "--report-sessions", "2"]);
     let mut reports = BufReader::new(monitor.stdout.take().unwrap()).lines();
-    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    socket.connect(&addr).unwrap();
-    let mut buf = [0u8; 256];
-    let mut send = |session: u64, seq: u64| {
-        socket.send(&update_datagram(session, seq, b"x")).unwrap();
-        // Answered before the next one is sent: the sessions are seen in this order.
-        socket.recv(&mut buf).unwrap();
-    };
-    for session in 1..=5 {
-        send(session, 1);
-    }
-    // Sessions 1 and 2 are heard from again: 3 and 4 are now silent the longest.
-    send(1, 2);
-    send(2, 2);
+    // Sessions 1 to 5, then 1 and 2 again: 3 and 4 are now silent the longest.
+    hear_from_sessions_1_to_5_then_1_and_2(&addr);
     let listed = |r: &serde_json::Value| -> Vec<u64> {
         r["sessions"]
             .as_array()
@@ -1495,18 +1440,12 @@ fn periodic_reports_list_the_sessions_silent_the_longest() {
 
 #[test]
 fn bench_monitor_latency_reports_percentiles() {
-    let out = acp()
-        .args(["bench", "monitor", "--latency", "--duration", "200ms"])
-        .args(["--sessions", "50", "--rate", "2000", "--json"])
-        .args(["--read-sessions-every", "50ms"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let v = json_output(
+        acp()
+            .args(["bench", "monitor", "--latency", "--duration", "200ms"])
+            .args(["--sessions", "50", "--rate", "2000", "--json"])
+            .args(["--read-sessions-every", "50ms"]),
     );
-    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["sessions"], 50, "{v}");
     assert!(v["replies"].as_u64().unwrap() > 0, "{v}");
     assert!(v["session_reads"].as_u64().unwrap() > 0, "{v}");
@@ -1527,23 +1466,6 @@ fn scratch(name: &str) -> std::path::PathBuf {
 fn free_udp_addr() -> String {
     let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
     socket.local_addr().unwrap().to_string()
-}
-
-/// Starts `acp ARGS` (a monitor) and returns it with its stderr after the listening line, and the
-/// address that line names.
-fn spawn_listening(args: &[&str]) -> (Child, BufReader<std::process::ChildStderr>, String) {
-    let mut child = acp()
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut first = String::new();
-    err.read_line(&mut first).unwrap();
-    assert!(first.starts_with("acp monitor listening on "), "{first}");
-    let addr = first.trim().rsplit(' ').next().unwrap().to_string();
-    (child, err, addr)
 }
 
 /// SIGTERMs a monitor and returns its stdout (reports and summary) and the rest of its stderr.
@@ -1575,8 +1497,7 @@ fn monitor_and_source_configured_by_files_behave_as_with_flags() {
         format!("to = \"{listen}\"\ncontroller = \"fixed:200\"\ncount = 30\njson = true\n"),
     )
     .unwrap();
-    let (monitor, err, addr) =
-        spawn_listening(&["monitor", "--config", monitor_toml.to_str().unwrap()]);
+    let (monitor, err, addr) = common::spawn_monitor(&["--config", monitor_toml.to_str().unwrap()]);
     // It listens where the file says.
     assert_eq!(addr, listen);
     let source = acp()
@@ -1617,7 +1538,7 @@ fn a_flag_on_the_command_line_overrides_the_file() {
     assert!(err.contains("Address already in use"), "{err}");
     // … and --listen replaces it.
     let (monitor, err, addr) =
-        spawn_listening(&["monitor", "--config", file, "--listen", "127.0.0.1:0"]);
+        common::spawn_monitor(&["--config", file, "--listen", "127.0.0.1:0"]);
     assert_ne!(addr, taken);
     stop_monitor(monitor, err);
     // --check-config shows where each setting came from.
@@ -1809,7 +1730,7 @@ fn the_unit_and_the_container_run_a_command_acp_accepts() {
         other => panic!("acp monitor does not handle {other}"),
     };
     let (mut monitor, mut err, _) =
-        spawn_listening(&["monitor", "--config", &example, "--listen", "127.0.0.1:0"]);
+        common::spawn_monitor(&["--config", &example, "--listen", "127.0.0.1:0"]);
     // SAFETY: sending a signal to our own child process.
     unsafe {
         libc::kill(monitor.id() as i32, number);

@@ -9,7 +9,10 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 mod common;
 
-use common::{acp, keygen, refused, update_datagram, wait_within};
+use common::{
+    acp, hear_from_sessions_1_to_5_then_1_and_2, keygen, refused, spawn_listening, update_datagram,
+    wait_within,
+};
 
 /// One sample of a scrape: its labels and value.
 #[derive(Debug, Clone)]
@@ -174,22 +177,14 @@ fn host_port(url: &str) -> String {
 /// Starts `acp monitor --listen 127.0.0.1:0 --metrics 127.0.0.1:0 ARGS`; returns it, its UDP
 /// address and its metrics address, as its first two lines on stderr name them.
 fn spawn_monitor(args: &[&str]) -> (Child, String, String) {
-    let mut monitor = acp()
-        .args([
-            "monitor",
-            "--listen",
-            "127.0.0.1:0",
-            "--metrics",
-            "127.0.0.1:0",
-        ])
+    let mut command = acp();
+    command
+        .args(["monitor", "--listen", "127.0.0.1:0"])
+        .args(["--metrics", "127.0.0.1:0"])
         .args(["--report-every", "1h"])
         .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(monitor.stderr.take().unwrap());
-    let addr = last_word(&mut err);
+        .stdout(Stdio::null());
+    let (monitor, mut err, addr) = spawn_listening(command);
     let metrics = host_port(&last_word(&mut err));
     (monitor, addr, metrics)
 }
@@ -293,23 +288,8 @@ fn monitor_metrics_list_at_most_n_sessions_those_silent_the_longest() {
         ("0", vec![]),
     ] {
         let (monitor, addr, metrics) = spawn_monitor(&["--metrics-sessions", n]);
-        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-        socket.connect(&addr).unwrap();
-        socket
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
-        let mut buf = [0u8; 256];
-        let mut send = |session: u64, seq: u64| {
-            socket.send(&update_datagram(session, seq, b"x")).unwrap();
-            // Answered before the next one is sent: the sessions are seen in this order.
-            socket.recv(&mut buf).unwrap();
-        };
-        for session in 1..=5 {
-            send(session, 1);
-        }
-        // Sessions 1 and 2 are heard from again: 3, 4 and 5 are silent the longest.
-        send(1, 2);
-        send(2, 2);
+        // Sessions 1 to 5, then 1 and 2 again: 3, 4 and 5 are silent the longest.
+        hear_from_sessions_1_to_5_then_1_and_2(&addr);
         let s = scrape_until(&metrics, |s| {
             s.value("acp_monitor_updates_delivered_total") == 7.0
         });

@@ -17,9 +17,9 @@ use std::time::{Duration, Instant};
 use rumqttc::{Client, Event, MqttOptions, Packet, QoS};
 use serde_json::Value;
 
-fn acp() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_acp"))
-}
+mod common;
+
+use common::{acp, json_output, spawn_listening, wait_within};
 
 /// A scratch directory for this test.
 fn scratch(name: &str) -> PathBuf {
@@ -55,19 +55,8 @@ impl Monitor {
         if !args.contains(&"--report-every") {
             command.args(["--report-every", "1h"]);
         }
-        let mut child = command
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut stderr = BufReader::new(child.stderr.take().unwrap());
-        let mut first = String::new();
-        stderr.read_line(&mut first).unwrap();
-        let addr = first
-            .trim()
-            .strip_prefix("acp monitor listening on ")
-            .unwrap_or_else(|| panic!("{first}"))
-            .to_string();
+        command.stdout(Stdio::piped());
+        let (child, stderr, addr) = spawn_listening(command);
         Monitor {
             child,
             stderr,
@@ -82,17 +71,7 @@ impl Monitor {
         unsafe {
             libc::kill(self.child.id() as i32, libc::SIGTERM);
         }
-        let until = Instant::now() + Duration::from_secs(10);
-        let status = loop {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                break status;
-            }
-            if Instant::now() > until {
-                let _ = self.child.kill();
-                panic!("the monitor did not stop within 10 s of SIGTERM");
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
+        let status = wait_within(&mut self.child, Duration::from_secs(10));
         let (mut out, mut rest) = (String::new(), String::new());
         self.stderr.read_to_string(&mut rest).unwrap();
         let mut stdout = self.child.stdout.take().unwrap();
@@ -615,28 +594,19 @@ fn two_monitors_share_a_port_each_source_served_by_exactly_one_and_all_reach_the
 
 #[test]
 fn bench_monitor_workers_compares_servers_sharing_a_port_with_one() {
-    let out = acp()
-        .args([
-            "bench",
-            "monitor",
-            "--workers",
-            "2",
-            "--duration",
-            "300ms",
-            "--rounds",
-            "1",
-            "--sessions",
-            "64",
-            "--json",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let v = json_output(acp().args([
+        "bench",
+        "monitor",
+        "--workers",
+        "2",
+        "--duration",
+        "300ms",
+        "--rounds",
+        "1",
+        "--sessions",
+        "64",
+        "--json",
+    ]));
     assert_eq!(v["workers"], 2);
     let round = &v["rounds"][0];
     let acks: Vec<u64> = round["acks_by_worker"]

@@ -1,7 +1,9 @@
 //! What the tests of the `acp` binary share: running it, and the datagrams they send it.
 #![allow(dead_code)] // Each test file uses some of these.
 
-use std::process::{Child, Command, ExitStatus};
+use std::io::{BufRead, BufReader};
+use std::net::UdpSocket;
+use std::process::{Child, ChildStderr, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// The `acp` binary under test.
@@ -69,4 +71,60 @@ pub fn keygen(dir: &std::path::Path, name: &str) -> String {
     std::fs::write(&path, line).unwrap();
     std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
     path.to_str().unwrap().to_string()
+}
+
+/// Spawns `command` (an `acp monitor`) with stderr piped and waits for its first stderr line,
+/// "acp monitor listening on ADDR". Returns the child, its stderr after that line, and ADDR.
+pub fn spawn_listening(mut command: Command) -> (Child, BufReader<ChildStderr>, String) {
+    let mut child = command.stderr(Stdio::piped()).spawn().unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    let addr = first
+        .trim()
+        .strip_prefix("acp monitor listening on ")
+        .unwrap_or_else(|| panic!("not the listening line: {first}"))
+        .to_string();
+    (child, err, addr)
+}
+
+/// Starts `acp monitor ARGS` with stdout and stderr piped: [`spawn_listening`].
+pub fn spawn_monitor(args: &[&str]) -> (Child, BufReader<ChildStderr>, String) {
+    let mut command = acp();
+    command.arg("monitor").args(args).stdout(Stdio::piped());
+    spawn_listening(command)
+}
+
+/// Sends the monitor at `addr` UPDATEs of sessions 1 to 5, then of sessions 1 and 2 again, each
+/// answered (within 10 s) before the next is sent, so that the monitor sees them in this order:
+/// afterwards 3, 4 and 5 are the sessions silent the longest, and 7 updates were delivered.
+pub fn hear_from_sessions_1_to_5_then_1_and_2(addr: &str) {
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.connect(addr).unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let mut buf = [0u8; 256];
+    let mut send = |session: u64, seq: u64| {
+        socket.send(&update_datagram(session, seq, b"x")).unwrap();
+        // Answered before the next one is sent: the sessions are seen in this order.
+        socket.recv(&mut buf).unwrap();
+    };
+    for session in 1..=5 {
+        send(session, 1);
+    }
+    send(1, 2);
+    send(2, 2);
+}
+
+/// Runs `command` to its end, checks it succeeded (failing with its stderr if not), and returns
+/// its stdout parsed as one JSON value.
+pub fn json_output(command: &mut Command) -> serde_json::Value {
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
 }
