@@ -7,6 +7,7 @@
 set -euo pipefail
 
 needs=(
+  "cc gcc"
 )
 
 missing=()
