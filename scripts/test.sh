@@ -8,6 +8,8 @@ cd "$(dirname "$0")/.."
 
 bash scripts/test-deps.sh
 cargo test --workspace
+# The API documentation builds without a warning (broken intra-doc links included).
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 
 # The Python package (crates/acp-py, outside the Cargo workspace): maturin builds it into a venv
 # under target/, then its pytest suite runs (examples/python/ included). pandas is installed so
