@@ -5,7 +5,7 @@
  * waits on the source's socket and on the earlier of the source's timeout and the next reading.
  *
  * Build (from the repository root, after `cargo build -p acp-ffi`):
- *   cc -Icrates/acp-ffi/include examples/c/push_source.c target/debug/deps/libacp_ffi.a \
+ *   cc -Icrates/acp-ffi/include examples/c/push_source.c target/debug/libacp_ffi.a \
  *      -lpthread -ldl -lm -o push_source
  * Run against `acp monitor --listen 127.0.0.1:7200 --print-updates`:
  *   ./push_source 127.0.0.1:7200 5
