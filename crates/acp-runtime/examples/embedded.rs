@@ -28,6 +28,8 @@ pub struct Summary {
     pub readings: u64,
     /// Fresh updates the application took from the mailbox, in order.
     pub received: Vec<OwnedUpdate>,
+    /// Updates the mailbox replaced by a fresher one before the application took them.
+    pub superseded: u64,
     /// The source's final statistics.
     pub source: SourceStats,
     /// The monitor's view of the source's session.
@@ -97,6 +99,7 @@ pub fn run(duration: Duration) -> io::Result<Summary> {
     Ok(Summary {
         readings,
         received,
+        superseded: mailbox.stats().superseded,
         source: reports[0].stats.clone(),
         session: snapshot
             .sessions

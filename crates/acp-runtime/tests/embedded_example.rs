@@ -34,9 +34,11 @@ fn the_embedded_example_delivers_fresh_readings_in_order() {
         "the latest readings arrive"
     );
     let session = summary.session.expect("the monitor saw the session");
-    // Every delivered update reached the application (the mailbox was drained faster than
-    // updates came), and the source heard back about nearly all of them.
-    assert_eq!(session.stats.delivered, summary.received.len() as u64);
+    // Every delivered update reached the application, unless a fresher one of the session
+    // replaced it in the mailbox first (the application was slow for a moment); the source heard
+    // back about nearly all of them.
+    let taken = summary.received.len() as u64;
+    assert_eq!(session.stats.delivered, taken + summary.superseded);
     assert!(summary.source.acks_in_sequence + 5 >= session.stats.delivered);
     let age = session.avg_age.unwrap();
     assert!(age < 0.05, "average age {age} s on loopback");
