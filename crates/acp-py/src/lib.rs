@@ -131,7 +131,24 @@ fn run_reproduction(
     points: usize,
     payload: u32,
 ) -> PyResult<String> {
-    let seed_list: Vec<u64> = (0..seeds.max(1)).map(|k| seed.saturating_add(k)).collect();
+    // The ranges `acp reproduce` accepts.
+    let checks = [
+        (secs.is_some_and(|s| s < 10), "secs must be at least 10"),
+        (
+            updates.is_some_and(|u| u < 1000),
+            "updates must be at least 1000",
+        ),
+        (!(1..=1000).contains(&seeds), "seeds must be within 1-1000"),
+        (
+            !(1..=9000).contains(&payload),
+            "payload must be within 1-9000 bytes",
+        ),
+        (points < 2, "points must be at least 2"),
+    ];
+    if let Some((_, why)) = checks.iter().find(|(bad, _)| *bad) {
+        return Err(value_error(why));
+    }
+    let seed_list: Vec<u64> = (0..seeds).map(|k| seed.saturating_add(k)).collect();
     let run = || -> Result<Vec<Value>, String> {
         Ok(match name {
             "fig7" => reproduce::fig7(points, updates.unwrap_or(1_000_000), seed, threads())

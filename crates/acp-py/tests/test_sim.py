@@ -74,6 +74,31 @@ def test_fig7_is_reproduced_against_the_analytic_curves():
         assert row["simulated"] == pytest.approx(row["analytic"], rel=0.1), row
 
 
+def test_the_dd1_table_compares_controllers_with_the_exact_optimum():
+    table = acp.reproduce("dd1", secs=10)
+    # Long form: one row per path and controller.
+    assert len(table) == 10 * 3
+    assert list(table.columns()) == [
+        "service_ms", "delay_ms", "optimal_age", "controller", "age_ratio", "server_backlog",
+    ]
+    for row in table:
+        assert row["optimal_age"] == pytest.approx((1.5 * row["service_ms"] + row["delay_ms"]) / 1e3)
+        # Nothing beats the optimum S + P + S/2 (0.5 % of slack for the finite window).
+        assert row["age_ratio"] > 0.995, row
+
+
+def test_the_wifi_figure_flattens_its_statistics_into_columns():
+    table = acp.reproduce("fig15", secs=10)
+    columns = table.columns()
+    assert columns["sources"] == [1, 6, 12, 24, 48] * 2
+    assert columns["controller"] == ["acp+"] * 5 + ["lazy"] * 5
+    assert "age_mean" in columns and "age_ci95" in columns
+    assert all(0 < j <= 1 + 1e-9 for j in columns["jain_mean"])  # Jain's index
+    # Lazy keeps one update in flight per source.
+    lazy = [r for r in table if r["controller"] == "lazy"]
+    assert all(r["backlog_mean"] == pytest.approx(1, abs=0.05) for r in lazy)
+
+
 def test_tables_convert_to_pandas():
     import pandas  # scripts/test.sh installs it: the conversion is tested, never skipped
 
@@ -102,3 +127,5 @@ def test_bad_input_raises_value_error():
         acp.sweep(text=MM1, rates=[0.5, -1])
     with pytest.raises(ValueError, match="unknown reproduction"):
         acp.reproduce("fig99")
+    with pytest.raises(ValueError, match="secs must be at least 10"):
+        acp.reproduce("dd1", secs=1)
