@@ -536,6 +536,78 @@ mod tests {
         }
     }
 
+    /// A monitor on loopback that accepts only updates sealed with `key` (id 3), if given.
+    fn monitor(key: Option<[u8; ACP_PSK_LEN]>) -> acp_runtime::server::MonitorServer {
+        use acp_core::seal::Keyring;
+        let keys = key.map(|k| {
+            Keyring::new(vec![Psk {
+                id: 3,
+                key: Secret(k),
+            }])
+            .unwrap()
+        });
+        let config = acp_core::MonitorConfig {
+            keys,
+            ..acp_core::MonitorConfig::default()
+        };
+        let listen = "127.0.0.1:0".parse().unwrap();
+        acp_runtime::server::MonitorServer::start(
+            acp_runtime::server::ServerConfig::new(listen, config),
+            None,
+        )
+        .unwrap()
+    }
+
+    /// Pushes an update and runs the source for 150 ms, twice; returns its statistics and the
+    /// monitor's count of delivered updates.
+    fn push_and_run(
+        server: &acp_runtime::server::MonitorServer,
+        options: &AcpOptions,
+    ) -> (AcpStats, u64) {
+        let (code, out) = new(&server.local_addr().to_string(), "acp+", Some(options));
+        assert_eq!(code, ACP_OK, "{}", last_error());
+        let mut stats = AcpStats::default();
+        // SAFETY: a live handle and writable outputs.
+        unsafe {
+            for _ in 0..2 {
+                assert_eq!(acp_source_push(out, b"sealed?".as_ptr(), 7), ACP_OK);
+                assert_eq!(acp_source_run_for(out, 150), ACP_OK);
+            }
+            assert_eq!(acp_source_stats(out, &mut stats), ACP_OK);
+            acp_source_free(out);
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        (stats, server.snapshot().totals.stats.delivered)
+    }
+
+    #[test]
+    fn run_for_sends_what_was_pushed_sealed_with_the_key_given() {
+        let key = [9u8; ACP_PSK_LEN];
+        let keyed = AcpOptions {
+            psk: key.as_ptr(),
+            psk_id: 3,
+            ..acp_options_default()
+        };
+        // A keyed monitor answers a new session's first update with a cookie, and delivers and
+        // acknowledges the next one, which echoes it.
+        let server = monitor(Some(key));
+        let (stats, delivered) = push_and_run(&server, &keyed);
+        assert_eq!((stats.sent, stats.acks, delivered), (2, 1, 1), "{stats:?}");
+        // Unsealed, or sealed with another key: the keyed monitor delivers nothing.
+        let other = [8u8; ACP_PSK_LEN];
+        for options in [
+            acp_options_default(),
+            AcpOptions {
+                psk: other.as_ptr(),
+                ..keyed
+            },
+        ] {
+            let server = monitor(Some(key));
+            let (stats, delivered) = push_and_run(&server, &options);
+            assert_eq!((stats.acks, delivered), (0, 0), "{stats:?}");
+        }
+    }
+
     #[test]
     fn a_new_source_waits_for_its_first_push_and_reports_its_options() {
         let key = [7u8; ACP_PSK_LEN];
