@@ -25,6 +25,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use acp_core::controller::ControllerKind;
+use acp_core::seal::Keyring;
 use acp_core::wire::MAX_IPV4_PAYLOAD;
 use acp_core::{MonitorConfig, SourceConfig};
 use acp_runtime::clock;
@@ -223,6 +224,12 @@ fn resolve(address: &str) -> PyResult<SocketAddr> {
         .ok_or_else(|| value_error(format!("address {address:?} resolves to nothing")))
 }
 
+/// The keys of a key file's text (`ID HEX` per line), if given.
+fn keyring(text: Option<&str>) -> PyResult<Option<Keyring>> {
+    text.map(|t| Keyring::parse(t).map_err(|e| value_error(format!("keys: {e}"))))
+        .transpose()
+}
+
 /// A source's statistics as a dict.
 fn stats_dict<'py>(py: Python<'py>, r: &SourceReport) -> PyResult<Bound<'py, PyDict>> {
     let s = &r.stats;
@@ -263,8 +270,9 @@ struct SourceShared {
 
 /// A push-mode ACP source running on a thread of its own.
 ///
-/// `Source(monitor, controller="acp+", *, min_rate=None, max_rate=None, dscp=None)` starts at
-/// once; `push()` offers the freshest reading (only the latest unsent one is ever sent);
+/// `Source(monitor, controller="acp+", *, min_rate=None, max_rate=None, dscp=None, keys=None)`
+/// starts at once (`keys`: the text of a key file, `ID HEX` per line, as `acp` reads them: the
+/// source seals every update with the first key); `push()` offers the freshest reading (only the latest unsent one is ever sent);
 /// `stats()` reads its statistics; `close()` (or leaving a `with` block) stops it.
 #[pyclass(module = "acp._native")]
 struct Source {
@@ -304,13 +312,14 @@ impl Source {
 #[pymethods]
 impl Source {
     #[new]
-    #[pyo3(signature = (monitor, controller="acp+", *, min_rate=None, max_rate=None, dscp=None))]
+    #[pyo3(signature = (monitor, controller="acp+", *, min_rate=None, max_rate=None, dscp=None, keys=None))]
     fn new(
         monitor: &str,
         controller: &str,
         min_rate: Option<f64>,
         max_rate: Option<f64>,
         dscp: Option<u8>,
+        keys: Option<&str>,
     ) -> PyResult<Self> {
         let target = resolve(monitor)?;
         let kind: ControllerKind = controller.parse().map_err(value_error)?;
@@ -318,6 +327,7 @@ impl Source {
         let config = SourceConfig {
             min_rate: min_rate.unwrap_or(defaults.min_rate),
             max_rate: max_rate.unwrap_or(defaults.max_rate),
+            psk: keyring(keys)?.map(|k| k.first().clone()),
             ..defaults
         };
         let rates_ok = config.min_rate.is_finite()
@@ -550,7 +560,8 @@ fn session_dict<'py>(py: Python<'py>, s: &SessionReport) -> PyResult<Bound<'py, 
 /// An ACP monitor serving on a UDP socket (on a thread of its own), whose fresh updates Python
 /// takes at its own pace.
 ///
-/// `Monitor(listen="0.0.0.0:7200", *, clocks_synced=False, max_sessions=10000)`. Iterating it
+/// `Monitor(listen="0.0.0.0:7200", *, clocks_synced=False, max_sessions=10000, keys=None)`
+/// (`keys`: a key file's text; then only sealed updates are believed). Iterating it
 /// yields fresh updates as they come (blocking, Ctrl-C works); `poll(timeout)` returns those
 /// pending. A consumer slower than the sources gets, per source, the latest update it has not
 /// taken yet: the monitor never waits for Python.
@@ -593,8 +604,13 @@ impl Monitor {
 #[pymethods]
 impl Monitor {
     #[new]
-    #[pyo3(signature = (listen="0.0.0.0:7200", *, clocks_synced=false, max_sessions=10_000))]
-    fn new(listen: &str, clocks_synced: bool, max_sessions: usize) -> PyResult<Self> {
+    #[pyo3(signature = (listen="0.0.0.0:7200", *, clocks_synced=false, max_sessions=10_000, keys=None))]
+    fn new(
+        listen: &str,
+        clocks_synced: bool,
+        max_sessions: usize,
+        keys: Option<&str>,
+    ) -> PyResult<Self> {
         if max_sessions == 0 {
             return Err(value_error("max_sessions must be at least 1"));
         }
@@ -602,6 +618,7 @@ impl Monitor {
         let config = MonitorConfig {
             clocks_synchronised: clocks_synced,
             max_sessions,
+            keys: keyring(keys)?,
             ..MonitorConfig::default()
         };
         let mailbox = Arc::new(Mailbox::new(MailboxConfig::new(max_sessions)));

@@ -71,6 +71,27 @@ def test_a_slow_consumer_gets_the_latest_update_of_each_source():
     assert list(monitor) == []  # closed and drained: iteration ends
 
 
+def test_sealed_sessions_need_the_monitors_key():
+    key = "3 " + "5a" * 32 + "\n"
+    other = "3 " + "a5" * 32 + "\n"
+    with acp.Monitor("127.0.0.1:0", keys=key) as monitor:
+        unsealed = acp.Source(monitor.address)
+        forged = acp.Source(monitor.address, keys=other)
+        sealed = acp.Source(monitor.address, keys=key)
+        for i in range(40):
+            for source in (unsealed, forged, sealed):
+                source.push(b"%d" % i)
+            time.sleep(0.005)
+        time.sleep(0.1)
+        sessions = {row["session"] for row in monitor.sessions()}
+        delivered = {u.session for u in monitor.poll(timeout=0.5)}
+        for source in (unsealed, forged, sealed):
+            source.close()
+    assert sessions == delivered == {sealed.session}
+    with pytest.raises(ValueError, match="keys"):
+        acp.Monitor("127.0.0.1:0", keys="3 not-hex")
+
+
 def test_bad_arguments_raise():
     with pytest.raises(ValueError, match="unknown controller"):
         acp.Source("127.0.0.1:7200", "tcp")
