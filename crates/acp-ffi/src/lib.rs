@@ -192,16 +192,6 @@ pub extern "C" fn acp_options_default() -> AcpOptions {
 }
 
 fn source_config(o: &AcpOptions) -> Result<SourceConfig, Failure> {
-    let rates_ok = o.min_rate.is_finite()
-        && o.max_rate.is_finite()
-        && o.min_rate > 0.0
-        && o.max_rate >= o.min_rate;
-    if !rates_ok {
-        return Err(invalid(format!(
-            "rates must satisfy 0 < min_rate <= max_rate, got {} and {}",
-            o.min_rate, o.max_rate
-        )));
-    }
     if !(-1..=63).contains(&o.dscp) {
         return Err(invalid(format!("dscp must be 0-63 or -1, got {}", o.dscp)));
     }
@@ -216,13 +206,14 @@ fn source_config(o: &AcpOptions) -> Result<SourceConfig, Failure> {
             key: Secret(key),
         })
     };
-    Ok(SourceConfig {
+    let config = SourceConfig {
         min_rate: o.min_rate,
         max_rate: o.max_rate,
-        floor_rate: SourceConfig::default().floor_rate.min(o.max_rate),
         psk,
         ..SourceConfig::default()
-    })
+    };
+    config.check_rates().map_err(invalid)?;
+    Ok(config)
 }
 
 fn resolve(monitor: &str) -> Result<SocketAddr, Failure> {

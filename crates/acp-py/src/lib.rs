@@ -330,13 +330,7 @@ impl Source {
             psk: keyring(keys)?.map(|k| k.first().clone()),
             ..defaults
         };
-        let rates_ok = config.min_rate.is_finite()
-            && config.max_rate.is_finite()
-            && config.min_rate > 0.0
-            && config.max_rate >= config.min_rate;
-        if !rates_ok {
-            return Err(value_error("rates must satisfy 0 < min_rate <= max_rate"));
-        }
+        config.check_rates().map_err(value_error)?;
         if dscp.is_some_and(|d| d > 63) {
             return Err(value_error("dscp must be within 0-63"));
         }
