@@ -10,6 +10,8 @@ needs=(
   "cc gcc"
   "python3-config python3-dev"
   "pip3 python3-pip"
+  "mosquitto mosquitto"
+  "mosquitto_sub mosquitto-clients"
 )
 
 missing=()

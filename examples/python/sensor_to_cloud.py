@@ -17,10 +17,10 @@ import acp
 ROOT = Path(__file__).resolve().parents[2]
 
 result = acp.simulate(ROOT / "scenarios" / "bottleneck.toml")
-print(f"simulated {result.duration:.0f} s, seed {result.seed}")
+print(f"simulated {result.duration_s:.0f} s, seed {result.seed}")
 for flow in result.flows:
-    age = "-" if flow["age"] is None else f"{flow['age'] * 1e3:.1f} ms"
-    print(f"  {flow['name']:<8} age {age:>9}  delivered {flow['rate']:.1f}/s")
+    age = "-" if flow["age_ms"] is None else f"{flow['age_ms']:.1f} ms"
+    print(f"  {flow['name']:<8} age {age:>9}  delivered {flow['rate_hz']:.1f}/s")
 
 with acp.Monitor("127.0.0.1:0", clocks_synced=True) as monitor:
     with acp.Source(monitor.address, "acp+", max_rate=200) as source:
@@ -41,11 +41,11 @@ with acp.Monitor("127.0.0.1:0", clocks_synced=True) as monitor:
             for update in monitor.poll(timeout=0.25):
                 received += 1
                 if received % 50 == 1:
-                    print(f"update {update.seq}: {update.payload.decode()} age {update.age * 1e3:.2f} ms")
+                    print(f"update {update.seq}: {update.payload.decode()} age {update.age_ms:.2f} ms")
         done.set()
         feeder.join()
     stats = source.close()
-    print(f"source: sent {stats['sent']}, acked {stats['acks']}, rtt {stats['rtt_s'] * 1e3:.2f} ms")
+    print(f"source: sent {stats['sent']}, acked {stats['acks']}, rtt {stats['rtt_ms']:.2f} ms")
     for row in monitor.sessions():
-        print(f"monitor: {row['delivered']} delivered, average age {row['avg_age_s'] * 1e3:.2f} ms")
+        print(f"monitor: {row['delivered']} delivered, average age {row['avg_age_ms']:.2f} ms")
 print(f"received {received} fresh readings")

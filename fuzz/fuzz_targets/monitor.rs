@@ -2,40 +2,68 @@
 //! operations.
 //!
 //! The input is read as a small configuration (1–64 sessions, probation and idle timeouts of a
-//! few milliseconds to a minute, clocks synchronised or not, optional receiver feedback; a fixed
-//! cookie secret so that runs replay; `..MonitorConfig::default()` for the rest, so the default
-//! prefix share and cookie threshold apply) followed by up to `MAX_OPS` operations: time steps
-//! (nanoseconds to decades), `handle_timeout` calls (at the current time or at `poll_timeout`'s
-//! deadline), event drains, and datagrams from twelve peers in eight network prefixes (IPv4, IPv6,
-//! an IPv4-mapped IPv6 address, a scoped link-local one). Most datagrams are *valid* UPDATEs
-//! encoded from fuzzed fields, with session ids from a small set (so sessions collide and the
-//! table fills), sequences next to the session's previous ones, around the `max_seq_jump` edge and
-//! near `u64::MAX`, probes included, echoing the cookie the monitor issued to that peer and
-//! session (or none, or a forged one); others are mutated copies of such UPDATEs (bit flips, byte
-//! writes, truncation, extension, a patched length field, a fake seal), replays of earlier
-//! datagrams from another peer, well-formed ACKs and COOKIEs, or raw bytes.
+//! few milliseconds to a minute, clocks synchronised or not, optional receiver feedback, pre-shared
+//! keys or not; a fixed cookie secret so that runs replay; `..MonitorConfig::default()` for the
+//! rest, so the default prefix share, cookie threshold and cookie epoch apply) followed by up to
+//! `MAX_OPS` operations: time steps (nanoseconds to decades, anywhere in the `u64` range),
+//! `handle_timeout` calls (at the current time or at `poll_timeout`'s deadline), event drains, and
+//! datagrams from twelve peers in eight network prefixes (IPv4, IPv6, an IPv4-mapped IPv6 address,
+//! a scoped link-local one). Most datagrams are *valid* UPDATEs encoded from fuzzed fields, with
+//! session ids from a small set (so sessions collide and the table fills), sequences next to the
+//! session's previous ones, around the `max_seq_jump` edge and near `u64::MAX`, probes included,
+//! echoing the cookie the monitor issued to that peer and session (or none, or a forged one);
+//! others are mutated copies of such UPDATEs (bit flips, byte writes, truncation, extension, a
+//! patched length field, a fake seal), replays of earlier datagrams from any peer, well-formed
+//! ACKs and COOKIEs, or raw bytes.
+//!
+//! *Sealed mode* (bit 7 of the first input byte): the monitor holds a keyring of two pre-shared
+//! keys (`MonitorConfig::keys`). Each UPDATE the harness builds is then sealed as the input says:
+//! correctly, with either key of the ring, or not at all, or with a key id the ring lacks, or with
+//! a ring id and the wrong secret, or with the right key derived for another session id; mutations
+//! then tamper with it, and replays resend it. The harness remembers every datagram it sealed
+//! correctly: only those exact bytes may pass authentication. Replays are refused within a
+//! session's life. Sealed sessions are not on probation, but an expired session's window is
+//! gone, so a replay of its cookie-bearing first update opens it again while that cookie is
+//! valid (the target's idle timeouts are often shorter than the default cookie epoch's two,
+//! which the defaults rule out): predicted, not flagged.
 //!
 //! Checked after every step, besides "never panics":
 //! - every datagram's outcome is the one the harness predicts: the exact `DecodeError`;
-//!   `NotAnUpdate` for an ACK or COOKIE; `Auth(Unexpected)` for a sealed UPDATE (no keys are
-//!   configured); for an unknown session `PrefixShare` exactly when its prefix holds its share,
-//!   else `TableFull` only with a full table, else a COOKIE exactly when the table is
+//!   `NotAnUpdate` for an ACK or COOKIE; without keys, `Auth(Unexpected)` for a sealed UPDATE;
+//!   with keys, `Auth(Unsealed)` for an unsealed one, `Auth(UnknownKey)` for a key id the ring
+//!   (or, for a known session, its key) lacks and `Auth(BadTag)` for any sealed datagram the
+//!   harness did not seal correctly — nothing tampered, forged or unsealed gets further — then
+//!   `Replayed` exactly when a known session has already recorded the sequence or it is too
+//!   old for the 64-sequence window (a replay is never ACKed nor delivered); every new session
+//!   must echo a cookie; for an unknown session `PrefixShare` exactly when its prefix holds its
+//!   share, else `TableFull` only with a full table, else a COOKIE exactly when the table is
 //!   `cookie_threshold` full and the update does not echo a cookie issued to that peer and session
 //!   in this cookie epoch or the previous one; `SeqJump` exactly beyond `max_seq_jump` plus the
 //!   silence allowance of a known session; an ACK otherwise;
 //! - an ACK or COOKIE is no longer than its datagram (no amplification) and decodes; an ACK echoes
-//!   the update's session, sequence, generation time and hold time, carries `rx_ts = now`, the
+//!   the update's session, sequence, generation time and hold time, carries `rx_ts = now` (with
+//!   keys: at least `now` and above every earlier sealed ACK's, so that nonces differ), the
 //!   configured feedback only when it fits, and is STALE exactly when the update is not
-//!   delivered; a COOKIE echoes session, sequence and generation time and creates no state;
+//!   delivered; a COOKIE echoes session, sequence and generation time and creates no state; with
+//!   keys every reply is sealed with the session's key;
 //! - an update is delivered exactly when its sequence exceeds its session's highest, and the
 //!   delivery and the session's statistics say so;
 //! - `sessions().count() <= max_sessions`, and equals `sessions_created − sessions_expired`;
 //! - the monitor's counters agree with the outcomes seen (`datagrams`, `malformed ==
 //!   Σ malformed_by`, `not_updates`, `acks`, `delivered`, `sessions_refused == Σ refused_by`,
-//!   `cookies_sent`, `cookies_rejected`, `auth_failed_by`, `seq_jumps`);
+//!   `cookies_sent`, `cookies_rejected`, `auth_failed_by` by reason, `replayed` included,
+//!   `seq_jumps`);
 //! - after `handle_timeout(now)` nothing expired is left and `poll_timeout` is in the future;
 //! - a drain yields at most `max_sessions` events, each for an established session;
-//! - with synchronised clocks, a session's age is `now − generation time` of its freshest update.
+//! - with synchronised clocks, a session's age is `now − generation time` of its freshest update,
+//!   or that saturated to the `i64` range (fuzz/regressions/monitor-age-wrap), and its
+//!   time-average age is the one the harness integrates from the deliveries it saw, unless the
+//!   area may have saturated (see `AgeTrack`; fuzz/regressions/monitor-age-area-overflow).
+//!
+//! Time is not limited. Inputs used to stay within 2⁶¹ ns of their start because the age area
+//! overflowed; now that the age and its area saturate, the age invariants above hold over the
+//! whole `u64` nanosecond range, and inputs that start near `u64::MAX` or step by centuries are
+//! the ones that check the saturation (and `Time::MAX` itself, where sealed rx times run out).
 #![no_main]
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -44,7 +72,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use acp_core::monitor::{Dropped, MonitorEvent, SessionStats};
-use acp_core::seal::{AuthError, Secret, KEY_LEN};
+use acp_core::seal::{AuthError, Keyring, Psk, Secret, SessionCipher, KEY_LEN};
 use acp_core::wire::{
     encode_feedback, Ack, Cookie, FeedbackItem, Packet, Update, COOKIE_LEN, FLAG_AUTH, FLAG_PROBE,
     HEADER_LEN, MAX_BODY, TAG_LEN,
@@ -53,12 +81,6 @@ use acp_core::{Monitor, MonitorConfig, SessionKey, Time};
 use arbitrary::{Arbitrary, Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 
-/// Whether to check the invariants that known, still open bugs break (`--features strict`, or
-/// one bug's feature); `fuzz/regressions/` holds an input for each. See README.md.
-///
-/// `strict-age`: ages beyond ±2⁶³ ns wrap around, and the age integral overflows over spans
-/// beyond 2⁶² ns; without it, inputs span at most `MAX_SPAN` and such ages are not checked.
-const STRICT_AGE: bool = cfg!(feature = "strict-age");
 /// Set `ACP_FUZZ_TRACE=1` to print each operation (when replaying an input).
 fn trace() -> bool {
     static TRACE: OnceLock<bool> = OnceLock::new();
@@ -67,8 +89,6 @@ fn trace() -> bool {
 
 /// Most operations (datagrams, time steps, timeouts, drains) one input may perform.
 const MAX_OPS: usize = 2_000;
-/// Longest time one input spans unless `STRICT_AGE` (2⁶¹ ns, 73 years).
-const MAX_SPAN: Duration = Duration::from_nanos(1 << 61);
 /// Datagrams remembered for replays.
 const HISTORY: usize = 32;
 /// Session ids most updates use, so that they collide across peers and inputs.
@@ -123,7 +143,8 @@ fn cookie_owner(peer: SocketAddr, session: u64) -> CookieOwner {
 
 #[derive(Arbitrary, Debug)]
 struct Setup {
-    /// `max_sessions = 1 + this % 64`.
+    /// `max_sessions = 1 + this % 64`; bit 7 set: sealed mode (the monitor holds `keyring()`).
+    /// The mode hides in a bit `% 64` ignores so that older inputs keep their meaning.
     max_sessions: u8,
     /// `probation = 1 + this % 2000` ms.
     probation_ms: u16,
@@ -284,14 +305,141 @@ enum Op {
     },
 }
 
+/// Sealed mode: how the harness seals an UPDATE it built (read after the operation).
+#[derive(Arbitrary, Debug, Clone, Copy)]
+enum SealSel {
+    /// Correctly, as a source holding the ring's first (`false`) or second key would.
+    Ring(bool),
+    /// Not at all.
+    None,
+    /// With a key id the ring lacks.
+    UnknownKey,
+    /// With a ring key id and the wrong secret.
+    WrongSecret,
+    /// With the ring's first key, derived for another session id.
+    OtherSession,
+}
+
+fn psk(id: u8, fill: u8) -> Psk {
+    Psk {
+        id,
+        key: Secret([fill; KEY_LEN]),
+    }
+}
+
+/// The pre-shared keys of a sealed monitor.
+fn keyring() -> Keyring {
+    Keyring::new(vec![psk(1, 0x11), psk(2, 0x22)]).expect("two keys, distinct ids")
+}
+
+/// Sealed mode: what one session's replay window must hold, from what the harness saw it record.
+struct Window {
+    /// The pre-shared key the session was opened with; its later updates must use it.
+    key_id: u8,
+    /// The sequence of the update that opened the session: it and all below count as seen (a
+    /// COOKIE may have answered them before). `None` when the session was opened by an update
+    /// refused as a replay (sequence 0, see `deliver`).
+    floor: Option<u64>,
+    /// Sequences recorded since.
+    received: HashSet<u64>,
+}
+
+impl Window {
+    /// Whether the monitor must refuse `seq` as a replay, the session's highest being `highest`:
+    /// already recorded, or too far behind for the 64-sequence window to tell.
+    fn seen(&self, highest: u64, seq: u64) -> bool {
+        seq <= highest
+            && (seq == highest
+                || highest - seq > 64
+                || self.floor.is_some_and(|f| seq <= f)
+                || self.received.contains(&seq))
+    }
+}
+
+/// What the harness knows of one session's age process (synchronised clocks), rebuilt from the
+/// deliveries it saw: the time-average age is twice the area under the age, `Σ (a1 − a0)(a1 +
+/// a0)` over the pieces between deliveries (ages `a0`, `a1` at a piece's ends), divided by twice
+/// the time the age was defined.
+///
+/// The harness sums the pieces in floating point, so its sum is off by about `n·ε·Σ|piece|` at
+/// most, which sets the tolerance. The monitor sums them exactly in an `i128` that saturates
+/// instead of overflowing (fuzz/regressions/monitor-age-area-overflow): no exact answer fits
+/// there, and a finite one is the contract. No partial sum can saturate while `Σ|piece|` stays
+/// within the `i128` range; beyond `SATURATION` (half of it, against rounding) the monitor's
+/// average need only be finite. It takes ages and spans of centuries to get there.
+#[derive(Debug, Clone, Default)]
+struct AgeTrack {
+    /// Deliveries accounted for.
+    delivered: u64,
+    /// The freshest generation time and when it was delivered; `None` before the first delivery.
+    reference: Option<(u64, Time)>,
+    /// Up to the last delivery: time the age was defined (ns), twice the area (ns²), `Σ|piece|`.
+    defined_ns: u64,
+    twice_area: f64,
+    magnitude: f64,
+}
+
+/// `Σ|piece|` (ns²) from which the monitor's area may have saturated: 2¹²⁶.
+const SATURATION: f64 = (1u128 << 126) as f64;
+
+impl AgeTrack {
+    /// `(defined_ns, twice_area, magnitude)` up to `now`.
+    fn upto(&self, now: Time) -> (u64, f64, f64) {
+        let Some((z, last)) = self.reference else {
+            return (0, 0.0, 0.0);
+        };
+        // The ages at the piece's ends, exactly; then one rounding per factor and product.
+        let a0 = i128::from(last.as_nanos()) - i128::from(z);
+        let a1 = i128::from(now.as_nanos()) - i128::from(z);
+        let piece = (a1 - a0) as f64 * (a1 + a0) as f64;
+        (
+            self.defined_ns + now.nanos_since(last),
+            self.twice_area + piece,
+            self.magnitude + piece.abs(),
+        )
+    }
+
+    /// A delivery at `now` of an update generated at `z`.
+    fn deliver(&mut self, now: Time, z: u64) {
+        (self.defined_ns, self.twice_area, self.magnitude) = self.upto(now);
+        self.reference = Some((z, now));
+        self.delivered += 1;
+    }
+
+    /// Checks the time-average age `avg` (s) the monitor reports at `now`.
+    fn check(&self, now: Time, avg: Option<f64>) {
+        let (defined, twice_area, magnitude) = self.upto(now);
+        let Some(avg) = avg else {
+            assert_eq!(
+                defined, 0,
+                "no average age after {defined} ns of defined age"
+            );
+            return;
+        };
+        assert!(
+            defined > 0,
+            "an average age {avg} s before any age was defined"
+        );
+        assert!(avg.is_finite(), "average age {avg} s");
+        if magnitude >= SATURATION {
+            return;
+        }
+        let per_ns = 1e-9 / (2.0 * defined as f64);
+        let want = twice_area * per_ns;
+        let tolerance = 1e-9 * magnitude * per_ns;
+        assert!(
+            (avg - want).abs() <= tolerance,
+            "average age {avg} s, expected {want} s ± {tolerance} ({self:?}, now {now:?})"
+        );
+    }
+}
+
 /// What the harness knows and counts.
 struct Harness {
     m: Monitor,
     cfg: MonitorConfig,
     peers: [SocketAddr; 12],
     now: Time,
-    /// The latest time this input may reach (see `advance_to`).
-    end: Time,
     feedback: Vec<u8>,
     /// Highest sequence the harness has used per session id.
     last_seq: HashMap<u64, u64>,
@@ -314,6 +462,15 @@ struct Harness {
     issued: HashMap<CookieOwner, Vec<(u64, [u8; COOKIE_LEN])>>,
     /// The last cookie issued to each peer's session.
     last_cookie: HashMap<SessionKey, [u8; COOKIE_LEN]>,
+    /// Synchronised clocks: each session's age process (see `AgeTrack`).
+    ages: HashMap<SessionKey, AgeTrack>,
+    /// Sealed mode: the datagrams the harness sealed correctly, the only ones that may pass
+    /// authentication.
+    authentic: HashSet<Vec<u8>>,
+    /// Sealed mode: each session's replay window, from its latest opening on.
+    windows: HashMap<SessionKey, Window>,
+    /// Sealed mode: the latest ACK's rx time.
+    last_rx: Option<u64>,
 }
 
 fn pick<T: Copy>(items: &[T], i: u8) -> T {
@@ -328,7 +485,8 @@ impl Harness {
         }
     }
 
-    fn build_update(&mut self, spec: &UpdateSpec, peer: SocketAddr, out: &mut Vec<u8>) {
+    /// Encodes the UPDATE `spec` describes into `out`; returns its session id.
+    fn build_update(&mut self, spec: &UpdateSpec, peer: SocketAddr, out: &mut Vec<u8>) -> u64 {
         let session = self.session_id(&spec.session);
         let last = self.last_seq.get(&session).copied().unwrap_or(0);
         let seq = match spec.seq {
@@ -385,13 +543,103 @@ impl Harness {
         out.clear();
         out.resize(update.encoded_len(), 0);
         assert_eq!(update.encode(out), Ok(out.len()));
+        session
     }
 
-    /// Moves the clock forward to `t` (never back). Unless `STRICT_AGE`, an input spans at most
-    /// `MAX_SPAN`: over longer spans the age integral overflows (known bug,
-    /// fuzz/regressions/monitor-age-area-overflow).
+    /// Sealed mode: seals the UPDATE of `session` in `buf` as the input says (it reads a
+    /// `SealSel`); remembers it when sealed correctly. Does nothing without keys.
+    fn seal(&mut self, u: &mut Unstructured<'_>, session: u64, buf: &mut Vec<u8>) -> Result<()> {
+        let Some(ring) = &self.cfg.keys else {
+            return Ok(());
+        };
+        let sel = SealSel::arbitrary(u)?;
+        if trace() {
+            eprintln!("  sealed: {sel:?}");
+        }
+        let (key, for_session) = match sel {
+            SealSel::Ring(second) => (ring.get(1 + u8::from(second)).unwrap().clone(), session),
+            SealSel::None => return Ok(()),
+            SealSel::UnknownKey => (psk(3, 0x11), session),
+            SealSel::WrongSecret => (psk(1, 0x99), session),
+            SealSel::OtherSession => (ring.first().clone(), session ^ 1),
+        };
+        let len = buf.len();
+        buf.resize(len + TAG_LEN, 0);
+        let sealed = SessionCipher::new(&key, for_session).seal(buf, len);
+        assert_eq!(sealed, Ok(buf.len()));
+        if matches!(sel, SealSel::Ring(_)) {
+            self.authentic.insert(buf.clone());
+        }
+        Ok(())
+    }
+
+    /// Why authentication refuses `data`, a decoded UPDATE of `key`'s session, if it does.
+    fn auth_error(&self, key: &SessionKey, known: bool, data: &[u8]) -> Option<AuthError> {
+        let sealed = data[4] & FLAG_AUTH != 0;
+        let Some(ring) = &self.cfg.keys else {
+            return sealed.then_some(AuthError::Unexpected);
+        };
+        if !sealed {
+            return Some(AuthError::Unsealed);
+        }
+        let id = data[5];
+        // A new session may use any key of the ring, a known one only the key it opened with.
+        let usable = if known {
+            self.windows[key].key_id == id
+        } else {
+            ring.get(id).is_some()
+        };
+        if !usable {
+            return Some(AuthError::UnknownKey(id));
+        }
+        (!self.authentic.contains(data)).then_some(AuthError::BadTag)
+    }
+
+    /// Sealed mode: `reply` must be sealed with the key of `session` under pre-shared key
+    /// `key_id`. Does nothing without keys.
+    fn check_seal(&self, reply: &[u8], key_id: u8, session: u64) {
+        let Some(ring) = &self.cfg.keys else {
+            return;
+        };
+        assert_eq!((reply[4] & FLAG_AUTH, reply[5]), (FLAG_AUTH, key_id));
+        let psk = ring.get(key_id).expect("a session's key id is in the ring");
+        let opened = SessionCipher::new(psk, session).open(reply);
+        assert!(opened.is_ok(), "a reply not sealed with its session's key");
+    }
+
+    /// Sealed mode: the monitor recorded `seq` in `key`'s session, which it opened if `opened`.
+    fn recorded(&mut self, key: &SessionKey, seq: u64, opened: bool) {
+        if let Some(w) = self.windows.get_mut(key) {
+            w.received.insert(seq);
+            if opened {
+                w.floor = Some(seq);
+            }
+        }
+    }
+
+    /// Synchronised clocks: follows the age process of `key`'s session after a datagram (a
+    /// delivery now makes its generation time the reference); `opened` if the datagram opened
+    /// the session. (Not by `first_seen`: at `Time::MAX` a session can expire and reopen at once.)
+    fn follow_age(&mut self, key: SessionKey, opened: bool) {
+        let Some(s) = self
+            .m
+            .session(&key)
+            .filter(|_| self.cfg.clocks_synchronised)
+        else {
+            return;
+        };
+        let track = self.ages.entry(key).or_default();
+        if opened {
+            *track = AgeTrack::default();
+        }
+        if s.delivered > track.delivered {
+            assert_eq!(s.delivered, track.delivered + 1, "deliveries unseen");
+            track.deliver(self.now, s.freshest_gen_ts);
+        }
+    }
+
+    /// Moves the clock forward to `t` (never back).
     fn advance_to(&mut self, t: Time) {
-        let t = if STRICT_AGE { t } else { t.min(self.end) };
         self.now = self.now.max(t);
     }
 
@@ -426,14 +674,30 @@ impl Harness {
         }
     }
 
-    /// Whether a table of `count` sessions makes newcomers echo a cookie.
+    /// Whether a table of `count` sessions makes newcomers echo a cookie (with keys, always).
     fn needs_cookie(&self, count: usize) -> bool {
-        count as f64 >= self.cfg.cookie_threshold * self.cfg.max_sessions as f64
+        self.cfg.keys.is_some()
+            || count as f64 >= self.cfg.cookie_threshold * self.cfg.max_sessions as f64
     }
 
     /// Hands `data` to the monitor with an ACK buffer of `ack_room` bytes (the monitor's
     /// `ack_capacity` unless given) and checks the outcome against the harness's prediction.
     fn deliver(&mut self, peer: SocketAddr, data: &[u8], ack_room: Option<usize>) {
+        let key = match Packet::decode(data) {
+            Ok(Packet::Update(u)) => Some(SessionKey {
+                peer,
+                session: u.session,
+            }),
+            _ => None,
+        };
+        let existed = key.is_some_and(|k| self.m.session(&k).is_some());
+        self.exchange(peer, data, ack_room);
+        if let Some(key) = key {
+            self.follow_age(key, !existed);
+        }
+    }
+
+    fn exchange(&mut self, peer: SocketAddr, data: &[u8], ack_room: Option<usize>) {
         let room = ack_room.unwrap_or_else(|| self.m.ack_capacity());
         let mut ack_buf = vec![0u8; room];
         let expected = Packet::decode(data);
@@ -467,20 +731,55 @@ impl Harness {
                 return;
             }
         };
-        if update.flags & FLAG_AUTH != 0 {
-            assert_eq!(result, Err(Dropped::Auth(AuthError::Unexpected)));
-            *self
-                .auth_failed_by
-                .entry(AuthError::Unexpected.reason())
-                .or_default() += 1;
-            return;
-        }
         let key = key.unwrap();
         let count_after = self.m.sessions().count();
+        // Authentication comes first: nothing unsealed, forged or tampered gets further.
+        if let Some(e) = self.auth_error(&key, before.is_some(), data) {
+            assert_eq!(result, Err(Dropped::Auth(e)), "update of {key:?}");
+            assert_eq!(count_after, count_before);
+            if let Some(b) = &before {
+                let after = self.m.session(&key).expect("a session lost to a bad seal");
+                assert_eq!(
+                    (after.received(), after.last_seen),
+                    (b.received(), b.last_seen)
+                );
+            }
+            *self.auth_failed_by.entry(e.reason()).or_default() += 1;
+            return;
+        }
+        let sealed = self.cfg.keys.is_some();
+        let opened = before.is_none() && self.m.session(&key).is_some();
+        if sealed && opened {
+            self.windows.insert(
+                key,
+                Window {
+                    key_id: data[5],
+                    floor: None,
+                    received: HashSet::new(),
+                },
+            );
+        }
+        // A sealed session cannot start at sequence 0 (it counts everything before its first
+        // sequence as received): refused as a replay before it gets any state.
+        let zero_start = sealed && before.is_none() && update.seq == 0;
+        if sealed {
+            // A replay is refused unanswered.
+            let replay = match &before {
+                Some(b) => self.windows[&key].seen(b.highest_seq, update.seq),
+                None => zero_start,
+            };
+            assert_eq!(
+                result == Err(Dropped::Replayed),
+                replay,
+                "update {} of {key:?} (highest {:?}): {result:?}",
+                update.seq,
+                before.as_ref().map(|b| b.highest_seq)
+            );
+        }
         let echoed_valid = update
             .cookie
             .is_some_and(|c| self.cookie_valid(peer, update.session, &c));
-        if before.is_none() {
+        if before.is_none() && !zero_start {
             // A newcomer: prefix share, then room, then (under pressure) a cookie.
             let by_prefix = held >= self.prefix_cap();
             assert_eq!(
@@ -520,11 +819,31 @@ impl Harness {
                 self.seq_jumps += 1;
                 return;
             }
+            Err(Dropped::Replayed) => {
+                match &before {
+                    Some(b) => {
+                        let after = self.m.session(&key).expect("a replay into no session");
+                        assert_eq!(
+                            (after.received(), after.highest_seq, after.last_seen),
+                            (b.received(), b.highest_seq, b.last_seen)
+                        );
+                    }
+                    None => {
+                        assert!(zero_start, "a new session refused as a replay");
+                        assert_eq!(count_after, count_before);
+                    }
+                }
+                *self.auth_failed_by.entry("replayed").or_default() += 1;
+                return;
+            }
             Err(Dropped::AckBuffer(_)) => {
                 assert!(ack_room.is_some(), "an ack_capacity() buffer was too small");
-                assert!(room < HEADER_LEN + self.feedback.len());
+                let tag = if sealed { TAG_LEN } else { 0 };
+                assert!(room < HEADER_LEN + self.feedback.len() + tag);
                 if self.m.session(&key).is_some() {
+                    // The update was recorded before its ACK failed to fit.
                     self.tainted.insert(key);
+                    self.recorded(&key, update.seq, opened);
                 } else {
                     // The COOKIE did not fit; the echoed cookie was still checked and counted.
                     assert!(self.needs_cookie(count_after) && !echoed_valid);
@@ -548,12 +867,15 @@ impl Harness {
                 "a cookie below the threshold"
             );
             assert!(!echoed_valid, "a valid cookie was refused");
-            let c = Cookie::decode(&ack_buf[..handled.ack_len]).expect("the COOKIE decodes");
-            assert_eq!(handled.ack_len, HEADER_LEN);
+            let reply = &ack_buf[..handled.ack_len];
+            let c = Cookie::decode(reply).expect("the COOKIE decodes");
+            let (tag, flags) = if sealed { (TAG_LEN, FLAG_AUTH) } else { (0, 0) };
+            assert_eq!(handled.ack_len, HEADER_LEN + tag);
             assert_eq!(
                 (c.session, c.seq, c.gen_ts, c.flags),
-                (update.session, update.seq, update.gen_ts, 0)
+                (update.session, update.seq, update.gen_ts, flags)
             );
+            self.check_seal(reply, data[5], update.session);
             let epoch = self.cookie_epoch(now);
             let issued = self
                 .issued
@@ -574,6 +896,7 @@ impl Harness {
             );
         }
         self.acks += 1;
+        self.recorded(&key, update.seq, opened);
         if let Some(b) = before.as_ref().filter(|b| b.highest_seq > 0) {
             // Not a jump: within `max_seq_jump` plus `max_update_rate` per second of silence.
             let silence = Duration::from_nanos(now.nanos_since(b.last_seen));
@@ -595,19 +918,34 @@ impl Harness {
         } else {
             &[]
         };
-        assert_eq!(handled.ack_len, HEADER_LEN + fb.len());
-        let ack = Ack::decode(&ack_buf[..handled.ack_len]).expect("the monitor's ACK decodes");
+        let tag = if sealed { TAG_LEN } else { 0 };
+        assert_eq!(handled.ack_len, HEADER_LEN + fb.len() + tag);
+        let reply = &ack_buf[..handled.ack_len];
+        let ack = Ack::decode(reply).expect("the monitor's ACK decodes");
         assert_eq!(
-            (ack.session, ack.seq, ack.gen_ts, ack.hold_ns, ack.rx_ts),
-            (
-                update.session,
-                update.seq,
-                update.gen_ts,
-                update.hold_ns,
-                now.as_nanos()
-            )
+            (ack.session, ack.seq, ack.gen_ts, ack.hold_ns),
+            (update.session, update.seq, update.gen_ts, update.hold_ns)
         );
         assert_eq!(ack.feedback, fb);
+        if sealed {
+            // Each sealed ACK gets its own rx time (part of the nonce), never before `now`;
+            // only at the end of time (`u64::MAX`, which no real clock reaches) may it repeat.
+            assert!(
+                ack.rx_ts >= now.as_nanos(),
+                "rx time {} before now",
+                ack.rx_ts
+            );
+            assert!(
+                self.last_rx
+                    .is_none_or(|last| ack.rx_ts > last || ack.rx_ts == u64::MAX),
+                "rx time {} repeats or goes back",
+                ack.rx_ts
+            );
+            self.last_rx = Some(ack.rx_ts);
+            self.check_seal(reply, self.windows[&key].key_id, update.session);
+        } else {
+            assert_eq!(ack.rx_ts, now.as_nanos());
+        }
 
         // Freshness: delivered exactly when the sequence beats the session's highest.
         let highest_before = before.as_ref().map_or(0, |b| b.highest_seq);
@@ -658,8 +996,10 @@ impl Harness {
         assert_eq!(self.m.sessions().count() as u64 + swept, count as u64);
         if due {
             // A sweep ran: whatever is left has not expired.
+            // Probation is for unsealed sessions only.
+            let sealed = self.cfg.keys.is_some();
             for (k, s) in self.m.sessions() {
-                let limit = if s.received() <= 1 {
+                let limit = if s.received() <= 1 && !sealed {
                     self.cfg.probation
                 } else {
                     self.cfg.idle_timeout
@@ -726,7 +1066,9 @@ impl Harness {
         let mut delivered = 0;
         for (key, s) in m.sessions() {
             assert!(s.first_seen <= s.last_seen && s.last_seen <= self.now);
-            assert!(s.received() >= 1 || self.tainted.contains(key));
+            // A sealed session opened by a refused update of sequence 0 may have received nothing.
+            let opened_empty = self.windows.get(key).is_some_and(|w| w.floor.is_none());
+            assert!(s.received() >= 1 || self.tainted.contains(key) || opened_empty);
             assert!(s.probes <= s.received() || self.tainted.contains(key));
             delivered += s.delivered;
             let rate = s.delivery_rate();
@@ -738,24 +1080,22 @@ impl Harness {
             if s.delivered > 0 {
                 let age = s.age(self.now).expect("age after a delivery");
                 let exact = i128::from(self.now.as_nanos()) - i128::from(s.freshest_gen_ts);
-                if !STRICT_AGE && i64::try_from(exact).is_err() {
-                    // Known bug (fuzz/regressions/monitor-age-wrap): beyond ±2⁶³ ns the age
-                    // wraps around instead of saturating.
-                    continue;
-                }
-                // Exact, or saturated at the ends of `i64` nanoseconds.
-                let want = exact as f64 * 1e-9;
-                let saturated = exact.clamp(i64::MIN.into(), i64::MAX.into()) as f64 * 1e-9;
-                let close = |w: f64| (age - w).abs() <= 1e-9 * w.abs().max(1.0);
+                // Exact within ±2⁶³ ns (292 years), saturated beyond: never wrapped around to a
+                // plausible age (fuzz/regressions/monitor-age-wrap).
+                let want = exact.clamp(i64::MIN.into(), i64::MAX.into()) as f64 * 1e-9;
                 assert!(
-                    close(want) || close(saturated),
+                    (age - want).abs() <= 1e-9 * want.abs().max(1.0),
                     "age {age} s, expected {want} s (gen_ts {}, now {:?})",
                     s.freshest_gen_ts,
                     self.now
                 );
-                let avg = s.avg_age(self.now);
-                assert!(avg.map_or(true, |a| !a.is_nan()));
             }
+            let track = self
+                .ages
+                .get(key)
+                .expect("a session whose age nobody followed");
+            assert_eq!(track.delivered, s.delivered);
+            track.check(self.now, s.avg_age(self.now));
         }
         assert!(delivered <= st.delivered);
     }
@@ -773,6 +1113,7 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
         clocks_synchronised: setup.synchronised,
         // Fixed, so that an input replays exactly (the default is random).
         cookie_secret: Secret([0x5a; KEY_LEN]),
+        keys: (setup.max_sessions & 0x80 != 0).then(keyring),
         ..MonitorConfig::default()
     };
     let start = match setup.start {
@@ -796,15 +1137,14 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
     m.set_feedback(&items).expect("short feedback encodes");
     let mut feedback = Vec::new();
     encode_feedback(&items, &mut feedback).unwrap();
-    // Room for the ACK with its feedback (and for a seal's tag, which is not used here).
-    assert!(m.ack_capacity() >= HEADER_LEN + feedback.len());
+    // Room for the ACK with its feedback and a seal's tag.
+    assert!(m.ack_capacity() >= HEADER_LEN + feedback.len() + TAG_LEN);
 
     let mut h = Harness {
         m,
         cfg,
         peers: peers(),
         now: start,
-        end: start.saturating_add(MAX_SPAN),
         feedback,
         last_seq: HashMap::new(),
         history: Vec::new(),
@@ -822,6 +1162,10 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
         drained: 0,
         issued: HashMap::new(),
         last_cookie: HashMap::new(),
+        ages: HashMap::new(),
+        authentic: HashSet::new(),
+        windows: HashMap::new(),
+        last_rx: None,
     };
     let mut buf = Vec::new();
     for i in 0..MAX_OPS {
@@ -848,7 +1192,8 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
             Op::Drain => h.drain(),
             Op::Update { peer, spec } => {
                 let peer = h.peer(peer);
-                h.build_update(&spec, peer, &mut buf);
+                let session = h.build_update(&spec, peer, &mut buf);
+                h.seal(u, session, &mut buf)?;
                 h.deliver(peer, &buf, None);
                 sent = Some((peer, buf.clone()));
             }
@@ -858,7 +1203,8 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
                 mutations,
             } => {
                 let peer = h.peer(peer);
-                h.build_update(&spec, peer, &mut buf);
+                let session = h.build_update(&spec, peer, &mut buf);
+                h.seal(u, session, &mut buf)?;
                 for mutation in mutations.iter().take(4) {
                     mutate(&mut buf, mutation);
                 }
@@ -915,7 +1261,8 @@ fn run(u: &mut Unstructured<'_>) -> Result<()> {
             }
             Op::ShortAckBuffer { peer, spec, len } => {
                 let peer = h.peer(peer);
-                h.build_update(&spec, peer, &mut buf);
+                let session = h.build_update(&spec, peer, &mut buf);
+                h.seal(u, session, &mut buf)?;
                 h.deliver(peer, &buf, Some(usize::from(len)));
             }
         }

@@ -1,5 +1,10 @@
-//! `acp bench`: pacing precision and monitor throughput.
+//! `acp bench`: pacing precision and monitor throughput (one server, or several sharing a port).
+//!
+//! On SIGINT or SIGTERM the pacing and monitor benchmarks stop early and print what they
+//! measured: pacing ends the rate under way, the monitor benchmark finishes its round under way
+//! (and says it was interrupted), the latency measurement ends at once.
 
+use std::sync::atomic::Ordering;
 use std::time::Instant;
 
 use acp_runtime::bench;
@@ -8,6 +13,7 @@ use acp_sim::scenario::Scenario;
 use serde_json::json;
 
 use crate::output::outln;
+use crate::signals;
 use crate::BenchCommand;
 
 /// Runs one benchmark and prints its figures.
@@ -16,12 +22,16 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         BenchCommand::Sim { json } => sim(json)?,
         BenchCommand::Flood(a) => crate::flood::run(a)?,
         BenchCommand::Pacing { duration, json } => {
+            let stop = signals::shutdown_flag()?;
             for rate in [1_000.0, 10_000.0] {
-                let r = bench::pacing(rate, duration)?;
+                if stop.load(Ordering::Relaxed) {
+                    break;
+                }
+                let r = bench::pacing(rate, duration, Some(stop.clone()))?;
                 if json {
                     outln!(
                         "{}",
-                        json!({"rate": r.rate, "samples": r.samples, "p50_us": r.p50_us,
+                        json!({"rate_hz": r.rate, "samples": r.samples, "p50_us": r.p50_us,
                                "p99_us": r.p99_us, "max_us": r.max_us})
                     )?;
                 } else if r.samples == 0 {
@@ -36,6 +46,76 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
         }
         BenchCommand::Monitor {
             duration,
+            rounds,
+            sessions,
+            window,
+            workers: Some(workers),
+            json,
+            ..
+        } => {
+            let r = bench::monitor_workers(
+                workers as usize,
+                sessions,
+                window as usize,
+                duration,
+                rounds as usize,
+            )?;
+            let one = bench::median(r.iter().map(|x| x.one.replies_per_sec));
+            let many = bench::median(r.iter().map(|x| x.many.replies_per_sec));
+            let ratio = bench::median(r.iter().map(bench::WorkersRound::ratio));
+            if json {
+                let per_round: Vec<_> = r
+                    .iter()
+                    .map(|x| {
+                        json!({"one_acks_per_sec": x.one.replies_per_sec,
+                               "workers_acks_per_sec": x.many.replies_per_sec,
+                               "acks_by_worker": x.acks_by_worker,
+                               "ratio": x.ratio()})
+                    })
+                    .collect();
+                outln!(
+                    "{}",
+                    json!({"workers": workers, "sessions": sessions, "window": window,
+                           "load_sockets": bench::WORKER_LOAD_SOCKETS, "rounds": per_round,
+                           "one_acks_per_sec": one, "workers_acks_per_sec": many,
+                           "ratio": ratio})
+                )?;
+            } else {
+                outln!(
+                    "load: {sessions} synthetic sources from {} source ports, {window} datagrams in \
+                     flight, one generator thread (CPU 1); the servers on CPU 0; {rounds} rounds of \
+                     {:.1} s each",
+                    bench::WORKER_LOAD_SOCKETS,
+                    duration.as_secs_f64()
+                )?;
+                for (i, x) in r.iter().enumerate() {
+                    let shares: Vec<String> =
+                        x.acks_by_worker.iter().map(|n| n.to_string()).collect();
+                    outln!(
+                        "  round {}: 1 server {:>7.0} ACKs/s, {workers} workers {:>7.0} ACKs/s \
+                         (ACKs by worker {}), {}",
+                        i + 1,
+                        x.one.replies_per_sec,
+                        x.many.replies_per_sec,
+                        shares.join(" / "),
+                        percent(x.ratio())
+                    )?;
+                }
+                outln!("medians:")?;
+                outln!("  {:<56}{one:>9.0} ACKs/s", "1 monitor server:")?;
+                outln!(
+                    "  {:<56}{many:>9.0} ACKs/s",
+                    format!("{workers} servers on one port (SO_REUSEPORT):")
+                )?;
+                outln!(
+                    "  {:<56}{:>11}",
+                    "workers / one (median of the rounds' ratios):",
+                    percent(ratio)
+                )?;
+            }
+        }
+        BenchCommand::Monitor {
+            duration,
             sessions,
             latency: true,
             rate,
@@ -43,12 +123,13 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
             json,
             ..
         } => {
-            let r = bench::monitor_latency(sessions, rate, duration, read_sessions_every)?;
+            let stop = signals::shutdown_flag()?;
+            let r = bench::monitor_latency(sessions, rate, duration, read_sessions_every, &stop)?;
             let us = |x: f64| x.is_finite().then_some(x);
             if json {
                 outln!(
                     "{}",
-                    json!({"sessions": r.sessions, "rate": r.rate, "sent": r.sent,
+                    json!({"sessions": r.sessions, "rate_hz": r.rate, "sent": r.sent,
                            "replies": r.replies, "p50_us": us(r.p50_us), "p99_us": us(r.p99_us),
                            "p999_us": us(r.p999_us), "max_us": us(r.max_us),
                            "session_reads": r.session_reads})
@@ -60,7 +141,8 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                     "reply latency with {} live sessions, {:.0} updates/s for {:.1} s{}:",
                     r.sessions,
                     r.rate,
-                    duration.as_secs_f64(),
+                    // Less than --duration if interrupted.
+                    (r.sent as f64 / r.rate).min(duration.as_secs_f64()),
                     read_sessions_every.map_or_else(String::new, |d| format!(
                         ", session list read every {d:?} ({} reads)",
                         r.session_reads
@@ -82,15 +164,25 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
             json,
             ..
         } => {
+            let stop = signals::shutdown_flag()?;
             let r = bench::monitor(
                 sessions,
                 window as usize,
                 duration,
                 rounds as usize,
                 psk_file.as_ref(),
+                &stop,
             )?;
             let sealed = r.median(|x| x.sealed.as_ref().map_or(f64::NAN, |s| s.replies_per_sec));
             let sealed_ratio = r.median(bench::MonitorRound::sealed_ratio);
+            let sealed_cpu = r.median(|x| {
+                x.sealed
+                    .as_ref()
+                    .map_or(f64::NAN, |s| s.server_cpu_ns_per_reply)
+            });
+            let sealed_capacity_ratio = r.median(bench::MonitorRound::sealed_capacity_ratio);
+            let echo_cpu = r.median(|x| x.echo.server_cpu_ns_per_reply);
+            let monitor_cpu = r.median(|x| x.monitor.server_cpu_ns_per_reply);
             let echo = r.median(|x| x.echo.replies_per_sec);
             let acks = r.median(|x| x.monitor.replies_per_sec);
             let handled = r.median(|x| x.monitor_handled_per_sec);
@@ -101,10 +193,14 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                     .iter()
                     .map(|x| {
                         json!({"echo_replies_per_sec": x.echo.replies_per_sec,
+                               "echo_cpu_ns_per_reply": x.echo.server_cpu_ns_per_reply,
                                "monitor_acks_per_sec": x.monitor.replies_per_sec,
+                               "monitor_cpu_ns_per_ack": x.monitor.server_cpu_ns_per_reply,
                                "ratio": x.ratio(),
                                "sealed_acks_per_sec": x.sealed.as_ref().map(|s| s.replies_per_sec),
-                               "sealed_ratio": x.sealed.as_ref().map(|_| x.sealed_ratio())})
+                               "sealed_cpu_ns_per_ack": x.sealed.as_ref().map(|s| s.server_cpu_ns_per_reply),
+                               "sealed_ratio": x.sealed.as_ref().map(|_| x.sealed_ratio()),
+                               "sealed_capacity_ratio": x.sealed.as_ref().map(|_| x.sealed_capacity_ratio())})
                     })
                     .collect();
                 outln!(
@@ -112,28 +208,37 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                     json!({"sessions": sessions, "window": window, "rounds": per_round,
                            "monitor_acks_per_sec": acks, "monitor_handled_per_sec": handled,
                            "echo_replies_per_sec": echo, "ratio": ratio,
+                           "echo_cpu_ns_per_reply": echo_cpu, "monitor_cpu_ns_per_ack": monitor_cpu,
                            "sealed_acks_per_sec": psk_file.is_some().then_some(sealed),
-                           "sealed_ratio": psk_file.is_some().then_some(sealed_ratio)})
+                           "sealed_ratio": psk_file.is_some().then_some(sealed_ratio),
+                           "sealed_cpu_ns_per_ack": psk_file.is_some().then_some(sealed_cpu),
+                           "sealed_capacity_ratio": psk_file.is_some().then_some(sealed_capacity_ratio)})
                 )?;
             } else {
                 outln!(
                     "load: {sessions} synthetic sources, {window} datagrams in flight, one generator thread; \
-                     {rounds} rounds of {:.1} s per server",
-                    duration.as_secs_f64()
+                     {} rounds of {:.1} s per server{}",
+                    r.rounds.len(),
+                    duration.as_secs_f64(),
+                    if (r.rounds.len() as u64) < rounds { " (interrupted)" } else { "" }
                 )?;
                 for (i, x) in r.rounds.iter().enumerate() {
                     let sealed = x.sealed.as_ref().map_or_else(String::new, |s| {
                         format!(
-                            ", sealed {:>7.0}/s ({} of unauthenticated)",
+                            ", sealed {:>7.0}/s {} ({} of unauthenticated, {} per core)",
                             s.replies_per_sec,
-                            percent(x.sealed_ratio())
+                            cpu(s.server_cpu_ns_per_reply),
+                            percent(x.sealed_ratio()),
+                            percent(x.sealed_capacity_ratio())
                         )
                     });
                     outln!(
-                        "  round {}: echo {:>7.0}/s, monitor {:>7.0}/s, monitor / echo {}{sealed}",
+                        "  round {}: echo {:>7.0}/s {}, monitor {:>7.0}/s {}, monitor / echo {}{sealed}",
                         i + 1,
                         x.echo.replies_per_sec,
+                        cpu(x.echo.server_cpu_ns_per_reply),
                         x.monitor.replies_per_sec,
+                        cpu(x.monitor.server_cpu_ns_per_reply),
                         percent(x.ratio())
                     )?;
                 }
@@ -145,6 +250,12 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                 outln!(
                     "  {:<56}{acks:>9.0} ACKs/s ({handled:.0} updates/s handled)",
                     "acp monitor server:"
+                )?;
+                outln!(
+                    "  {:<56}{:>11}  /  {:>11}",
+                    "server CPU per reply, echo / monitor:",
+                    cpu(echo_cpu),
+                    cpu(monitor_cpu)
                 )?;
                 outln!(
                     "  {:<56}{:>11}",
@@ -161,11 +272,30 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                         "sealed / unauthenticated (median of the rounds):",
                         percent(sealed_ratio)
                     )?;
+                    outln!(
+                        "  {:<56}{:>11}",
+                        "monitor CPU per sealed ACK:",
+                        cpu(sealed_cpu)
+                    )?;
+                    outln!(
+                        "  {:<56}{:>11}",
+                        "sealed / unauthenticated per core (from CPU per ACK):",
+                        percent(sealed_capacity_ratio)
+                    )?;
                 }
             }
         }
     }
     Ok(())
+}
+
+/// CPU time per reply in µs, or "(cpu ?)" where it could not be read.
+fn cpu(ns: f64) -> String {
+    if ns.is_finite() {
+        format!("({:.2} µs cpu)", ns / 1000.0)
+    } else {
+        "(cpu ?)".into()
+    }
 }
 
 /// A ratio as a percentage, or "no samples" when there was nothing to divide (0 / 0 is NaN; in

@@ -1,5 +1,6 @@
 //! `acp demo`: a monitor, a relay (2 Mbit/s, 20 ms, queue 50) and four sources (three ACP+, one
-//! Lazy) on loopback, with a live table and a final comparison.
+//! Lazy) on loopback, with a live table and a final comparison, also on SIGINT or SIGTERM (then
+//! over the time run).
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -13,6 +14,7 @@ use acp_runtime::relay::PathConfig;
 use serde_json::json;
 
 use crate::output::{out, outln};
+use crate::signals;
 use crate::{DemoArgs, UsageError};
 
 /// Payload bytes per update (plus the ACP header).
@@ -131,6 +133,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         tick: Duration::from_secs(1),
         seed: 1,
         ipv6: false,
+        stop: Some(signals::shutdown_flag()?),
     };
     if !a.json {
         outln!(
@@ -149,7 +152,9 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         }
     })?;
     written?;
-    let secs = a.duration.as_secs_f64();
+    // Ctrl-C ends the run early: the results cover the time run.
+    let ran_for = outcomes.first().map_or(a.duration, |o| o.ran_for);
+    let secs = ran_for.as_secs_f64().max(1e-9);
     let rows: Vec<Row> = outcomes.iter().map(|o| row_final(o, secs)).collect();
     if a.json {
         let sources: Vec<_> = rows
@@ -166,8 +171,14 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
                 })
             })
             .collect();
-        outln!("{}", json!({ "sources": sources }))?;
+        outln!(
+            "{}",
+            json!({ "duration_s": ran_for.as_secs_f64(), "sources": sources })
+        )?;
     } else {
+        if ran_for < a.duration {
+            outln!("\ninterrupted after {:.1} s", ran_for.as_secs_f64())?;
+        }
         outln!("\nfinal (age: true time-average age at the monitor; rate: updates delivered/s; backlog: source's average estimate)")?;
         outln!("{}", header())?;
         for r in &rows {

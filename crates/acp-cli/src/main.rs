@@ -2,37 +2,46 @@
 //!
 //! Subcommands: `monitor` (receive and ACK updates), `source` (send updates under a controller),
 //! `relay` (emulate a bottleneck path for UDP on one machine), `demo` (all of it on loopback),
-//! `bench` (pacing precision, monitor throughput), `sim`, `sweep` and `reproduce` (the simulator). Human output by default, `--json` for machines;
+//! `bench` (pacing precision, monitor throughput), `sim`, `sweep` and `reproduce` (the simulator),
+//! `completions` and `manpage` ([`docgen`]). `monitor` and `source` also read their flags from a
+//! TOML file (`--config`, [`config`]). Human output by default, `--json` for machines;
 //! a bad argument prints one line and exits with status 2. Output goes through [`output`]: a
 //! closed stdout never panics (one-shot commands stop with status 0, long-running ones shut down).
 
 // The argument structs' doc comments are clap's `--help` text, written for a terminal: brackets
-// there (`[::]:7000`, `acp[:KAPPA]`, `[[step]]`) are not rustdoc links.
-#![allow(rustdoc::broken_intra_doc_links)]
+// there (`[::]:7000`, `acp[:KAPPA]`, `[[step]]`) are not rustdoc links, nor `<session>` a tag.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
 mod bench;
 mod charts;
+mod config;
 mod demo;
+mod docgen;
 mod flood;
 mod keys;
+mod logging;
+mod metrics;
 mod monitor;
 mod output;
 mod pathargs;
+mod publish;
 mod relay;
 mod reproduce;
 mod signals;
 mod sim;
 mod source;
+mod timestamp;
 
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{ArgGroup, Args, Parser, Subcommand, ValueEnum};
+use clap::{ArgGroup, Args, CommandFactory, FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use acp_core::controller::ControllerKind;
 use acp_netmodel::{Discipline, Jitter, LossModel, Schedule, Trace};
+use acp_runtime::resolve::{self, Purpose};
 
 use pathargs::FromFile;
 
@@ -45,6 +54,8 @@ use pathargs::FromFile;
 struct Cli {
     #[command(subcommand)]
     command: Command,
+    #[command(flatten)]
+    log: logging::LogArgs,
 }
 
 #[derive(Debug, Subcommand)]
@@ -68,6 +79,18 @@ enum Command {
     Reproduce(ReproduceArgs),
     /// Print a new pre-shared key as a key-file line (`ID HEX`) for --psk-file.
     Keygen(KeygenArgs),
+    /// Print a shell completion script (e.g. `acp completions bash > /etc/bash_completion.d/acp`).
+    Completions(docgen::CompletionsArgs),
+    /// Print the man page acp(1), or write it and one page per subcommand to a directory.
+    Manpage(docgen::ManpageArgs),
+}
+
+/// The subcommands that take `--config FILE` and `--check-config`.
+const CONFIGURABLE: [&str; 2] = ["monitor", "source"];
+
+/// The whole command line: the derive definition with the config-file options added.
+fn command() -> clap::Command {
+    config::enable(Cli::command(), &CONFIGURABLE)
 }
 
 #[derive(Debug, Args)]
@@ -162,8 +185,9 @@ struct ReproduceArgs {
 
 #[derive(Debug, Args)]
 struct MonitorArgs {
-    /// Address to listen on, e.g. 0.0.0.0:7000 or [::]:7000.
-    #[arg(long)]
+    /// Address to listen on, HOST:PORT, e.g. 0.0.0.0:7000, [::]:7000 or localhost:7000 (a name
+    /// listens on the first of its addresses this host can bind).
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_listen)]
     listen: SocketAddr,
     /// Machine-readable output: periodic and final reports as JSON lines.
     #[arg(long)]
@@ -205,12 +229,38 @@ struct MonitorArgs {
     /// summary always lists every session.
     #[arg(long, default_value_t = 20)]
     report_sessions: usize,
+    /// Also send fresh updates to unix:PATH (a Unix stream socket the monitor listens on; each of
+    /// up to 64 clients gets JSON lines through its own latest-value mailbox) or
+    /// mqtt://HOST[:PORT][/PREFIX] (retained, to PREFIX/<session>/update, with each report's
+    /// statistics to PREFIX/<session>/stats; reconnects). Repeatable. No sink holds up the
+    /// monitor: one that falls behind gets only the latest update of each session.
+    #[arg(long, value_name = "URL", value_parser = publish::parse_target)]
+    publish: Vec<publish::Target>,
+    /// MQTT quality of service for --publish mqtt://: 0 (at most once) or 1 (at least once).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
+    mqtt_qos: u8,
+    /// Set SO_REUSEPORT on the UDP socket, so that several monitor processes can listen on one
+    /// port; the kernel pins each source (address and port) to one of them (docs/SCALING.md).
+    #[arg(long)]
+    reuse_port: bool,
+    /// Serve Prometheus metrics over HTTP at http://ADDR/metrics, e.g. 127.0.0.1:9464 (port 0
+    /// picks one, named on stderr): the totals, and series per session for at most
+    /// --metrics-sessions sessions. See docs/METRICS.md.
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<SocketAddr>,
+    /// Sessions given their own series in --metrics: all of them when there are at most this
+    /// many, otherwise this many silent the longest, which bounds the series a scrape holds
+    /// whatever the number of sources; `all` lists every session (as many series as sources).
+    /// 0 lists none, and a scrape then reads only the totals.
+    #[arg(long, value_name = "N|all", default_value = "20", value_parser = parse_metrics_sessions, requires = "metrics")]
+    metrics_sessions: usize,
 }
 
 #[derive(Debug, Args)]
 struct SourceArgs {
-    /// The monitor's (or a relay's) address.
-    #[arg(long)]
+    /// The monitor's (or a relay's) address, HOST:PORT, e.g. monitor.example.net:7200 (the
+    /// first of the host's addresses, IPv6 or IPv4, this host can send to).
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_peer)]
     to: SocketAddr,
     /// acp+ | acp[:KAPPA] | lazy | fixed:RATE (updates/s). `acp` alone is κ = 1, the thesis'
     /// setting for the Internet; its simulations (and our reproductions) use acp:0.25. Results
@@ -249,6 +299,11 @@ struct SourceArgs {
     /// key and believe only ACKs sealed with it.
     #[arg(long, value_name = "FILE", value_parser = keys::parse_psk_file)]
     psk_file: Option<acp_core::seal::Keyring>,
+    /// Serve Prometheus metrics over HTTP at http://ADDR/metrics, e.g. 127.0.0.1:9465 (port 0
+    /// picks one, named on stderr): rate, estimated age, backlog, RTT and the source's counters,
+    /// refreshed every 200 ms. See docs/METRICS.md.
+    #[arg(long, value_name = "ADDR")]
+    metrics: Option<SocketAddr>,
 }
 
 /// How long a packet occupies the relay's link.
@@ -263,11 +318,13 @@ enum ServiceArg {
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("queue_limit").required(true).args(["queue", "queue_bytes"])))]
 struct RelayArgs {
-    /// Address sources send to.
-    #[arg(long)]
+    /// Address sources send to, HOST:PORT (a name listens on the first of its addresses this
+    /// host can bind).
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_listen)]
     listen: SocketAddr,
-    /// Address to forward to (the monitor, or the next relay).
-    #[arg(long)]
+    /// Address to forward to (the monitor, or the next relay), HOST:PORT (the first of the
+    /// host's addresses this host can send to).
+    #[arg(long, value_name = "HOST:PORT", value_parser = parse_peer)]
     to: SocketAddr,
     /// Bottleneck rate, e.g. 2mbit, 500kbit (bits per second; kbps and mbps are bytes per
     /// second, as in tc), from 1kbit to 100gbit. Not needed when both directions follow traces.
@@ -384,6 +441,13 @@ enum BenchCommand {
         /// periodic reports of `acp monitor` do.
         #[arg(long, requires = "latency", value_parser = parse_duration)]
         read_sessions_every: Option<Duration>,
+        /// Compare this many monitor servers sharing one port (SO_REUSEPORT, as
+        /// `acp monitor --reuse-port`) with one server, under load from 16 source ports. The
+        /// servers share one core and the load generator has the other: on a two-core machine
+        /// this shows the cost of the spreading, not scaling over cores.
+        #[arg(long, value_parser = clap::value_parser!(u64).range(2..=64),
+              conflicts_with_all = ["latency", "psk_file"])]
+        workers: Option<u64>,
         /// Machine-readable output.
         #[arg(long)]
         json: bool,
@@ -427,6 +491,16 @@ fn parse_flood_rate(s: &str) -> Result<f64, String> {
         .ok_or_else(|| "must be a rate within 1–10000000 datagrams/s".to_string())
 }
 
+/// `--listen HOST:PORT`: the first of the host's addresses this host can bind.
+fn parse_listen(s: &str) -> Result<SocketAddr, String> {
+    resolve::resolve(s, Purpose::Listen).map_err(|e| e.to_string())
+}
+
+/// `--to HOST:PORT`: the first of the host's addresses this host can send to.
+fn parse_peer(s: &str) -> Result<SocketAddr, String> {
+    resolve::resolve(s, Purpose::Connect).map_err(|e| e.to_string())
+}
+
 fn parse_duration(s: &str) -> Result<Duration, String> {
     acp_core::units::parse_duration(s).map_err(|e| e.to_string())
 }
@@ -452,6 +526,15 @@ fn parse_report_interval(s: &str) -> Result<Duration, String> {
         return Err(format!("must be at least {MIN_REPORT_INTERVAL:?}"));
     }
     Ok(every)
+}
+
+/// `--metrics-sessions`: a count, or `all`.
+fn parse_metrics_sessions(s: &str) -> Result<usize, String> {
+    if s == "all" {
+        return Ok(usize::MAX);
+    }
+    s.parse()
+        .map_err(|_| "must be a number of sessions or `all`".to_string())
 }
 
 /// A fraction in (0, 1].
@@ -503,30 +586,54 @@ fn out_dir(dir: &Path) -> Result<(), UsageError> {
 
 /// A bad `--listen` address: taken by another socket, not this host's, or privileged.
 fn listen_error(addr: SocketAddr, e: std::io::Error) -> anyhow::Error {
+    bind_error("--listen", addr, e)
+}
+
+/// A bad address given to `flag`: a usage error when it is taken by another socket, not this
+/// host's, or privileged; any other failure to bind it is the command's.
+fn bind_error(flag: &str, addr: SocketAddr, e: std::io::Error) -> anyhow::Error {
     use std::io::ErrorKind::{AddrInUse, AddrNotAvailable, PermissionDenied};
     match e.kind() {
         AddrInUse | AddrNotAvailable | PermissionDenied => {
-            UsageError(format!("--listen {addr}: {e}")).into()
+            UsageError(format!("{flag} {addr}: {e}")).into()
         }
         _ => anyhow::Error::new(e).context(format!("cannot listen on {addr}")),
     }
 }
 
+/// clap's error `e` on one clear line: its first line names the problem; usage follows on --help.
+fn error_line(e: &clap::Error) -> String {
+    let text = e.render().to_string();
+    let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
+    let first = lines.next().unwrap_or("error: invalid arguments");
+    // "…were not provided:" names the arguments on the next line, and an invalid choice
+    // is followed by "[possible values: …]"; keep them on this one.
+    match lines.next() {
+        Some(what) if first.ends_with(':') || what.starts_with('[') => format!("{first} {what}"),
+        _ => first.to_string(),
+    }
+}
+
 fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
-        Ok(cli) => cli,
+    let cmd = command();
+    let expanded = match config::expand(&cmd, std::env::args_os().collect()) {
+        Ok(expanded) => expanded,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let parsed = cmd
+        .clone()
+        .try_get_matches_from(&expanded.args)
+        .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (m, cli)));
+    let (matches, cli) = match parsed {
+        Ok(parsed) => parsed,
         Err(e) if e.use_stderr() => {
-            // One clear line: clap's first line names the problem; usage follows on --help.
-            let text = e.render().to_string();
-            let mut lines = text.lines().map(str::trim).filter(|l| !l.is_empty());
-            let first = lines.next().unwrap_or("error: invalid arguments");
-            // "…were not provided:" names the arguments on the next line, and an invalid choice
-            // is followed by "[possible values: …]"; keep them on this one.
-            match lines.next() {
-                Some(what) if first.ends_with(':') || what.starts_with('[') => {
-                    eprintln!("{first} {what}")
-                }
-                _ => eprintln!("{first}"),
+            let line = error_line(&e);
+            match expanded.explain(&e, &line) {
+                Some(in_file) => eprintln!("error: {in_file}"),
+                None => eprintln!("{line}"),
             }
             return ExitCode::from(2);
         }
@@ -536,6 +643,16 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
     };
+    if let Some(settings) = config::effective(&cmd, &matches, &expanded) {
+        // A closed stdout is not an error here either.
+        let _ = output::out!("{settings}");
+        return ExitCode::SUCCESS;
+    }
+    if let Err(e) = logging::init(&cli.log) {
+        eprintln!("error: {e}");
+        return ExitCode::from(2);
+    }
+    keys::log_exposed_files();
     let result = match cli.command {
         Command::Monitor(a) => monitor::run(a),
         Command::Source(a) => source::run(a),
@@ -546,6 +663,8 @@ fn main() -> ExitCode {
         Command::Sweep(a) => sim::sweep(a),
         Command::Reproduce(a) => reproduce::run(a),
         Command::Keygen(a) => keys::run(a),
+        Command::Completions(a) => docgen::completions(a),
+        Command::Manpage(a) => docgen::manpage(a),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -2,24 +2,28 @@
 //!
 //! Periodic reports show the totals and at most `--report-sessions` sessions (those silent the
 //! longest when there are more), so that they stay cheap with 100,000 sources; the final summary
-//! lists every session. With `--print-updates` a printing thread writes the fresh updates, which
-//! the server thread leaves in a latest-value [`Mailbox`], so a slow stdout never holds it up.
+//! lists every session. Fresh updates go to the sinks asked for (`--print-updates`, `--publish`,
+//! see [`crate::publish`]): the server thread only leaves them in each sink's latest-value
+//! mailbox, so no sink ever holds it up. With `--metrics` the same published state is served to
+//! Prometheus ([`crate::metrics`]).
 
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::time::Duration;
 
 use acp_core::monitor::Delivery;
 use acp_core::MonitorConfig;
 use acp_runtime::clock;
-use acp_runtime::mailbox::{Mailbox, MailboxConfig, OwnedUpdate};
+use acp_runtime::mailbox::Mailbox;
 use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport, Totals};
 use anyhow::Context;
 use serde_json::{json, Value};
 
+use crate::metrics::{self, monitor::MonitorFamilies};
 use crate::output::Reports;
-use crate::signals;
-use crate::MonitorArgs;
+use crate::publish::mqtt::{self, StatsFeed};
+use crate::publish::{unix, Counts, Drain, Lines, Target, FINISH_GRACE};
+use crate::{signals, timestamp};
+use crate::{MonitorArgs, UsageError};
 
 /// One session as JSON.
 pub fn session_json(s: &SessionReport) -> Value {
@@ -37,42 +41,28 @@ pub fn session_json(s: &SessionReport) -> Value {
     })
 }
 
-/// What became of the fresh updates with `--print-updates`.
-#[derive(Debug, Clone, Copy)]
-struct Printing {
-    printed: u64,
-    /// Replaced by a fresher update of their source before they could be printed.
-    superseded: u64,
-    /// Refused by the full mailbox.
-    dropped: u64,
-    /// Waiting, or being written, when the counts were taken.
-    unprinted: u64,
+/// A `--publish` sink at report time: its name, counts, and its own status (text and JSON).
+/// Reports call `counts.delivered` *taken*: what the sink took from its mailbox (MQTT: handed to
+/// the client; Unix: offered to each connected client's own mailbox, whose counts are in the
+/// status).
+struct PublishCounts {
+    name: String,
+    counts: Counts,
+    status: (String, Value),
 }
 
-impl Printing {
-    fn of(mailbox: &Mailbox, printed: u64) -> Self {
-        let st = mailbox.stats();
-        Printing {
-            printed,
-            superseded: st.superseded,
-            dropped: st.dropped,
-            unprinted: st
-                .offered
-                .saturating_sub(st.superseded + st.dropped + printed),
-        }
-    }
-}
-
-/// A report: the totals, the sessions it lists, and the printing counts.
+/// A report: its wall-clock time, the totals, the sessions it lists, and the sinks' counts.
 struct Report<'a> {
+    time: String,
     totals: &'a Totals,
     sessions: &'a [SessionReport],
-    printing: Option<Printing>,
+    printing: Option<Counts>,
+    published: Vec<PublishCounts>,
 }
 
-/// The sessions a periodic report lists: all when at most `n`, by address; otherwise the `n`
-/// silent the longest, longest first.
-fn listed(mut sessions: Vec<SessionReport>, n: usize) -> Vec<SessionReport> {
+/// The sessions a periodic report (or a metrics scrape) lists: all when at most `n`, by address;
+/// otherwise the `n` silent the longest, longest first.
+pub(crate) fn listed(mut sessions: Vec<SessionReport>, n: usize) -> Vec<SessionReport> {
     if sessions.len() <= n {
         return sessions;
     }
@@ -91,6 +81,7 @@ fn report_json(kind: &str, r: &Report<'_>) -> Value {
     let (t, st) = (r.totals, &r.totals.stats);
     let mut v = json!({
         "type": kind,
+        "time": r.time,
         "datagrams": st.datagrams,
         "malformed": st.malformed,
         "malformed_by": st.malformed_by,
@@ -111,10 +102,30 @@ fn report_json(kind: &str, r: &Report<'_>) -> Value {
         "sessions": r.sessions.iter().map(session_json).collect::<Vec<_>>(),
     });
     if let Some(p) = r.printing {
-        v["updates_printed"] = json!(p.printed);
+        v["updates_printed"] = json!(p.delivered);
         v["updates_superseded"] = json!(p.superseded);
         v["updates_dropped"] = json!(p.dropped);
-        v["updates_unprinted"] = json!(p.unprinted);
+        v["updates_unprinted"] = json!(p.pending);
+    }
+    if !r.published.is_empty() {
+        let sinks: Vec<Value> = r
+            .published
+            .iter()
+            .map(|p| {
+                let mut sink = json!({
+                    "sink": p.name,
+                    "taken": p.counts.delivered,
+                    "superseded": p.counts.superseded,
+                    "dropped": p.counts.dropped,
+                    "pending": p.counts.pending,
+                });
+                if let (Some(sink), Value::Object(extra)) = (sink.as_object_mut(), &p.status.1) {
+                    sink.extend(extra.clone());
+                }
+                sink
+            })
+            .collect();
+        v["publish"] = json!(sinks);
     }
     v
 }
@@ -131,8 +142,9 @@ fn by_reason(counts: &std::collections::BTreeMap<&'static str, u64>) -> String {
 fn report_text(title: &str, r: &Report<'_>) -> String {
     let (t, st) = (r.totals, &r.totals.stats);
     let mut out = format!(
-        "{title}: {} sessions, {} datagrams, {} delivered, {} acks, {} malformed{}, {} refused{}, \
+        "{} {title}: {} sessions, {} datagrams, {} delivered, {} acks, {} malformed{}, {} refused{}, \
          {} sequence jumps, {} cookies sent ({} rejected), {} failed authentication{}\n",
+        r.time,
         t.sessions,
         st.datagrams,
         st.delivered,
@@ -151,7 +163,18 @@ fn report_text(title: &str, r: &Report<'_>) -> String {
         out += &format!(
             "updates: {} printed, {} superseded before printing, {} dropped (too many waiting), \
              {} not printed yet\n",
-            p.printed, p.superseded, p.dropped, p.unprinted
+            p.delivered, p.superseded, p.dropped, p.pending
+        );
+    }
+    for p in &r.published {
+        out += &format!(
+            "publish {}: {} taken, {} superseded, {} dropped, {} pending; {}\n",
+            p.name,
+            p.counts.delivered,
+            p.counts.superseded,
+            p.counts.dropped,
+            p.counts.pending,
+            p.status.0
         );
     }
     if r.sessions.is_empty() {
@@ -186,98 +209,81 @@ fn report_text(title: &str, r: &Report<'_>) -> String {
     out
 }
 
-/// One update as a JSON line for `--print-updates`; its age is the age on arrival.
-fn update_json(u: &OwnedUpdate, synced: bool) -> Value {
-    let mut line = json!({
-        "peer": u.key.peer.to_string(),
-        "session": format!("{:016x}", u.key.session),
-        "seq": u.seq,
-        "gen_ts_ns": u.gen_ts,
-        "probe": u.probe,
-    });
-    if synced {
-        let age = u.received.as_nanos() as f64 - u.gen_ts as f64;
-        line["age_ms"] = json!(age / 1e6);
-    }
-    match std::str::from_utf8(&u.payload) {
-        Ok(text) => line["payload"] = json!(text),
-        Err(_) => {
-            let hex: String = u.payload.iter().map(|b| format!("{b:02x}")).collect();
-            line["payload_hex"] = json!(hex);
+/// Reads a sink's own status, as a report fragment and JSON fields.
+type StatusFn = Box<dyn Fn() -> (String, Value)>;
+
+/// A running `--publish` sink.
+struct Published {
+    name: String,
+    drain: Drain,
+    status: StatusFn,
+}
+
+impl Published {
+    fn counts(&self) -> PublishCounts {
+        PublishCounts {
+            name: self.name.clone(),
+            counts: self.drain.counts(),
+            status: (self.status)(),
         }
     }
-    line
 }
 
-/// Bytes of JSON lines gathered before a write.
-const PRINT_CHUNK: usize = 64 << 10;
-
-/// How long the summary waits for the printer to write what is left.
-const PRINT_GRACE: Duration = Duration::from_secs(1);
-
-/// The `--print-updates` thread: takes the pending updates from the mailbox and writes them to
-/// stdout, until the mailbox is closed and empty or stdout is closed. The server thread only puts
-/// updates in the mailbox, so a stdout that does not keep up never holds it up.
-struct Printer {
-    mailbox: Arc<Mailbox>,
-    printed: Arc<AtomicU64>,
-    done: mpsc::Receiver<()>,
+/// Starts the sink of `target`; MQTT sinks also return where their session statistics go.
+fn start_sink(
+    target: &Target,
+    a: &MonitorArgs,
+    max_entries: usize,
+) -> anyhow::Result<(Published, Option<StatsFeed>)> {
+    let name = target.to_string();
+    let (drain, status, feed): (Drain, StatusFn, _) = match target {
+        Target::Unix(path) => {
+            let listener =
+                unix::listen(path).map_err(|e| UsageError(format!("--publish {name}: {e}")))?;
+            let fanout = unix::Fanout::new(listener, path.clone(), max_entries, a.clocks_synced);
+            let status = fanout.status();
+            let drain = Drain::start("acp-unix", max_entries, fanout)?;
+            (drain, Box::new(move || status.describe()), None)
+        }
+        Target::Mqtt(broker) => {
+            let publisher = mqtt::Publisher::start(broker, mqtt::qos(a.mqtt_qos), a.clocks_synced)?;
+            let (status, feed) = (publisher.status(), publisher.stats_feed());
+            let drain = Drain::start("acp-mqtt", max_entries, publisher)?;
+            (drain, Box::new(move || status.describe()), Some(feed))
+        }
+    };
+    Ok((
+        Published {
+            name,
+            drain,
+            status,
+        },
+        feed,
+    ))
 }
 
-impl Printer {
-    fn start(mailbox: Arc<Mailbox>, out: Reports, synced: bool) -> anyhow::Result<Self> {
-        let printed = Arc::new(AtomicU64::new(0));
-        let (done_tx, done) = mpsc::channel();
-        let (mailbox_t, printed_t) = (mailbox.clone(), printed.clone());
-        std::thread::Builder::new()
-            .name("acp-print".into())
-            .spawn(move || {
-                let mut batch = Vec::new();
-                let mut text = String::new();
-                'print: loop {
-                    if !mailbox_t.wait(Duration::from_millis(100)) {
-                        if mailbox_t.is_closed() {
-                            break;
-                        }
-                        continue;
-                    }
-                    mailbox_t.take_into(&mut batch);
-                    let mut lines = 0;
-                    for (i, u) in batch.iter().enumerate() {
-                        text += &update_json(u, synced).to_string();
-                        text.push('\n');
-                        lines += 1;
-                        if text.len() >= PRINT_CHUNK || i + 1 == batch.len() {
-                            if !out.stdout(&text) {
-                                break 'print;
-                            }
-                            printed_t.fetch_add(lines, Ordering::Relaxed);
-                            text.clear();
-                            lines = 0;
-                        }
-                    }
-                }
-                let _ = done_tx.send(());
-            })
-            .context("cannot start the printing thread")?;
-        Ok(Printer {
-            mailbox,
-            printed,
-            done,
+/// Serves `--metrics` on `addr`: every scrape reads the server's published totals and, when
+/// sessions are to be listed, asks for a copy of its session table (made by the server thread
+/// at most once per snapshot period, however many scrapes and reports ask) and lists the
+/// `sessions` silent the longest.
+fn serve_metrics(
+    addr: std::net::SocketAddr,
+    server: Arc<MonitorServer>,
+    sessions: usize,
+) -> anyhow::Result<metrics::Endpoint> {
+    let scrape = move || -> Box<dyn prometheus_client::collector::Collector> {
+        let (totals, listed) = if sessions == 0 {
+            (server.totals(), Vec::new())
+        } else {
+            let snap = server.snapshot();
+            (snap.totals, listed(snap.sessions, sessions))
+        };
+        Box::new(MonitorFamilies {
+            totals,
+            sessions: listed,
         })
-    }
-
-    fn counts(&self) -> Printing {
-        Printing::of(&self.mailbox, self.printed.load(Ordering::Relaxed))
-    }
-
-    /// Lets the printer write what is pending, for at most [`PRINT_GRACE`]: a stdout that is not
-    /// read must not keep the monitor from exiting. Returns the final counts.
-    fn finish(self) -> Printing {
-        self.mailbox.close();
-        let _ = self.done.recv_timeout(PRINT_GRACE);
-        self.counts()
-    }
+    };
+    metrics::Endpoint::start(addr, metrics::monitor::PREFIX, Box::new(scrape))
 }
 
 /// Runs until SIGINT/SIGTERM, or until stdout is closed.
@@ -290,22 +296,65 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
         keys: a.psk_file.clone(),
         ..MonitorConfig::default()
     };
-    let stop = signals::shutdown_flag();
+    let stop = signals::shutdown_flag().context("cannot install the signal handlers")?;
     // With --print-updates stdout carries the updates, and the reports go to stderr.
     let out = Reports::new(stop.clone(), a.print_updates);
-    let mailbox = a
-        .print_updates
-        .then(|| Arc::new(Mailbox::new(MailboxConfig::new(cfg.max_sessions))));
-    let on_update = mailbox.clone().map(|mailbox| {
+    let max_entries = cfg.max_sessions;
+    let printer = match a.print_updates {
+        true => Some(Drain::start(
+            "acp-print",
+            max_entries,
+            Lines::new(out.clone(), a.clocks_synced),
+        )?),
+        false => None,
+    };
+    let mut published = Vec::new();
+    let mut stats_feeds = Vec::new();
+    for target in &a.publish {
+        match start_sink(target, &a, max_entries) {
+            Ok((sink, feed)) => {
+                published.push(sink);
+                stats_feeds.extend(feed);
+            }
+            Err(e) => {
+                finish_sinks(printer, published);
+                return Err(e);
+            }
+        }
+    }
+    let mailboxes: Vec<Arc<Mailbox>> = printer
+        .iter()
+        .chain(published.iter().map(|p| &p.drain))
+        .map(|d| d.mailbox().clone())
+        .collect();
+    let on_update = (!mailboxes.is_empty()).then(|| {
         Box::new(move |d: &Delivery<'_>| {
-            mailbox.offer_delivery(d, clock::now());
+            let received = clock::now();
+            for mailbox in &mailboxes {
+                mailbox.offer_delivery(d, received);
+            }
         }) as acp_runtime::server::OnUpdate
     });
-    let server = MonitorServer::start(ServerConfig::new(a.listen, cfg), on_update)
-        .map_err(|e| crate::listen_error(a.listen, e))?;
-    let printer = match mailbox {
-        Some(mailbox) => Some(Printer::start(mailbox, out.clone(), a.clocks_synced)?),
-        None => None,
+    let mut server_cfg = ServerConfig::new(a.listen, cfg);
+    server_cfg.reuse_port = a.reuse_port;
+    let server = match MonitorServer::start(server_cfg, on_update) {
+        Ok(server) => Arc::new(server),
+        Err(e) => {
+            finish_sinks(printer, published);
+            return Err(crate::listen_error(a.listen, e));
+        }
+    };
+    let metrics = match a
+        .metrics
+        .map(|addr| serve_metrics(addr, server.clone(), a.metrics_sessions))
+        .transpose()
+    {
+        Ok(metrics) => metrics,
+        Err(e) => {
+            drop(server);
+            finish_sinks(printer, published);
+            return Err(e);
+        }
     };
     let text = |kind: &str, r: &Report<'_>| {
         if a.json {
@@ -315,39 +364,83 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
         }
     };
     eprintln!("acp monitor listening on {}", server.local_addr());
+    if let Some(m) = &metrics {
+        eprintln!("acp monitor metrics on http://{}/metrics", m.local_addr());
+    }
     let mut next = std::time::Instant::now() + a.report_every;
     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(20));
         if std::time::Instant::now() >= next {
-            // Only the totals unless sessions are listed: the server copies its session table
-            // only when asked.
-            let (totals, sessions) = if a.report_sessions == 0 {
+            // Only the totals unless sessions are listed or published: the server copies its
+            // session table only when asked.
+            let (totals, sessions) = if a.report_sessions == 0 && stats_feeds.is_empty() {
                 (server.totals(), Vec::new())
             } else {
                 let snap = server.snapshot();
+                if !stats_feeds.is_empty() {
+                    let stats: Vec<(u64, String)> = snap
+                        .sessions
+                        .iter()
+                        .map(|s| (s.key.session, session_json(s).to_string()))
+                        .collect();
+                    for feed in &stats_feeds {
+                        feed.offer(stats.clone());
+                    }
+                }
                 (snap.totals, listed(snap.sessions, a.report_sessions))
             };
-            let printing = printer.as_ref().map(Printer::counts);
             out.report(&text(
                 "report",
                 &Report {
+                    time: timestamp::now(),
                     totals: &totals,
                     sessions: &sessions,
-                    printing,
+                    printing: printer.as_ref().map(Drain::counts),
+                    published: published.iter().map(Published::counts).collect(),
                 },
             ));
             next += a.report_every;
         }
     }
+    // The endpoint's thread holds the server: stop it first.
+    drop(metrics);
+    let server = Arc::into_inner(server).context("the metrics endpoint still holds the server")?;
     let last = server.stop().context("monitor server failed")?;
-    let printing = printer.map(Printer::finish);
+    let (printing, published) = finish_sinks(printer, published);
     out.summary(&text(
         "summary",
         &Report {
+            time: timestamp::now(),
             totals: &last.totals,
             sessions: &last.sessions,
             printing,
+            published,
         },
     ));
     Ok(())
+}
+
+/// Lets every sink deliver what is pending, all within one [`FINISH_GRACE`] and a bit (a sink
+/// whose reader does not read must not keep the monitor from exiting); returns the final counts.
+fn finish_sinks(
+    printer: Option<Drain>,
+    published: Vec<Published>,
+) -> (Option<Counts>, Vec<PublishCounts>) {
+    for d in printer.iter().chain(published.iter().map(|p| &p.drain)) {
+        d.close();
+    }
+    let deadline = std::time::Instant::now() + FINISH_GRACE + Duration::from_millis(200);
+    let printing = printer.map(|d| d.finish_by(deadline).1);
+    let published = published
+        .into_iter()
+        .map(|p| {
+            let (_, counts) = p.drain.finish_by(deadline);
+            PublishCounts {
+                name: p.name,
+                counts,
+                status: (p.status)(),
+            }
+        })
+        .collect();
+    (printing, published)
 }

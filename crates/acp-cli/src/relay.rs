@@ -11,11 +11,12 @@ use acp_runtime::relay::{
     ClientLimits, DirectionStats, PathConfig, Refusals, Relay, RelayConfig, CROSS_PACKET_BYTES,
     TO_CLIENT, TO_TARGET,
 };
+use anyhow::Context;
 use serde_json::{json, Value};
 
 use crate::output::Reports;
 use crate::pathargs::FromFile;
-use crate::signals;
+use crate::{signals, timestamp};
 use crate::{RelayArgs, ServiceArg, UsageError};
 
 /// Time between periodic reports.
@@ -222,9 +223,11 @@ fn paths(a: &RelayArgs) -> Result<(PathConfig, PathConfig), UsageError> {
 /// The relay's counters as a report of `kind` ("report" or "summary").
 fn stats_text(kind: &str, relay: &Relay, json_out: bool) -> String {
     let st = relay.stats();
+    let time = timestamp::now();
     if json_out {
         let line = json!({
             "type": kind,
+            "time": time,
             "clients": st.clients,
             "refused": refusals_json(&st.refused),
             "to_target": direction_json(&st.to_target),
@@ -233,7 +236,7 @@ fn stats_text(kind: &str, relay: &Relay, json_out: bool) -> String {
         format!("{line}\n")
     } else {
         format!(
-            "{kind}: {} clients; {}\n{}\n{}\n",
+            "{time} {kind}: {} clients; {}\n{}\n{}\n",
             st.clients,
             refusals_text(&st.refused),
             direction_text("→ target", &st.to_target),
@@ -294,7 +297,7 @@ pub fn run(a: RelayArgs) -> anyhow::Result<()> {
             eprintln!("    at {:?}: {}", step.at, set.join(", "));
         }
     }
-    let stop = signals::shutdown_flag();
+    let stop = signals::shutdown_flag().context("cannot install the signal handlers")?;
     let out = Reports::new(stop.clone(), false);
     let mut next = Instant::now() + REPORT_EVERY;
     while !stop.load(Ordering::Relaxed) {

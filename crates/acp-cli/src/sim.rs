@@ -1,12 +1,13 @@
 //! `acp sim` and `acp sweep`: run a scenario file, or sweep its fixed rates for the oracle.
 
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use acp_sim::report::SimResult;
 use acp_sim::scenario::Scenario;
 use acp_sim::sweep::{self, SweepPoint};
 use anyhow::Context;
-use indicatif::{ProgressBar, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::json;
 
 use crate::output::{out, outln};
@@ -74,7 +75,7 @@ pub fn run(a: SimArgs) -> anyhow::Result<()> {
     // Files first: they are written even if stdout is closed.
     if let Some(d) = dir {
         save_run(d, &result)?;
-        eprintln!("wrote {}", d.display());
+        tracing::info!("wrote {}", d.display());
     }
     if a.json {
         outln!("{}", serde_json::to_string(&result)?)?;
@@ -146,12 +147,13 @@ pub(crate) fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// A progress bar over `runs` simulation runs on stderr, hidden when `quiet` (JSON output).
+/// A progress bar over `runs` simulation runs on stderr, drawn only when stderr is a terminal
+/// and not `quiet` (JSON output): a log file or a pipe gets no `\r` redraws.
 pub(crate) fn progress_bar(runs: u64, quiet: bool) -> ProgressBar {
-    if quiet {
+    if quiet || !std::io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
-    ProgressBar::new(runs).with_style(
+    ProgressBar::with_draw_target(Some(runs), ProgressDrawTarget::stderr()).with_style(
         ProgressStyle::with_template("[{bar:40}] {pos}/{len} runs, {eta} left")
             .unwrap_or_else(|_| ProgressStyle::default_bar())
             .progress_chars("#>."),
@@ -175,12 +177,16 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     // Files first: they are written even if stdout is closed.
     if let Some(d) = dir {
         save_sweep(d, &scenario.name, &points, best)?;
-        eprintln!("wrote {}", d.display());
+        tracing::info!("wrote {}", d.display());
     }
     if a.json {
         let rows: Vec<_> = points
             .iter()
-            .map(|p| json!({"rate": p.rate, "age": p.age, "ci95": p.ci95, "ages": p.ages}))
+            .map(|p| {
+                let ages_ms: Vec<f64> = p.ages.iter().map(|a| a * 1e3).collect();
+                json!({"rate_hz": p.rate, "age_ms": p.age * 1e3, "ci95_ms": p.ci95 * 1e3,
+                       "ages_ms": ages_ms})
+            })
             .collect();
         let oracle = best.map(|b| {
             let flows: Vec<_> = b
@@ -190,12 +196,11 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
                 .filter(|f| f.age.is_some())
                 .map(|f| json!({"flow": f.name, "backlog": f.backlog, "source_backlog": f.source_backlog}))
                 .collect();
-            json!({"rate": b.rate, "age": b.age, "ci95": b.ci95, "flows": flows})
+            json!({"rate_hz": b.rate, "age_ms": b.age * 1e3, "ci95_ms": b.ci95 * 1e3, "flows": flows})
         });
         outln!(
             "{}",
-            json!({"scenario": scenario.name, "seeds": seeds, "units": {"rate": "updates/s", "age": "s"},
-                   "points": rows, "best": oracle})
+            json!({"scenario": scenario.name, "seeds": seeds, "points": rows, "best": oracle})
         )?;
     } else {
         outln!(

@@ -1,7 +1,10 @@
-//! `acp source`: one source under a chosen controller, with status lines and a final summary.
+//! `acp source`: one source under a chosen controller, with status lines and a final summary,
+//! and with `--metrics` a Prometheus endpoint fed by the driver's reports ([`crate::metrics`]).
 
 use std::io::BufRead;
+use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use acp_core::controller::ControllerKind;
@@ -11,16 +14,18 @@ use acp_runtime::driver::{Payload, PushFeed, RunLimits, SourceReport, SourceSet,
 use anyhow::Context;
 use serde_json::{json, Value};
 
+use crate::metrics::{self, source::SourceFamilies, Latest};
 use crate::output::Reports;
-use crate::signals;
+use crate::{signals, timestamp};
 use crate::{SourceArgs, UsageError};
 
-/// A source report as JSON.
-pub fn report_json(kind: &str, elapsed: f64, r: &SourceReport) -> Value {
+/// A source report as JSON, at wall-clock `time`, `elapsed` seconds after the start.
+pub fn report_json(kind: &str, time: &str, elapsed: f64, r: &SourceReport) -> Value {
     let s = &r.stats;
     json!({
         "type": kind,
-        "t": elapsed,
+        "time": time,
+        "elapsed_s": elapsed,
         "name": r.name,
         "controller": r.controller,
         "session": format!("{:016x}", r.session),
@@ -50,10 +55,10 @@ fn ms(v: Option<f64>) -> String {
     v.map_or_else(|| "-".into(), |x| format!("{:.2}", x * 1e3))
 }
 
-fn report_text(kind: &str, elapsed: f64, r: &SourceReport) -> String {
+fn report_text(kind: &str, time: &str, elapsed: f64, r: &SourceReport) -> String {
     let s = &r.stats;
     format!(
-        "{kind} t={elapsed:.1}s {:?} rate={:.1}/s est_age={}ms backlog={} avg_backlog={:.2} \
+        "{time} {kind} t={elapsed:.1}s {:?} rate={:.1}/s est_age={}ms backlog={} avg_backlog={:.2} \
          rtt={}ms sent={} acked={} stale={} out_of_seq={} invalid={} mismatched={} \
          auth_failed={} cookies={} outages={}",
         s.phase,
@@ -141,13 +146,13 @@ fn feed_stdin(feed: &PushFeed) {
                     return;
                 }
             }
-            Ok(Some(Line::TooLong(len))) => eprintln!(
-                "acp source: stdin line {number} has {len} bytes, more than an update carries \
-                 ({MAX_LINE}); skipped"
+            Ok(Some(Line::TooLong(len))) => tracing::warn!(
+                "stdin line {number} has {len} bytes, more than an update carries ({MAX_LINE}); \
+                 skipped"
             ),
             Ok(None) => return,
             Err(e) => {
-                eprintln!("acp source: cannot read stdin: {e}");
+                tracing::error!("cannot read stdin: {e}");
                 return;
             }
         }
@@ -172,10 +177,35 @@ fn check_args(a: &SourceArgs) -> Result<(), UsageError> {
     }
 }
 
+/// How often the driver publishes its report for `--metrics` (and how old a scrape may be).
+const METRICS_REFRESH: Duration = Duration::from_millis(200);
+
+/// Serves `--metrics` on `addr`: every scrape reads the report the driver last published.
+fn serve_metrics(
+    addr: SocketAddr,
+    target: SocketAddr,
+    published: Arc<Latest<SourceReport>>,
+) -> anyhow::Result<metrics::Endpoint> {
+    let scrape = move || -> Box<dyn prometheus_client::collector::Collector> {
+        Box::new(SourceFamilies {
+            target,
+            report: published.get(),
+        })
+    };
+    metrics::Endpoint::start(addr, metrics::source::PREFIX, Box::new(scrape))
+}
+
 /// Runs until `--duration`, `--count`, end of stdin in push mode, SIGINT/SIGTERM, or until stdout
 /// is closed.
 pub fn run(a: SourceArgs) -> anyhow::Result<()> {
     check_args(&a)?;
+    // Bound first, so that a bad address is refused before the source starts.
+    let published = a.metrics.map(|_| Arc::new(Latest::default()));
+    let metrics = a
+        .metrics
+        .zip(published.clone())
+        .map(|(addr, published)| serve_metrics(addr, a.to, published))
+        .transpose()?;
     let mut set = SourceSet::new(a.to).with_context(|| format!("cannot reach {}", a.to))?;
     set.set_dscp(a.dscp)
         .with_context(|| format!("cannot mark datagrams with DSCP {}", a.dscp))?;
@@ -194,7 +224,7 @@ pub fn run(a: SourceArgs) -> anyhow::Result<()> {
             Payload::Synthetic(a.payload_size as usize)
         },
     });
-    let stop = signals::shutdown_flag();
+    let stop = signals::shutdown_flag().context("cannot install the signal handlers")?;
     if a.push {
         let feed = set.push_feed(session)?;
         let stop = stop.clone();
@@ -214,11 +244,12 @@ pub fn run(a: SourceArgs) -> anyhow::Result<()> {
     let start = Instant::now();
     let text = |kind: &str, reports: &[SourceReport]| {
         let t = start.elapsed().as_secs_f64();
+        let time = timestamp::now();
         let lines = reports.iter().map(|r| {
             if a.json {
-                report_json(kind, t, r).to_string()
+                report_json(kind, &time, t, r).to_string()
             } else {
-                report_text(kind, t, r)
+                report_text(kind, &time, t, r)
             }
         });
         lines.map(|l| l + "\n").collect::<String>()
@@ -227,8 +258,31 @@ pub fn run(a: SourceArgs) -> anyhow::Result<()> {
         "acp source → {} controller {} session {session:016x} dscp {}",
         a.to, a.controller, a.dscp
     );
+    // With --metrics the driver reports at least every METRICS_REFRESH, for the endpoint; status
+    // lines still follow --report-every.
+    let publish = |reports: &[SourceReport]| {
+        if let (Some(published), Some(report)) = (&published, reports.first()) {
+            published.publish(report.clone());
+        }
+    };
+    // Something to scrape before the endpoint is announced.
+    publish(&set.reports());
+    if let Some(m) = &metrics {
+        eprintln!("acp source metrics on http://{}/metrics", m.local_addr());
+    }
+    let tick_every = match metrics {
+        Some(_) => a.report_every.min(METRICS_REFRESH),
+        None => a.report_every,
+    };
+    let mut next_status = a.report_every;
     let last = set
-        .run(&limits, a.report_every, |r| out.report(&text("status", r)))
+        .run(&limits, tick_every, |r| {
+            publish(r);
+            if start.elapsed() >= next_status {
+                out.report(&text("status", r));
+                next_status += a.report_every;
+            }
+        })
         .context("source failed")?;
     out.summary(&text("summary", &last));
     Ok(())

@@ -2,12 +2,12 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-fn acp() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_acp"))
-}
+mod common;
+
+use common::{acp, keygen, refused, update_datagram, wait_within};
 
 #[test]
 fn every_subcommand_has_help() {
@@ -179,21 +179,6 @@ fn closed_stdout() -> Stdio {
     Stdio::from(write)
 }
 
-/// Waits for `child` at most `limit`; kills it and fails if it is still running.
-fn wait_within(child: &mut Child, limit: Duration) -> ExitStatus {
-    let until = Instant::now() + limit;
-    loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            return status;
-        }
-        if Instant::now() > until {
-            let _ = child.kill();
-            panic!("still running after {limit:?}");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 #[test]
 fn one_shot_commands_end_quietly_when_stdout_is_closed() {
     let dir = std::env::temp_dir().join(format!("acp-cli-closed-{}", std::process::id()));
@@ -279,16 +264,126 @@ fn long_running_commands_shut_down_when_stdout_is_closed() {
     }
 }
 
-/// Runs `acp ARGS` and checks it fails as a bad argument does: exit 2, one line on stderr
-/// starting with "error: ", nothing on stdout. Returns the line.
-fn refused(args: &[&str]) -> String {
-    let out = acp().args(args).output().unwrap();
-    assert_eq!(out.status.code(), Some(2), "{args:?}");
-    let err = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
-    assert!(err.starts_with("error: "), "{args:?}: {err}");
-    assert!(out.stdout.is_empty(), "{args:?}");
-    err
+/// Every address option takes host names; a name that does not resolve is a bad argument whose
+/// line names the host, and `.invalid` names fail without waiting for DNS.
+#[test]
+fn addresses_take_host_names_and_a_bad_name_is_named() {
+    for (args, host) in [
+        (
+            &["source", "--to", "monitor.x.invalid:7200"][..],
+            "monitor.x.invalid",
+        ),
+        (
+            &["monitor", "--listen", "here.invalid:0"][..],
+            "here.invalid",
+        ),
+        (
+            &[
+                "relay",
+                "--listen",
+                "localhost:0",
+                "--to",
+                "next.invalid:9",
+                "--rate",
+                "1mbit",
+                "--delay",
+                "1ms",
+                "--queue",
+                "5",
+            ][..],
+            "next.invalid",
+        ),
+    ] {
+        let started = Instant::now();
+        let err = refused(args);
+        assert!(started.elapsed() < Duration::from_secs(2), "{args:?}");
+        assert!(
+            err.contains(&format!("cannot resolve host {host}")),
+            "{err}"
+        );
+    }
+    let err = refused(&["source", "--to", "localhost"]);
+    assert!(err.contains("expected HOST:PORT"), "{err}");
+
+    // monitor ← relay ← source, every address given by name.
+    let (monitor, _monitor_err, addr) = spawn_monitor_on("localhost:0", &[]);
+    let port = addr.rsplit(':').next().unwrap();
+    let mut relay = acp()
+        .args([
+            "relay",
+            "--listen",
+            "localhost:0",
+            "--to",
+            &format!("localhost:{port}"),
+        ])
+        .args(["--rate", "10mbit", "--delay", "1ms", "--queue", "50"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut relay_err = BufReader::new(relay.stderr.take().unwrap());
+    let mut first = String::new();
+    relay_err.read_line(&mut first).unwrap();
+    // "acp relay 127.0.0.1:PORT → 127.0.0.1:PORT, seed 1"
+    let relay_port = first.split(' ').nth(2).unwrap().rsplit(':').next().unwrap();
+    assert!(first.contains(&format!("→ 127.0.0.1:{port}")), "{first}");
+    let source = acp()
+        .args(["source", "--to", &format!("localhost:{relay_port}")])
+        .args(["--controller", "fixed:100", "--count", "20", "--json"])
+        .output()
+        .unwrap();
+    assert!(source.status.success());
+    let text = String::from_utf8(source.stdout).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert!(last["acks"].as_u64().unwrap() > 0, "{last}");
+    for child in [&relay, &monitor] {
+        // SAFETY: sending a signal to our own child process.
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGTERM);
+        }
+    }
+    assert!(relay.wait().unwrap().success());
+    let out = monitor.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let summary = String::from_utf8_lossy(&out.stdout);
+    assert!(summary.contains("summary: 1 sessions"), "{summary}");
+}
+
+/// A key file others may read is used, with a warning in the log (written once logging is set up,
+/// although the file is read while the arguments are parsed).
+#[test]
+fn an_exposed_key_file_is_logged_as_a_warning() {
+    let dir = std::env::temp_dir().join(format!("acp-cli-exposed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = keygen(&dir, "keys");
+    let run = |mode: u32, extra: &[&str]| {
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(mode))
+            .unwrap();
+        let out = acp()
+            .args(extra)
+            .args([
+                "source",
+                "--to",
+                "127.0.0.1:9",
+                "--count",
+                "1",
+                "--psk-file",
+                &path,
+            ])
+            .args(["--log-format", "json"])
+            .output()
+            .unwrap();
+        assert!(out.status.success());
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let warning = format!("{path} is readable by other users");
+    let err = run(0o644, &[]);
+    let line = err.lines().find(|l| l.contains(&warning)).expect(&err);
+    let v: serde_json::Value = serde_json::from_str(line).unwrap();
+    assert_eq!(v["level"], "WARN", "{v}");
+    assert!(!run(0o600, &[]).contains(&warning));
+    assert!(!run(0o644, &["-qq"]).contains(&warning));
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -463,6 +558,83 @@ fn demo_json_prints_one_object_and_nothing_else() {
     }
 }
 
+/// Sends SIGINT to `child`.
+fn interrupt(child: &Child) {
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+}
+
+/// Ctrl-C ends the demo early with its final table, over the time run.
+#[test]
+fn demo_prints_its_final_results_on_sigint() {
+    let mut demo = acp()
+        .args(["demo", "--duration", "120"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(demo.stdout.take().unwrap());
+    // The first live table: the sources are running.
+    let mut text = String::new();
+    while !text.contains("t = ") {
+        assert!(out.read_line(&mut text).unwrap() > 0, "{text}");
+    }
+    std::thread::sleep(Duration::from_secs(2));
+    interrupt(&demo);
+    let status = wait_within(&mut demo, Duration::from_secs(20));
+    assert!(status.success(), "{status:?}");
+    out.read_to_string(&mut text).unwrap();
+    let (_, last) = text.split_once("\ninterrupted after ").expect(&text);
+    let secs: f64 = last.split(' ').next().unwrap().parse().unwrap();
+    assert!((1.0..60.0).contains(&secs), "{secs}: {text}");
+    let rows: Vec<&str> = last
+        .lines()
+        .skip_while(|l| !l.starts_with("source "))
+        .skip(1)
+        .collect();
+    assert_eq!(rows.len(), 4, "{text}");
+    for row in rows {
+        // source, controller, then age_ms: every source delivered updates.
+        let age: f64 = row.split_whitespace().nth(2).unwrap().parse().expect(row);
+        assert!(age >= 20.0, "{row}");
+    }
+}
+
+/// Ctrl-C ends `acp bench pacing` in its first rate, which it reports, and skips the second.
+#[test]
+fn bench_pacing_prints_what_it_measured_on_sigint() {
+    let mut bench = acp()
+        .args(["bench", "pacing", "--duration", "120", "--json"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    interrupt(&bench);
+    let started = Instant::now();
+    let status = wait_within(&mut bench, Duration::from_secs(20));
+    assert!(status.success(), "{status:?}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+    let mut text = String::new();
+    bench
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    let lines: Vec<serde_json::Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 1, "{text}");
+    assert_eq!(lines[0]["rate_hz"], 1000.0);
+    // About a second of sends at 1000/s, not a full 120 s run.
+    let samples = lines[0]["samples"].as_u64().unwrap();
+    assert!((100..60_000).contains(&samples), "{text}");
+}
+
 #[test]
 fn bench_monitor_reports_every_round_and_their_median() {
     let out = acp()
@@ -499,8 +671,20 @@ fn spawn_monitor(
     BufReader<std::process::ChildStderr>,
     String,
 ) {
+    spawn_monitor_on("127.0.0.1:0", args)
+}
+
+/// [`spawn_monitor`] listening on `listen`.
+fn spawn_monitor_on(
+    listen: &str,
+    args: &[&str],
+) -> (
+    std::process::Child,
+    BufReader<std::process::ChildStderr>,
+    String,
+) {
     let mut monitor = acp()
-        .args(["monitor", "--listen", "127.0.0.1:0"])
+        .args(["monitor", "--listen", listen])
         .args(args)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -568,6 +752,15 @@ fn monitor_and_source_talk_and_the_monitor_summarises_on_sigterm() {
         .windows(2)
         .all(|w| w[0]["seq"].as_u64() < w[1]["seq"].as_u64()));
     assert!(updates.iter().all(|u| u["age_ms"].as_f64().is_some()));
+    // Arrival times, RFC 3339 UTC of fixed width: in arrival order they sort.
+    let times: Vec<&str> = updates
+        .iter()
+        .map(|u| u["time"].as_str().unwrap())
+        .collect();
+    assert!(times.iter().all(|t| is_rfc3339_utc(t)), "{times:?}");
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
+    assert!(is_rfc3339_utc(last["time"].as_str().unwrap()), "{last}");
+    assert!(last["elapsed_s"].as_f64().unwrap() > 0.1, "{last}");
     // The latest is always printed.
     assert_eq!(updates.last().unwrap()["seq"], 60);
     let mut rest = String::new();
@@ -601,6 +794,74 @@ fn monitor_and_source_talk_and_the_monitor_summarises_on_sigterm() {
     );
 }
 
+/// Whether `t` is a timestamp of our outputs: `2026-11-23T17:23:25.123456Z`.
+fn is_rfc3339_utc(t: &str) -> bool {
+    let b = t.as_bytes();
+    b.len() == 27
+        && t.ends_with('Z')
+        && b[10] == b'T'
+        && b[19] == b'.'
+        && t.chars()
+            .enumerate()
+            .all(|(i, c)| matches!(i, 4 | 7 | 10 | 13 | 16 | 19 | 26) || c.is_ascii_digit())
+}
+
+/// Logs go to stderr, as text or JSON lines, at the level -v/-q or RUST_LOG choose; results stay
+/// on stdout.
+#[test]
+fn logs_follow_the_flags_and_rust_log() {
+    let dir = std::env::temp_dir().join(format!("acp-cli-logs-{}", std::process::id()));
+    let sweep = |extra: &[&str], rust_log: Option<&str>| {
+        let mut cmd = acp();
+        cmd.args(["sweep", &scenario_path("bottleneck.toml"), "--rates", "50"])
+            .arg("--out")
+            .arg(&dir)
+            .args(extra)
+            .env_remove("RUST_LOG");
+        if let Some(spec) = rust_log {
+            cmd.env("RUST_LOG", spec);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{extra:?}");
+        assert!(String::from_utf8_lossy(&out.stdout).contains("oracle:"));
+        String::from_utf8(out.stderr).unwrap()
+    };
+    let wrote = format!("wrote {}", dir.display());
+    // Text by default, at info: time, level, message.
+    let text = sweep(&[], None);
+    let (time, rest) = text.trim_end().split_once(' ').unwrap();
+    assert!(is_rfc3339_utc(time), "{text}");
+    assert_eq!(rest.trim_start(), format!("INFO {wrote}"));
+    // JSON lines.
+    let json = sweep(&["--log-format", "json"], None);
+    let line: serde_json::Value = serde_json::from_str(json.trim_end()).unwrap();
+    assert_eq!(line["level"], "INFO", "{line}");
+    assert_eq!(line["fields"]["message"], wrote.as_str(), "{line}");
+    assert!(
+        is_rfc3339_utc(line["timestamp"].as_str().unwrap()),
+        "{line}"
+    );
+    // Quieter: nothing at info.
+    assert_eq!(sweep(&["-q"], None), "");
+    assert_eq!(sweep(&[], Some("warn")), "");
+    // The flags win over RUST_LOG.
+    assert_eq!(sweep(&["-q"], Some("info")), "");
+    assert!(sweep(&["-v"], Some("error")).contains(&wrote));
+    // A malformed RUST_LOG is a bad argument.
+    let out = acp()
+        .args(["sweep", &scenario_path("bottleneck.toml"), "--rates", "50"])
+        .env("RUST_LOG", "=[")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("error: RUST_LOG=") && err.lines().count() == 1,
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 fn scenario_path(name: &str) -> String {
     format!("{}/../../scenarios/{name}", env!("CARGO_MANIFEST_DIR"))
 }
@@ -628,7 +889,7 @@ fn sim_is_deterministic_per_seed_and_writes_its_outputs() {
     let first = &v["flows"][0];
     assert_eq!(first["controller"], "acp+");
     assert!(
-        first["age"].as_f64().unwrap() > 0.020,
+        first["age_ms"].as_f64().unwrap() > 20.0,
         "one-way delay is 21 ms"
     );
 
@@ -674,9 +935,27 @@ fn sweep_finds_the_bowl_bottom() {
     );
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     // The M/M/1 optimum is at ρ* = 0.531; its neighbours on this grid are clearly worse.
-    assert_eq!(v["best"]["rate"], 0.53);
+    assert_eq!(v["best"]["rate_hz"], 0.53);
     assert_eq!(v["points"].as_array().unwrap().len(), 5);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Progress bars are for terminals: a log file or a pipe gets no `\r` redraws on stderr.
+#[test]
+fn sweep_draws_no_progress_bar_when_stderr_is_not_a_terminal() {
+    let out = acp()
+        .args([
+            "sweep",
+            &scenario_path("bottleneck.toml"),
+            "--rates",
+            "50,100,200",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains('\r') && !err.contains("runs,"), "{err:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("oracle:"));
 }
 
 #[test]
@@ -738,7 +1017,7 @@ fn sweep_over_seeds_reports_confidence_intervals() {
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["seeds"], serde_json::json!([1, 2, 3]));
     for p in v["points"].as_array().unwrap() {
-        let ages: Vec<f64> = p["ages"]
+        let ages: Vec<f64> = p["ages_ms"]
             .as_array()
             .unwrap()
             .iter()
@@ -746,9 +1025,9 @@ fn sweep_over_seeds_reports_confidence_intervals() {
             .collect();
         assert_eq!(ages.len(), 3);
         let mean = ages.iter().sum::<f64>() / 3.0;
-        assert!((p["age"].as_f64().unwrap() - mean).abs() < 1e-12);
+        assert!((p["age_ms"].as_f64().unwrap() - mean).abs() < 1e-9);
         assert!(
-            p["ci95"].as_f64().unwrap() > 0.0,
+            p["ci95_ms"].as_f64().unwrap() > 0.0,
             "three different seeds differ"
         );
     }
@@ -810,12 +1089,12 @@ fn reproduce_fig15_prints_json_rows_and_writes_a_chart_per_metric() {
     assert_eq!(rows[0]["controller"], "acp+");
     assert_eq!(rows[5]["controller"], "lazy");
     for r in rows {
-        let age = r["age"]["mean"].as_f64().unwrap();
-        assert!(age > 0.005 && age < 1.0, "age in seconds: {age}");
-        assert!(r["age"]["ci95"].as_f64().unwrap() >= 0.0);
+        let age = r["age_ms"]["mean"].as_f64().unwrap();
+        assert!(age > 5.0 && age < 1000.0, "age in milliseconds: {age}");
+        assert!(r["age_ms"]["ci95"].as_f64().unwrap() >= 0.0);
     }
     // The oracle of one source lies below the link's 684 updates/s.
-    let rate = v["fig15"]["one_source_oracle"]["rate"].as_f64().unwrap();
+    let rate = v["fig15"]["one_source_oracle"]["rate_hz"].as_f64().unwrap();
     assert!(rate > 300.0 && rate < 684.0, "{rate}");
     let csv = std::fs::read_to_string(dir.join("fig15/fig15.csv")).unwrap();
     assert!(csv.starts_with("controller,sources,seeds,age_ms,age_ms_ci95,paper_age_ms,"));
@@ -891,14 +1170,18 @@ fn push_mode_reports_and_skips_a_line_too_long_for_an_update() {
         .read_to_string(&mut source_err)
         .unwrap();
     assert!(status.success(), "{source_err}");
-    // The warning and the start-up line come from different threads, in either order.
+    // The warning (a log line: time, level, message) and the start-up line come from
+    // different threads, in either order.
     let warnings: Vec<&str> = source_err
         .lines()
         .filter(|l| !l.starts_with("acp source →"))
         .collect();
+    assert_eq!(warnings.len(), 1, "{source_err}");
+    let (time, message) = warnings[0].split_once(' ').unwrap();
+    assert!(time.ends_with('Z') && time.contains('T'), "{time}");
     assert_eq!(
-        warnings,
-        ["acp source: stdin line 2 has 70000 bytes, more than an update carries (65463); skipped"]
+        message.trim_start(),
+        "WARN stdin line 2 has 70000 bytes, more than an update carries (65463); skipped"
     );
     std::thread::sleep(Duration::from_millis(200));
     // SAFETY: sending a signal to our own child process.
@@ -949,23 +1232,6 @@ fn bench_says_no_samples_instead_of_nan() {
     let json: Vec<&str> = quick_monitor.iter().copied().chain(["--json"]).collect();
     let v: serde_json::Value = serde_json::from_str(&run(&json)).unwrap();
     assert!(v["ratio"].is_null(), "{v}");
-}
-
-/// A fresh key file from `acp keygen`, in the test's own directory.
-fn keygen(dir: &std::path::Path, name: &str) -> String {
-    let out = acp().arg("keygen").output().unwrap();
-    assert!(out.status.success());
-    let line = String::from_utf8(out.stdout).unwrap();
-    let (id, hex) = line.trim().split_once(' ').expect("ID HEX");
-    assert_eq!(id, "1");
-    assert!(
-        hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()),
-        "{line}"
-    );
-    let path = dir.join(name);
-    std::fs::write(&path, line).unwrap();
-    std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
-    path.to_str().unwrap().to_string()
 }
 
 #[test]
@@ -1021,24 +1287,6 @@ fn a_sealed_monitor_serves_sources_with_its_key_and_no_other() {
     assert!(rest.contains("(bad_tag "), "{rest}");
     assert!(rest.contains("unsealed "), "{rest}");
     let _ = std::fs::remove_dir_all(dir);
-}
-
-/// The datagram of an UPDATE of `session` with sequence `seq` carrying `payload`.
-fn update_datagram(session: u64, seq: u64, payload: &[u8]) -> Vec<u8> {
-    let u = acp_core::wire::Update {
-        flags: 0,
-        session,
-        seq,
-        gen_ts: seq,
-        acked_seq: seq - 1,
-        hold_ns: 0,
-        cookie: None,
-        payload,
-    };
-    let mut buf = vec![0u8; u.encoded_len()];
-    let n = u.encode(&mut buf).unwrap();
-    buf.truncate(n);
-    buf
 }
 
 /// `--print-updates` with a stdout nobody reads (`acp monitor --print-updates | (sleep 1000)`):
@@ -1185,4 +1433,311 @@ fn bench_monitor_latency_reports_percentiles() {
     assert!(0.0 < p50 && p50 <= p99, "{v}");
     // --rate belongs to --latency.
     refused(&["bench", "monitor", "--rate", "100"]);
+}
+
+/// A scratch directory for one test.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("acp-cli-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// A loopback address no socket holds (at the time of the call).
+fn free_udp_addr() -> String {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket.local_addr().unwrap().to_string()
+}
+
+/// Starts `acp ARGS` (a monitor) and returns it with its stderr after the listening line, and the
+/// address that line names.
+fn spawn_listening(args: &[&str]) -> (Child, BufReader<std::process::ChildStderr>, String) {
+    let mut child = acp()
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut first = String::new();
+    err.read_line(&mut first).unwrap();
+    assert!(first.starts_with("acp monitor listening on "), "{first}");
+    let addr = first.trim().rsplit(' ').next().unwrap().to_string();
+    (child, err, addr)
+}
+
+/// SIGTERMs a monitor and returns its stdout (reports and summary) and the rest of its stderr.
+fn stop_monitor(child: Child, mut err: BufReader<std::process::ChildStderr>) -> String {
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGTERM);
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let mut rest = String::from_utf8(out.stdout).unwrap();
+    err.read_to_string(&mut rest).unwrap();
+    rest
+}
+
+#[test]
+fn monitor_and_source_configured_by_files_behave_as_with_flags() {
+    let dir = scratch("config");
+    let listen = free_udp_addr();
+    let monitor_toml = dir.join("monitor.toml");
+    std::fs::write(
+        &monitor_toml,
+        format!("listen = \"{listen}\"\nreport-sessions = 0\nclocks-synced = true\n"),
+    )
+    .unwrap();
+    let source_toml = dir.join("source.toml");
+    std::fs::write(
+        &source_toml,
+        format!("to = \"{listen}\"\ncontroller = \"fixed:200\"\ncount = 30\njson = true\n"),
+    )
+    .unwrap();
+    let (monitor, err, addr) =
+        spawn_listening(&["monitor", "--config", monitor_toml.to_str().unwrap()]);
+    // It listens where the file says.
+    assert_eq!(addr, listen);
+    let source = acp()
+        .args(["source", "--config", source_toml.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(source.status.success(), "{source:?}");
+    let stdout = String::from_utf8(source.stdout).unwrap();
+    let last: serde_json::Value = serde_json::from_str(stdout.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "summary");
+    assert_eq!(last["controller"], "fixed:200", "{last}");
+    assert_eq!(last["sent"], 30);
+    let summary = stop_monitor(monitor, err);
+    assert!(
+        summary.contains("summary: 1 sessions, 30 datagrams, 30 delivered, 30 acks"),
+        "{summary}"
+    );
+    // With clocks-synced from the file, true age is measured.
+    let session = summary.lines().last().unwrap();
+    assert!(!session.trim_end().ends_with('-'), "{summary}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_flag_on_the_command_line_overrides_the_file() {
+    let dir = scratch("override");
+    let taken = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let taken = taken.local_addr().unwrap().to_string();
+    let file = dir.join("monitor.toml");
+    std::fs::write(
+        &file,
+        format!("listen = \"{taken}\"\nreport-every = \"1m\"\n"),
+    )
+    .unwrap();
+    let file = file.to_str().unwrap();
+    // The file's address alone is refused, as the flag would be …
+    let err = refused(&["monitor", "--config", file]);
+    assert!(err.contains("Address already in use"), "{err}");
+    // … and --listen replaces it.
+    let (monitor, err, addr) =
+        spawn_listening(&["monitor", "--config", file, "--listen", "127.0.0.1:0"]);
+    assert_ne!(addr, taken);
+    stop_monitor(monitor, err);
+    // --check-config shows where each setting came from.
+    let out = acp()
+        .args([
+            "monitor",
+            "--listen=127.0.0.1:9",
+            "--config",
+            file,
+            "--check-config",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("listen = \"127.0.0.1:9\"  # command line"),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("report-every = \"1m\"  # {file}:2")),
+        "{text}"
+    );
+    assert!(
+        text.contains("max-sessions = \"10000\"  # default"),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn a_bad_config_file_is_refused_in_one_line_naming_the_file_and_line() {
+    let dir = scratch("bad-config");
+    let file = dir.join("source.toml");
+    let path = file.to_str().unwrap();
+    for (text, want) in [
+        (
+            "to = \"127.0.0.1:9\"\n\ncontroler = \"lazy\"\n",
+            format!("error: {path}:3: unknown key 'controler' for `acp source` (did you mean 'controller'?)"),
+        ),
+        (
+            "to = \"127.0.0.1:9\"\ndscp = 64\n",
+            format!("error: {path}:2: key 'dscp': invalid value '64' for '--dscp <DSCP>': 64 is not in 0..=63"),
+        ),
+        (
+            "to = \"127.0.0.1:9\"\npush = \"yes\"\n",
+            format!("error: {path}:2: key 'push': unexpected value 'yes' for '--push' found; no more were expected"),
+        ),
+        ("to = 127.0.0.1:9\n", format!("error: {path}:1: ")),
+    ] {
+        std::fs::write(&file, text).unwrap();
+        let err = refused(&["source", "--config", path]);
+        assert!(err.starts_with(&want), "{text}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    let err = refused(&["monitor", "--config", path]);
+    assert!(err.contains(path) && err.contains("No such file"), "{err}");
+}
+
+fn deploy_path(name: &str) -> String {
+    format!("{}/../../deploy/{name}", env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn the_example_config_files_are_accepted() {
+    for (command, file, setting) in [
+        ("monitor", "monitor.toml", "listen = \"0.0.0.0:7200\""),
+        ("source", "source.toml", "push = true"),
+    ] {
+        let path = deploy_path(file);
+        let out = acp()
+            .args([command, "--config", &path, "--check-config"])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{file}: {err}");
+        assert!(err.is_empty(), "{file}: {err}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains(&format!("{setting}  # {path}:")), "{text}");
+    }
+}
+
+/// The subcommands `acp --help` lists.
+fn subcommands() -> Vec<String> {
+    let out = acp().arg("--help").output().unwrap();
+    let help = String::from_utf8(out.stdout).unwrap();
+    let names: Vec<String> = help
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_string))
+        .filter(|name| name != "help")
+        .collect();
+    assert!(names.len() >= 10, "{help}");
+    names
+}
+
+#[test]
+fn completions_cover_every_subcommand() {
+    let names = subcommands();
+    for shell in ["bash", "zsh", "fish"] {
+        let out = acp().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success(), "{shell}");
+        let script = String::from_utf8(out.stdout).unwrap();
+        for name in &names {
+            assert!(script.contains(name.as_str()), "{shell}: {name}");
+        }
+        assert!(script.contains("check-config"), "{shell}");
+    }
+    let err = refused(&["completions", "tcsh"]);
+    assert!(err.contains("possible values"), "{err}");
+}
+
+#[test]
+fn man_pages_cover_every_subcommand() {
+    let names = subcommands();
+    let out = acp().arg("manpage").output().unwrap();
+    assert!(out.status.success());
+    let page = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        page.starts_with(".ie") && page.contains(".TH acp 1"),
+        "{page}"
+    );
+    for name in &names {
+        assert!(page.contains(&format!("acp\\-{name}(1)")), "{name}");
+    }
+    let dir = scratch("man");
+    let out = acp()
+        .args(["manpage", "--out", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    for name in names
+        .iter()
+        .map(|n| format!("acp-{n}.1"))
+        .chain(["acp.1".into()])
+    {
+        let text = std::fs::read_to_string(dir.join(&name)).unwrap();
+        assert!(text.contains(".SH NAME"), "{name}");
+    }
+    let monitor = std::fs::read_to_string(dir.join("acp-monitor.1")).unwrap();
+    assert!(monitor.contains("\\-\\-config"), "{monitor}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The command the systemd unit and the container image run is accepted with the example config,
+/// and the monitor stops cleanly, with its summary, on the signal they stop it with.
+#[test]
+fn the_unit_and_the_container_run_a_command_acp_accepts() {
+    let unit = std::fs::read_to_string(deploy_path("acp-monitor.service")).unwrap();
+    let container = std::fs::read_to_string(deploy_path("Containerfile")).unwrap();
+    let setting = |text: &str, prefix: &str| -> String {
+        let mut lines = text.lines().filter_map(|l| l.strip_prefix(prefix));
+        let value = lines.next().unwrap_or_else(|| panic!("no {prefix}"));
+        assert!(lines.next().is_none(), "two {prefix}");
+        value.trim().to_string()
+    };
+    let exec_start = setting(&unit, "ExecStart=");
+    let (program, unit_args) = exec_start.split_once(' ').unwrap();
+    assert_eq!(program, "/usr/local/bin/acp");
+    assert_eq!(
+        setting(&container, "ENTRYPOINT "),
+        "[\"/usr/local/bin/acp\"]"
+    );
+    let cmd: Vec<String> = serde_json::from_str(&setting(&container, "CMD ")).unwrap();
+    let example = deploy_path("monitor.toml");
+    let installed = |args: Vec<String>| -> Vec<String> {
+        let mut args: Vec<String> = args
+            .into_iter()
+            .map(|a| a.replace("/etc/acp/monitor.toml", &example))
+            .collect();
+        assert!(args.contains(&example), "{args:?}");
+        args.push("--check-config".into());
+        args
+    };
+    for args in [
+        installed(unit_args.split_whitespace().map(String::from).collect()),
+        installed(cmd),
+    ] {
+        let out = acp().args(&args).output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    }
+    let signal = setting(&unit, "KillSignal=");
+    assert_eq!(setting(&container, "STOPSIGNAL "), signal);
+    let number = match signal.as_str() {
+        "SIGTERM" => libc::SIGTERM,
+        "SIGINT" => libc::SIGINT,
+        other => panic!("acp monitor does not handle {other}"),
+    };
+    let (mut monitor, mut err, _) =
+        spawn_listening(&["monitor", "--config", &example, "--listen", "127.0.0.1:0"]);
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(monitor.id() as i32, number);
+    }
+    let status = wait_within(&mut monitor, Duration::from_secs(5));
+    let mut rest = String::new();
+    let mut stdout = monitor.stdout.take().unwrap();
+    stdout.read_to_string(&mut rest).unwrap();
+    err.read_to_string(&mut rest).unwrap();
+    assert!(status.success(), "{status:?}: {rest}");
+    assert!(rest.contains("summary: 0 sessions"), "{rest}");
 }

@@ -10,7 +10,7 @@
 //! - once the table is `cookie_threshold` full, a new session must prove its address first: its
 //!   update is answered with a stateless COOKIE ([`crate::cookie`]) and only an update echoing it
 //!   gets state (with pre-shared keys, always);
-//! - a session that has sent a single update is on *probation* and expires after
+//! - an unsealed session that has sent a single update is on *probation* and expires after
 //!   `probation` of silence (spoofed one-shot ids are gone quickly);
 //! - an established session expires after `idle_timeout` of silence;
 //! - when the table is full, a new session triggers a sweep of expired ones (at most once per
@@ -46,7 +46,8 @@ pub struct MonitorConfig {
     pub max_sessions: usize,
     /// Silence after which an established session is forgotten.
     pub idle_timeout: Duration,
-    /// Silence after which a session that sent only one update is forgotten.
+    /// Silence after which an unsealed session that sent only one update is forgotten (sealed
+    /// sessions are validated by their key and wait `idle_timeout`).
     pub probation: Duration,
     /// The caller declares the sources' clocks synchronised with `now`, so the true age
     /// `t − generation time` can be tracked per session.
@@ -202,11 +203,12 @@ impl SessionStats {
         if seq > self.highest_seq {
             let shift = seq - self.highest_seq;
             self.lost += shift - 1;
-            // Slide the window: the old highest becomes bit `shift − 1`.
-            self.window = if shift >= 64 {
+            // Slide the window: the old highest becomes bit `shift − 1` (bit 63 at most; a jump
+            // of more than 64 leaves nothing in the window).
+            self.window = if shift > 64 {
                 0
             } else {
-                (self.window << shift) | (1 << (shift - 1))
+                self.window.checked_shl(shift as u32).unwrap_or(0) | (1 << (shift - 1))
             };
             if self.highest_seq == 0 {
                 self.window = 0;
@@ -462,6 +464,12 @@ impl Monitor {
                     let psk = ring.get(id).ok_or(AuthError::UnknownKey(id))?;
                     let cipher = SessionCipher::new(psk, update.session);
                     reply_key = Some(cipher.open(data)?);
+                    // Sequences start at 1, and a sealed session counts every sequence before
+                    // its first as received: sequence 0 could only open a session that refuses
+                    // everything it has seen.
+                    if update.seq == 0 {
+                        return Err(Dropped::Replayed);
+                    }
                     Some(cipher)
                 }
                 None => None,
@@ -511,7 +519,7 @@ impl Monitor {
             }
         }
         let rx_ts = if s.cipher.is_some() {
-            self.last_rx = now.as_nanos().max(self.last_rx + 1);
+            self.last_rx = now.as_nanos().max(self.last_rx.saturating_add(1));
             self.last_rx
         } else {
             now.as_nanos()
@@ -584,13 +592,16 @@ impl Monitor {
         self.sessions.len() < self.cfg.max_sessions
     }
 
-    fn expired(&self, s: &SessionStats, now: Time) -> bool {
-        let limit = if s.received() <= 1 {
+    /// Whether session `s` has been silent too long. Probation sheds unvalidated one-shot
+    /// sessions; a sealed session is validated by its key and is not on probation, so it outlives
+    /// the cookie that admitted it and a replay of its first update cannot reopen it.
+    fn expired(&self, s: &Session, now: Time) -> bool {
+        let limit = if s.stats.received() <= 1 && s.cipher.is_none() {
             self.cfg.probation
         } else {
             self.cfg.idle_timeout
         };
-        now >= s.last_seen + limit
+        now >= s.stats.last_seen + limit
     }
 
     fn sweep(&mut self, now: Time) {
@@ -598,7 +609,7 @@ impl Monitor {
         let expired: Vec<SessionKey> = self
             .sessions
             .iter()
-            .filter(|(_, s)| self.expired(&s.stats, now))
+            .filter(|(_, s)| self.expired(s, now))
             .map(|(k, _)| *k)
             .collect();
         for key in expired {

@@ -5,7 +5,7 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use acp_core::monitor::Dropped;
-use acp_core::seal::{AuthError, Keyring, Psk, Secret};
+use acp_core::seal::{AuthError, Keyring, Psk, Secret, SessionCipher};
 use acp_core::source::{AckOutcome, Phase};
 use acp_core::wire::{Packet, Update, TAG_LEN};
 use acp_core::{AppMode, Fixed, Monitor, MonitorConfig, Source, SourceConfig, Time};
@@ -219,4 +219,136 @@ fn sealed_and_plain_ends_do_not_talk() {
         mon.stats()
     );
     assert_eq!(mon.session_count(), 0);
+}
+
+/// An update of `SESSION` with sequence `seq`, echoing `cookie`, sealed under `key`.
+fn sealed_update(key: &Psk, seq: u64, cookie: Option<[u8; 12]>) -> Vec<u8> {
+    let u = Update {
+        flags: 0,
+        session: SESSION,
+        seq,
+        gen_ts: 1,
+        acked_seq: 0,
+        hold_ns: 0,
+        cookie,
+        payload: b"t=21",
+    };
+    let mut buf = vec![0u8; 128];
+    let len = u.encode(&mut buf).unwrap();
+    let len = SessionCipher::new(key, SESSION)
+        .seal(&mut buf, len)
+        .unwrap();
+    buf.truncate(len);
+    buf
+}
+
+/// The cookie a sealed monitor answers a first update with, at `now`.
+fn cookie_for(mon: &mut Monitor, key: &Psk, now: Time) -> [u8; 12] {
+    let mut reply = vec![0u8; 256];
+    let update = sealed_update(key, 1, None);
+    let h = mon
+        .handle_datagram(now, peer(), &update, &mut reply)
+        .unwrap();
+    match Packet::decode(&reply[..h.ack_len]) {
+        Ok(Packet::Cookie(c)) => c.cookie,
+        other => panic!("expected a COOKIE, got {other:?}"),
+    }
+}
+
+/// Fuzzer finding: sequence 0 with a valid cookie opened a session that then refused it as
+/// replayed, holding a table slot for nothing. It is refused before it gets state.
+#[test]
+fn a_sealed_session_cannot_start_at_sequence_zero() {
+    let mut mon = sealed_monitor();
+    let key = psk(1, 0x11);
+    let cookie = cookie_for(&mut mon, &key, Time::ZERO);
+    let mut reply = vec![0u8; 256];
+    assert_eq!(
+        mon.handle_datagram(
+            Time::ZERO,
+            peer(),
+            &sealed_update(&key, 0, Some(cookie)),
+            &mut reply
+        ),
+        Err(Dropped::Replayed)
+    );
+    assert_eq!(mon.stats().sessions_created, 0);
+    assert_eq!(mon.stats().auth_failed_by["replayed"], 1);
+}
+
+/// Fuzzer finding: a sealed session admitted by its cookie-bearing first update was forgotten
+/// after the 2 s probation while the cookie stayed valid for up to 20 s, so a replay of that
+/// update reopened the session and delivered it again. Sealed sessions are not on probation.
+#[test]
+fn a_replayed_first_update_cannot_reopen_a_quiet_sealed_session() {
+    let mut mon = sealed_monitor();
+    let key = psk(1, 0x11);
+    let cookie = cookie_for(&mut mon, &key, Time::ZERO);
+    let first = sealed_update(&key, 2, Some(cookie));
+    let mut reply = vec![0u8; 256];
+    let h = mon
+        .handle_datagram(Time::from_millis(10), peer(), &first, &mut reply)
+        .unwrap();
+    assert!(h.delivery.is_some());
+    // Past the probation of an unsealed one-shot session, well within the cookie's life.
+    let later = Time::from_secs(3);
+    mon.handle_timeout(later);
+    assert_eq!(mon.stats().sessions_expired, 0);
+    assert_eq!(
+        mon.handle_datagram(later, peer(), &first, &mut reply),
+        Err(Dropped::Replayed)
+    );
+    assert_eq!(
+        (mon.stats().sessions_created, mon.stats().delivered),
+        (1, 1)
+    );
+    // The idle timeout still applies.
+    mon.handle_timeout(Time::from_secs(31));
+    assert_eq!(mon.stats().sessions_expired, 1);
+}
+
+/// Fuzzer finding: a sequence 64 ahead of the highest pushed the old highest out of the replay
+/// window, so its replay got a (STALE) ACK instead of being refused.
+#[test]
+fn a_jump_of_64_keeps_the_old_highest_in_the_replay_window() {
+    let mut mon = sealed_monitor();
+    let key = psk(1, 0x11);
+    let cookie = cookie_for(&mut mon, &key, Time::ZERO);
+    let mut reply = vec![0u8; 256];
+    let at = Time::from_millis(10);
+    let old = sealed_update(&key, 2, Some(cookie));
+    for dg in [old.clone(), sealed_update(&key, 66, None)] {
+        mon.handle_datagram(at, peer(), &dg, &mut reply).unwrap();
+    }
+    assert_eq!(
+        mon.handle_datagram(at, peer(), &old, &mut reply),
+        Err(Dropped::Replayed)
+    );
+    // A sequence inside the jump was never received: it is late, not a replay.
+    let late = sealed_update(&key, 3, None);
+    let h = mon.handle_datagram(at, peer(), &late, &mut reply).unwrap();
+    assert!(h.delivery.is_none());
+}
+
+/// Fuzzer finding: sealed ACKs get strictly increasing rx times, `last + 1` at least, which
+/// overflowed after an ACK at the end of time. It saturates.
+#[test]
+fn sealed_rx_times_saturate_at_the_end_of_time() {
+    let mut mon = sealed_monitor();
+    let key = psk(1, 0x11);
+    let cookie = cookie_for(&mut mon, &key, Time::ZERO);
+    let mut reply = vec![0u8; 256];
+    let first = sealed_update(&key, 2, Some(cookie));
+    mon.handle_datagram(Time::from_millis(10), peer(), &first, &mut reply)
+        .unwrap();
+    for seq in [3, 4] {
+        let update = sealed_update(&key, seq, None);
+        let h = mon
+            .handle_datagram(Time::MAX, peer(), &update, &mut reply)
+            .unwrap();
+        match Packet::decode(&reply[..h.ack_len]) {
+            Ok(Packet::Ack(a)) => assert_eq!(a.rx_ts, u64::MAX),
+            other => panic!("expected an ACK, got {other:?}"),
+        }
+    }
 }

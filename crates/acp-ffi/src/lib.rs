@@ -23,7 +23,6 @@
 
 use std::cell::RefCell;
 use std::ffi::{c_char, c_int, CStr, CString};
-use std::net::{SocketAddr, ToSocketAddrs};
 use std::os::fd::AsRawFd;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::time::Duration;
@@ -34,6 +33,7 @@ use acp_core::source::Phase;
 use acp_core::SourceConfig;
 use acp_runtime::clock;
 use acp_runtime::driver::{Payload, RunLimits, SourceSet, SourceSpec};
+use acp_runtime::resolve::{resolve, Purpose};
 
 /// Success.
 pub const ACP_OK: c_int = 0;
@@ -216,15 +216,6 @@ fn source_config(o: &AcpOptions) -> Result<SourceConfig, Failure> {
     Ok(config)
 }
 
-fn resolve(monitor: &str) -> Result<SocketAddr, Failure> {
-    let mut addrs = monitor
-        .to_socket_addrs()
-        .map_err(|e| invalid(format!("monitor address {monitor:?}: {e}")))?;
-    addrs
-        .next()
-        .ok_or_else(|| invalid(format!("monitor address {monitor:?} resolves to nothing")))
-}
-
 /// Creates a push-mode source sending to `monitor` (`"host:port"`, e.g. `"192.0.2.7:7200"` or
 /// `"[2001:db8::7]:7200"`; a host name is resolved once, here) under `controller` ("acp+",
 /// "acp", "acp:KAPPA", "lazy" or "fixed:RATE"). `options` may be null for the defaults. On
@@ -243,7 +234,8 @@ pub unsafe extern "C" fn acp_source_new(
 ) -> c_int {
     guard(|| {
         let out = non_null_mut(out, "out")?;
-        let target = resolve(c_str(monitor, "monitor")?)?;
+        let target = resolve(c_str(monitor, "monitor")?, Purpose::Connect)
+            .map_err(|e| invalid(format!("monitor address: {e}")))?;
         let kind: ControllerKind = c_str(controller, "controller")?.parse().map_err(invalid)?;
         let options = if options.is_null() {
             acp_options_default()

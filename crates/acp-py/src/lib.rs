@@ -17,7 +17,7 @@
 //! threaded source and the mailbox), and plotting (pandas and matplotlib do that).
 
 use std::collections::VecDeque;
-use std::net::{SocketAddr, ToSocketAddrs};
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -31,6 +31,7 @@ use acp_core::{MonitorConfig, SourceConfig};
 use acp_runtime::clock;
 use acp_runtime::driver::{Payload, PushFeed, RunLimits, SourceReport, SourceSet, SourceSpec};
 use acp_runtime::mailbox::{Mailbox, MailboxConfig, OwnedUpdate};
+use acp_runtime::resolve::{resolve, Purpose};
 use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport};
 use acp_sim::reproduce::{self, wifi};
 use acp_sim::scenario::Scenario;
@@ -89,7 +90,8 @@ fn parse_rates(rates: &str) -> PyResult<Vec<f64>> {
     sweep::parse_rates(rates).map_err(value_error)
 }
 
-/// Runs a scenario at each fixed rate with seeds `seed..seed+seeds`; returns JSON rows.
+/// Runs a scenario at each fixed rate with seeds `seed..seed+seeds`; returns JSON rows, named as
+/// `acp sweep --json` names them.
 #[pyfunction]
 #[pyo3(signature = (rates, seeds, path=None, text=None, seed=None))]
 fn sweep_rates(
@@ -112,13 +114,16 @@ fn sweep_rates(
     let points = py.detach(|| sweep::sweep(&s, &rates, &seeds, threads(), &|_, _| {}));
     let rows: Vec<Value> = points
         .iter()
-        .map(|p| json!({"rate": p.rate, "age": p.age, "ci95": p.ci95, "ages": p.ages}))
+        .map(|p| {
+            json!({"rate_hz": p.rate, "age_ms": p.age * 1e3, "ci95_ms": p.ci95 * 1e3,
+                "ages_ms": p.ages.iter().map(|a| a * 1e3).collect::<Vec<_>>()})
+        })
         .collect();
     Ok(Value::Array(rows).to_string())
 }
 
 /// Runs one of the papers' reproductions; returns JSON rows in long form (one row per
-/// controller where a result compares controllers).
+/// controller where a result compares controllers), named as `acp reproduce --json` names them.
 #[pyfunction]
 #[pyo3(name = "reproduce", signature = (name, seed=1, seeds=1, secs=None, updates=None, points=12, payload=1024))]
 #[allow(clippy::too_many_arguments)]
@@ -155,8 +160,8 @@ fn run_reproduction(
             "fig7" => reproduce::fig7(points, updates.unwrap_or(1_000_000), seed, threads())
                 .into_iter()
                 .map(|p| {
-                    json!({"system": p.system, "lambda": p.lambda,
-                           "analytic": p.analytic, "simulated": p.simulated})
+                    json!({"system": p.system, "rate_hz": p.lambda,
+                           "analytic_age_ms": p.analytic * 1e3, "simulated_age_ms": p.simulated * 1e3})
                 })
                 .collect(),
             "table1" => reproduce::table1(secs.unwrap_or(300), seed, threads(), &|_, _| {})
@@ -169,9 +174,9 @@ fn run_reproduction(
                         .map(|(i, b)| (format!("backlog_hop{}", i + 1), json!(b)))
                         .collect();
                     r.controllers.into_iter().map(move |(c, ratio, age)| {
-                        let mut row = json!({"network": r.network, "oracle_rate": r.oracle_rate,
-                            "oracle_age": r.oracle_age, "controller": c, "age": age,
-                            "age_ratio": ratio});
+                        let mut row = json!({"network": r.network, "oracle_rate_hz": r.oracle_rate,
+                            "oracle_age_ms": r.oracle_age * 1e3, "controller": c, "age_ms": age * 1e3,
+                            "ratio": ratio});
                         if let Value::Object(m) = &mut row {
                             m.extend(hops.clone());
                         }
@@ -184,8 +189,8 @@ fn run_reproduction(
                 .flat_map(|r| {
                     r.controllers.into_iter().map(move |(c, ratio, backlog)| {
                         json!({"service_ms": r.service_ms, "delay_ms": r.delay_ms,
-                            "optimal_age": r.optimal_age, "controller": c,
-                            "age_ratio": ratio, "server_backlog": backlog})
+                            "optimal_age_ms": r.optimal_age * 1e3, "controller": c,
+                            "ratio": ratio, "at_server": backlog})
                     })
                 })
                 .collect(),
@@ -216,14 +221,6 @@ fn run_reproduction(
     Ok(Value::Array(rows).to_string())
 }
 
-fn resolve(address: &str) -> PyResult<SocketAddr> {
-    address
-        .to_socket_addrs()
-        .map_err(|e| value_error(format!("address {address:?}: {e}")))?
-        .next()
-        .ok_or_else(|| value_error(format!("address {address:?} resolves to nothing")))
-}
-
 /// The keys of a key file's text (`ID HEX` per line), if given.
 fn keyring(text: Option<&str>) -> PyResult<Option<Keyring>> {
     text.map(|t| Keyring::parse(t).map_err(|e| value_error(format!("keys: {e}"))))
@@ -238,9 +235,9 @@ fn stats_dict<'py>(py: Python<'py>, r: &SourceReport) -> PyResult<Bound<'py, PyD
     d.set_item("controller", &r.controller)?;
     d.set_item("phase", format!("{:?}", s.phase).to_lowercase())?;
     d.set_item("rate_hz", s.rate)?;
-    d.set_item("rtt_s", s.rtt)?;
-    d.set_item("est_age_s", s.age)?;
-    d.set_item("avg_est_age_s", s.avg_age)?;
+    d.set_item("rtt_ms", s.rtt.map(|r| r * 1e3))?;
+    d.set_item("est_age_ms", s.age.map(|a| a * 1e3))?;
+    d.set_item("avg_est_age_ms", s.avg_age.map(|a| a * 1e3))?;
     d.set_item("backlog", s.backlog)?;
     d.set_item("avg_backlog", s.avg_backlog)?;
     d.set_item("sent", s.sent)?;
@@ -321,7 +318,8 @@ impl Source {
         dscp: Option<u8>,
         keys: Option<&str>,
     ) -> PyResult<Self> {
-        let target = resolve(monitor)?;
+        let target = resolve(monitor, Purpose::Connect)
+            .map_err(|e| value_error(format!("monitor address: {e}")))?;
         let kind: ControllerKind = controller.parse().map_err(value_error)?;
         let defaults = SourceConfig::default();
         let config = SourceConfig {
@@ -493,10 +491,10 @@ impl Update {
         self.inner.received.as_nanos()
     }
 
-    /// Age on arrival (s): meaningful when the clocks are synchronised.
+    /// Age on arrival (ms): meaningful when the clocks are synchronised.
     #[getter]
-    fn age(&self) -> f64 {
-        (self.inner.received.as_nanos() as f64 - self.inner.gen_ts as f64) * 1e-9
+    fn age_ms(&self) -> f64 {
+        (self.inner.received.as_nanos() as f64 - self.inner.gen_ts as f64) * 1e-6
     }
 
     /// Whether it was one of the source's initialisation probes.
@@ -519,7 +517,7 @@ impl Update {
         d.set_item("seq", self.seq())?;
         d.set_item("generated_ns", self.generated_ns())?;
         d.set_item("received_ns", self.received_ns())?;
-        d.set_item("age", self.age())?;
+        d.set_item("age_ms", self.age_ms())?;
         d.set_item("probe", self.probe())?;
         d.set_item("payload", self.payload(py))?;
         Ok(d)
@@ -547,7 +545,7 @@ fn session_dict<'py>(py: Python<'py>, s: &SessionReport) -> PyResult<Bound<'py, 
     d.set_item("probes", s.stats.probes)?;
     d.set_item("bytes", s.stats.bytes)?;
     d.set_item("highest_seq", s.stats.highest_seq)?;
-    d.set_item("avg_age_s", s.avg_age)?;
+    d.set_item("avg_age_ms", s.avg_age.map(|a| a * 1e3))?;
     Ok(d)
 }
 
@@ -608,7 +606,8 @@ impl Monitor {
         if max_sessions == 0 {
             return Err(value_error("max_sessions must be at least 1"));
         }
-        let listen = resolve(listen)?;
+        let listen = resolve(listen, Purpose::Listen)
+            .map_err(|e| value_error(format!("listen address: {e}")))?;
         let config = MonitorConfig {
             clocks_synchronised: clocks_synced,
             max_sessions,

@@ -23,11 +23,11 @@ def mm1_age(lam, mu=1.0):
 
 def test_a_scenario_run_is_a_set_of_tables():
     result = acp.simulate(SCENARIOS / "bottleneck.toml")
-    assert (result.seed, result.duration, result.warmup) == (1, 120.0, 20.0)
+    assert (result.seed, result.duration_s, result.warmup_s) == (1, 120.0, 20.0)
     assert [f["name"] for f in result.flows] == ["acp+", "lazy", "video"]
     # ACP+ keeps the age near the 20 ms one-way delay; Lazy (one update per round trip) does not.
     acp_plus, lazy = result.flow("acp+"), result.flow("lazy")
-    assert 0.020 < acp_plus["age"] < lazy["age"]
+    assert 20 < acp_plus["age_ms"] < lazy["age_ms"]
     assert acp_plus["source_phase"] == "running"  # nested counters become columns
     columns = result.links.columns()
     assert len(columns["from"]) == len(result.links) == 4
@@ -39,20 +39,20 @@ def test_a_seed_determines_the_run():
     b = acp.simulate(text=MM1, seed=7)
     c = acp.simulate(text=MM1, seed=8)
     assert a.raw == b.raw
-    assert a.seed == 7 and a.flows[0]["age"] != c.flows[0]["age"]
+    assert a.seed == 7 and a.flows[0]["age_ms"] != c.flows[0]["age_ms"]
 
 
 def test_a_sweep_finds_the_mm1_optimum():
     table = acp.sweep(text=MM1, rates="0.3:0.7:0.2", seeds=3)
-    assert list(table.columns()) == ["rate", "age", "ci95", "ages"]
-    assert [round(r["rate"], 6) for r in table] == [0.3, 0.5, 0.7]
-    best = min(table, key=lambda r: r["age"])
-    assert best["rate"] == pytest.approx(0.5)  # the optimum is 0.53
+    assert list(table.columns()) == ["rate_hz", "age_ms", "ci95_ms", "ages_ms"]
+    assert [round(r["rate_hz"], 6) for r in table] == [0.3, 0.5, 0.7]
+    best = min(table, key=lambda r: r["age_ms"])
+    assert best["rate_hz"] == pytest.approx(0.5)  # the optimum is 0.53
     for row in table:
-        assert len(row["ages"]) == 3 and row["ci95"] > 0
+        assert len(row["ages_ms"]) == 3 and row["ci95_ms"] > 0
         # Within 8 %: about 10,000-30,000 updates per seed; the standard error is ~2 %.
-        assert row["age"] == pytest.approx(mm1_age(row["rate"]), rel=0.08)
-    assert acp.sweep(text=MM1, rates=[0.5], seeds=1)[0]["ages"] == table[1]["ages"][:1]
+        assert row["age_ms"] / 1e3 == pytest.approx(mm1_age(row["rate_hz"]), rel=0.08)
+    assert acp.sweep(text=MM1, rates=[0.5], seeds=1)[0]["ages_ms"] == table[1]["ages_ms"][:1]
 
 
 def test_fig7_is_reproduced_against_the_analytic_curves():
@@ -68,10 +68,10 @@ def test_fig7_is_reproduced_against_the_analytic_curves():
     # Rates at 5 %, 50 % and 95 % of the slowest server. At 95 % the age converges far too slowly
     # for 20,000 updates (`acp reproduce fig7` simulates 1,000,000); at 5 % and 50 % the mean of
     # 20,000 ages is within a few per cent.
-    checked = [r for r in table if r["lambda"] <= 0.5 * slowest[r["system"]] + 1e-9]
+    checked = [r for r in table if r["rate_hz"] <= 0.5 * slowest[r["system"]] + 1e-9]
     assert len(checked) == 8
     for row in checked:
-        assert row["simulated"] == pytest.approx(row["analytic"], rel=0.1), row
+        assert row["simulated_age_ms"] == pytest.approx(row["analytic_age_ms"], rel=0.1), row
 
 
 def test_the_dd1_table_compares_controllers_with_the_exact_optimum():
@@ -79,12 +79,12 @@ def test_the_dd1_table_compares_controllers_with_the_exact_optimum():
     # Long form: one row per path and controller.
     assert len(table) == 10 * 3
     assert list(table.columns()) == [
-        "service_ms", "delay_ms", "optimal_age", "controller", "age_ratio", "server_backlog",
+        "service_ms", "delay_ms", "optimal_age_ms", "controller", "ratio", "at_server",
     ]
     for row in table:
-        assert row["optimal_age"] == pytest.approx((1.5 * row["service_ms"] + row["delay_ms"]) / 1e3)
+        assert row["optimal_age_ms"] == pytest.approx(1.5 * row["service_ms"] + row["delay_ms"])
         # Nothing beats the optimum S + P + S/2 (0.5 % of slack for the finite window).
-        assert row["age_ratio"] > 0.995, row
+        assert row["ratio"] > 0.995, row
 
 
 def test_the_wifi_figure_flattens_its_statistics_into_columns():
@@ -92,7 +92,7 @@ def test_the_wifi_figure_flattens_its_statistics_into_columns():
     columns = table.columns()
     assert columns["sources"] == [1, 6, 12, 24, 48] * 2
     assert columns["controller"] == ["acp+"] * 5 + ["lazy"] * 5
-    assert "age_mean" in columns and "age_ci95" in columns
+    assert "age_ms_mean" in columns and "age_ms_ci95" in columns
     assert all(0 < j <= 1 + 1e-9 for j in columns["jain_mean"])  # Jain's index
     # Lazy keeps one update in flight per source.
     lazy = [r for r in table if r["controller"] == "lazy"]
@@ -104,8 +104,8 @@ def test_tables_convert_to_pandas():
 
     frame = acp.sweep(text=MM1, rates=[0.4, 0.6]).to_pandas()
     assert isinstance(frame, pandas.DataFrame)
-    assert list(frame.columns) == ["rate", "age", "ci95", "ages"]
-    assert frame["rate"].tolist() == [0.4, 0.6]
+    assert list(frame.columns) == ["rate_hz", "age_ms", "ci95_ms", "ages_ms"]
+    assert frame["rate_hz"].tolist() == [0.4, 0.6]
 
 
 def test_to_pandas_without_pandas_says_what_to_install(monkeypatch):

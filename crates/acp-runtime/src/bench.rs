@@ -1,5 +1,6 @@
-//! Measurements behind `acp bench`: pacing precision of the source driver, and the throughput of
-//! the monitor server next to a minimal batched UDP echo server driven the same way.
+//! Measurements behind `acp bench`: pacing precision of the source driver, the throughput of
+//! the monitor server next to a minimal batched UDP echo server driven the same way, and of
+//! several monitor servers sharing one port next to one.
 
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -30,9 +31,13 @@ pub struct PacingResult {
     pub max_us: f64,
 }
 
-/// Sends at a fixed `rate` to a monitor on loopback for `duration` and measures how far each send
-/// instant is from its scheduled instant.
-pub fn pacing(rate: f64, duration: Duration) -> io::Result<PacingResult> {
+/// Sends at a fixed `rate` to a monitor on loopback for `duration`, or until `stop` is raised,
+/// and measures how far each send instant is from its scheduled instant.
+pub fn pacing(
+    rate: f64,
+    duration: Duration,
+    stop: Option<Arc<AtomicBool>>,
+) -> io::Result<PacingResult> {
     let server = MonitorServer::start(
         ServerConfig::new(
             "127.0.0.1:0".parse().map_err(io::Error::other)?,
@@ -54,6 +59,7 @@ pub fn pacing(rate: f64, duration: Duration) -> io::Result<PacingResult> {
     set.record_pacing();
     let limits = RunLimits {
         duration: Some(duration),
+        stop,
         ..RunLimits::default()
     };
     set.run(&limits, Duration::from_secs(3600), |_| {})?;
@@ -90,6 +96,18 @@ pub struct LoadResult {
     pub sent_per_sec: f64,
     /// Replies received per second.
     pub replies_per_sec: f64,
+    /// Replies received.
+    pub replies: u64,
+    /// CPU time the server thread spent per reply (ns; NaN where it could not be read). Its
+    /// inverse is what one core can serve, however the machine's other work shares that core.
+    pub server_cpu_ns_per_reply: f64,
+}
+
+impl LoadResult {
+    /// Replies one fully busy server core would send per second (NaN if unknown).
+    pub fn capacity_per_sec(&self) -> f64 {
+        1e9 / self.server_cpu_ns_per_reply
+    }
 }
 
 /// A minimal batched UDP echo server: answers every datagram with its first 20 bytes. The
@@ -150,17 +168,23 @@ impl Drop for EchoServer {
 /// keeping up to `window` datagrams in flight, for `duration`. Each reply frees a window slot;
 /// if nothing comes back for 5 ms the window is reopened (replies were lost). With `keys`, every
 /// update is sealed with the first key and each session echoes the cookie it is sent until it is
-/// acknowledged.
+/// acknowledged. Session `s` sends from the `s % sockets`-th of `sockets` sockets (distinct
+/// source ports, so that servers sharing a port with `SO_REUSEPORT` each get a share).
 pub fn load(
     target: SocketAddr,
     sessions: u64,
     window: usize,
     duration: Duration,
     keys: Option<&Keyring>,
+    sockets: usize,
 ) -> io::Result<LoadResult> {
-    let socket = UdpSocket::bind("127.0.0.1:0")?;
-    socket.set_nonblocking(true)?;
-    let mut tx = SendBatch::new(64);
+    let mut sockets = (0..sockets.max(1))
+        .map(|_| {
+            let socket = UdpSocket::bind("127.0.0.1:0")?;
+            socket.set_nonblocking(true)?;
+            Ok((socket, SendBatch::new(64)))
+        })
+        .collect::<io::Result<Vec<_>>>()?;
     let mut rx = RecvBatch::new(64);
     let mut seqs = vec![0u64; sessions.max(1) as usize];
     // Session s has id s + 1.
@@ -176,8 +200,13 @@ pub fn load(
     let payload = [0u8; 20];
     let mut next_session = 0usize;
     while start.elapsed() < duration {
-        while in_flight < window && !tx.is_full() {
+        while in_flight < window {
             let s = next_session;
+            let from = s % sockets.len();
+            let tx = &mut sockets[from].1;
+            if tx.is_full() {
+                break;
+            }
             next_session = (next_session + 1) % seqs.len();
             seqs[s] += 1;
             let u = Update {
@@ -198,15 +227,18 @@ pub fn load(
             tx.push(n, &target);
             in_flight += 1;
         }
-        sent += tx.flush(&socket)? as u64;
-        let received = rx.recv(&socket)?;
-        let got = received.len();
-        if !ciphers.is_empty() {
-            // Sealed: learn each session's cookie (the ACKs need no parsing).
-            for r in &received {
-                if let Ok(c) = Cookie::decode(rx.slot(r)) {
-                    if let Some(slot) = cookies.get_mut(c.session.wrapping_sub(1) as usize) {
-                        *slot = Some(c.cookie);
+        let mut got = 0;
+        for (socket, tx) in &mut sockets {
+            sent += tx.flush(socket)? as u64;
+            let received = rx.recv(socket)?;
+            got += received.len();
+            if !ciphers.is_empty() {
+                // Sealed: learn each session's cookie (the ACKs need no parsing).
+                for r in &received {
+                    if let Ok(c) = Cookie::decode(rx.slot(r)) {
+                        if let Some(slot) = cookies.get_mut(c.session.wrapping_sub(1) as usize) {
+                            *slot = Some(c.cookie);
+                        }
                     }
                 }
             }
@@ -224,6 +256,8 @@ pub fn load(
     Ok(LoadResult {
         sent_per_sec: sent as f64 / secs,
         replies_per_sec: replies as f64 / secs,
+        replies,
+        server_cpu_ns_per_reply: f64::NAN,
     })
 }
 
@@ -252,6 +286,14 @@ impl MonitorRound {
             s.replies_per_sec / self.monitor.replies_per_sec
         })
     }
+
+    /// Sealed capacity per unauthenticated capacity (one core's worth of each; NaN if not
+    /// measured): the throughput cost of authentication to the monitor itself.
+    pub fn sealed_capacity_ratio(&self) -> f64 {
+        self.sealed.as_ref().map_or(f64::NAN, |s| {
+            s.capacity_per_sec() / self.monitor.capacity_per_sec()
+        })
+    }
 }
 
 /// All rounds of the monitor benchmark.
@@ -264,13 +306,18 @@ pub struct MonitorBench {
 impl MonitorBench {
     /// The median over the rounds of `figure` (NaN without rounds).
     pub fn median(&self, figure: impl Fn(&MonitorRound) -> f64) -> f64 {
-        let mut v: Vec<f64> = self.rounds.iter().map(figure).collect();
-        v.sort_by(f64::total_cmp);
-        match v.len() {
-            0 => f64::NAN,
-            n if n % 2 == 1 => v[n / 2],
-            n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-        }
+        median(self.rounds.iter().map(figure))
+    }
+}
+
+/// The median of `values` (NaN if there are none).
+pub fn median(values: impl Iterator<Item = f64>) -> f64 {
+    let mut v: Vec<f64> = values.collect();
+    v.sort_by(f64::total_cmp);
+    match v.len() {
+        0 => f64::NAN,
+        n if n % 2 == 1 => v[n / 2],
+        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
 }
 
@@ -298,20 +345,72 @@ fn unpin() {
     }
 }
 
-/// Starts a server on CPU 0 and drives it with [`load`] from CPU 1 (one core each).
-fn on_separate_cores<S>(
-    start: impl FnOnce() -> io::Result<S>,
-    addr: impl Fn(&S) -> SocketAddr,
+/// A server the load generator drives: where it listens and how much CPU its thread has used.
+trait Served {
+    fn addr(&self) -> SocketAddr;
+    fn cpu_time(&self) -> Option<Duration>;
+}
+
+impl Served for EchoServer {
+    fn addr(&self) -> SocketAddr {
+        self.local
+    }
+    fn cpu_time(&self) -> Option<Duration> {
+        self.thread.as_ref().and_then(crate::clock::thread_cpu_time)
+    }
+}
+
+impl Served for MonitorServer {
+    fn addr(&self) -> SocketAddr {
+        self.local_addr()
+    }
+    fn cpu_time(&self) -> Option<Duration> {
+        MonitorServer::cpu_time(self)
+    }
+}
+
+/// Monitor servers sharing one port: their CPU time is the sum of their threads'.
+impl Served for Vec<MonitorServer> {
+    fn addr(&self) -> SocketAddr {
+        self[0].local_addr()
+    }
+    fn cpu_time(&self) -> Option<Duration> {
+        self.iter().map(MonitorServer::cpu_time).sum()
+    }
+}
+
+/// The load of [`on_separate_cores`].
+#[derive(Clone, Copy)]
+struct Load<'a> {
     sessions: u64,
     window: usize,
     duration: Duration,
-    keys: Option<&Keyring>,
+    keys: Option<&'a Keyring>,
+    sockets: usize,
+}
+
+/// Starts a server (or servers) on CPU 0 and drives it with [`load`] from CPU 1 (one core each);
+/// records the servers' CPU time per reply.
+fn on_separate_cores<S: Served>(
+    start: impl FnOnce() -> io::Result<S>,
+    l: Load<'_>,
 ) -> io::Result<(S, LoadResult)> {
     pin_to_cpu(0);
     let server = start();
     pin_to_cpu(1);
     let result = server.and_then(|s| {
-        let r = load(addr(&s), sessions, window, duration, keys)?;
+        let before = s.cpu_time();
+        let mut r = load(
+            s.addr(),
+            l.sessions,
+            l.window,
+            l.duration,
+            l.keys,
+            l.sockets,
+        )?;
+        if let (Some(a), Some(b)) = (before, s.cpu_time()) {
+            r.server_cpu_ns_per_reply = b.saturating_sub(a).as_nanos() as f64 / r.replies as f64;
+        }
         Ok((s, r))
     });
     unpin();
@@ -321,23 +420,27 @@ fn on_separate_cores<S>(
 /// Runs [`load`] against an [`EchoServer`] and against a [`MonitorServer`], each server on CPU 0
 /// and the load generator on CPU 1, for `rounds` rounds of `duration` per server. The order
 /// alternates between rounds, and each round's ratio compares two runs seconds apart, so slow
-/// drifts of a shared machine cancel out of the median ratio.
+/// drifts of a shared machine cancel out of the median ratio. Raising `stop` ends the benchmark
+/// after the round under way (at least one round is run).
 pub fn monitor(
     sessions: u64,
     window: usize,
     duration: Duration,
     rounds: usize,
     keys: Option<&Keyring>,
+    stop: &AtomicBool,
 ) -> io::Result<MonitorBench> {
     let any: SocketAddr = "127.0.0.1:0".parse().map_err(io::Error::other)?;
     let echo = || -> io::Result<LoadResult> {
         let (server, r) = on_separate_cores(
             || EchoServer::start(any, 64),
-            EchoServer::local_addr,
-            sessions,
-            window,
-            duration,
-            None,
+            Load {
+                sessions,
+                window,
+                duration,
+                keys: None,
+                sockets: 1,
+            },
         )?;
         drop(server);
         Ok(r)
@@ -353,11 +456,13 @@ pub fn monitor(
         let started = Instant::now();
         let (server, r) = on_separate_cores(
             || MonitorServer::start(ServerConfig::new(any, cfg), None),
-            MonitorServer::local_addr,
-            sessions,
-            window,
-            duration,
-            keys,
+            Load {
+                sessions,
+                window,
+                duration,
+                keys,
+                sockets: 1,
+            },
         )?;
         let secs = started.elapsed().as_secs_f64();
         let snapshot = server.stop()?;
@@ -365,6 +470,11 @@ pub fn monitor(
     };
     let mut out = Vec::with_capacity(rounds);
     for round in 0..rounds {
+        if round > 0 && stop.load(Ordering::Relaxed) {
+            tracing::info!("interrupted: {round} of {rounds} rounds done");
+            break;
+        }
+        tracing::debug!("monitor benchmark round {} of {rounds}", round + 1);
         let (echo, (monitor, handled)) = if round % 2 == 0 {
             (echo()?, serve(None)?)
         } else {
@@ -380,6 +490,91 @@ pub fn monitor(
         });
     }
     Ok(MonitorBench { rounds: out })
+}
+
+/// Source ports the load generator sends from in [`monitor_workers`]: enough 4-tuples for the
+/// kernel's hash to give every worker a share.
+pub const WORKER_LOAD_SOCKETS: usize = 16;
+
+/// One round of [`monitor_workers`]: one server, then several sharing its port, or the reverse.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WorkersRound {
+    /// One monitor server.
+    pub one: LoadResult,
+    /// The workers, sharing one port with `SO_REUSEPORT`.
+    pub many: LoadResult,
+    /// ACKs each worker sent.
+    pub acks_by_worker: Vec<u64>,
+}
+
+impl WorkersRound {
+    /// ACKs of the workers per ACK of one server, in this round.
+    pub fn ratio(&self) -> f64 {
+        self.many.replies_per_sec / self.one.replies_per_sec
+    }
+}
+
+/// Runs [`load`] from [`WORKER_LOAD_SOCKETS`] sockets against one [`MonitorServer`] and against
+/// `workers` servers sharing one port with `SO_REUSEPORT`, for `rounds` rounds of `duration`
+/// each, alternating the order. As in [`monitor`], the servers are started on CPU 0 (the workers
+/// all share it) and the load generator runs on CPU 1: on a two-core machine this measures what
+/// spreading a port over several sockets costs on one core, not scaling over cores.
+pub fn monitor_workers(
+    workers: usize,
+    sessions: u64,
+    window: usize,
+    duration: Duration,
+    rounds: usize,
+) -> io::Result<Vec<WorkersRound>> {
+    let any: SocketAddr = "127.0.0.1:0".parse().map_err(io::Error::other)?;
+    let load = Load {
+        sessions,
+        window,
+        duration,
+        keys: None,
+        sockets: WORKER_LOAD_SOCKETS,
+    };
+    let serve = |n: usize| -> io::Result<(LoadResult, Vec<u64>)> {
+        let start = || -> io::Result<Vec<MonitorServer>> {
+            let mut servers: Vec<MonitorServer> = Vec::with_capacity(n);
+            for _ in 0..n {
+                let listen = servers.first().map_or(any, MonitorServer::local_addr);
+                let mut cfg = ServerConfig::new(
+                    listen,
+                    MonitorConfig {
+                        max_sessions: sessions as usize + 16,
+                        // The load generator is one local host.
+                        max_prefix_share: 1.0,
+                        ..MonitorConfig::default()
+                    },
+                );
+                cfg.reuse_port = true;
+                servers.push(MonitorServer::start(cfg, None)?);
+            }
+            Ok(servers)
+        };
+        let (servers, r) = on_separate_cores(start, load)?;
+        let acks = servers
+            .into_iter()
+            .map(|s| s.stop().map(|snap| snap.totals.acks_sent))
+            .collect::<io::Result<Vec<u64>>>()?;
+        Ok((r, acks))
+    };
+    let mut out = Vec::with_capacity(rounds);
+    for round in 0..rounds {
+        let ((one, _), (many, acks_by_worker)) = if round % 2 == 0 {
+            (serve(1)?, serve(workers)?)
+        } else {
+            let many = serve(workers)?;
+            (serve(1)?, many)
+        };
+        out.push(WorkersRound {
+            one,
+            many,
+            acks_by_worker,
+        });
+    }
+    Ok(out)
 }
 
 /// Reply latency of the monitor server while it holds many live sessions.
@@ -483,12 +678,13 @@ fn establish(socket: &UdpSocket, target: SocketAddr, sessions: u64) -> io::Resul
 /// Holds `sessions` sessions live in a monitor server (on CPU 0) and, from CPU 1, sends updates
 /// of them round-robin at `rate` per second (open loop) for `duration`, measuring the time from
 /// each send to its ACK. With `read_sessions_every`, another thread reads the per-session list
-/// that often, as `acp monitor`'s reports do.
+/// that often, as `acp monitor`'s reports do. Raising `stop` ends the measurement early.
 pub fn monitor_latency(
     sessions: u64,
     rate: f64,
     duration: Duration,
     read_sessions_every: Option<Duration>,
+    stop: &AtomicBool,
 ) -> io::Result<LatencyResult> {
     let any: SocketAddr = "127.0.0.1:0".parse().map_err(io::Error::other)?;
     let cfg = MonitorConfig {
@@ -502,7 +698,7 @@ pub fn monitor_latency(
     let server = MonitorServer::start(ServerConfig::new(any, cfg), None);
     pin_to_cpu(1);
     let result = server.and_then(|server| {
-        let r = measure_latency(&server, sessions, rate, duration, read_sessions_every);
+        let r = measure_latency(&server, sessions, rate, duration, read_sessions_every, stop);
         let held = server.stop()?.totals.sessions;
         Ok(LatencyResult {
             sessions: held as u64,
@@ -519,6 +715,7 @@ fn measure_latency(
     rate: f64,
     duration: Duration,
     read_sessions_every: Option<Duration>,
+    stop: &AtomicBool,
 ) -> io::Result<LatencyResult> {
     let target = server.local_addr();
     let socket = UdpSocket::bind("127.0.0.1:0")?;
@@ -554,7 +751,7 @@ fn measure_latency(
     let (mut sent, mut next_session) = (0u64, 0usize);
     let mut drive = || -> io::Result<()> {
         let start = Instant::now();
-        while start.elapsed() < duration {
+        while start.elapsed() < duration && !stop.load(Ordering::Relaxed) {
             let due = (start.elapsed().as_secs_f64() * rate) as u64;
             while sent < due {
                 let s = next_session;

@@ -9,6 +9,9 @@
 //! default `nanosleep` (which the kernel may extend by its 50 µs timer slack). [`wait_until`] sleeps
 //! in the kernel until shortly before the deadline and spins for the rest; [`tighten_timer_slack`]
 //! lowers the calling thread's timer slack to 1 ns.
+//!
+//! [`thread_cpu_time`] reads how much CPU a thread has used, which measures a server's cost per
+//! datagram even on a machine whose other work takes turns on the same core.
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -67,6 +70,30 @@ pub fn wait_until(deadline: Instant) {
     }
 }
 
+/// CPU time (user and system) the thread of `handle` has used so far; `None` if the platform
+/// cannot tell or the thread has ended.
+pub fn thread_cpu_time<T>(handle: &std::thread::JoinHandle<T>) -> Option<Duration> {
+    use std::os::unix::thread::JoinHandleExt;
+    let mut clock: libc::clockid_t = 0;
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: the pthread_t belongs to a thread that has not been joined (we hold its handle);
+    // both out-pointers are valid for writes.
+    unsafe {
+        if libc::pthread_getcpuclockid(handle.as_pthread_t(), &mut clock) != 0
+            || libc::clock_gettime(clock, &mut ts) != 0
+        {
+            return None;
+        }
+    }
+    Some(Duration::new(
+        u64::try_from(ts.tv_sec).ok()?,
+        u32::try_from(ts.tv_nsec).ok()?,
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -88,5 +115,24 @@ mod tests {
             wait_until(deadline);
             assert!(Instant::now() >= deadline);
         }
+    }
+
+    #[test]
+    fn a_busy_thread_uses_cpu_time_and_a_sleeping_one_does_not() {
+        let busy = std::thread::spawn(|| {
+            let start = Instant::now();
+            while start.elapsed() < Duration::from_millis(300) {
+                std::hint::spin_loop();
+            }
+        });
+        let idle = std::thread::spawn(|| std::thread::sleep(Duration::from_millis(300)));
+        std::thread::sleep(Duration::from_millis(250));
+        let (b, i) = (thread_cpu_time(&busy), thread_cpu_time(&idle));
+        busy.join().unwrap();
+        idle.join().unwrap();
+        // The busy thread ran for most of 250 ms unless the machine starved it; 20 ms is far
+        // below that and far above what a sleeping thread uses.
+        assert!(b.unwrap() > Duration::from_millis(20), "{b:?}");
+        assert!(i.unwrap() < Duration::from_millis(20), "{i:?}");
     }
 }

@@ -124,17 +124,13 @@ impl AsRawFd for SourceSet {
     }
 }
 
-/// A random 64-bit session id (from the kernel's generator).
+/// A random 64-bit session id from the operating system's generator (`getrandom`).
+///
+/// # Panics
+/// If the operating system cannot supply random bytes, which `getrandom` reports only on
+/// platforms without a usable source: a predictable session id would let anyone guess it.
 pub fn random_session_id() -> u64 {
-    let mut bytes = [0u8; 8];
-    // SAFETY: getrandom writes at most `len` bytes into the buffer.
-    let n = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
-    if n != 8 {
-        // Fall back to time and address entropy; session ids need uniqueness, not secrecy.
-        let t = clock::now().as_nanos();
-        return t ^ (&bytes as *const _ as u64).rotate_left(32) ^ 0x9E37_79B9_7F4A_7C15;
-    }
-    u64::from_ne_bytes(bytes)
+    getrandom::u64().expect("the operating system's random source failed")
 }
 
 impl SourceSet {
@@ -147,6 +143,7 @@ impl SourceSet {
         };
         let socket = UdpSocket::bind(bind)?;
         socket.connect(target)?;
+        tracing::debug!(%target, local = %socket.local_addr()?, "source socket connected");
         socket.set_nonblocking(true)?;
         Ok(SourceSet {
             socket,

@@ -7,6 +7,8 @@
 
 use std::io;
 use std::net::SocketAddr;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use acp_core::monitor::SessionKey;
@@ -32,6 +34,9 @@ pub struct Experiment {
     pub seed: u64,
     /// Bind everything to `[::1]` instead of `127.0.0.1`.
     pub ipv6: bool,
+    /// Raised by another thread (e.g. on SIGINT) to end the run before `duration`; the outcomes
+    /// then cover the time run.
+    pub stop: Option<Arc<AtomicBool>>,
 }
 
 /// The live state handed to the tick callback.
@@ -59,6 +64,8 @@ pub struct Outcome {
     pub source: SourceStats,
     /// The monitor's view of the session, if any update arrived.
     pub monitor: Option<SessionReport>,
+    /// How long the sources ran: the experiment's duration, or less if it was stopped.
+    pub ran_for: Duration,
 }
 
 impl Outcome {
@@ -114,6 +121,7 @@ pub fn run(exp: Experiment, mut on_tick: impl FnMut(&Tick<'_>)) -> io::Result<Ve
     let start = Instant::now();
     let limits = RunLimits {
         duration: Some(exp.duration),
+        stop: exp.stop,
         ..RunLimits::default()
     };
     let reports = set.run(&limits, exp.tick, |sources| {
@@ -125,6 +133,7 @@ pub fn run(exp: Experiment, mut on_tick: impl FnMut(&Tick<'_>)) -> io::Result<Ve
             relays: &relays,
         });
     })?;
+    let ran_for = start.elapsed().min(exp.duration);
     // Let the last updates arrive before the final snapshot.
     std::thread::sleep(Duration::from_millis(100));
     let last = server.stop()?;
@@ -137,6 +146,7 @@ pub fn run(exp: Experiment, mut on_tick: impl FnMut(&Tick<'_>)) -> io::Result<Ve
             controller: r.controller,
             session: r.session,
             source: r.stats,
+            ran_for,
         })
         .collect())
 }

@@ -152,6 +152,7 @@ pub fn rss() -> u64 {
 
 /// Runs `attack` against a fresh monitor.
 pub fn run(attack: Attack, cfg: &FloodConfig) -> io::Result<FloodResult> {
+    tracing::info!("flood: {} attack for {:?}", attack.name(), cfg.duration);
     let rss_before = rss();
     let monitor_cfg = MonitorConfig {
         max_sessions: cfg.max_sessions,

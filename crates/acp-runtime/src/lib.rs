@@ -11,6 +11,7 @@
 //! - [`server`]: the batched monitor server;
 //! - [`net`]: address conversion, readiness waits, batched `recvmmsg`/`sendmmsg`, DSCP marking;
 //! - [`relay`]: a userspace UDP path emulator running the `acp-netmodel` network model;
+//! - [`resolve`]: `HOST:PORT` to the first address of the host usable to listen or send;
 pub mod bench;
 pub mod clock;
 pub mod driver;
@@ -19,6 +20,7 @@ pub mod flood;
 pub mod mailbox;
 pub mod net;
 pub mod relay;
+pub mod resolve;
 pub mod server;
 
 /// The README's Rust snippets, compiled and run as doctests (see `build.rs`).

@@ -1,7 +1,8 @@
 //! Socket plumbing shared by the monitor server, the source driver, the relay and the benchmarks:
 //! address conversion, readiness waiting with nanosecond timeouts ([`poll_fds`]), batched
 //! receive/send with `recvmmsg`/`sendmmsg` (Linux), and DSCP marking: [`set_dscp`] marks what a
-//! socket sends, [`receive_dscp`] and [`recv_with_dscp`] read the marking of what it receives.
+//! socket sends, [`receive_dscp`] and [`recv_with_dscp`] read the marking of what it receives;
+//! [`bind_udp`] binds with `SO_REUSEPORT` when asked.
 
 use std::io;
 use std::mem::{size_of, zeroed};
@@ -109,6 +110,23 @@ pub fn poll_fds(fds: &mut [libc::pollfd], timeout: Duration) -> io::Result<usize
         return Err(err);
     }
     Ok(usize::try_from(n).unwrap_or(0))
+}
+
+/// A UDP socket bound to `addr`; with `reuse_port`, `SO_REUSEPORT` is set first so that other
+/// sockets with the option (in this process or another of the same user) can bind the same
+/// address and share its datagrams.
+pub fn bind_udp(addr: SocketAddr, reuse_port: bool) -> io::Result<UdpSocket> {
+    if !reuse_port {
+        return UdpSocket::bind(addr);
+    }
+    let socket = socket2::Socket::new(
+        socket2::Domain::for_address(addr),
+        socket2::Type::DGRAM,
+        Some(socket2::Protocol::UDP),
+    )?;
+    socket.set_reuse_port(true)?;
+    socket.bind(&addr.into())?;
+    Ok(socket.into())
 }
 
 /// Sets an integer socket option.

@@ -13,7 +13,7 @@
 //! [`MonitorServer::stop`] ends the thread and returns the final snapshot.
 
 use std::io;
-use std::net::{SocketAddr, UdpSocket};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -40,6 +40,10 @@ pub struct ServerConfig {
     /// How often the totals are refreshed, and the shortest time between two copies of the
     /// session table for [`MonitorServer::snapshot`].
     pub snapshot_every: Duration,
+    /// Set `SO_REUSEPORT` before binding, so that several servers (threads or processes) can
+    /// listen on one address; the kernel then hands each datagram to one of them by a hash of
+    /// its source and destination, so a source sticks to one server (see `docs/SCALING.md`).
+    pub reuse_port: bool,
 }
 
 impl ServerConfig {
@@ -50,6 +54,7 @@ impl ServerConfig {
             monitor,
             batch: 64,
             snapshot_every: Duration::from_millis(200),
+            reuse_port: false,
         }
     }
 }
@@ -265,9 +270,10 @@ impl Publisher {
 impl MonitorServer {
     /// Binds and starts serving; `on_update` receives every fresh update.
     pub fn start(cfg: ServerConfig, mut on_update: Option<OnUpdate>) -> io::Result<Self> {
-        let socket = UdpSocket::bind(cfg.listen)?;
+        let socket = crate::net::bind_udp(cfg.listen, cfg.reuse_port)?;
         socket.set_read_timeout(Some(Duration::from_millis(20)))?;
         let local = socket.local_addr()?;
+        tracing::debug!(listen = %local, "monitor server started");
         let stop = Arc::new(AtomicBool::new(false));
         let channel = Arc::new(Channel {
             shared: Mutex::new(Shared::default()),
@@ -337,6 +343,11 @@ impl MonitorServer {
         })
     }
 
+    /// CPU time the server thread has used so far (see [`crate::clock::thread_cpu_time`]).
+    pub fn cpu_time(&self) -> Option<Duration> {
+        self.thread.as_ref().and_then(crate::clock::thread_cpu_time)
+    }
+
     /// The bound address.
     pub fn local_addr(&self) -> SocketAddr {
         self.local
@@ -392,7 +403,14 @@ impl MonitorServer {
     /// Stops the server and returns its final snapshot.
     pub fn stop(mut self) -> io::Result<Snapshot> {
         self.shutdown()?;
-        Ok(self.snapshot())
+        let snapshot = self.snapshot();
+        tracing::debug!(
+            listen = %self.local,
+            sessions = snapshot.totals.sessions,
+            datagrams = snapshot.totals.stats.datagrams,
+            "monitor server stopped"
+        );
+        Ok(snapshot)
     }
 
     fn shutdown(&mut self) -> io::Result<()> {
@@ -413,6 +431,8 @@ impl Drop for MonitorServer {
 
 #[cfg(test)]
 mod tests {
+    use std::net::UdpSocket;
+
     use acp_core::wire::{Ack, Update};
 
     use super::*;

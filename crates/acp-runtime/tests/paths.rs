@@ -35,6 +35,7 @@ fn one(controller: Box<dyn Controller>, relays: Vec<PathConfig>, secs: u64) -> O
         tick: Duration::from_millis(500),
         seed: 7,
         ipv6: false,
+        stop: None,
     };
     experiment::run(exp, |_| {})
         .expect("experiment runs")
@@ -113,6 +114,7 @@ fn source_rides_out_a_three_second_blackhole() {
         tick: Duration::from_millis(500),
         seed: 3,
         ipv6: false,
+        stop: None,
     };
     let outcome = experiment::run(exp, |t| {
         let secs = t.elapsed.as_secs_f64();

@@ -1,10 +1,32 @@
 //! Results of a run, as JSON or CSV (written with the `csv` crate: quoted fields, one column per
 //! value).
 //!
-//! Units: times in seconds in JSON (as everywhere in the simulator's JSON), milliseconds in the
-//! human table and in CSV columns whose names end in `_ms`.
+//! Units: the structs hold seconds; their JSON names carry the unit of `docs/OUTPUTS.md`, as in
+//! every output of `acp`: ages and round-trip times in milliseconds (`_ms`), simulated durations
+//! in seconds (`_s`), rates per second (`_hz`), throughput in kbit/s (`_kbps`). The human table
+//! and the CSV columns whose names end in `_ms` are milliseconds too.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+
+/// JSON forms of values held in seconds (see the module's units).
+pub mod json_units {
+    use super::{Serialize, Serializer};
+
+    /// Optional seconds as milliseconds.
+    pub fn opt_ms<S: Serializer>(v: &Option<f64>, ser: S) -> Result<S::Ok, S::Error> {
+        v.map(|x| x * 1e3).serialize(ser)
+    }
+
+    /// `(t, age)` pairs in seconds as `[t (s), age (ms)]`.
+    pub fn trace_ms<S: Serializer>(v: &[(f64, f64)], ser: S) -> Result<S::Ok, S::Error> {
+        ser.collect_seq(v.iter().map(|&(t, a)| (t, a * 1e3)))
+    }
+
+    /// Bits per second as kbit/s.
+    pub fn kbps<S: Serializer>(bps: &f64, ser: S) -> Result<S::Ok, S::Error> {
+        ser.serialize_f64(bps / 1e3)
+    }
+}
 
 /// Average number of one flow's updates at one link (queued or in service): the backlog of the
 /// paper's Fig. 8.
@@ -33,23 +55,31 @@ pub struct FlowResult {
     /// Seconds of active time inside the measurement window.
     pub active_s: f64,
     /// True time-average age at the receiver (s).
+    #[serde(rename = "age_ms", serialize_with = "json_units::opt_ms")]
     pub age: Option<f64>,
     /// The ACP source's time-average estimated age (s).
+    #[serde(rename = "est_age_ms", serialize_with = "json_units::opt_ms")]
     pub est_age: Option<f64>,
     /// The ACP source's RTT̄ at the end (s).
+    #[serde(rename = "rtt_ms", serialize_with = "json_units::opt_ms")]
     pub rtt: Option<f64>,
     /// Mean round-trip time of the ACKs received in the window, each measured from its update's
     /// send time (s): the papers' "average RTT" (`rtt` is the source's smoothed RTT̄ at the end).
+    #[serde(rename = "mean_rtt_ms", serialize_with = "json_units::opt_ms")]
     pub mean_rtt: Option<f64>,
     /// The ACP source's time-average estimated backlog.
     pub source_backlog: Option<f64>,
     /// The ACP source's rate at the end (updates/s).
+    #[serde(rename = "final_rate_hz")]
     pub final_rate: Option<f64>,
     /// Fresh updates (cross traffic: packets) delivered per second of active time.
+    #[serde(rename = "rate_hz")]
     pub rate: f64,
     /// Updates (packets) sent per second of active time in the window: the update rate λ.
+    #[serde(rename = "send_rate_hz")]
     pub send_rate: f64,
     /// Bits per second of active time of fresh updates (cross traffic: packets) delivered.
+    #[serde(rename = "throughput_kbps", serialize_with = "json_units::kbps")]
     pub throughput_bps: f64,
     /// Updates (packets) sent over the whole run.
     pub sent: u64,
@@ -64,7 +94,10 @@ pub struct FlowResult {
     pub source: Option<SourceCounters>,
     /// `(t, mean age over the grid interval ending at t)` (s, s) on a regular grid of
     /// `trace_points` intervals over the run (empty unless asked for).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        skip_serializing_if = "Vec::is_empty",
+        serialize_with = "json_units::trace_ms"
+    )]
     pub mean_age_trace: Vec<(f64, f64)>,
     /// `(t, fresh updates delivered per second over the grid interval ending at t)` on the same
     /// grid (empty unless asked for).
@@ -162,8 +195,10 @@ pub struct SimResult {
     /// The seed.
     pub seed: u64,
     /// Simulated seconds.
+    #[serde(rename = "duration_s")]
     pub duration: f64,
     /// Warm-up seconds excluded from measurements.
+    #[serde(rename = "warmup_s")]
     pub warmup: f64,
     /// Events processed.
     pub events: u64,

@@ -1,7 +1,8 @@
 //! The oracle: the age of a scenario under a range of fixed rates, run in parallel on all cores.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Mutex;
+
+use rayon::prelude::*;
 
 use crate::report::SimResult;
 use crate::scenario::Scenario;
@@ -124,35 +125,23 @@ pub fn sweep(
         .collect()
 }
 
-/// Runs `jobs` on `threads` threads (a shared work queue), returning the results in the jobs'
-/// order.
+/// Runs `jobs` on a `rayon` pool of `threads` threads, one job per task (each is a whole
+/// simulation run, so a finer split has nothing to gain), returning the results in the jobs'
+/// order. Earlier jobs tend to start first, so callers list their longest runs first. If the
+/// pool cannot be created (no threads left), the jobs run on this thread.
 pub fn parallel<T: Send, R: Send>(
     jobs: Vec<T>,
     threads: usize,
-    run: impl Fn(T) -> R + Sync,
+    run: impl Fn(T) -> R + Sync + Send,
 ) -> Vec<R> {
-    let jobs: Vec<Mutex<Option<T>>> = jobs.into_iter().map(|j| Mutex::new(Some(j))).collect();
-    let results: Vec<Mutex<Option<R>>> = jobs.iter().map(|_| Mutex::new(None)).collect();
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..threads.max(1) {
-            s.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(slot) = jobs.get(i) else { break };
-                let job = slot.lock().ok().and_then(|mut g| g.take());
-                if let Some(job) = job {
-                    let r = run(job);
-                    if let Ok(mut g) = results[i].lock() {
-                        *g = Some(r);
-                    }
-                }
-            });
-        }
-    });
-    results
-        .into_iter()
-        .filter_map(|m| m.into_inner().ok().flatten())
-        .collect()
+    match rayon::ThreadPoolBuilder::new()
+        .num_threads(threads.max(1))
+        .thread_name(|i| format!("acp-sim-{i}"))
+        .build()
+    {
+        Ok(pool) => pool.install(|| jobs.into_par_iter().with_max_len(1).map(run).collect()),
+        Err(_) => jobs.into_iter().map(run).collect(),
+    }
 }
 
 /// The point with the least age.

@@ -75,7 +75,10 @@ fn fig7(dir: &Path, updates: u64, seed: u64, json_out: bool) -> anyhow::Result<(
     if json_out {
         let rows: Vec<_> = points
             .iter()
-            .map(|p| json!({"system": p.system, "lambda": p.lambda, "analytic": p.analytic, "simulated": p.simulated}))
+            .map(|p| {
+                json!({"system": p.system, "rate_hz": p.lambda, "analytic_age_ms": p.analytic * 1e3,
+                          "simulated_age_ms": p.simulated * 1e3})
+            })
             .collect();
         outln!("{}", json!({ "fig7": rows }))?;
     } else {
@@ -110,9 +113,7 @@ fn fig7(dir: &Path, updates: u64, seed: u64, json_out: bool) -> anyhow::Result<(
 
 fn table1(dir: &Path, secs: u64, seed: u64, json_out: bool) -> anyhow::Result<()> {
     let rows = reproduce::table1(secs, seed, threads(), &|done, total| {
-        if !json_out {
-            eprintln!("table1: {done}/{total} networks done");
-        }
+        tracing::info!("table1: {done}/{total} networks done");
     });
     let names = controller_names(rows.first().map(|r| &r.controllers[..]));
     let mut header: Vec<String> = ["network", "oracle_rate", "oracle_age_ms"]
@@ -153,9 +154,9 @@ fn table1(dir: &Path, secs: u64, seed: u64, json_out: bool) -> anyhow::Result<()
         let out: Vec<_> = rows
             .iter()
             .map(|r| {
-                json!({"network": r.network, "oracle_rate": r.oracle_rate, "oracle_age": r.oracle_age,
+                json!({"network": r.network, "oracle_rate_hz": r.oracle_rate, "oracle_age_ms": r.oracle_age * 1e3,
                        "backlog": r.backlog,
-                       "controllers": r.controllers.iter().map(|(c, ratio, age)| json!({"controller": c, "age": age, "ratio": ratio})).collect::<Vec<_>>()})
+                       "controllers": r.controllers.iter().map(|(c, ratio, age)| json!({"controller": c, "age_ms": age * 1e3, "ratio": ratio})).collect::<Vec<_>>()})
             })
             .collect();
         outln!("{}", json!({ "table1": out }))?;
@@ -239,7 +240,7 @@ fn dd1(dir: &Path, secs: u64, json_out: bool) -> anyhow::Result<()> {
         let out: Vec<_> = rows
             .iter()
             .map(|r| {
-                json!({"service_ms": r.service_ms, "delay_ms": r.delay_ms, "optimal_age": r.optimal_age,
+                json!({"service_ms": r.service_ms, "delay_ms": r.delay_ms, "optimal_age_ms": r.optimal_age * 1e3,
                        "controllers": r.controllers.iter().map(|(c, ratio, b)| json!({"controller": c, "ratio": ratio, "at_server": b})).collect::<Vec<_>>()})
             })
             .collect();

@@ -134,9 +134,7 @@ pub fn fig15(
     json_out: bool,
 ) -> anyhow::Result<()> {
     let (rows, net) = run_figure(wifi::FIG15, secs, seeds, payload, json_out);
-    if !json_out {
-        eprintln!("finding the best fixed rate for one source …");
-    }
+    tracing::info!("finding the best fixed rate for one source");
     let oracle = wifi::one_source_oracle(&net, secs, seeds, threads());
     let acp_one = rows
         .iter()
@@ -149,7 +147,7 @@ pub fn fig15(
     if json_out {
         outln!(
             "{}",
-            json!({"fig15": {"rows": rows, "one_source_oracle": {"rate": best_rate, "age": best_age},
+            json!({"fig15": {"rows": rows, "one_source_oracle": {"rate_hz": best_rate, "age_ms": best_age * 1e3},
                    "setup": setup_json(&net, secs, seeds)}})
         )?;
         return Ok(());

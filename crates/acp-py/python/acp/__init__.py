@@ -4,7 +4,7 @@ Research: run the simulator and get tables back.
 
     >>> import acp
     >>> result = acp.simulate("scenarios/bottleneck.toml", seed=3)
-    >>> result.flows.columns()["age"]           # dict of columns, or .rows: list of dicts
+    >>> result.flows.columns()["age_ms"]        # dict of columns, or .rows: list of dicts
     >>> acp.sweep("scenarios/mm1.toml", "0.1:0.9:0.1", seeds=3).to_pandas()
     >>> acp.reproduce("fig7", updates=100_000)
 
@@ -16,7 +16,9 @@ Devices and the cloud: a push-mode ``Source`` and a ``Monitor`` over UDP.
     ...     for update in monitor:               # fresh updates, as they come
     ...         print(update.session, update.payload)
 
-Simulations, sweeps and waits release the GIL. pandas is optional: ``Table.to_pandas()`` needs it.
+Columns are named as the ``acp`` command's JSON names them, each with its unit (``age_ms``,
+``rate_hz``, ``throughput_kbps``, ``duration_s``). Simulations, sweeps and waits release the GIL.
+pandas is optional: ``Table.to_pandas()`` needs it.
 """
 
 import json
@@ -75,14 +77,14 @@ class Table:
 
 
 class SimResult:
-    """One simulation run: ``flows`` and ``links`` tables, ``seed``, ``duration`` and ``warmup``
-    (s), ``events``, and ``raw`` (the simulator's JSON result as a dict). Times are in seconds."""
+    """One simulation run: ``flows`` and ``links`` tables, ``seed``, ``duration_s``, ``warmup_s``,
+    ``events``, and ``raw`` (the simulator's JSON result as a dict)."""
 
     def __init__(self, raw):
         self.raw = raw
         self.seed = raw["seed"]
-        self.duration = raw["duration"]
-        self.warmup = raw["warmup"]
+        self.duration_s = raw["duration_s"]
+        self.warmup_s = raw["warmup_s"]
         self.events = raw["events"]
         self.flows = Table(raw["flows"])
         self.links = Table(raw["links"])
@@ -96,7 +98,7 @@ class SimResult:
         raise KeyError(name)
 
     def __repr__(self):
-        return f"<acp.SimResult seed {self.seed}, {self.duration} s, {len(self.flows)} flows>"
+        return f"<acp.SimResult seed {self.seed}, {self.duration_s} s, {len(self.flows)} flows>"
 
 
 def _scenario_args(scenario, text):
@@ -114,8 +116,8 @@ def simulate(scenario=None, *, text=None, seed=None):
 def sweep(scenario=None, rates="0.1:0.9:0.05", *, text=None, seeds=1, seed=None):
     """Runs the scenario with every update flow at each fixed rate in ``rates`` (a list, or
     "10,20,50", or "START:STOP:STEP") over ``seeds`` seeds from its seed (or ``seed``), on all
-    cores. Returns a ``Table``: rate, age (mean over seeds, s), ci95 (95 % half-width, s), ages
-    (per seed)."""
+    cores. Returns a ``Table``: rate_hz, age_ms (mean over seeds), ci95_ms (95 % half-width),
+    ages_ms (per seed)."""
     if isinstance(rates, str):
         rates = _native.parse_rates(rates)
     rows = _native.sweep_rates(

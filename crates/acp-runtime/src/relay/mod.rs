@@ -413,6 +413,7 @@ impl Relay {
         let thread = std::thread::Builder::new()
             .name("acp-relay".to_string())
             .spawn(move || worker.run())?;
+        tracing::debug!(listen = %local_addr, target = %cfg.target, "relay started");
         Ok(Relay {
             local_addr,
             started: now,

@@ -144,7 +144,10 @@ impl Worker {
                         bump(&c.forwarded, 1);
                         bump(&c.bytes_forwarded, packet.data.len() as u64);
                     }
-                    Some(Err(_)) => bump(&c.send_errors, 1),
+                    Some(Err(e)) => {
+                        tracing::debug!(direction = dir, error = %e, "relay cannot forward a datagram");
+                        bump(&c.send_errors, 1);
+                    }
                 }
             }
             self.publish_path_counts(dir);
@@ -207,7 +210,8 @@ impl Worker {
                 self.drain_ready();
                 true
             }
-            Err(_) => {
+            Err(e) => {
+                tracing::warn!(error = %e, "relay cannot wait for its sockets");
                 // Should not happen (EINTR is retried); avoid a hot loop if it persists.
                 bump(&self.shared.recv_errors, 1);
                 std::thread::sleep(Duration::from_millis(1));
@@ -282,7 +286,10 @@ impl Worker {
                 },
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(_) => bump(&self.shared.recv_errors, 1),
+                Err(e) => {
+                    tracing::debug!(error = %e, "relay cannot receive");
+                    bump(&self.shared.recv_errors, 1);
+                }
             }
         }
     }
@@ -315,6 +322,7 @@ impl Worker {
             let mapped = self.nat.map(from, now);
             self.publish_clients();
             if let Err(refusal) = mapped {
+                tracing::debug!(client = %from, reason = ?refusal, "relay refused a new client");
                 let s = &self.shared;
                 bump(&s.to_target.dropped_unmapped, 1);
                 bump(

@@ -145,6 +145,24 @@ impl Stat {
         let (mean, ci95) = mean_ci95(xs);
         Stat { mean, ci95 }
     }
+
+    /// A statistic of seconds in milliseconds, for JSON.
+    fn ms<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        Stat {
+            mean: self.mean * 1e3,
+            ci95: self.ci95 * 1e3,
+        }
+        .serialize(ser)
+    }
+
+    /// A statistic of bit/s in kbit/s, for JSON.
+    fn kbps<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        Stat {
+            mean: self.mean / 1e3,
+            ci95: self.ci95 / 1e3,
+        }
+        .serialize(ser)
+    }
 }
 
 /// Jain's fairness index of `xs`: (Σx)² / (n·Σx²), 1 when all are equal.
@@ -195,14 +213,18 @@ pub struct SourcesRow {
     /// Seeds run.
     pub seeds: usize,
     /// Per-source time-average age at the monitor (s).
+    #[serde(rename = "age_ms", serialize_with = "Stat::ms")]
     pub age: Stat,
     /// Per-source time-average backlog (updates sent and not yet acknowledged).
     pub backlog: Stat,
     /// Per-source mean RTT of the ACKs (s).
+    #[serde(rename = "rtt_ms", serialize_with = "Stat::ms")]
     pub rtt: Stat,
     /// Per-source update rate λ (updates/s).
+    #[serde(rename = "rate_hz")]
     pub rate: Stat,
     /// Per-source throughput of fresh updates (bit/s, IP datagrams).
+    #[serde(rename = "throughput_kbps", serialize_with = "Stat::kbps")]
     pub throughput: Stat,
     /// Jain's fairness index of the sources' ages.
     pub jain: Stat,
@@ -433,16 +455,24 @@ pub fn fig3_15_scenario(seed: u64) -> Scenario {
 #[derive(Debug, Clone, Serialize)]
 pub struct Phase {
     /// Start (s).
+    #[serde(rename = "from_s")]
     pub from: u64,
     /// End (s).
+    #[serde(rename = "to_s")]
     pub to: u64,
     /// The UDP flows on (names).
     pub udp: Vec<&'static str>,
     /// Their total rate (bit/s).
+    #[serde(
+        rename = "load_kbps",
+        serialize_with = "crate::report::json_units::kbps"
+    )]
     pub load_bps: f64,
     /// ACP's time-average age over the interval (s).
+    #[serde(rename = "age_ms", serialize_with = "Stat::ms")]
     pub age: Stat,
     /// ACP's fresh updates delivered per second over the interval.
+    #[serde(rename = "rate_hz")]
     pub rate: Stat,
 }
 

@@ -1,0 +1,482 @@
+//! `--metrics`: `acp monitor` and `acp source` serve Prometheus metrics over HTTP, scraped here
+//! by a plain HTTP/1.1 client and checked against what the test made them see.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpStream, UdpSocket};
+use std::process::{Child, ChildStderr, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+mod common;
+
+use common::{acp, keygen, refused, update_datagram, wait_within};
+
+/// One sample of a scrape: its labels and value.
+#[derive(Debug, Clone)]
+struct Sample {
+    labels: BTreeMap<String, String>,
+    value: f64,
+}
+
+/// A scrape, parsed: the samples of each metric name, the `# HELP` lines' names, and the type of
+/// each family.
+#[derive(Debug)]
+struct Scrape {
+    samples: BTreeMap<String, Vec<Sample>>,
+    helps: Vec<String>,
+    types: BTreeMap<String, String>,
+}
+
+impl Scrape {
+    /// The value of `name` without labels (or the only sample); panics when absent.
+    fn value(&self, name: &str) -> f64 {
+        match self.samples.get(name).map(Vec::as_slice) {
+            Some([one]) => one.value,
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+
+    /// The value of the sample of `name` with label `key` = `value`, if any.
+    fn labelled(&self, name: &str, key: &str, value: &str) -> Option<f64> {
+        self.all(name)
+            .iter()
+            .find(|s| s.labels.get(key).map(String::as_str) == Some(value))
+            .map(|s| s.value)
+    }
+
+    /// The names the samples of every family take (with or without a sample now): a counter's
+    /// with `_total`, an info's with `_info`, as `docs/METRICS.md` lists them.
+    fn names(&self) -> BTreeSet<String> {
+        self.types
+            .iter()
+            .map(|(family, kind)| match kind.as_str() {
+                "counter" => format!("{family}_total"),
+                "info" => format!("{family}_info"),
+                _ => family.clone(),
+            })
+            .collect()
+    }
+
+    /// Every sample of `name` (none when absent).
+    fn all(&self, name: &str) -> &[Sample] {
+        self.samples.get(name).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// Parses `name{key="value",…} value` lines; our label values hold no quotes or escapes.
+fn parse(body: &str) -> Scrape {
+    let mut samples: BTreeMap<String, Vec<Sample>> = BTreeMap::new();
+    let mut helps = Vec::new();
+    let mut types = BTreeMap::new();
+    for line in body.lines() {
+        if let Some(kind) = line.strip_prefix("# TYPE ") {
+            let (family, kind) = kind.split_once(' ').unwrap();
+            types.insert(family.to_string(), kind.to_string());
+            continue;
+        }
+        if let Some(help) = line.strip_prefix("# HELP ") {
+            helps.push(help.split(' ').next().unwrap().to_string());
+            continue;
+        }
+        if line.starts_with('#') {
+            continue;
+        }
+        let (series, value) = line.rsplit_once(' ').unwrap();
+        let (name, labels) = match series.split_once('{') {
+            Some((name, rest)) => {
+                let inner = rest.strip_suffix('}').unwrap();
+                let labels = inner
+                    .split("\",")
+                    .map(|pair| {
+                        let (k, v) = pair.split_once("=\"").unwrap();
+                        (k.to_string(), v.trim_end_matches('"').to_string())
+                    })
+                    .collect();
+                (name, labels)
+            }
+            None => (series, BTreeMap::new()),
+        };
+        let value = value.parse().unwrap_or_else(|e| panic!("{line}: {e}"));
+        samples
+            .entry(name.to_string())
+            .or_default()
+            .push(Sample { labels, value });
+    }
+    Scrape {
+        samples,
+        helps,
+        types,
+    }
+}
+
+/// The metric names `docs/METRICS.md` documents with `prefix`: the first column of its tables.
+fn documented(prefix: &str) -> BTreeSet<String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/METRICS.md");
+    let doc = std::fs::read_to_string(path).unwrap();
+    doc.lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split_once('`'))
+        .map(|(name, _)| name.to_string())
+        .filter(|name| name.starts_with(prefix))
+        .collect()
+}
+
+/// `GET /metrics` from `addr` over a plain TCP connection; checks the response is a complete
+/// OpenMetrics exposition and returns it parsed.
+fn scrape(addr: &str) -> Scrape {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    write!(
+        stream,
+        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).unwrap();
+    let (head, body) = response.split_once("\r\n\r\n").unwrap();
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(
+        head.contains("Content-Type: application/openmetrics-text; version=1.0.0"),
+        "{head}"
+    );
+    assert!(body.ends_with("# EOF\n"), "{body}");
+    parse(body)
+}
+
+/// Scrapes `addr` until `ready` holds (the monitor publishes its totals every 200 ms).
+fn scrape_until(addr: &str, ready: impl Fn(&Scrape) -> bool) -> Scrape {
+    let until = Instant::now() + Duration::from_secs(10);
+    loop {
+        let s = scrape(addr);
+        if ready(&s) {
+            return s;
+        }
+        assert!(Instant::now() < until, "not ready within 10 s: {s:?}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// The last word of the next line of `err`.
+fn last_word(err: &mut BufReader<ChildStderr>) -> String {
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    line.trim().rsplit(' ').next().unwrap().to_string()
+}
+
+/// `http://ADDR/metrics` → `ADDR`.
+fn host_port(url: &str) -> String {
+    let rest = url.strip_prefix("http://").unwrap();
+    rest.strip_suffix("/metrics").unwrap().to_string()
+}
+
+/// Starts `acp monitor --listen 127.0.0.1:0 --metrics 127.0.0.1:0 ARGS`; returns it, its UDP
+/// address and its metrics address, as its first two lines on stderr name them.
+fn spawn_monitor(args: &[&str]) -> (Child, String, String) {
+    let mut monitor = acp()
+        .args([
+            "monitor",
+            "--listen",
+            "127.0.0.1:0",
+            "--metrics",
+            "127.0.0.1:0",
+        ])
+        .args(["--report-every", "1h"])
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(monitor.stderr.take().unwrap());
+    let addr = last_word(&mut err);
+    let metrics = host_port(&last_word(&mut err));
+    (monitor, addr, metrics)
+}
+
+/// Ends `child` as Ctrl-C does and checks it exits cleanly.
+fn interrupt(mut child: Child) {
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(child.id() as i32, libc::SIGINT);
+    }
+    assert!(wait_within(&mut child, Duration::from_secs(10)).success());
+}
+
+#[test]
+fn monitor_metrics_count_what_the_monitor_saw() {
+    let (monitor, addr, metrics) = spawn_monitor(&["--clocks-synced"]);
+    // Before any traffic: the totals are there, at zero.
+    let s = scrape(&metrics);
+    assert_eq!(s.value("acp_monitor_datagrams_received_total"), 0.0);
+    assert_eq!(s.value("acp_monitor_sessions_live"), 0.0);
+    const COUNT: u64 = 50;
+    let started = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    let source = acp()
+        .args(["source", "--to", &addr, "--controller", "fixed:200"])
+        .args(["--count", &COUNT.to_string(), "--json"])
+        .output()
+        .unwrap();
+    assert!(source.status.success());
+    let summary = String::from_utf8(source.stdout).unwrap();
+    let summary: serde_json::Value = serde_json::from_str(summary.lines().last().unwrap()).unwrap();
+    assert_eq!(summary["sent"], COUNT);
+    let session = summary["session"].as_str().unwrap().to_string();
+    // Junk: one datagram too short for a header, one header-sized with the wrong magic.
+    let junk = UdpSocket::bind("127.0.0.1:0").unwrap();
+    junk.send_to(b"hi", &addr).unwrap();
+    junk.send_to(&[0u8; 50], &addr).unwrap();
+    let s = scrape_until(&metrics, |s| {
+        s.value("acp_monitor_datagrams_received_total") == (COUNT + 2) as f64
+    });
+    // Every update was ACKed (loopback loses nothing); the source heard at most as many ACKs
+    // (it may stop before the last one comes back).
+    assert_eq!(s.value("acp_monitor_acks_sent_total"), COUNT as f64);
+    assert_eq!(s.value("acp_monitor_acks_unsent_total"), 0.0);
+    assert!(summary["acks"].as_u64().unwrap() <= COUNT);
+    assert!(summary["acks"].as_u64().unwrap() >= COUNT - 1, "{summary}");
+    assert_eq!(s.value("acp_monitor_updates_delivered_total"), COUNT as f64);
+    let malformed = "acp_monitor_malformed_total";
+    assert_eq!(s.labelled(malformed, "reason", "truncated"), Some(1.0));
+    assert_eq!(s.labelled(malformed, "reason", "bad_magic"), Some(1.0));
+    assert_eq!(s.all(malformed).len(), 2, "{s:?}");
+    assert_eq!(s.value("acp_monitor_sessions_live"), 1.0);
+    assert_eq!(s.value("acp_monitor_sessions_created_total"), 1.0);
+    assert!(s.all("acp_monitor_sessions_refused_total").is_empty());
+    assert!(s.all("acp_monitor_auth_failed_total").is_empty());
+    // The session's own series, labelled with its id as the source named it.
+    assert_eq!(s.value("acp_monitor_sessions_listed"), 1.0);
+    let of_session = |name: &str| {
+        s.labelled(name, "session", &session)
+            .unwrap_or_else(|| panic!("{name} of {session}: {s:?}"))
+    };
+    assert_eq!(
+        of_session("acp_monitor_session_delivered_total"),
+        COUNT as f64
+    );
+    assert_eq!(of_session("acp_monitor_session_stale_total"), 0.0);
+    assert_eq!(of_session("acp_monitor_session_lost_total"), 0.0);
+    // 50 updates at 200/s after a few probes: the rate is of that order.
+    let rate = of_session("acp_monitor_session_delivery_rate");
+    assert!((50.0..=400.0).contains(&rate), "{rate}");
+    // On one host with synchronised clocks: a positive age, the average well under a second
+    // (loopback delivers in microseconds, updates come every 5 ms), the current one growing
+    // since the source stopped.
+    let average = of_session("acp_monitor_session_average_age_seconds");
+    assert!(average > 0.0 && average < 0.5, "{average}");
+    let age = of_session("acp_monitor_session_age_seconds");
+    assert!(age >= average, "{age} {average}");
+    let last_seen = of_session("acp_monitor_session_last_seen_timestamp_seconds");
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    assert!(
+        last_seen >= started.as_secs_f64() - 1.0 && last_seen <= now.as_secs_f64() + 1.0,
+        "{last_seen}"
+    );
+    // Every family says what it is.
+    for name in s.samples.keys() {
+        let family = name.strip_suffix("_total").unwrap_or(name);
+        assert!(s.helps.iter().any(|h| h == family), "no HELP for {name}");
+    }
+    // What is served is what the documentation lists, no more and no less.
+    assert_eq!(s.names(), documented("acp_monitor_"));
+    interrupt(monitor);
+}
+
+#[test]
+fn monitor_metrics_list_at_most_n_sessions_those_silent_the_longest() {
+    let hex = |sessions: &[u64]| -> Vec<String> {
+        sessions.iter().map(|s| format!("{s:016x}")).collect()
+    };
+    for (n, listed) in [
+        ("2", hex(&[3, 4])),
+        ("all", hex(&[1, 2, 3, 4, 5])),
+        ("0", vec![]),
+    ] {
+        let (monitor, addr, metrics) = spawn_monitor(&["--metrics-sessions", n]);
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        socket.connect(&addr).unwrap();
+        socket
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        let mut buf = [0u8; 256];
+        let mut send = |session: u64, seq: u64| {
+            socket.send(&update_datagram(session, seq, b"x")).unwrap();
+            // Answered before the next one is sent: the sessions are seen in this order.
+            socket.recv(&mut buf).unwrap();
+        };
+        for session in 1..=5 {
+            send(session, 1);
+        }
+        // Sessions 1 and 2 are heard from again: 3, 4 and 5 are silent the longest.
+        send(1, 2);
+        send(2, 2);
+        let s = scrape_until(&metrics, |s| {
+            s.value("acp_monitor_updates_delivered_total") == 7.0
+        });
+        assert_eq!(s.value("acp_monitor_sessions_live"), 5.0);
+        assert_eq!(s.value("acp_monitor_sessions_listed"), listed.len() as f64);
+        // Every per-session family holds the same bounded set of sessions.
+        for family in [
+            "acp_monitor_session_delivered_total",
+            "acp_monitor_session_lost_total",
+            "acp_monitor_session_delivery_rate",
+            "acp_monitor_session_last_seen_timestamp_seconds",
+        ] {
+            let mut got: Vec<String> = s
+                .all(family)
+                .iter()
+                .map(|x| x.labels["session"].clone())
+                .collect();
+            got.sort();
+            assert_eq!(got, listed, "--metrics-sessions {n}: {family}");
+        }
+        // Without --clocks-synced there is no age to report.
+        assert!(s.all("acp_monitor_session_age_seconds").is_empty());
+        interrupt(monitor);
+    }
+}
+
+#[test]
+fn a_sealed_monitor_counts_authentication_failures_by_reason() {
+    let dir = std::env::temp_dir().join(format!("acp-metrics-psk-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let key = keygen(&dir, "psk");
+    let (monitor, addr, metrics) = spawn_monitor(&["--psk-file", &key]);
+    // Three updates with no seal at all.
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    for seq in 1..=3 {
+        socket
+            .send_to(&update_datagram(9, seq, b"x"), &addr)
+            .unwrap();
+    }
+    let s = scrape_until(&metrics, |s| {
+        s.value("acp_monitor_datagrams_received_total") == 3.0
+    });
+    let failed = "acp_monitor_auth_failed_total";
+    assert_eq!(s.labelled(failed, "reason", "unsealed"), Some(3.0), "{s:?}");
+    assert_eq!(s.all(failed).len(), 1, "{s:?}");
+    // Dropped unanswered, and no session was made for them.
+    assert_eq!(s.value("acp_monitor_acks_sent_total"), 0.0);
+    assert_eq!(s.value("acp_monitor_sessions_created_total"), 0.0);
+    assert!(s.all("acp_monitor_session_delivered_total").is_empty());
+    interrupt(monitor);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn source_metrics_follow_the_source() {
+    let (monitor, addr, _) = spawn_monitor(&[]);
+    let mut source = acp()
+        .args(["source", "--to", &addr, "--controller", "fixed:100"])
+        .args(["--duration", "30", "--metrics", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(source.stderr.take().unwrap());
+    let mut header = String::new();
+    err.read_line(&mut header).unwrap();
+    // "acp source → ADDR controller fixed:100 session ID dscp 0"
+    let session = header.split("session ").nth(1).unwrap();
+    let session = session.split(' ').next().unwrap().to_string();
+    let metrics = host_port(&last_word(&mut err));
+    let s = scrape_until(&metrics, |s| s.value("acp_source_acks_total") >= 20.0);
+    let info = &s.all("acp_source_session_info")[0];
+    assert_eq!(info.labels["session"], session);
+    assert_eq!(info.labels["controller"], "fixed:100");
+    assert_eq!(info.labels["target"], addr);
+    assert_eq!(
+        s.labelled("acp_source_phase", "phase", "running"),
+        Some(1.0)
+    );
+    assert_eq!(s.labelled("acp_source_phase", "phase", "outage"), Some(0.0));
+    assert_eq!(s.value("acp_source_update_rate"), 100.0);
+    // Loopback: a round trip well under 100 ms, an age estimate of the order of the period.
+    let rtt = s.value("acp_source_rtt_seconds");
+    assert!(rtt > 0.0 && rtt < 0.1, "{rtt}");
+    let age = s.value("acp_source_estimated_age_seconds");
+    assert!(age > 0.0 && age < 0.5, "{age}");
+    let sent = s.value("acp_source_updates_sent_total");
+    assert!(sent >= s.value("acp_source_acks_total"));
+    let header = acp_core::wire::HEADER_LEN as f64;
+    assert!(s.value("acp_source_sent_bytes_total") >= sent * header);
+    for quiet in [
+        "invalid",
+        "acks_stale",
+        "acks_mismatched",
+        "outages",
+        "auth_failed",
+    ] {
+        assert_eq!(
+            s.value(&format!("acp_source_{quiet}_total")),
+            0.0,
+            "{quiet}"
+        );
+    }
+    assert_eq!(s.names(), documented("acp_source_"));
+    // The next scrape sees the source further on: the driver keeps publishing.
+    let later = scrape_until(&metrics, |later| {
+        later.value("acp_source_updates_sent_total") > sent
+    });
+    assert!(later.value("acp_source_acks_total") >= s.value("acp_source_acks_total"));
+    interrupt(source);
+    interrupt(monitor);
+}
+
+#[test]
+fn metrics_requests_other_than_get_metrics_are_refused() {
+    let (monitor, _, metrics) = spawn_monitor(&[]);
+    for (request, status) in [
+        ("GET / HTTP/1.1", "404"),
+        ("GET /metrics/x HTTP/1.1", "404"),
+        ("POST /metrics HTTP/1.1", "405"),
+    ] {
+        let mut stream = TcpStream::connect(&metrics).unwrap();
+        write!(
+            stream,
+            "{request}\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        )
+        .unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        assert!(
+            response.starts_with(&format!("HTTP/1.1 {status}")),
+            "{request}: {response}"
+        );
+    }
+    interrupt(monitor);
+}
+
+#[test]
+fn bad_metrics_arguments_are_refused_in_one_line() {
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken = taken.local_addr().unwrap().to_string();
+    let monitor = ["monitor", "--listen", "127.0.0.1:0"];
+    let with = |extra: &[&'static str]| [&monitor[..], extra].concat();
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            [&monitor[..], &["--metrics", &taken]].concat(),
+            "Address already in use",
+        ),
+        (
+            vec!["source", "--to", "127.0.0.1:9", "--metrics", &taken],
+            "Address already in use",
+        ),
+        (with(&["--metrics", "localhost"]), "--metrics"),
+        (with(&["--metrics-sessions", "5"]), "--metrics"),
+        (
+            with(&["--metrics", "127.0.0.1:0", "--metrics-sessions", "many"]),
+            "a number of sessions or `all`",
+        ),
+    ];
+    for (args, want) in cases {
+        let err = refused(&args);
+        assert!(err.contains(want), "{args:?}: {err}");
+        if want == "Address already in use" {
+            assert!(
+                err.contains(&format!("--metrics {taken}")),
+                "{args:?}: {err}"
+            );
+        }
+    }
+}

@@ -1,0 +1,659 @@
+//! `acp monitor --publish` and `--reuse-port` as a user runs them: fresh updates to Unix socket
+//! clients and to a real MQTT broker (mosquitto, started here on a free loopback port), broker
+//! restarts, and several monitor processes sharing one UDP port.
+//!
+//! The MQTT tests need `mosquitto` (`scripts/test-deps.sh` installs it); without it they fail
+//! and say how to install it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::io::{BufRead, BufReader, Read};
+use std::net::{TcpListener, TcpStream, UdpSocket};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStderr, Command, Output, Stdio};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rumqttc::{Client, Event, MqttOptions, Packet, QoS};
+use serde_json::Value;
+
+fn acp() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_acp"))
+}
+
+/// A scratch directory for this test.
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("acp-publish-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+/// Polls `done` every 20 ms until it holds, or fails after `limit` with `what()`.
+fn wait_for(limit: Duration, mut done: impl FnMut() -> bool, what: impl Fn() -> String) {
+    let until = Instant::now() + limit;
+    while !done() {
+        assert!(Instant::now() < until, "after {limit:?}: {}", what());
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// A running `acp monitor` with stdout (its reports and summary, as JSON lines) and stderr piped.
+struct Monitor {
+    child: Child,
+    stderr: BufReader<ChildStderr>,
+    /// The address it listens on.
+    addr: String,
+}
+
+impl Monitor {
+    /// Starts `acp monitor --json ARGS` (with `--report-every 1h` unless ARGS set it) and waits
+    /// for its listening line.
+    fn start(args: &[&str]) -> Monitor {
+        let mut command = acp();
+        command.args(["monitor", "--json"]).args(args);
+        if !args.contains(&"--report-every") {
+            command.args(["--report-every", "1h"]);
+        }
+        let mut child = command
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stderr = BufReader::new(child.stderr.take().unwrap());
+        let mut first = String::new();
+        stderr.read_line(&mut first).unwrap();
+        let addr = first
+            .trim()
+            .strip_prefix("acp monitor listening on ")
+            .unwrap_or_else(|| panic!("{first}"))
+            .to_string();
+        Monitor {
+            child,
+            stderr,
+            addr,
+        }
+    }
+
+    /// Sends SIGTERM, waits (at most 10 s) and returns its final JSON summary and what it wrote to
+    /// stderr after the listening line.
+    fn stop(mut self) -> (Value, String) {
+        // SAFETY: sending a signal to our own child process.
+        unsafe {
+            libc::kill(self.child.id() as i32, libc::SIGTERM);
+        }
+        let until = Instant::now() + Duration::from_secs(10);
+        let status = loop {
+            if let Some(status) = self.child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > until {
+                let _ = self.child.kill();
+                panic!("the monitor did not stop within 10 s of SIGTERM");
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let (mut out, mut rest) = (String::new(), String::new());
+        self.stderr.read_to_string(&mut rest).unwrap();
+        let mut stdout = self.child.stdout.take().unwrap();
+        stdout.read_to_string(&mut out).unwrap();
+        assert!(status.success(), "{status:?}: {rest}");
+        let summary: Value = serde_json::from_str(out.lines().last().unwrap_or(""))
+            .unwrap_or_else(|e| panic!("{e}: {out}{rest}"));
+        assert_eq!(summary["type"], "summary", "{out}");
+        (summary, rest)
+    }
+}
+
+/// `acp source --to ADDR --json ARGS` in the background.
+fn source(addr: &str, args: &[&str]) -> Child {
+    acp()
+        .args(["source", "--to", addr, "--json"])
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// A finished source's JSON summary.
+fn source_summary(out: Output) -> Value {
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let last: Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(last["type"], "summary", "{text}");
+    last
+}
+
+/// A finished source's session id and JSON summary, checking every update was acknowledged
+/// (no sink may hold up an ACK) but perhaps the last, whose ACK may still be on its way when the
+/// source stops.
+fn all_acked(child: Child) -> (String, Value) {
+    let summary = source_summary(child.wait_with_output().unwrap());
+    assert!(
+        count(&summary, "acks") + 1 >= count(&summary, "sent"),
+        "{summary}"
+    );
+    (summary["session"].as_str().unwrap().to_string(), summary)
+}
+
+/// The `publish` entry of a monitor summary.
+fn sink(summary: &Value) -> &Value {
+    &summary["publish"][0]
+}
+
+fn count(v: &Value, field: &str) -> u64 {
+    v[field]
+        .as_u64()
+        .unwrap_or_else(|| panic!("no {field} in {v}"))
+}
+
+#[test]
+fn unix_socket_clients_each_get_the_fresh_updates_and_one_that_never_reads_holds_up_nothing() {
+    let dir = scratch("unix");
+    let path = dir.join("acp.sock");
+    let target = format!("unix:{}", path.display());
+    let monitor = Monitor::start(&["--listen", "127.0.0.1:0", "--publish", &target]);
+    let addr = monitor.addr.clone();
+    assert!(
+        path.exists(),
+        "the socket file is there once the monitor listens"
+    );
+    // One client never reads; another reads everything.
+    let idle = UnixStream::connect(&path).unwrap();
+    let reader = UnixStream::connect(&path).unwrap();
+    let lines: Arc<Mutex<Vec<Value>>> = Arc::default();
+    let reading = {
+        let lines = lines.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(reader).lines() {
+                let Ok(line) = line else { break };
+                lines
+                    .lock()
+                    .unwrap()
+                    .push(serde_json::from_str(&line).unwrap());
+            }
+        })
+    };
+    // The fanout accepts clients at its next tick (at most 100 ms).
+    std::thread::sleep(Duration::from_millis(300));
+    // Two sources with 2,000-byte payloads (over 4 KB of JSON each): 2,000 updates, far more
+    // than the idle client's socket buffer holds.
+    const COUNT: u64 = 1000;
+    let sources: Vec<Child> = (0..2)
+        .map(|_| {
+            source(
+                &addr,
+                &[
+                    "--controller",
+                    "fixed:500",
+                    "--count",
+                    &COUNT.to_string(),
+                    "--payload-size",
+                    "2000",
+                ],
+            )
+        })
+        .collect();
+    let sessions: BTreeSet<String> = sources.into_iter().map(|s| all_acked(s).0).collect();
+    // The reader gets each session's updates in order, ending with its last one.
+    let last_seqs = || {
+        let mut last = BTreeMap::new();
+        for l in lines.lock().unwrap().iter() {
+            let prev = last.insert(
+                l["session"].as_str().unwrap().to_string(),
+                l["seq"].as_u64().unwrap(),
+            );
+            assert!(prev < l["seq"].as_u64(), "out of order: {l}");
+        }
+        last
+    };
+    wait_for(
+        Duration::from_secs(10),
+        || last_seqs().values().filter(|&&s| s == COUNT).count() == 2,
+        || format!("reader saw {:?}", last_seqs()),
+    );
+    assert_eq!(
+        last_seqs().keys().cloned().collect::<BTreeSet<_>>(),
+        sessions
+    );
+    let (summary, rest) = monitor.stop();
+    reading.join().unwrap();
+    drop(idle);
+    assert_eq!(count(&summary, "delivered"), 2 * COUNT, "{rest}");
+    assert_eq!(count(&summary, "acks"), 2 * COUNT, "{rest}");
+    let unix = sink(&summary);
+    assert_eq!(unix["sink"], target);
+    assert_eq!(count(unix, "clients_accepted"), 2, "{unix}");
+    // Both clients together: the reader wrote every line it got, the idle one's updates were
+    // mostly superseded in its own mailbox while its socket was full.
+    assert!(count(unix, "client_superseded") > COUNT, "{unix}");
+    assert!(count(unix, "client_written") >= lines.lock().unwrap().len() as u64);
+    assert!(!path.exists(), "the socket file is removed at exit");
+    // A live socket file is refused, in one line.
+    let _holder = std::os::unix::net::UnixListener::bind(&path).unwrap();
+    let out = acp()
+        .args(["monitor", "--listen", "127.0.0.1:0", "--publish", &target])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("another process is listening"), "{err}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn bad_publish_targets_are_refused_in_one_line() {
+    for (bad, says) in [
+        ("tcp://127.0.0.1:1883", "neither unix:PATH nor mqtt://"),
+        ("mqtt://127.0.0.1:0/acp", "not in 1-65535"),
+        ("mqtt://127.0.0.1/acp/#", "cannot hold"),
+        ("unix:", "needs a socket path"),
+    ] {
+        let out = acp()
+            .args(["monitor", "--listen", "127.0.0.1:0", "--publish", bad])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{bad}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{bad}: {err}");
+        assert!(err.contains(says), "{bad}: {err}");
+    }
+    let out = acp()
+        .args(["monitor", "--listen", "127.0.0.1:0", "--mqtt-qos", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
+
+/// The mosquitto binary, or a failure naming the package to install.
+fn mosquitto() -> PathBuf {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    std::env::split_paths(&path)
+        .chain([PathBuf::from("/usr/sbin")])
+        .map(|dir| dir.join("mosquitto"))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "the MQTT tests need the mosquitto broker: install it with \
+                 `apt-get install mosquitto mosquitto-clients` (or run scripts/test-deps.sh as root)"
+            )
+        })
+}
+
+/// A mosquitto broker on a loopback port, for anonymous clients, without persistence.
+struct Broker {
+    child: Child,
+    port: u16,
+    config: PathBuf,
+}
+
+impl Broker {
+    fn start(dir: &Path) -> Broker {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let config = dir.join("mosquitto.conf");
+        std::fs::write(
+            &config,
+            format!("listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"),
+        )
+        .unwrap();
+        Broker::run(config, port)
+    }
+
+    fn run(config: PathBuf, port: u16) -> Broker {
+        let child = Command::new(mosquitto())
+            .arg("-c")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for(
+            Duration::from_secs(10),
+            || TcpStream::connect(("127.0.0.1", port)).is_ok(),
+            || format!("mosquitto is not listening on port {port}"),
+        );
+        Broker {
+            child,
+            port,
+            config,
+        }
+    }
+
+    /// Kills the broker (losing its retained messages) and starts it again on the same port.
+    fn restart(mut self) -> Broker {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+        let (config, port) = (self.config.clone(), self.port);
+        std::mem::forget(self);
+        Broker::run(config, port)
+    }
+
+    fn url(&self) -> String {
+        format!("mqtt://127.0.0.1:{}/acp", self.port)
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// A message a subscriber received.
+#[derive(Debug, Clone)]
+struct Message {
+    topic: String,
+    retained: bool,
+    body: Value,
+}
+
+/// A subscriber to `acp/#`, collecting what it receives.
+struct Subscriber {
+    messages: Arc<Mutex<Vec<Message>>>,
+    client: Client,
+}
+
+impl Subscriber {
+    fn start(broker: &Broker) -> Subscriber {
+        let id = format!("acp-test-{}-{:?}", std::process::id(), Instant::now());
+        let mut options = MqttOptions::new(id, "127.0.0.1", broker.port);
+        options.set_max_packet_size(1 << 20, 1 << 20);
+        let (client, mut connection) = Client::new(options, 16);
+        client.subscribe("acp/#", QoS::AtLeastOnce).unwrap();
+        let messages: Arc<Mutex<Vec<Message>>> = Arc::default();
+        let (messages_t, subscribed) = (messages.clone(), Arc::new(Mutex::new(false)));
+        let subscribed_t = subscribed.clone();
+        std::thread::spawn(move || {
+            for event in connection.iter() {
+                match event {
+                    Ok(Event::Incoming(Packet::SubAck(_))) => *subscribed_t.lock().unwrap() = true,
+                    Ok(Event::Incoming(Packet::Publish(p))) => {
+                        messages_t.lock().unwrap().push(Message {
+                            topic: p.topic.clone(),
+                            retained: p.retain,
+                            body: serde_json::from_slice(&p.payload).unwrap(),
+                        })
+                    }
+                    Ok(_) => {}
+                    // The test's broker went away: this subscriber is done.
+                    Err(_) => break,
+                }
+            }
+        });
+        wait_for(
+            Duration::from_secs(10),
+            || *subscribed.lock().unwrap(),
+            || "no SUBACK from the broker".into(),
+        );
+        Subscriber { messages, client }
+    }
+
+    fn messages(&self) -> Vec<Message> {
+        self.messages.lock().unwrap().clone()
+    }
+
+    /// The highest sequence number received per session on `…/update` topics.
+    fn latest(&self) -> BTreeMap<String, u64> {
+        let mut latest = BTreeMap::new();
+        for m in self.messages() {
+            if m.topic.ends_with("/update") {
+                let session = m.body["session"].as_str().unwrap().to_string();
+                assert_eq!(m.topic, format!("acp/{session}/update"));
+                let seq = m.body["seq"].as_u64().unwrap();
+                let e = latest.entry(session).or_insert(0);
+                *e = seq.max(*e);
+            }
+        }
+        latest
+    }
+}
+
+impl Drop for Subscriber {
+    fn drop(&mut self) {
+        let _ = self.client.try_disconnect();
+    }
+}
+
+#[test]
+fn mqtt_gets_retained_fresh_updates_and_stats_and_publishing_resumes_after_a_broker_restart() {
+    let dir = scratch("mqtt");
+    let broker = Broker::start(&dir);
+    let url = broker.url();
+    let monitor = Monitor::start(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--publish",
+        &url,
+        "--mqtt-qos",
+        "1",
+        "--report-every",
+        "300ms",
+    ]);
+    let addr = monitor.addr.clone();
+    // Three sources, 8 s each at 50 updates/s.
+    const COUNT: u64 = 400;
+    let sources: Vec<Child> = (0..3)
+        .map(|_| {
+            source(
+                &addr,
+                &["--controller", "fixed:50", "--count", &COUNT.to_string()],
+            )
+        })
+        .collect();
+    // A subscriber arriving after the first updates gets each session's latest at once, retained.
+    std::thread::sleep(Duration::from_secs(1));
+    let early = Subscriber::start(&broker);
+    wait_for(
+        Duration::from_secs(5),
+        || early.latest().len() == 3,
+        || format!("{:?}", early.latest()),
+    );
+    let messages = early.messages();
+    let mut first = BTreeMap::new();
+    for m in &messages {
+        first.entry(m.topic.clone()).or_insert(m.retained);
+    }
+    assert!(
+        first
+            .iter()
+            .filter(|(t, _)| t.ends_with("/update"))
+            .all(|(_, &r)| r),
+        "each session's first message is its retained latest update: {first:?}"
+    );
+    // Each report publishes every session's statistics.
+    wait_for(
+        Duration::from_secs(5),
+        || {
+            early
+                .messages()
+                .iter()
+                .filter(|m| m.topic.ends_with("/stats"))
+                .count()
+                >= 3
+        },
+        || "no session statistics".into(),
+    );
+    let stats = early
+        .messages()
+        .into_iter()
+        .find(|m| m.topic.ends_with("/stats"))
+        .unwrap();
+    assert_eq!(
+        stats.topic,
+        format!("acp/{}/stats", stats.body["session"].as_str().unwrap())
+    );
+    assert!(
+        stats.body["delivered"].as_u64().unwrap() > 0,
+        "{:?}",
+        stats.body
+    );
+    // The broker dies and comes back, empty (no persistence).
+    let before = early.latest();
+    drop(early);
+    let broker = broker.restart();
+    let late = Subscriber::start(&broker);
+    // Publishing resumes: every session's updates, newer than those seen before the restart.
+    wait_for(
+        Duration::from_secs(10),
+        || {
+            let now = late.latest();
+            now.len() == 3 && now.iter().all(|(s, seq)| *seq > before[s])
+        },
+        || format!("before the restart {before:?}, after {:?}", late.latest()),
+    );
+    let sessions: BTreeSet<String> = sources.into_iter().map(|s| all_acked(s).0).collect();
+    assert_eq!(
+        late.latest().keys().cloned().collect::<BTreeSet<_>>(),
+        sessions
+    );
+    // Each session's last update is published, and retained: a new subscriber gets it.
+    wait_for(
+        Duration::from_secs(5),
+        || late.latest().values().all(|&s| s == COUNT),
+        || format!("{:?}", late.latest()),
+    );
+    let last = Subscriber::start(&broker);
+    wait_for(
+        Duration::from_secs(5),
+        || last.latest().len() == 3,
+        || format!("{:?}", last.latest()),
+    );
+    assert!(
+        last.latest().values().all(|&s| s == COUNT),
+        "{:?}",
+        last.latest()
+    );
+    let (summary, rest) = monitor.stop();
+    assert_eq!(count(&summary, "acks"), 3 * COUNT, "{rest}");
+    let mqtt = sink(&summary);
+    assert_eq!(mqtt["sink"], url);
+    assert!(count(mqtt, "connections") >= 2, "reconnected: {mqtt}");
+    assert!(count(mqtt, "connection_failures") >= 1, "{mqtt}");
+    assert!(count(mqtt, "acknowledged") > 0, "{mqtt}");
+    // Every update was published, superseded while the broker was away, or (handed to the
+    // client just as the connection dropped) lost with it.
+    assert!(
+        count(mqtt, "taken") + count(mqtt, "superseded") >= 3 * COUNT - 3,
+        "{mqtt}"
+    );
+    assert!(
+        count(mqtt, "superseded") > 0,
+        "updates wait in the mailbox meanwhile: {mqtt}"
+    );
+    assert!(rest.contains("reconnected"), "{rest}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn two_monitors_share_a_port_each_source_served_by_exactly_one_and_all_reach_the_broker() {
+    let dir = scratch("reuseport");
+    let broker = Broker::start(&dir);
+    let url = broker.url();
+    let port = UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let addr = format!("127.0.0.1:{port}");
+    let args = ["--listen", &addr, "--reuse-port", "--publish", &url];
+    let workers = [Monitor::start(&args), Monitor::start(&args)];
+    // Without --reuse-port the port is taken.
+    let out = acp().args(["monitor", "--listen", &addr]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    // 40 sources, each on its own ephemeral port: 2 s at 20 updates/s.
+    const SOURCES: usize = 40;
+    const COUNT: u64 = 40;
+    let sources: Vec<Child> = (0..SOURCES)
+        .map(|_| {
+            source(
+                &addr,
+                &["--controller", "fixed:20", "--count", &COUNT.to_string()],
+            )
+        })
+        .collect();
+    let sessions: BTreeSet<String> = sources.into_iter().map(|s| all_acked(s).0).collect();
+    assert_eq!(sessions.len(), SOURCES);
+    // Every session's last update reached the broker, retained.
+    let subscriber = Subscriber::start(&broker);
+    wait_for(
+        Duration::from_secs(5),
+        || {
+            subscriber.latest().len() == SOURCES
+                && subscriber.latest().values().all(|&s| s == COUNT)
+        },
+        || format!("{:?}", subscriber.latest()),
+    );
+    let latest = subscriber.latest();
+    assert_eq!(latest.keys().cloned().collect::<BTreeSet<_>>(), sessions);
+    assert!(latest.values().all(|&s| s == COUNT), "{latest:?}");
+    // Each session was served by exactly one worker, all of its updates.
+    let mut served = BTreeMap::new();
+    for (i, w) in workers.into_iter().enumerate() {
+        let (summary, rest) = w.stop();
+        let list = summary["sessions"].as_array().unwrap();
+        assert!(!list.is_empty(), "worker {i} served nobody: {rest}");
+        for s in list {
+            let session = s["session"].as_str().unwrap().to_string();
+            assert_eq!(s["delivered"], COUNT, "{s}");
+            assert!(served.insert(session, i).is_none(), "served twice: {s}");
+        }
+    }
+    assert_eq!(served.keys().cloned().collect::<BTreeSet<_>>(), sessions);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn bench_monitor_workers_compares_servers_sharing_a_port_with_one() {
+    let out = acp()
+        .args([
+            "bench",
+            "monitor",
+            "--workers",
+            "2",
+            "--duration",
+            "300ms",
+            "--rounds",
+            "1",
+            "--sessions",
+            "64",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["workers"], 2);
+    let round = &v["rounds"][0];
+    let acks: Vec<u64> = round["acks_by_worker"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_u64().unwrap())
+        .collect();
+    // The kernel spread the generator's 16 source ports over both workers.
+    assert_eq!(acks.len(), 2);
+    assert!(acks.iter().all(|&n| n > 0), "{v}");
+    assert!(v["one_acks_per_sec"].as_f64().unwrap() > 0.0, "{v}");
+    assert!(v["ratio"].as_f64().unwrap() > 0.0, "{v}");
+    // Not with --latency.
+    let out = acp()
+        .args(["bench", "monitor", "--workers", "2", "--latency"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+}
