@@ -169,9 +169,12 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     let first = scenario.config.seed;
     let seeds: Vec<u64> = (0..a.seeds).map(|k| first.wrapping_add(k)).collect();
     let bar = progress_bar((rates.len() * seeds.len()) as u64, a.json);
-    let points: Vec<SweepPoint> = sweep::sweep(&scenario, &rates, &seeds, threads, &|done, _| {
-        bar.set_position(done as u64)
-    });
+    // Not cancellable: Ctrl-C ends `acp sweep` at once, as the default SIGINT handling does.
+    let never = sweep::Cancel::new();
+    let points: Vec<SweepPoint> =
+        sweep::sweep(&scenario, &rates, &seeds, threads, &never, &|done, _| {
+            bar.set_position(done as u64)
+        });
     bar.finish_and_clear();
     let best = sweep::best(&points);
     // Files first: they are written even if stdout is closed.

@@ -1146,6 +1146,87 @@ fn reproduce_fig3_15_prints_the_phases_beside_the_load() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// Ctrl-C during `acp reproduce table1` skips the runs not yet started, lets those under way
+/// finish, and prints and writes the networks done, saying how many runs were.
+#[test]
+fn reproduce_prints_its_partial_results_on_sigint() {
+    let dir = scratch("reproduce-sigint");
+    let mut run = acp()
+        .args(["reproduce", "table1", "--secs", "300", "--out"])
+        .arg(&dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The first network is done (40 of the 200 runs): interrupt during the second.
+    let mut err = BufReader::new(run.stderr.take().unwrap());
+    let mut log = String::new();
+    while !log.contains("table1: 1/5 networks done") {
+        assert!(err.read_line(&mut log).unwrap() > 0, "{log}");
+    }
+    interrupt(&run);
+    let started = Instant::now();
+    let status = wait_within(&mut run, Duration::from_secs(30));
+    assert!(status.success(), "{status:?}");
+    // Only the runs under way (one per core, each well under a second) were left to finish.
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let mut text = String::new();
+    run.stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut text)
+        .unwrap();
+    let first = text.lines().next().unwrap_or_default();
+    let done: usize = first
+        .strip_prefix("interrupted: ")
+        .and_then(|l| l.strip_suffix(" of 200 runs done; the results below cover those runs"))
+        .expect(&text)
+        .parse()
+        .expect(first);
+    assert!((40..200).contains(&done), "{text}");
+    // Net A's row in both tables, with its oracle and its three controllers; not every network.
+    let rows = |table: &str| -> Vec<String> {
+        text.split_once(table)
+            .expect(&text)
+            .1
+            .lines()
+            .skip(2)
+            .take_while(|l| l.starts_with("Net "))
+            .map(String::from)
+            .collect()
+    };
+    let backlog = rows("at the oracle's rate (Fig. 8):");
+    let ratios = rows("as a ratio to the oracle's:");
+    assert!((1..5).contains(&backlog.len()), "{text}");
+    assert_eq!(ratios.len(), backlog.len(), "{text}");
+    let oracle_age: f64 = backlog[0]
+        .split_whitespace()
+        .nth(3)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(oracle_age > 0.0, "{}", backlog[0]);
+    let cells: Vec<f64> = ratios[0]
+        .split_whitespace()
+        .skip(2)
+        .map(|c| c.parse().expect(&ratios[0]))
+        .collect();
+    assert_eq!(cells.len(), 3, "{}", ratios[0]);
+    assert!(
+        cells.iter().all(|r| *r >= 0.9),
+        "ACP+, ACP and Lazy against the oracle: {cells:?}"
+    );
+    // The CSV holds the same networks.
+    let csv = std::fs::read_to_string(dir.join("table1/table1.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + backlog.len(), "{csv}");
+    assert!(csv.lines().nth(1).unwrap().starts_with("Net A,"), "{csv}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 #[test]
 fn push_mode_reports_and_skips_a_line_too_long_for_an_update() {
     let (monitor, _stderr, addr) = spawn_monitor(&["--print-updates"]);

@@ -35,7 +35,7 @@ use acp_runtime::resolve::{resolve, Purpose};
 use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport};
 use acp_sim::reproduce::{self, wifi};
 use acp_sim::scenario::Scenario;
-use acp_sim::sweep;
+use acp_sim::sweep::{self, Cancel};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
@@ -111,7 +111,8 @@ fn sweep_rates(
     let s = scenario(path, text, seed)?;
     let first = s.config.seed;
     let seeds: Vec<u64> = (0..seeds).map(|k| first.saturating_add(k)).collect();
-    let points = py.detach(|| sweep::sweep(&s, &rates, &seeds, threads(), &|_, _| {}));
+    let cancel = Cancel::new();
+    let points = py.detach(|| sweep::sweep(&s, &rates, &seeds, threads(), &cancel, &|_, _| {}));
     let rows: Vec<Value> = points
         .iter()
         .map(|p| {
@@ -155,16 +156,18 @@ fn run_reproduction(
         return Err(value_error(why));
     }
     let seed_list: Vec<u64> = (0..seeds).map(|k| seed.saturating_add(k)).collect();
+    // Never cancelled: every run of the reproduction is made.
+    let cancel = Cancel::new();
     let run = || -> Result<Vec<Value>, String> {
         Ok(match name {
-            "fig7" => reproduce::fig7(points, updates.unwrap_or(1_000_000), seed, threads())
+            "fig7" => reproduce::fig7(points, updates.unwrap_or(1_000_000), seed, threads(), &cancel)
                 .into_iter()
                 .map(|p| {
                     json!({"system": p.system, "rate_hz": p.lambda,
                            "analytic_age_ms": p.analytic * 1e3, "simulated_age_ms": p.simulated * 1e3})
                 })
                 .collect(),
-            "table1" => reproduce::table1(secs.unwrap_or(300), seed, threads(), &|_, _| {})
+            "table1" => reproduce::table1(secs.unwrap_or(300), seed, threads(), &cancel, &|_, _| {})
                 .into_iter()
                 .flat_map(|r| {
                     let hops: serde_json::Map<String, Value> = r
@@ -173,10 +176,11 @@ fn run_reproduction(
                         .enumerate()
                         .map(|(i, b)| (format!("backlog_hop{}", i + 1), json!(b)))
                         .collect();
-                    r.controllers.into_iter().map(move |(c, ratio, age)| {
+                    r.controllers.into_iter().map(move |(c, run)| {
+                        let (ratio, age) = run.unzip();
                         let mut row = json!({"network": r.network, "oracle_rate_hz": r.oracle_rate,
-                            "oracle_age_ms": r.oracle_age * 1e3, "controller": c, "age_ms": age * 1e3,
-                            "ratio": ratio});
+                            "oracle_age_ms": r.oracle_age * 1e3, "controller": c,
+                            "age_ms": age.map(|a| a * 1e3), "ratio": ratio});
                         if let Value::Object(m) = &mut row {
                             m.extend(hops.clone());
                         }
@@ -184,10 +188,11 @@ fn run_reproduction(
                     })
                 })
                 .collect(),
-            "dd1" => reproduce::dd1_table(secs.unwrap_or(60), threads())
+            "dd1" => reproduce::dd1_table(secs.unwrap_or(60), threads(), &cancel)
                 .into_iter()
                 .flat_map(|r| {
-                    r.controllers.into_iter().map(move |(c, ratio, backlog)| {
+                    r.controllers.into_iter().map(move |(c, run)| {
+                        let (ratio, backlog) = run.unzip();
                         json!({"service_ms": r.service_ms, "delay_ms": r.delay_ms,
                             "optimal_age_ms": r.optimal_age * 1e3, "controller": c,
                             "ratio": ratio, "at_server": backlog})
@@ -204,6 +209,7 @@ fn run_reproduction(
                     secs.unwrap_or(300),
                     &seed_list,
                     threads(),
+                    &cancel,
                     &|_, _| {},
                 );
                 rows.iter()

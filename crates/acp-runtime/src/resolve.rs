@@ -4,11 +4,13 @@
 //!
 //! A name may resolve to several addresses of both families. [`resolve`] keeps the system
 //! resolver's order (RFC 6724 preference) and returns the first address this host can actually
-//! use for the purpose: one it can bind ([`Purpose::Listen`]), or one a UDP socket of its family
-//! can be connected to ([`Purpose::Connect`]; that fails at once for a family the host has no
-//! route for, e.g. IPv6 on an IPv4-only host, without sending anything). Names under the
-//! reserved `.invalid` top-level domain never resolve (RFC 6761 §6.4) and are answered without a
-//! lookup, so they fail at once even where DNS is unreachable.
+//! use for the purpose: one of its own ([`Purpose::Listen`]; checked by binding it with an
+//! ephemeral port, so a port in use, or shared with `SO_REUSEPORT`, is left for the real bind to
+//! judge), or one a UDP socket of its family can be connected to ([`Purpose::Connect`]; that
+//! fails at once for a family the host has no route for, e.g. IPv6 on an IPv4-only host, without
+//! sending anything). Names under the reserved `.invalid` top-level domain never resolve
+//! (RFC 6761 §6.4) and are answered without a lookup, so they fail at once even where DNS is
+//! unreachable.
 //!
 //! Resolution happens once, when a command starts: the runtime then works with the chosen
 //! [`SocketAddr`] (a monitor whose address changes needs the source restarted).
@@ -78,7 +80,7 @@ fn is_reserved_invalid(host: &str) -> bool {
 /// Checks that `addr` can be used for `purpose` on this host.
 fn usable(addr: SocketAddr, purpose: Purpose) -> io::Result<()> {
     match purpose {
-        Purpose::Listen => UdpSocket::bind(addr).map(drop),
+        Purpose::Listen => UdpSocket::bind(SocketAddr::new(addr.ip(), 0)).map(drop),
         Purpose::Connect => {
             let any: SocketAddr = if addr.is_ipv4() {
                 (Ipv4Addr::UNSPECIFIED, 0).into()

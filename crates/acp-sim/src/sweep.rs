@@ -1,6 +1,11 @@
 //! The oracle: the age of a scenario under a range of fixed rates, run in parallel on all cores.
+//!
+//! Every batch of simulation runs goes through [`parallel`], which a [`Cancel`] handle can stop
+//! between runs: runs not yet started are skipped, runs under way finish, and the handle counts
+//! both so that a caller can say how much of its work its results cover.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 
@@ -82,15 +87,90 @@ pub fn parse_rates(s: &str) -> Result<Vec<f64>, String> {
     Ok(rates)
 }
 
+/// A request to stop a computation made of many simulation runs, and the tally of its runs.
+///
+/// [`parallel`] looks at it before starting each run: once it is cancelled, by [`Cancel::cancel`]
+/// or by raising the flag it was made [`on`](Cancel::on) (a signal handler's, say), runs not yet
+/// started are skipped and runs under way finish. Pass one handle down through every stage of a
+/// computation: it counts the runs done and skipped in all of them.
+#[derive(Debug, Default)]
+pub struct Cancel {
+    flag: Arc<AtomicBool>,
+    done: AtomicUsize,
+    skipped: AtomicUsize,
+}
+
+/// How many runs a computation did and skipped ([`Cancel::tally`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tally {
+    /// Runs completed.
+    pub done: usize,
+    /// Runs skipped because the computation was cancelled.
+    pub skipped: usize,
+}
+
+impl Tally {
+    /// Runs in all, done or skipped.
+    pub fn total(&self) -> usize {
+        self.done + self.skipped
+    }
+
+    /// Whether any run was skipped, so that the results are partial.
+    pub fn interrupted(&self) -> bool {
+        self.skipped > 0
+    }
+}
+
+impl Cancel {
+    /// A handle that only [`Cancel::cancel`] stops.
+    pub fn new() -> Cancel {
+        Cancel::default()
+    }
+
+    /// A handle that stops once `flag` is true (e.g. a flag that a signal handler raises).
+    pub fn on(flag: Arc<AtomicBool>) -> Cancel {
+        Cancel {
+            flag,
+            ..Cancel::default()
+        }
+    }
+
+    /// Stops the computation: runs not yet started will be skipped.
+    pub fn cancel(&self) {
+        self.flag.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the computation has been cancelled.
+    pub fn is_cancelled(&self) -> bool {
+        self.flag.load(Ordering::Relaxed)
+    }
+
+    /// Counts `runs` that a caller leaves out without handing them to [`parallel`] (a later
+    /// stage that has nothing to go on once an earlier one was cut short).
+    pub fn skip(&self, runs: usize) {
+        self.skipped.fetch_add(runs, Ordering::Relaxed);
+    }
+
+    /// The runs done and skipped so far.
+    pub fn tally(&self) -> Tally {
+        Tally {
+            done: self.done.load(Ordering::Relaxed),
+            skipped: self.skipped.load(Ordering::Relaxed),
+        }
+    }
+}
+
 /// Runs `scenario` at every rate with every seed on `threads` threads; `progress(done, total)`
 /// is called after each run. Cross traffic draws from its own streams, so at one seed every rate
 /// sees the same cross traffic (common random numbers). Results come back in the order of
-/// `rates`, identical whatever the thread count.
+/// `rates`, identical whatever the thread count. Once `cancel` stops the sweep, a point covers
+/// the seeds that ran, and rates none of whose seeds ran are left out.
 pub fn sweep(
     scenario: &Scenario,
     rates: &[f64],
     seeds: &[u64],
     threads: usize,
+    cancel: &Cancel,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Vec<SweepPoint> {
     let done = AtomicUsize::new(0);
@@ -99,7 +179,7 @@ pub fn sweep(
         .iter()
         .flat_map(|&r| seeds.iter().map(move |&s| (r, s)))
         .collect();
-    let runs = parallel(jobs, threads, |(rate, seed)| {
+    let runs = parallel(jobs, threads, cancel, |(rate, seed)| {
         let mut s = scenario.with_fixed_rate(rate);
         s.config.seed = seed;
         // `parse` built this scenario once already; a fixed rate cannot make it unbuildable.
@@ -111,7 +191,13 @@ pub fn sweep(
     rates
         .iter()
         .filter_map(|&rate| {
-            let results: Vec<SimResult> = runs.by_ref().take(seeds.len()).flatten().collect();
+            // Skipped runs are `None`, as are (in principle) runs that did not build.
+            let results: Vec<SimResult> = runs
+                .by_ref()
+                .take(seeds.len())
+                .flatten()
+                .flatten()
+                .collect();
             let ages: Vec<f64> = results.iter().map(mean_age).collect();
             let (age, ci95) = mean_ci95(&ages);
             Some(SweepPoint {
@@ -129,18 +215,31 @@ pub fn sweep(
 /// simulation run, so a finer split has nothing to gain), returning the results in the jobs'
 /// order. Earlier jobs tend to start first, so callers list their longest runs first. If the
 /// pool cannot be created (no threads left), the jobs run on this thread.
+///
+/// A job that would start after `cancel` was cancelled is skipped and yields `None`; jobs
+/// already under way finish. `cancel` counts the jobs run and skipped.
 pub fn parallel<T: Send, R: Send>(
     jobs: Vec<T>,
     threads: usize,
+    cancel: &Cancel,
     run: impl Fn(T) -> R + Sync + Send,
-) -> Vec<R> {
+) -> Vec<Option<R>> {
+    let job = |j: T| {
+        if cancel.is_cancelled() {
+            cancel.skip(1);
+            return None;
+        }
+        let r = run(j);
+        cancel.done.fetch_add(1, Ordering::Relaxed);
+        Some(r)
+    };
     match rayon::ThreadPoolBuilder::new()
         .num_threads(threads.max(1))
         .thread_name(|i| format!("acp-sim-{i}"))
         .build()
     {
-        Ok(pool) => pool.install(|| jobs.into_par_iter().with_max_len(1).map(run).collect()),
-        Err(_) => jobs.into_iter().map(run).collect(),
+        Ok(pool) => pool.install(|| jobs.into_par_iter().with_max_len(1).map(job).collect()),
+        Err(_) => jobs.into_iter().map(job).collect(),
     }
 }
 
@@ -149,22 +248,183 @@ pub fn best(points: &[SweepPoint]) -> Option<&SweepPoint> {
     points.iter().min_by(|a, b| a.age.total_cmp(&b.age))
 }
 
+/// Whether `cancel` cut short a sweep over `rates` rates and `seeds` seeds: it was cancelled and
+/// some run is missing.
+fn cut_short(cancel: &Cancel, points: &[SweepPoint], rates: usize, seeds: usize) -> bool {
+    cancel.is_cancelled()
+        && !(points.len() == rates && points.iter().all(|p| p.ages.len() == seeds))
+}
+
+/// Rates of the oracle's coarse stage.
+const ORACLE_COARSE: usize = 24;
+/// Rates of the oracle's fine stage, ±6 % in 1 % steps.
+const ORACLE_FINE: i32 = 6;
+
 /// The oracle of `scenario`: the best of 24 fixed rates up to `cap` (updates/s), then the best
 /// of ±6 % around it in 1 % steps (which include it), each rate run with every one of `seeds`.
-pub fn oracle(scenario: &Scenario, cap: f64, seeds: &[u64], threads: usize) -> Option<SweepPoint> {
-    let coarse: Vec<f64> = (1..=24).map(|k| cap * k as f64 / 24.0).collect();
-    let points = sweep(scenario, &coarse, seeds, threads, &|_, _| {});
+/// The best of a stage cut short by `cancel` is no oracle: then there is none, and the fine stage
+/// is skipped (and counted so) if the coarse one was cut short.
+pub fn oracle(
+    scenario: &Scenario,
+    cap: f64,
+    seeds: &[u64],
+    threads: usize,
+    cancel: &Cancel,
+) -> Option<SweepPoint> {
+    let coarse: Vec<f64> = (1..=ORACLE_COARSE)
+        .map(|k| cap * k as f64 / ORACLE_COARSE as f64)
+        .collect();
+    let fine_runs = (2 * ORACLE_FINE as usize + 1) * seeds.len();
+    let points = sweep(scenario, &coarse, seeds, threads, cancel, &|_, _| {});
+    if cut_short(cancel, &points, coarse.len(), seeds.len()) {
+        cancel.skip(fine_runs);
+        return None;
+    }
     let best_coarse = best(&points)?;
-    let fine: Vec<f64> = (-6..=6)
+    let fine: Vec<f64> = (-ORACLE_FINE..=ORACLE_FINE)
         .map(|k| best_coarse.rate * (1.0 + k as f64 * 0.01))
         .collect();
-    let refined = sweep(scenario, &fine, seeds, threads, &|_, _| {});
+    let refined = sweep(scenario, &fine, seeds, threads, cancel, &|_, _| {});
+    if cut_short(cancel, &refined, fine.len(), seeds.len()) {
+        return None;
+    }
     best(&refined).cloned()
 }
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
+    use acp_core::controller::ControllerKind;
+
     use super::*;
+    use crate::reproduce::dd1_scenario;
+
+    /// A scenario that runs in a few milliseconds: the D/D/1 path for 3 s.
+    fn small() -> Scenario {
+        dd1_scenario(
+            Duration::from_millis(2),
+            Duration::from_millis(5),
+            ControllerKind::Fixed(1.0),
+            3,
+        )
+    }
+
+    #[test]
+    fn jobs_after_a_cancel_are_skipped_and_results_keep_job_order() {
+        let cancel = Cancel::new();
+        // One thread runs the jobs in order: the fourth cancels, the six after it are skipped.
+        let out = parallel((0..10).collect(), 1, &cancel, |i: u32| {
+            if i == 3 {
+                cancel.cancel();
+            }
+            i * 10
+        });
+        let want: Vec<Option<u32>> = (0..10).map(|i| (i <= 3).then_some(i * 10)).collect();
+        assert_eq!(out, want);
+        assert_eq!(
+            cancel.tally(),
+            Tally {
+                done: 4,
+                skipped: 6
+            }
+        );
+        assert!(cancel.tally().interrupted());
+        assert_eq!(cancel.tally().total(), 10);
+    }
+
+    #[test]
+    fn on_several_threads_a_cancel_stops_the_jobs_not_yet_started() {
+        let cancel = Cancel::new();
+        let out = parallel((0..64).collect(), 4, &cancel, |i: usize| {
+            if i == 5 {
+                cancel.cancel();
+            }
+            std::thread::sleep(Duration::from_millis(2));
+            i
+        });
+        assert_eq!(out.len(), 64);
+        // Every result sits at its job's place; the canceller finished.
+        for (k, r) in out.iter().enumerate() {
+            assert!(r.is_none_or(|i| i == k), "{k}: {r:?}");
+        }
+        assert_eq!(out[5], Some(5));
+        let ran = out.iter().flatten().count();
+        let tally = cancel.tally();
+        assert_eq!(tally.done, ran);
+        assert_eq!(tally.total(), 64);
+        // At most the other three threads' jobs under way, and the ones started before, ran.
+        assert!(tally.skipped > 0, "{tally:?}");
+    }
+
+    #[test]
+    fn an_uncancelled_run_does_every_job() {
+        let cancel = Cancel::new();
+        let out = parallel((0..20).collect(), 3, &cancel, |i: u32| i + 1);
+        assert_eq!(out, (1..=20).map(Some).collect::<Vec<_>>());
+        assert_eq!(
+            cancel.tally(),
+            Tally {
+                done: 20,
+                skipped: 0
+            }
+        );
+        assert!(!cancel.tally().interrupted());
+    }
+
+    #[test]
+    fn a_cancelled_sweep_keeps_the_seeds_that_ran() {
+        let cancel = Cancel::new();
+        // One thread, runs in order (rate, seed): stop after the third of six.
+        let points = sweep(
+            &small(),
+            &[100.0, 200.0, 300.0],
+            &[1, 2],
+            1,
+            &cancel,
+            &|done, _| {
+                if done == 3 {
+                    cancel.cancel();
+                }
+            },
+        );
+        let rates: Vec<f64> = points.iter().map(|p| p.rate).collect();
+        assert_eq!(rates, [100.0, 200.0]);
+        assert_eq!(points[0].ages.len(), 2);
+        assert_eq!(points[1].ages.len(), 1);
+        assert_eq!(
+            cancel.tally(),
+            Tally {
+                done: 3,
+                skipped: 3
+            }
+        );
+    }
+
+    #[test]
+    fn an_oracle_cut_short_is_none_and_counts_both_stages() {
+        let flag = Arc::new(AtomicBool::new(true));
+        let cancel = Cancel::on(flag);
+        assert!(oracle(&small(), 500.0, &[1, 2], 2, &cancel).is_none());
+        // 24 coarse rates and 13 fine ones, two seeds each, none run.
+        assert_eq!(
+            cancel.tally(),
+            Tally {
+                done: 0,
+                skipped: 74
+            }
+        );
+        let whole = Cancel::new();
+        let best = oracle(&small(), 500.0, &[1], 2, &whole).map(|p| p.rate);
+        assert!(best.is_some_and(|r| r > 0.0 && r < 600.0), "{best:?}");
+        assert_eq!(
+            whole.tally(),
+            Tally {
+                done: 37,
+                skipped: 0
+            }
+        );
+    }
 
     #[test]
     fn rate_lists_and_ranges() {

@@ -12,7 +12,7 @@ use acp_sim::analytic;
 use acp_sim::engine::{Sim, SimConfig};
 use acp_sim::flows::{FlowKind, FlowSpec, Process};
 use acp_sim::reproduce::queue_chain;
-use acp_sim::sweep::{mean_age, parallel};
+use acp_sim::sweep::{mean_age, parallel, Cancel};
 use acp_sim::topology::Topology;
 
 const UPDATES: u64 = 400_000;
@@ -123,9 +123,12 @@ fn dd1_chain_age_is_exact() {
 /// The age-optimal rate found by simulation: a quadratic fitted through simulated ages on a grid
 /// around the bowl's bottom (common random numbers: one seed for all points).
 fn simulated_optimum(mus: &[f64], grid: &[f64]) -> f64 {
-    let ages = parallel(grid.to_vec(), 2, |l| {
+    let ages: Vec<f64> = parallel(grid.to_vec(), 2, &Cancel::new(), |l| {
         mean_age(&queue_chain(l, mus, UPDATES, 21))
-    });
+    })
+    .into_iter()
+    .flatten()
+    .collect();
     // Least-squares parabola a + b·x + c·x² through (grid, ages).
     let n = grid.len() as f64;
     let s = |p: i32| grid.iter().map(|x| x.powi(p)).sum::<f64>();

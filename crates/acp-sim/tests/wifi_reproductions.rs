@@ -8,6 +8,7 @@
 
 use acp_core::controller::ControllerKind;
 use acp_sim::reproduce::wifi::{self, SourcesRow};
+use acp_sim::sweep::Cancel;
 
 const SECS: u64 = 120;
 const SEEDS: [u64; 3] = [1, 2, 3];
@@ -24,7 +25,7 @@ fn row<'a>(rows: &'a [SourcesRow], controller: &str, sources: usize) -> &'a Sour
 
 #[test]
 fn fig15_acp_plus_shrinks_its_backlog_as_sources_are_added_and_lazy_keeps_one() {
-    let rows = wifi::FIG15.run(SECS, &SEEDS, threads(), &|_, _| {});
+    let rows = wifi::FIG15.run(SECS, &SEEDS, threads(), &Cancel::new(), &|_, _| {});
     assert_eq!(rows.len(), 10);
     assert!(rows.iter().all(|r| r.seeds == SEEDS.len()));
     // Lazy sends one update per RTT̄: a backlog of one (full runs: 1.00–1.01).
@@ -68,7 +69,8 @@ fn fig15_acp_plus_shrinks_its_backlog_as_sources_are_added_and_lazy_keeps_one() 
 #[test]
 fn fig15_one_acp_plus_source_is_about_ten_percent_above_the_best_fixed_rate() {
     // The paper: 6.3 ms against 5.69 ms, ratio 1.107; ours ≈ 9.7 against 8.84 ms, 1.10.
-    let oracle = wifi::one_source_oracle(&wifi::FIG15_NET, 60, &[1], threads()).unwrap();
+    let oracle =
+        wifi::one_source_oracle(&wifi::FIG15_NET, 60, &[1], threads(), &Cancel::new()).unwrap();
     let cap = 6e6 / (8.0 * 1096.0);
     assert!(
         oracle.rate > 0.9 * cap && oracle.rate < cap,
@@ -89,7 +91,7 @@ fn fig3_16_acp_scales_its_rate_down_with_the_number_of_sources() {
         counts: &[1, 5, 20],
         ..wifi::FIG3_16
     };
-    let rows = figure.run(SECS, &SEEDS, threads(), &|_, _| {});
+    let rows = figure.run(SECS, &SEEDS, threads(), &Cancel::new(), &|_, _| {});
     // The thesis: ≈ 800 → 70 updates/s (÷ 11); ours ≈ 560 → 30 (÷ 19).
     let drop = row(&rows, "acp(κ=0.25)", 1).rate.mean / row(&rows, "acp(κ=0.25)", 20).rate.mean;
     assert!(drop > 8.0, "rate falls only ÷{drop}");
@@ -101,9 +103,10 @@ fn fig3_16_acp_scales_its_rate_down_with_the_number_of_sources() {
 
 #[test]
 fn fig3_15_acp_slows_down_while_udp_flows_are_on_and_recovers_after() {
-    let r = wifi::fig3_15(&[1, 2], threads());
+    let r = wifi::fig3_15(&[1, 2], threads(), &Cancel::new());
     assert_eq!(r.phases.len(), 7);
     assert_eq!(r.traces.len(), 2);
+    assert_eq!(r.seeds, [1, 2]);
     assert!(
         r.traces.iter().all(|t| t.len() >= 1390),
         "1 s grid over 1400 s"

@@ -1,18 +1,28 @@
 //! `acp reproduce fig7|table1|dd1|fig15|fig3-16|fig3-15`: the papers' results (and our D/D/1
 //! finding), a table on stdout beside the papers' numbers, plots and CSV on disk. The
 //! multi-source WiFi results are in [`wifi`].
+//!
+//! On SIGINT or SIGTERM the runs not yet started are skipped and the runs under way finish
+//! (one [`Cancel`] handle for all the runs of a reproduction); the tables, CSV and charts then
+//! cover the runs done, a first line says "interrupted: N of M runs done" (`--json`:
+//! `interrupted`, `runs_done`, `runs`), and the command succeeds, as `demo` and `bench` do.
 
 mod wifi;
 
 use std::path::Path;
 
 use acp_sim::report::to_csv;
-use acp_sim::reproduce;
+use acp_sim::reproduce::{self, ControllerRun};
+use acp_sim::sweep::{Cancel, Tally};
 use serde_json::json;
 
 use crate::output::outln;
+use crate::signals;
 use crate::sim::threads;
 use crate::{ReproduceArgs, Reproduction};
+
+/// A table cell whose run was skipped.
+const NOT_RUN: &str = "not run";
 
 /// Runs one reproduction.
 pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
@@ -26,20 +36,54 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
     });
     let seeds: Vec<u64> = (0..a.seeds).map(|k| a.seed.saturating_add(k)).collect();
     crate::out_dir(&dir)?;
+    let cancel = Cancel::on(signals::shutdown_flag()?);
+    let c = &cancel;
     match a.which {
-        Reproduction::Fig7 => fig7(&dir, a.updates, a.seed, a.json),
-        Reproduction::Table1 => table1(&dir, a.secs.unwrap_or(300), a.seed, a.json),
-        Reproduction::Dd1 => dd1(&dir, a.secs.unwrap_or(60), a.json),
-        Reproduction::Fig15 => wifi::fig15(&dir, a.secs.unwrap_or(300), &seeds, a.payload, a.json),
-        Reproduction::Fig3_16 => {
-            wifi::fig3_16(&dir, a.secs.unwrap_or(300), &seeds, a.payload, a.json)
+        Reproduction::Fig7 => fig7(&dir, a.updates, a.seed, a.json, c),
+        Reproduction::Table1 => table1(&dir, a.secs.unwrap_or(300), a.seed, a.json, c),
+        Reproduction::Dd1 => dd1(&dir, a.secs.unwrap_or(60), a.json, c),
+        Reproduction::Fig15 => {
+            wifi::fig15(&dir, a.secs.unwrap_or(300), &seeds, a.payload, a.json, c)
         }
-        Reproduction::Fig3_15 => wifi::fig3_15(&dir, &seeds, a.json),
+        Reproduction::Fig3_16 => {
+            wifi::fig3_16(&dir, a.secs.unwrap_or(300), &seeds, a.payload, a.json, c)
+        }
+        Reproduction::Fig3_15 => wifi::fig3_15(&dir, &seeds, a.json, c),
     }
 }
 
-fn fig7(dir: &Path, updates: u64, seed: u64, json_out: bool) -> anyhow::Result<()> {
-    let points = reproduce::fig7(12, updates, seed, threads());
+/// Prints `result`, the `--json` output of a reproduction (an object), with `interrupted: true`,
+/// `runs_done` and `runs` added if `tally` says runs were skipped.
+fn print_json(mut result: serde_json::Value, tally: Tally) -> std::io::Result<()> {
+    if let (true, Some(fields)) = (tally.interrupted(), result.as_object_mut()) {
+        fields.insert("interrupted".into(), true.into());
+        fields.insert("runs_done".into(), tally.done.into());
+        fields.insert("runs".into(), tally.total().into());
+    }
+    outln!("{result}")
+}
+
+/// Prints the line that says an interrupted reproduction's results are partial (nothing if all
+/// its runs were done).
+fn print_interrupted(tally: Tally) -> std::io::Result<()> {
+    if tally.interrupted() {
+        outln!(
+            "interrupted: {} of {} runs done; the results below cover those runs",
+            tally.done,
+            tally.total()
+        )?;
+    }
+    Ok(())
+}
+
+fn fig7(
+    dir: &Path,
+    updates: u64,
+    seed: u64,
+    json_out: bool,
+    cancel: &Cancel,
+) -> anyhow::Result<()> {
+    let points = reproduce::fig7(12, updates, seed, threads(), cancel);
     let csv = to_csv(
         &["system", "lambda", "analytic", "simulated", "error_pct"],
         points.iter().map(|p| {
@@ -80,8 +124,9 @@ fn fig7(dir: &Path, updates: u64, seed: u64, json_out: bool) -> anyhow::Result<(
                           "simulated_age_ms": p.simulated * 1e3})
             })
             .collect();
-        outln!("{}", json!({ "fig7": rows }))?;
+        print_json(json!({ "fig7": rows }), cancel.tally())?;
     } else {
+        print_interrupted(cancel.tally())?;
         outln!(
             "Fig. 7a: average age against λ ({updates} simulated updates per point, seed {seed})"
         )?;
@@ -111,8 +156,8 @@ fn fig7(dir: &Path, updates: u64, seed: u64, json_out: bool) -> anyhow::Result<(
     Ok(())
 }
 
-fn table1(dir: &Path, secs: u64, seed: u64, json_out: bool) -> anyhow::Result<()> {
-    let rows = reproduce::table1(secs, seed, threads(), &|done, total| {
+fn table1(dir: &Path, secs: u64, seed: u64, json_out: bool, cancel: &Cancel) -> anyhow::Result<()> {
+    let rows = reproduce::table1(secs, seed, threads(), cancel, &|done, total| {
         tracing::info!("table1: {done}/{total} networks done");
     });
     let names = controller_names(rows.first().map(|r| &r.controllers[..]));
@@ -132,11 +177,9 @@ fn table1(dir: &Path, secs: u64, seed: u64, json_out: bool) -> anyhow::Result<()
                 format!("{:.4}", r.oracle_age * 1e3),
             ];
             row.extend(r.backlog.iter().map(|x| format!("{x:.4}")));
-            row.extend(
-                r.controllers
-                    .iter()
-                    .map(|(_, ratio, _)| format!("{ratio:.4}")),
-            );
+            // A skipped run's cell is empty.
+            let ratio = |(_, run): &ControllerRun| run.map(|(ratio, _)| format!("{ratio:.4}"));
+            row.extend(r.controllers.iter().map(|c| ratio(c).unwrap_or_default()));
             row
         }),
     );
@@ -156,12 +199,13 @@ fn table1(dir: &Path, secs: u64, seed: u64, json_out: bool) -> anyhow::Result<()
             .map(|r| {
                 json!({"network": r.network, "oracle_rate_hz": r.oracle_rate, "oracle_age_ms": r.oracle_age * 1e3,
                        "backlog": r.backlog,
-                       "controllers": r.controllers.iter().map(|(c, ratio, age)| json!({"controller": c, "age_ms": age * 1e3, "ratio": ratio})).collect::<Vec<_>>()})
+                       "controllers": r.controllers.iter().filter_map(|(c, run)| run.map(|(ratio, age)| json!({"controller": c, "age_ms": age * 1e3, "ratio": ratio}))).collect::<Vec<_>>()})
             })
             .collect();
-        outln!("{}", json!({ "table1": out }))?;
+        print_json(json!({ "table1": out }), cancel.tally())?;
         return Ok(());
     }
+    print_interrupted(cancel.tally())?;
     outln!("Table I networks, {secs} s per run (10 % warm-up), 0.2 Mbit/s Poisson other traffic per hop, seed {seed}")?;
     outln!("\nbacklog of updates per hop at the oracle's rate (Fig. 8):")?;
     outln!(
@@ -194,7 +238,10 @@ fn table1(dir: &Path, secs: u64, seed: u64, json_out: bool) -> anyhow::Result<()
         let c: Vec<String> = r
             .controllers
             .iter()
-            .map(|(_, ratio, _)| format!("{ratio:>12.3}"))
+            .map(|(_, run)| match run {
+                Some((ratio, _)) => format!("{ratio:>12.3}"),
+                None => format!("{NOT_RUN:>12}"),
+            })
             .collect();
         outln!("{:<6} {}", r.network, c.join(" "))?;
     }
@@ -207,8 +254,8 @@ fn table1(dir: &Path, secs: u64, seed: u64, json_out: bool) -> anyhow::Result<()
 
 /// The D/D/1 table of `docs/ALGORITHMS.md` §8 (our finding; the paper has no such table, it
 /// claims ACP+ reaches the optimum with about one update at the bottleneck).
-fn dd1(dir: &Path, secs: u64, json_out: bool) -> anyhow::Result<()> {
-    let rows = reproduce::dd1_table(secs, threads());
+fn dd1(dir: &Path, secs: u64, json_out: bool, cancel: &Cancel) -> anyhow::Result<()> {
+    let rows = reproduce::dd1_table(secs, threads(), cancel);
     let names = controller_names(rows.first().map(|r| &r.controllers[..]));
     let mut header = vec![
         "service_ms".to_string(),
@@ -228,9 +275,13 @@ fn dd1(dir: &Path, secs: u64, json_out: bool) -> anyhow::Result<()> {
                 r.delay_ms.to_string(),
                 format!("{:.4}", r.optimal_age * 1e3),
             ];
-            for (_, ratio, b) in &r.controllers {
-                row.push(format!("{ratio:.4}"));
-                row.push(format!("{b:.4}"));
+            for (_, run) in &r.controllers {
+                // A skipped run's cells are empty.
+                let (ratio, b) = run.map_or_else(Default::default, |(ratio, b)| {
+                    (format!("{ratio:.4}"), format!("{b:.4}"))
+                });
+                row.push(ratio);
+                row.push(b);
             }
             row
         }),
@@ -241,12 +292,13 @@ fn dd1(dir: &Path, secs: u64, json_out: bool) -> anyhow::Result<()> {
             .iter()
             .map(|r| {
                 json!({"service_ms": r.service_ms, "delay_ms": r.delay_ms, "optimal_age_ms": r.optimal_age * 1e3,
-                       "controllers": r.controllers.iter().map(|(c, ratio, b)| json!({"controller": c, "ratio": ratio, "at_server": b})).collect::<Vec<_>>()})
+                       "controllers": r.controllers.iter().filter_map(|(c, run)| run.map(|(ratio, b)| json!({"controller": c, "ratio": ratio, "at_server": b}))).collect::<Vec<_>>()})
             })
             .collect();
-        outln!("{}", json!({ "dd1": out }))?;
+        print_json(json!({ "dd1": out }), cancel.tally())?;
         return Ok(());
     }
+    print_interrupted(cancel.tally())?;
     outln!(
         "D/D/1 path: service S, propagation P each way; {secs} s per run (last two thirds measured)"
     )?;
@@ -266,7 +318,10 @@ fn dd1(dir: &Path, secs: u64, json_out: bool) -> anyhow::Result<()> {
         let cells: Vec<String> = r
             .controllers
             .iter()
-            .map(|(_, ratio, b)| format!("{ratio:>13.2} {b:>7.2}"))
+            .map(|(_, run)| match run {
+                Some((ratio, b)) => format!("{ratio:>13.2} {b:>7.2}"),
+                None => format!("{NOT_RUN:>21}"),
+            })
             .collect();
         outln!(
             "{:>4} {:>4} {:>8.2}  {}",
@@ -281,7 +336,7 @@ fn dd1(dir: &Path, secs: u64, json_out: bool) -> anyhow::Result<()> {
 }
 
 /// The controllers' labels of a row of results.
-fn controller_names(row: Option<&[(String, f64, f64)]>) -> Vec<String> {
-    row.map(|c| c.iter().map(|(name, _, _)| name.clone()).collect())
+fn controller_names(row: Option<&[ControllerRun]>) -> Vec<String> {
+    row.map(|c| c.iter().map(|(name, _)| name.clone()).collect())
         .unwrap_or_default()
 }

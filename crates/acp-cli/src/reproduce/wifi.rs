@@ -1,13 +1,17 @@
 //! `acp reproduce fig15|fig3-16|fig3-15`: the multi-source results behind a shared 802.11g
 //! access point. Each metric gets a table (ours, mean ± 95 % CI over the seeds, beside the
 //! papers' numbers), a chart and a CSV column; `--json` prints the rows instead (SI units).
+//! Interrupted, they cover the seeds run: a cell over fewer seeds than asked is starred, one over
+//! none says "not run", and Fig. 15's one-source oracle is left out once its sweep is cut short.
 
 use std::path::Path;
 
 use acp_sim::report::to_csv;
 use acp_sim::reproduce::wifi::{self, paper, SourcesRow, Stat};
+use acp_sim::sweep::Cancel;
 use serde_json::json;
 
+use super::{print_interrupted, print_json, NOT_RUN};
 use crate::charts::{self, Band, Measured, Published};
 use crate::output::outln;
 use crate::sim::{progress_bar, threads};
@@ -115,10 +119,11 @@ fn run_figure(
     seeds: &[u64],
     payload: u32,
     json_out: bool,
+    cancel: &Cancel,
 ) -> (Vec<SourcesRow>, wifi::AccessNet) {
     let figure = figure.with_payload(payload);
     let bar = progress_bar(figure.runs(seeds.len()) as u64, json_out);
-    let rows = figure.run(secs, seeds, threads(), &|done, _| {
+    let rows = figure.run(secs, seeds, threads(), cancel, &|done, _| {
         bar.set_position(done as u64)
     });
     bar.finish_and_clear();
@@ -132,10 +137,13 @@ pub fn fig15(
     seeds: &[u64],
     payload: u32,
     json_out: bool,
+    cancel: &Cancel,
 ) -> anyhow::Result<()> {
-    let (rows, net) = run_figure(wifi::FIG15, secs, seeds, payload, json_out);
-    tracing::info!("finding the best fixed rate for one source");
-    let oracle = wifi::one_source_oracle(&net, secs, seeds, threads());
+    let (rows, net) = run_figure(wifi::FIG15, secs, seeds, payload, json_out, cancel);
+    if !cancel.is_cancelled() {
+        tracing::info!("finding the best fixed rate for one source");
+    }
+    let oracle = wifi::one_source_oracle(&net, secs, seeds, threads(), cancel);
     let acp_one = rows
         .iter()
         .find(|r| r.sources == 1)
@@ -144,28 +152,37 @@ pub fn fig15(
         .as_ref()
         .map_or((f64::NAN, f64::NAN), |o| (o.rate, o.age));
     write_outputs(dir, "fig15", &rows, &fig15_paper)?;
+    let tally = cancel.tally();
     if json_out {
-        outln!(
-            "{}",
+        print_json(
             json!({"fig15": {"rows": rows, "one_source_oracle": {"rate_hz": best_rate, "age_ms": best_age * 1e3},
-                   "setup": setup_json(&net, secs, seeds)}})
+                   "setup": setup_json(&net, secs, seeds)}}),
+            tally,
         )?;
         return Ok(());
     }
+    print_interrupted(tally)?;
     outln!(
         "Fig. 15 (thesis Figs. 3.20–3.21): ACP+ and Lazy, {}",
         describe(&net, secs, seeds)
     )?;
-    print_tables(&rows, &fig15_paper)?;
+    print_tables(&rows, &fig15_paper, seeds.len())?;
     let (paper_acp, paper_best) = paper::FIG15_ONE_SOURCE_AGE_MS;
-    outln!(
-        "\none source: ACP+ {:.2} ms; best fixed rate {:.0}/s gives {:.2} ms; ratio {:.3} (paper: {paper_acp} ms against {paper_best} ms, {:.3})",
-        acp_one * 1e3,
-        best_rate,
-        best_age * 1e3,
-        acp_one / best_age,
-        paper_acp / paper_best
-    )?;
+    if tally.interrupted() && oracle.is_none() {
+        outln!(
+            "\none source: ACP+ {:.2} ms; best fixed rate not found (interrupted before its sweep was done)",
+            acp_one * 1e3
+        )?;
+    } else {
+        outln!(
+            "\none source: ACP+ {:.2} ms; best fixed rate {:.0}/s gives {:.2} ms; ratio {:.3} (paper: {paper_acp} ms against {paper_best} ms, {:.3})",
+            acp_one * 1e3,
+            best_rate,
+            best_age * 1e3,
+            acp_one / best_age,
+            paper_acp / paper_best
+        )?;
+    }
     outln!("paper: Lazy's backlog ≈ 1 per source throughout; Jain's index 0.99 at 6 sources, 0.89 at 48 (simulation)")?;
     outln!("differences from the paper are explained in docs/SIMULATOR.md (\"Multi-source reproductions\")")?;
     print_written(dir, "fig15")?;
@@ -179,8 +196,9 @@ pub fn fig3_16(
     seeds: &[u64],
     payload: u32,
     json_out: bool,
+    cancel: &Cancel,
 ) -> anyhow::Result<()> {
-    let (rows, net) = run_figure(wifi::FIG3_16, secs, seeds, payload, json_out);
+    let (rows, net) = run_figure(wifi::FIG3_16, secs, seeds, payload, json_out, cancel);
     write_outputs(dir, "fig3-16", &rows, &fig3_16_paper)?;
     let ratios = age_ratios(&rows);
     if json_out {
@@ -188,17 +206,18 @@ pub fn fig3_16(
             .iter()
             .map(|(n, r)| json!({"sources": n, "acp_over_lazy": r}))
             .collect();
-        outln!(
-            "{}",
-            json!({"fig3-16": {"rows": rows, "age_ratio": ratios, "setup": setup_json(&net, secs, seeds)}})
+        print_json(
+            json!({"fig3-16": {"rows": rows, "age_ratio": ratios, "setup": setup_json(&net, secs, seeds)}}),
+            cancel.tally(),
         )?;
         return Ok(());
     }
+    print_interrupted(cancel.tally())?;
     outln!(
         "Fig. 3.16: ACP (κ = 0.25) and Lazy, {}",
         describe(&net, secs, seeds)
     )?;
-    print_tables(&rows, &fig3_16_paper)?;
+    print_tables(&rows, &fig3_16_paper, seeds.len())?;
     outln!("\nACP's age ÷ Lazy's (mean over seeds of each):")?;
     outln!("{:>7} {:>8} {:>8}", "sources", "ours", "paper")?;
     for (n, r) in &ratios {
@@ -250,6 +269,15 @@ fn setup_json(net: &wifi::AccessNet, secs: u64, seeds: &[u64]) -> serde_json::Va
            "p2p_mbit": net.p2p_mbit, "payload": net.payload, "secs": secs, "seeds": seeds})
 }
 
+/// `seeds` one by one, "none" if empty.
+fn seed_list(seeds: &[u64]) -> String {
+    if seeds.is_empty() {
+        return "none".into();
+    }
+    let each: Vec<String> = seeds.iter().map(u64::to_string).collect();
+    each.join(", ")
+}
+
 fn seed_range(seeds: &[u64]) -> String {
     match seeds {
         [one] => one.to_string(),
@@ -270,8 +298,9 @@ fn controllers(rows: &[SourcesRow]) -> Vec<String> {
 }
 
 /// One table per metric: a row per number of sources, per controller ours (mean ± CI) and the
-/// paper's where it gives one.
-fn print_tables(rows: &[SourcesRow], published: &Paper) -> std::io::Result<()> {
+/// paper's where it gives one. Our cells over fewer than `seeds` seeds (an interrupted run) are
+/// starred, with a note after the tables.
+fn print_tables(rows: &[SourcesRow], published: &Paper, seeds: usize) -> std::io::Result<()> {
     let names = controllers(rows);
     let mut counts: Vec<usize> = rows.iter().map(|r| r.sources).collect();
     counts.sort_unstable();
@@ -295,10 +324,13 @@ fn print_tables(rows: &[SourcesRow], published: &Paper) -> std::io::Result<()> {
                 let cell = rows
                     .iter()
                     .find(|r| &r.controller == name && r.sources == n)
-                    .map(|r| m.of(r))
                     .map_or_else(
-                        || "-".into(),
-                        |s| format!("{:.d$} ± {:.d$}", s.mean, s.ci95, d = m.decimals()),
+                        || NOT_RUN.into(),
+                        |r| {
+                            let s = m.of(r);
+                            let star = if r.seeds < seeds { "*" } else { "" };
+                            format!("{:.d$} ± {:.d$}{star}", s.mean, s.ci95, d = m.decimals())
+                        },
                     );
                 line += &format!(" {cell:>18}");
                 if with_paper[c] {
@@ -311,6 +343,9 @@ fn print_tables(rows: &[SourcesRow], published: &Paper) -> std::io::Result<()> {
             }
             outln!("{line}")?;
         }
+    }
+    if rows.iter().any(|r| r.seeds < seeds) {
+        outln!("* over fewer than {seeds} seeds: the runs of the others were skipped")?;
     }
     Ok(())
 }
@@ -411,8 +446,8 @@ fn print_written(dir: &Path, name: &str) -> std::io::Result<()> {
 }
 
 /// `acp reproduce fig3-15`.
-pub fn fig3_15(dir: &Path, seeds: &[u64], json_out: bool) -> anyhow::Result<()> {
-    let result = wifi::fig3_15(seeds, threads());
+pub fn fig3_15(dir: &Path, seeds: &[u64], json_out: bool, cancel: &Cancel) -> anyhow::Result<()> {
+    let result = wifi::fig3_15(seeds, threads(), cancel);
     let phases = &result.phases;
     let udp = |p: &wifi::Phase| {
         if p.udp.is_empty() {
@@ -463,7 +498,7 @@ pub fn fig3_15(dir: &Path, seeds: &[u64], json_out: bool) -> anyhow::Result<()> 
     let series: Vec<(String, Vec<(f64, f64)>)> = result
         .traces
         .iter()
-        .zip(seeds)
+        .zip(&result.seeds)
         .take(3)
         .map(|(t, seed)| {
             let ms = t.iter().map(|&(x, a)| (x, a * 1e3)).collect();
@@ -477,9 +512,18 @@ pub fn fig3_15(dir: &Path, seeds: &[u64], json_out: bool) -> anyhow::Result<()> 
         &bands,
         &dir.join("fig3-15_age"),
     )?;
+    let tally = cancel.tally();
     if json_out {
-        outln!("{}", json!({"fig3-15": {"phases": phases, "seeds": seeds}}))?;
+        let mut out = json!({"phases": phases, "seeds": seeds});
+        if tally.interrupted() {
+            out["seeds_run"] = json!(result.seeds);
+        }
+        print_json(json!({ "fig3-15": out }), tally)?;
         return Ok(());
+    }
+    print_interrupted(tally)?;
+    if tally.interrupted() {
+        outln!("seeds run: {}", seed_list(&result.seeds))?;
     }
     outln!(
         "Fig. 3.15: one ACP (κ = 0.25) source, 1024-byte updates over six 1 Mbit/s hops; Poisson UDP flows of 1024-byte packets, 0.2 Mbit/s from AP-1 and 0.3 Mbit/s from AP-2 to the monitor, on at the thesis's times; seeds {}; mean ± 95 % CI over the seeds",

@@ -9,6 +9,10 @@
 //!   ratio to the oracle's.
 //! - [`wifi`]: the multi-source results behind a shared 802.11 access point (Fig. 15, thesis
 //!   Figs. 3.15 and 3.16).
+//!
+//! Each takes a [`Cancel`] handle for all its runs: once it is cancelled, the runs not yet started
+//! are skipped and the results cover the runs done (rows or points with no run left out, cells
+//! whose run was skipped `None`).
 
 pub mod wifi;
 
@@ -21,7 +25,7 @@ use crate::engine::{Sim, SimConfig};
 use crate::flows::{FlowKind, FlowSpec, Process};
 use crate::report::SimResult;
 use crate::scenario::Scenario;
-use crate::sweep::{self, mean_age, parallel};
+use crate::sweep::{self, mean_age, parallel, Cancel};
 use crate::topology::Topology;
 use acp_netmodel::{LinkConfig, QueueLimit, Service};
 
@@ -160,8 +164,14 @@ pub fn chain_age(lambda: f64, mus: &[f64]) -> f64 {
 }
 
 /// Fig. 7: `points` rates per system between 5 % and 95 % of the slowest server, `updates`
-/// simulated updates per point.
-pub fn fig7(points: usize, updates: u64, seed: u64, threads: usize) -> Vec<Fig7Point> {
+/// simulated updates per point; points skipped by `cancel` are left out.
+pub fn fig7(
+    points: usize,
+    updates: u64,
+    seed: u64,
+    threads: usize,
+    cancel: &Cancel,
+) -> Vec<Fig7Point> {
     let mut jobs = Vec::new();
     for (name, mus) in fig7_systems() {
         let slowest = mus.iter().copied().fold(f64::INFINITY, f64::min);
@@ -170,7 +180,7 @@ pub fn fig7(points: usize, updates: u64, seed: u64, threads: usize) -> Vec<Fig7P
             jobs.push((name.clone(), mus.clone(), lambda));
         }
     }
-    parallel(jobs, threads, |(system, mus, lambda)| {
+    parallel(jobs, threads, cancel, |(system, mus, lambda)| {
         let r = queue_chain(lambda, &mus, updates, seed);
         Fig7Point {
             analytic: chain_age(lambda, &mus),
@@ -179,6 +189,9 @@ pub fn fig7(points: usize, updates: u64, seed: u64, threads: usize) -> Vec<Fig7P
             lambda,
         }
     })
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// Link rates (Mbit/s) of Net A–E (Table I), hop 1 (source → AP-1) to hop 6 (AP-2 → monitor).
@@ -231,6 +244,10 @@ pub fn table1_scenario(
     }
 }
 
+/// A controller's entry in a row of [`table1`] or [`dd1_table`]: its label and two figures, `None`
+/// if its run was skipped.
+pub type ControllerRun = (String, Option<(f64, f64)>);
+
 /// One network's row of the Table I reproduction.
 #[derive(Debug, Clone)]
 pub struct Table1Row {
@@ -242,15 +259,19 @@ pub struct Table1Row {
     pub oracle_age: f64,
     /// Backlog of updates at each hop at the oracle's rate (Fig. 8).
     pub backlog: Vec<f64>,
-    /// (controller, age / oracle age, age in s) for ACP+, ACP κ=0.25, Lazy.
-    pub controllers: Vec<(String, f64, f64)>,
+    /// (controller, (age / oracle age, age in s)) for ACP+, ACP κ=0.25, Lazy; `None` if the
+    /// controller's run was skipped.
+    pub controllers: Vec<ControllerRun>,
 }
 
-/// Table I: sweeps each network's fixed rates for the oracle, then runs the controllers.
+/// Table I: sweeps each network's fixed rates for the oracle, then runs the controllers;
+/// `progress(networks done, networks)` after each network. A network whose oracle `cancel` cut
+/// short has no row (its controllers' runs are skipped too).
 pub fn table1(
     secs: u64,
     seed: u64,
     threads: usize,
+    cancel: &Cancel,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Vec<Table1Row> {
     let controllers = [
@@ -265,29 +286,36 @@ pub fn table1(
         // Updates are 1024 + 44 + 28 bytes; the slowest link bounds the useful rates.
         let bits = f64::from(TABLE1_PAYLOAD + 72) * 8.0;
         let cap = rates.iter().copied().fold(f64::INFINITY, f64::min) * 1e6 / bits;
-        let oracle = sweep::oracle(&base, cap, &[seed], threads);
+        let oracle = sweep::oracle(&base, cap, &[seed], threads, cancel);
         let (oracle_rate, oracle_age, backlog) =
-            oracle.map_or((f64::NAN, f64::NAN, Vec::new()), |o| {
-                let upd = o.result.flows.iter().find(|f| f.kind == "acp");
-                (
-                    o.rate,
-                    o.age,
-                    upd.map(|f| f.backlog.iter().map(|h| h.backlog).collect())
-                        .unwrap_or_default(),
-                )
-            });
-        let runs = parallel(controllers.to_vec(), threads, |c| {
+            oracle
+                .as_ref()
+                .map_or((f64::NAN, f64::NAN, Vec::new()), |o| {
+                    let upd = o.result.flows.iter().find(|f| f.kind == "acp");
+                    (
+                        o.rate,
+                        o.age,
+                        upd.map(|f| f.backlog.iter().map(|h| h.backlog).collect())
+                            .unwrap_or_default(),
+                    )
+                });
+        let runs = parallel(controllers.to_vec(), threads, cancel, |c| {
             let r = table1_scenario(rates, c, secs, seed).build().map(Sim::run);
-            (c.to_string(), r.map(|r| mean_age(&r)).unwrap_or(f64::NAN))
+            r.map(|r| mean_age(&r)).unwrap_or(f64::NAN)
         });
+        if oracle.is_none() && runs.iter().all(Option::is_none) {
+            // Cancelled: nothing of this network ran to the end.
+            continue;
+        }
         rows.push(Table1Row {
             network: (*name).into(),
             oracle_rate,
             oracle_age,
             backlog,
-            controllers: runs
-                .into_iter()
-                .map(|(c, age)| (c, age / oracle_age, age))
+            controllers: controllers
+                .iter()
+                .zip(runs)
+                .map(|(c, age)| (c.to_string(), age.map(|age| (age / oracle_age, age))))
                 .collect(),
         });
         progress(n + 1, total);
@@ -318,12 +346,14 @@ pub struct Dd1Row {
     pub delay_ms: u64,
     /// The analytic optimum's age `S + P + S/2` (s).
     pub optimal_age: f64,
-    /// (controller, age / optimum, updates at the server) for ACP+, ACP κ = 0.25, Lazy.
-    pub controllers: Vec<(String, f64, f64)>,
+    /// (controller, (age / optimum, updates at the server)) for ACP+, ACP κ = 0.25, Lazy; `None`
+    /// if the controller's run was skipped.
+    pub controllers: Vec<ControllerRun>,
 }
 
 /// The D/D/1 table: ACP+, ACP (κ = 0.25) and Lazy on every path of [`DD1_PATHS`], `secs` per run.
-pub fn dd1_table(secs: u64, threads: usize) -> Vec<Dd1Row> {
+/// Paths none of whose runs `cancel` let start have no row.
+pub fn dd1_table(secs: u64, threads: usize, cancel: &Cancel) -> Vec<Dd1Row> {
     let controllers = [
         ControllerKind::AcpPlus,
         ControllerKind::Acp(0.25),
@@ -333,7 +363,7 @@ pub fn dd1_table(secs: u64, threads: usize) -> Vec<Dd1Row> {
         .iter()
         .flat_map(|&(s, p)| controllers.iter().map(move |&c| (s, p, c)))
         .collect();
-    let runs = parallel(jobs, threads, |(s, p, c)| {
+    let runs = parallel(jobs, threads, cancel, |(s, p, c)| {
         let scenario = dd1_scenario(Duration::from_millis(s), Duration::from_millis(p), c, secs);
         let r = scenario.build().map(Sim::run);
         let (age, backlog) =
@@ -343,20 +373,22 @@ pub fn dd1_table(secs: u64, threads: usize) -> Vec<Dd1Row> {
                     let b = f.backlog.first().map_or(f64::NAN, |h| h.backlog);
                     (f.age.unwrap_or(f64::INFINITY), b)
                 });
-        (c.to_string(), age, backlog)
+        (age, backlog)
     });
     DD1_PATHS
         .iter()
         .zip(runs.chunks(controllers.len()))
+        .filter(|(_, row)| row.iter().any(Option::is_some))
         .map(|(&(s, p), row)| {
             let optimal_age = (1.5 * s as f64 + p as f64) * 1e-3;
             Dd1Row {
                 service_ms: s,
                 delay_ms: p,
                 optimal_age,
-                controllers: row
+                controllers: controllers
                     .iter()
-                    .map(|(c, age, b)| (c.clone(), age / optimal_age, *b))
+                    .zip(row)
+                    .map(|(c, r)| (c.to_string(), r.map(|(age, b)| (age / optimal_age, b))))
                     .collect(),
             }
         })

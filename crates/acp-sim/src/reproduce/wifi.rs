@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::report::SimResult;
 use crate::scenario::Scenario;
-use crate::sweep::{self, mean_ci95, parallel, SweepPoint};
+use crate::sweep::{self, mean_ci95, parallel, Cancel, SweepPoint};
 
 /// Nodes after the stations, in path order: the access point, the ISP routers, the second
 /// access point and the monitor (five point-to-point links between them).
@@ -232,7 +232,9 @@ pub struct SourcesRow {
 
 /// Runs every controller with every number of sources of `net` and every seed, `secs` each, on
 /// `threads` threads; `progress(done, total)` after each run. Rows come by controller, then by
-/// number of sources.
+/// number of sources. Once `cancel` stops the runs, a row covers the seeds that ran (its
+/// `seeds`), and a row none of whose seeds ran is left out.
+#[allow(clippy::too_many_arguments)]
 pub fn versus_sources(
     net: &AccessNet,
     counts: &[usize],
@@ -240,6 +242,7 @@ pub fn versus_sources(
     secs: u64,
     seeds: &[u64],
     threads: usize,
+    cancel: &Cancel,
     progress: &(dyn Fn(usize, usize) + Sync),
 ) -> Vec<SourcesRow> {
     let mut jobs: Vec<(ControllerKind, usize, u64)> = controllers
@@ -254,7 +257,7 @@ pub fn versus_sources(
     jobs.sort_by_key(|&(_, n, _)| std::cmp::Reverse(n));
     let done = std::sync::atomic::AtomicUsize::new(0);
     let total = jobs.len();
-    let runs = parallel(jobs.clone(), threads, |(c, n, seed)| {
+    let runs = parallel(jobs.clone(), threads, cancel, |(c, n, seed)| {
         let r = access_scenario(net, n, c, secs, seed)
             .build()
             .map(|s| s.run());
@@ -272,8 +275,11 @@ pub fn versus_sources(
                 .iter()
                 .zip(&runs)
                 .filter(|((jc, jn, _), _)| *jc == c && *jn == n)
-                .filter_map(|(_, r)| *r)
+                .filter_map(|(_, r)| r.flatten())
                 .collect();
+            if point.is_empty() && cancel.is_cancelled() {
+                continue;
+            }
             let of = |m: fn(&PerSource) -> f64| Stat::of(&point.iter().map(m).collect::<Vec<_>>());
             rows.push(SourcesRow {
                 controller: c.to_string(),
@@ -292,17 +298,18 @@ pub fn versus_sources(
 }
 
 /// The best fixed rate for one source of `net` (the oracle the paper's 5.69 ms is), each rate
-/// run with every one of `seeds`.
+/// run with every one of `seeds`; `None` if `cancel` cut it short ([`sweep::oracle`]).
 pub fn one_source_oracle(
     net: &AccessNet,
     secs: u64,
     seeds: &[u64],
     threads: usize,
+    cancel: &Cancel,
 ) -> Option<SweepPoint> {
     // The sweep sets each run's seed; the base scenario's own is never used.
     let base = access_scenario(net, 1, ControllerKind::Fixed(1.0), secs, 1);
     let cap = net.p2p_mbit * 1e6 / (8.0 * f64::from(net.payload + UPDATE_OVERHEAD));
-    sweep::oracle(&base, cap, seeds, threads)
+    sweep::oracle(&base, cap, seeds, threads, cancel)
 }
 
 /// A figure against the number of sources: its network, its counts and the two controllers it
@@ -354,6 +361,7 @@ impl SourcesFigure {
         secs: u64,
         seeds: &[u64],
         threads: usize,
+        cancel: &Cancel,
         progress: &(dyn Fn(usize, usize) + Sync),
     ) -> Vec<SourcesRow> {
         versus_sources(
@@ -363,6 +371,7 @@ impl SourcesFigure {
             secs,
             seeds,
             threads,
+            cancel,
             progress,
         )
     }
@@ -479,9 +488,11 @@ pub struct Phase {
 /// Fig. 3.15's results: the phases and, per seed, ACP's mean age on the 1 s grid.
 #[derive(Debug, Clone)]
 pub struct Fig315 {
-    /// The intervals between switches, in time order.
+    /// The intervals between switches, in time order (none if no seed's run was done).
     pub phases: Vec<Phase>,
-    /// Per seed, `(t s, mean age over the second ending at t, s)`.
+    /// The seeds the results cover, in order: all of them unless the runs were cancelled.
+    pub seeds: Vec<u64>,
+    /// Per seed of `seeds`, `(t s, mean age over the second ending at t, s)`.
     pub traces: Vec<Vec<(f64, f64)>>,
 }
 
@@ -507,16 +518,20 @@ pub fn fig3_15_phases() -> Vec<(u64, u64, Vec<&'static str>, f64)> {
         .collect()
 }
 
-/// Fig. 3.15 over `seeds`.
-pub fn fig3_15(seeds: &[u64], threads: usize) -> Fig315 {
-    let runs = parallel(seeds.to_vec(), threads, |seed| {
+/// Fig. 3.15 over `seeds`, or over those whose runs `cancel` let start.
+pub fn fig3_15(seeds: &[u64], threads: usize, cancel: &Cancel) -> Fig315 {
+    let runs = parallel(seeds.to_vec(), threads, cancel, |seed| {
         let r = fig3_15_scenario(seed).build().map(|s| s.run());
         r.ok().and_then(|r| {
             let f = r.flows.into_iter().find(|f| f.kind == "acp")?;
             Some((f.mean_age_trace, f.delivery_trace))
         })
     });
-    let runs: Vec<_> = runs.into_iter().flatten().collect();
+    let (seeds, runs): (Vec<u64>, Vec<_>) = seeds
+        .iter()
+        .zip(runs)
+        .filter_map(|(&seed, r)| Some((seed, r.flatten()?)))
+        .unzip();
     // The mean of a 1 s grid over [from, to): grid point t closes the second ending at t.
     let over = |trace: &[(f64, f64)], from: u64, to: u64| {
         let xs: Vec<f64> = trace
@@ -526,8 +541,10 @@ pub fn fig3_15(seeds: &[u64], threads: usize) -> Fig315 {
             .collect();
         xs.iter().sum::<f64>() / xs.len().max(1) as f64
     };
+    // No run, no phases: a mean over no seed would read as an age of 0.
     let phases = fig3_15_phases()
         .into_iter()
+        .filter(|_| !runs.is_empty())
         .map(|(from, to, udp, load_bps)| {
             let ages: Vec<f64> = runs.iter().map(|(a, _)| over(a, from, to)).collect();
             let rates: Vec<f64> = runs.iter().map(|(_, d)| over(d, from, to)).collect();
@@ -543,6 +560,7 @@ pub fn fig3_15(seeds: &[u64], threads: usize) -> Fig315 {
         .collect();
     Fig315 {
         phases,
+        seeds,
         traces: runs.into_iter().map(|(a, _)| a).collect(),
     }
 }
