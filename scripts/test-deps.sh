@@ -7,6 +7,9 @@
 set -euo pipefail
 
 needs=(
+  "cc gcc"
+  "python3-config python3-dev"
+  "pip3 python3-pip"
   "mosquitto mosquitto"
   "mosquitto_sub mosquitto-clients"
 )
@@ -16,6 +19,8 @@ for entry in "${needs[@]}"; do
   read -r cmd pkg <<<"$entry"
   command -v "$cmd" >/dev/null 2>&1 || missing+=("$pkg")
 done
+# python3-venv has no command of its own: without it Debian's python3 lacks ensurepip.
+python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 install=(apt-get install -y --no-install-recommends "${missing[@]}")

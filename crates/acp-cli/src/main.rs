@@ -8,6 +8,10 @@
 //! a bad argument prints one line and exits with status 2. Output goes through [`output`]: a
 //! closed stdout never panics (one-shot commands stop with status 0, long-running ones shut down).
 
+// The argument structs' doc comments are clap's `--help` text, written for a terminal: brackets
+// there (`[::]:7000`, `acp[:KAPPA]`, `[[step]]`) are not rustdoc links, nor `<session>` a tag.
+#![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
+
 mod bench;
 mod charts;
 mod config;

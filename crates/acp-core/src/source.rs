@@ -76,6 +76,22 @@ impl Default for SourceConfig {
     }
 }
 
+impl SourceConfig {
+    /// Checks the rate range: `0 < min_rate <= max_rate`, both finite (a source clamps every
+    /// rate into it, which needs an ordered range). For configurations from outside the program
+    /// (bindings, files).
+    pub fn check_rates(&self) -> Result<(), String> {
+        let (min, max) = (self.min_rate, self.max_rate);
+        if min.is_finite() && max.is_finite() && min > 0.0 && min <= max {
+            Ok(())
+        } else {
+            Err(format!(
+                "rates must satisfy 0 < min_rate <= max_rate, got min_rate {min} and max_rate {max}"
+            ))
+        }
+    }
+}
+
 /// The application's payload generator for [`AppMode::GenerateAtWill`]: called with the send
 /// instant, it appends a fresh payload to the vector it is given.
 pub type Generator = Box<dyn FnMut(Time, &mut Vec<u8>) + Send>;

@@ -439,3 +439,24 @@ fn an_epoch_that_raises_the_rate_enters_a_due_outage_at_once() {
     assert_eq!(src.phase(), Phase::Outage);
     assert_eq!(src.stats(now).outages, 1);
 }
+
+#[test]
+fn check_rates_accepts_ordered_positive_ranges_only() {
+    let with = |min_rate, max_rate| SourceConfig {
+        min_rate,
+        max_rate,
+        ..SourceConfig::default()
+    };
+    assert_eq!(SourceConfig::default().check_rates(), Ok(()));
+    assert_eq!(with(5.0, 5.0).check_rates(), Ok(()));
+    for (min, max) in [
+        (0.0, 1.0),
+        (-1.0, 1.0),
+        (2.0, 1.0),
+        (f64::NAN, 1.0),
+        (1.0, f64::INFINITY),
+    ] {
+        let err = with(min, max).check_rates().unwrap_err();
+        assert!(err.contains("0 < min_rate <= max_rate"), "{err}");
+    }
+}

@@ -11,20 +11,26 @@
 //! with priority classes, or a real network, treats them accordingly.
 //!
 //! A source in push mode can be fed through a [`PushFeed`]: another thread (e.g. one reading
-//! stdin) sends payloads into it, and the driver wakes at once to offer them to the source.
+//! stdin) sends payloads into it, and the driver wakes at once to offer them to the source. The
+//! thread that owns the set can also offer updates directly ([`SourceSet::push`]).
+//!
+//! A set runs either on a thread of its own ([`SourceSet::run`], blocking, precisely paced) or
+//! inside the application's event loop: wait until the set's socket ([`AsRawFd`]) is readable or
+//! the deadline [`SourceSet::drive`] returned has come, then call `drive` again. That costs
+//! pacing precision (the event loop's timer decides when updates leave) but no thread.
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::net::UnixDatagram;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use acp_core::source::SourceStats;
-use acp_core::wire::HEADER_LEN;
+use acp_core::wire::{HEADER_LEN, MAX_IPV4_PAYLOAD};
 use acp_core::{AppMode, Controller, Source, SourceConfig, Time};
 use acp_netmodel::driver::on_timer;
 
@@ -111,6 +117,13 @@ pub struct SourceSet {
     pacing: Option<PacingLog>,
 }
 
+impl AsRawFd for SourceSet {
+    /// The socket: readable when ACKs are waiting for [`SourceSet::drive`].
+    fn as_raw_fd(&self) -> RawFd {
+        self.socket.as_raw_fd()
+    }
+}
+
 /// A random 64-bit session id from the operating system's generator (`getrandom`).
 ///
 /// # Panics
@@ -178,14 +191,52 @@ impl SourceSet {
 
     /// A feed for the push-mode source `session` (one feed per set).
     pub fn push_feed(&mut self, session: u64) -> io::Result<PushFeed> {
-        let idx = *self
-            .by_session
-            .get(&session)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such session"))?;
+        let idx = self.index_of(session)?;
         let (rx, tx) = UnixDatagram::pair()?;
         rx.set_nonblocking(true)?;
         self.push = Some((rx, idx));
         Ok(PushFeed { tx })
+    }
+
+    /// Offers a fresh update to the push-mode source `session`, replacing its unsent one (if
+    /// any). Payloads longer than an update carries over IPv4 are refused.
+    pub fn push(&mut self, session: u64, payload: &[u8]) -> io::Result<()> {
+        if payload.len() > MAX_IPV4_PAYLOAD {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "an update carries at most {MAX_IPV4_PAYLOAD} bytes, got {}",
+                    payload.len()
+                ),
+            ));
+        }
+        let idx = self.index_of(session)?;
+        self.entries[idx].source.push(clock::now(), payload);
+        self.reschedule(idx);
+        Ok(())
+    }
+
+    fn index_of(&self, session: u64) -> io::Result<usize> {
+        self.by_session
+            .get(&session)
+            .copied()
+            .ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no such session"))
+    }
+
+    /// One turn of an application's event loop: takes the ACKs and pushed updates waiting, sends
+    /// every update due by now, and returns the next deadline (`None`: nothing is scheduled until
+    /// an ACK or a push arrives). Call it again when the socket is readable or the deadline has
+    /// come, whichever is first; it never blocks.
+    pub fn drive(&mut self) -> io::Result<Option<Time>> {
+        self.receive_acks()?;
+        self.receive_pushes();
+        if let Some(deadline) = self.next_deadline() {
+            let now = clock::now();
+            if deadline <= now {
+                self.serve_due(now, deadline, &mut 0)?;
+            }
+        }
+        Ok(self.next_deadline())
     }
 
     /// Records the pacing error of every update from now on.

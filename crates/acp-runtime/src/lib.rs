@@ -2,7 +2,7 @@
 //!
 //! Drives the sans-IO state machines of `acp-core` with real sockets (IPv4 and IPv6) and a real
 //! clock:
-//! - [`bench`]: pacing and monitor-throughput measurements behind `acp bench`;
+//! - [`bench`](mod@bench): pacing and monitor-throughput measurements behind `acp bench`;
 //! - [`clock`]: the process clock that feeds `acp_core::Time`, and precise waiting;
 //! - [`driver`]: runs many sources over one socket with precise pacing;
 //! - [`experiment`]: monitor, relay chain and sources on loopback in one call;
@@ -22,3 +22,8 @@ pub mod net;
 pub mod relay;
 pub mod resolve;
 pub mod server;
+
+/// The README's Rust snippets, compiled and run as doctests (see `build.rs`).
+#[cfg(doctest)]
+#[doc = include_str!(concat!(env!("OUT_DIR"), "/readme_rust.md"))]
+pub struct ReadmeSnippets;

@@ -182,3 +182,76 @@ fn updates_of_every_size_the_wire_allows_are_acked_and_overlong_datagrams_are_no
     assert_eq!((snap.totals.stats.acks, snap.totals.acks_sent), (2, 2));
     assert_eq!(snap.totals.truncated, 0);
 }
+
+#[test]
+fn an_application_event_loop_drives_a_push_source_without_a_thread() {
+    use std::os::fd::AsRawFd;
+
+    let delivered = Arc::new(Mutex::new(Vec::new()));
+    let sink = delivered.clone();
+    let server = MonitorServer::start(
+        ServerConfig::new("127.0.0.1:0".parse().unwrap(), MonitorConfig::default()),
+        Some(Box::new(move |d| {
+            sink.lock().unwrap().push(d.payload.to_vec());
+        })),
+    )
+    .unwrap();
+    let mut set = SourceSet::new(server.local_addr()).unwrap();
+    let session = set.add(SourceSpec {
+        name: "loop".into(),
+        controller: Box::new(Acp::plus()),
+        config: SourceConfig::default(),
+        payload: Payload::Push,
+    });
+    // Too long for an update: refused, nothing queued.
+    let err = set.push(session, &vec![0u8; 70_000]).unwrap_err();
+    assert_eq!(err.kind(), std::io::ErrorKind::InvalidInput);
+    assert!(set.push(session ^ 1, b"x").is_err(), "unknown session");
+    // The loop: a new reading every 5 ms, poll(2) on the set's socket until the next deadline.
+    let start = std::time::Instant::now();
+    let mut next_reading = start;
+    let mut reading = 0u32;
+    while start.elapsed() < Duration::from_millis(1500) {
+        let now = std::time::Instant::now();
+        if now >= next_reading {
+            reading += 1;
+            set.push(session, format!("reading {reading}").as_bytes())
+                .unwrap();
+            next_reading += Duration::from_millis(5);
+        }
+        let deadline = set.drive().unwrap();
+        let wake = deadline
+            .map(acp_runtime::clock::to_instant)
+            .unwrap_or(next_reading)
+            .min(next_reading);
+        let timeout = wake.saturating_duration_since(std::time::Instant::now());
+        let mut fd = libc::pollfd {
+            fd: set.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd for the duration of the call.
+        unsafe { libc::poll(&mut fd, 1, timeout.as_millis() as libc::c_int) };
+    }
+    let stats = &set.reports()[0].stats;
+    std::thread::sleep(Duration::from_millis(100));
+    server.stop().unwrap();
+    let delivered = delivered.lock().unwrap();
+    // The 10 probes at one per RTT, then a fresh reading at each send: far more than the probes,
+    // each one a reading that was pushed, in order.
+    assert_eq!(stats.phase, Phase::Running, "{stats:?}");
+    assert!(stats.acks_in_sequence >= 50, "{stats:?}");
+    assert!(delivered.len() >= 50, "{}", delivered.len());
+    let numbers: Vec<u32> = delivered
+        .iter()
+        .map(|p| {
+            let text = std::str::from_utf8(p).unwrap();
+            text.strip_prefix("reading ").unwrap().parse().unwrap()
+        })
+        .collect();
+    assert!(numbers.windows(2).all(|w| w[0] < w[1]), "{numbers:?}");
+    assert!(
+        *numbers.last().unwrap() > reading - 10,
+        "the latest readings arrive"
+    );
+}

@@ -7,7 +7,7 @@
 //!   intervals and the optimum marked;
 //! - [`fig7`]: the paper's Fig. 7a, analytic curves and simulated points per system;
 //! - [`backlog_per_hop`]: the paper's Fig. 8, grouped bars of the backlog of updates per hop;
-//! - [`versus`]: [`Measured`] series with 95 % confidence intervals against a count (e.g. the
+//! - [`versus`](mod@versus): [`Measured`] series with 95 % confidence intervals against a count (e.g. the
 //!   number of sources), with [`Published`] numbers beside them.
 //!
 //! The functions take plain numbers, not the simulator's result types, so they do not change

@@ -1,0 +1,136 @@
+"""ACP (Age Control Protocol) from Python.
+
+Research: run the simulator and get tables back.
+
+    >>> import acp
+    >>> result = acp.simulate("scenarios/bottleneck.toml", seed=3)
+    >>> result.flows.columns()["age_ms"]        # dict of columns, or .rows: list of dicts
+    >>> acp.sweep("scenarios/mm1.toml", "0.1:0.9:0.1", seeds=3).to_pandas()
+    >>> acp.reproduce("fig7", updates=100_000)
+
+Devices and the cloud: a push-mode ``Source`` and a ``Monitor`` over UDP.
+
+    >>> with acp.Source("monitor.example:7200") as source:
+    ...     source.push(b"temp=21.5")           # the freshest reading; never blocks
+    >>> with acp.Monitor("0.0.0.0:7200") as monitor:
+    ...     for update in monitor:               # fresh updates, as they come
+    ...         print(update.session, update.payload)
+
+Columns are named as the ``acp`` command's JSON names them, each with its unit (``age_ms``,
+``rate_hz``, ``throughput_kbps``, ``duration_s``). Simulations, sweeps and waits release the GIL.
+pandas is optional: ``Table.to_pandas()`` needs it.
+"""
+
+import json
+
+from . import _native
+from ._native import Monitor, Source, Update
+
+__all__ = ["Monitor", "Source", "Update", "Table", "SimResult", "simulate", "sweep", "reproduce"]
+
+
+def _flatten(row, prefix=""):
+    """A row whose nested dicts become columns joined with "_" ({"age": {"mean": 1}} -> age_mean)."""
+    flat = {}
+    for key, value in row.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, f"{name}_"))
+        else:
+            flat[name] = value
+    return flat
+
+
+class Table:
+    """Rows of results: ``rows`` (a list of dicts), ``columns()`` (a dict of lists) and
+    ``to_pandas()`` (a DataFrame, if pandas is installed)."""
+
+    def __init__(self, rows):
+        self.rows = [_flatten(r) for r in rows]
+
+    def columns(self):
+        """The table as a dict of columns, in the order the columns first appear."""
+        names = []
+        for row in self.rows:
+            names.extend(k for k in row if k not in names)
+        return {n: [row.get(n) for row in self.rows] for n in names}
+
+    def to_pandas(self):
+        """The table as a pandas DataFrame."""
+        try:
+            import pandas
+        except ImportError as e:
+            raise ImportError("Table.to_pandas() needs pandas: pip install pandas") from e
+        return pandas.DataFrame(self.rows)
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def __getitem__(self, i):
+        return self.rows[i]
+
+    def __repr__(self):
+        return f"<acp.Table {len(self.rows)} rows: {', '.join(self.columns())}>"
+
+
+class SimResult:
+    """One simulation run: ``flows`` and ``links`` tables, ``seed``, ``duration_s``, ``warmup_s``,
+    ``events``, and ``raw`` (the simulator's JSON result as a dict)."""
+
+    def __init__(self, raw):
+        self.raw = raw
+        self.seed = raw["seed"]
+        self.duration_s = raw["duration_s"]
+        self.warmup_s = raw["warmup_s"]
+        self.events = raw["events"]
+        self.flows = Table(raw["flows"])
+        self.links = Table(raw["links"])
+        self.wifi = Table(raw.get("wifi", []))
+
+    def flow(self, name):
+        """The flow called ``name`` (a row of ``flows``)."""
+        for row in self.flows:
+            if row["name"] == name:
+                return row
+        raise KeyError(name)
+
+    def __repr__(self):
+        return f"<acp.SimResult seed {self.seed}, {self.duration_s} s, {len(self.flows)} flows>"
+
+
+def _scenario_args(scenario, text):
+    if (scenario is None) == (text is None):
+        raise ValueError("give a scenario file or text=TOML, not both")
+    return {"path": None if scenario is None else str(scenario), "text": text}
+
+
+def simulate(scenario=None, *, text=None, seed=None):
+    """Runs the scenario in the file ``scenario`` (or in the TOML string ``text``), with its own
+    seed or ``seed``; returns a ``SimResult``."""
+    return SimResult(json.loads(_native.simulate(seed=seed, **_scenario_args(scenario, text))))
+
+
+def sweep(scenario=None, rates="0.1:0.9:0.05", *, text=None, seeds=1, seed=None):
+    """Runs the scenario with every update flow at each fixed rate in ``rates`` (a list, or
+    "10,20,50", or "START:STOP:STEP") over ``seeds`` seeds from its seed (or ``seed``), on all
+    cores. Returns a ``Table``: rate_hz, age_ms (mean over seeds), ci95_ms (95 % half-width),
+    ages_ms (per seed)."""
+    if isinstance(rates, str):
+        rates = _native.parse_rates(rates)
+    rows = _native.sweep_rates(
+        [float(r) for r in rates], seeds, seed=seed, **_scenario_args(scenario, text)
+    )
+    return Table(json.loads(rows))
+
+
+def reproduce(name, *, seed=1, seeds=1, secs=None, updates=None, points=12, payload=1024):
+    """Runs one of the papers' results (as ``acp reproduce`` does) and returns its ``Table``:
+    "fig7" (``points`` rates per system, ``updates`` updates each), "table1" and "dd1" (``secs``
+    per run), "fig15" and "fig3-16" (``secs`` per run, ``seeds`` seeds, ``payload`` bytes)."""
+    rows = _native.reproduce(
+        name, seed=seed, seeds=seeds, secs=secs, updates=updates, points=points, payload=payload
+    )
+    return Table(json.loads(rows))
