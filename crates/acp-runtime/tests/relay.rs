@@ -728,6 +728,7 @@ fn a_mahimahi_trace_is_reproduced() {
         checked * 2 >= lone_at.len(),
         "only {checked} lone packets sent on time"
     );
+    let mut prompt = 0;
     for a in &lone {
         let Some(want) = expected[(a.seq - 10_000) as usize] else {
             println!(
@@ -742,10 +743,18 @@ fn a_mahimahi_trace_is_reproduced() {
             a.seq - 10_000,
             late.map_or(f64::NAN, |d| d.as_secs_f64() * 1e3)
         );
-        // Never early; late by the relay's wake-up and the loopback (tens of µs), well under 1 ms.
+        // Never early: the trace's opportunity is a hard bound.
         let late = late.expect("not before its opportunity");
-        assert!(late < ms(1), "{late:?}");
+        // Late by the relay's wake-up and the loopback: tens of µs on an idle machine. A busy
+        // one (CI's two cores running other tests) can wake the relay's thread milliseconds late,
+        // which is the scheduler, not the model: most must be under 1 ms, none beyond 20 ms.
+        assert!(late < ms(20), "{late:?}");
+        prompt += usize::from(late < ms(1));
     }
+    assert!(
+        prompt * 2 >= checked,
+        "only {prompt} of {checked} lone packets within 1 ms"
+    );
 }
 
 #[test]
