@@ -345,6 +345,16 @@ fn unpin() {
     }
 }
 
+/// The monitor's settings under the load generator: room for its `sessions`, all from one local
+/// host.
+fn loaded_config(sessions: u64) -> MonitorConfig {
+    MonitorConfig {
+        max_sessions: sessions as usize + 16,
+        max_prefix_share: 1.0,
+        ..MonitorConfig::default()
+    }
+}
+
 /// A server the load generator drives: where it listens and how much CPU its thread has used.
 trait Served {
     fn addr(&self) -> SocketAddr;
@@ -447,11 +457,8 @@ pub fn monitor(
     };
     let serve = |keys: Option<&Keyring>| -> io::Result<(LoadResult, f64)> {
         let cfg = MonitorConfig {
-            max_sessions: sessions as usize + 16,
-            // The load generator is one local host.
-            max_prefix_share: 1.0,
             keys: keys.cloned(),
-            ..MonitorConfig::default()
+            ..loaded_config(sessions)
         };
         let started = Instant::now();
         let (server, r) = on_separate_cores(
@@ -539,15 +546,7 @@ pub fn monitor_workers(
             let mut servers: Vec<MonitorServer> = Vec::with_capacity(n);
             for _ in 0..n {
                 let listen = servers.first().map_or(any, MonitorServer::local_addr);
-                let mut cfg = ServerConfig::new(
-                    listen,
-                    MonitorConfig {
-                        max_sessions: sessions as usize + 16,
-                        // The load generator is one local host.
-                        max_prefix_share: 1.0,
-                        ..MonitorConfig::default()
-                    },
-                );
+                let mut cfg = ServerConfig::new(listen, loaded_config(sessions));
                 cfg.reuse_port = true;
                 servers.push(MonitorServer::start(cfg, None)?);
             }
@@ -688,11 +687,9 @@ pub fn monitor_latency(
 ) -> io::Result<LatencyResult> {
     let any: SocketAddr = "127.0.0.1:0".parse().map_err(io::Error::other)?;
     let cfg = MonitorConfig {
-        max_sessions: sessions as usize + 16,
-        // The load generator is one local host, and sends no cookies.
-        max_prefix_share: 1.0,
+        // The load generator sends no cookies.
         cookie_threshold: 2.0,
-        ..MonitorConfig::default()
+        ..loaded_config(sessions)
     };
     pin_to_cpu(0);
     let server = MonitorServer::start(ServerConfig::new(any, cfg), None);
