@@ -63,8 +63,8 @@ fn one_thousand_concurrent_sources_from_one_process() {
     assert_eq!(snap.totals.stats.malformed, 0);
 }
 
-#[test]
-fn fresh_updates_reach_the_application_and_malformed_datagrams_are_counted() {
+/// A monitor server on loopback that keeps the payload of every fresh update it delivers.
+fn collecting_server() -> (MonitorServer, Arc<Mutex<Vec<Vec<u8>>>>) {
     let delivered = Arc::new(Mutex::new(Vec::new()));
     let sink = delivered.clone();
     let server = MonitorServer::start(
@@ -74,6 +74,12 @@ fn fresh_updates_reach_the_application_and_malformed_datagrams_are_counted() {
         })),
     )
     .unwrap();
+    (server, delivered)
+}
+
+#[test]
+fn fresh_updates_reach_the_application_and_malformed_datagrams_are_counted() {
+    let (server, delivered) = collecting_server();
     // Garbage from another socket: counted, never answered.
     let junk = UdpSocket::bind("127.0.0.1:0").unwrap();
     for bad in [&b"hello"[..], &[0u8; 100][..], &b"AC\x01\x01"[..]] {
@@ -187,15 +193,7 @@ fn updates_of_every_size_the_wire_allows_are_acked_and_overlong_datagrams_are_no
 fn an_application_event_loop_drives_a_push_source_without_a_thread() {
     use std::os::fd::AsRawFd;
 
-    let delivered = Arc::new(Mutex::new(Vec::new()));
-    let sink = delivered.clone();
-    let server = MonitorServer::start(
-        ServerConfig::new("127.0.0.1:0".parse().unwrap(), MonitorConfig::default()),
-        Some(Box::new(move |d| {
-            sink.lock().unwrap().push(d.payload.to_vec());
-        })),
-    )
-    .unwrap();
+    let (server, delivered) = collecting_server();
     let mut set = SourceSet::new(server.local_addr()).unwrap();
     let session = set.add(SourceSpec {
         name: "loop".into(),
