@@ -1,4 +1,4 @@
-//! Rate controllers: one trait, four controllers.
+//! Rate controllers: one trait, five controllers.
 //!
 //! A [`Controller`] chooses the source's update rate λ (updates/s). The source consults it
 //! - once when initialisation ends ([`Controller::initial_rate`]),
@@ -12,6 +12,7 @@
 //!
 //! [`Acp`] implements both ACP+ (paper Algorithm 1) and the original ACP (thesis Algorithm 2) with
 //! one decision procedure; they differ only in the parameters recorded in [`AcpVariant`].
+//! [`Seek`] (module [`seek`]) is ours: it measures the slope of the age-versus-rate curve.
 //! `docs/ALGORITHMS.md` gives the equations and the decisions the papers leave open.
 
 use std::fmt;
@@ -19,6 +20,9 @@ use std::ops::RangeInclusive;
 use std::str::FromStr;
 
 use crate::wire::FeedbackItem;
+
+pub mod seek;
+pub use seek::Seek;
 
 /// The source's estimates when a controller is consulted (seconds and updates/s).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -315,9 +319,11 @@ impl Controller for Fixed {
 }
 
 /// A controller chosen by name, e.g. on the command line or in a scenario file:
-/// `acp+`, `acp`, `acp:KAPPA`, `lazy`, `fixed:RATE`.
+/// `seek`, `acp+`, `acp`, `acp:KAPPA`, `lazy`, `fixed:RATE`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ControllerKind {
+    /// Seek (ours): measures the slope of age against rate.
+    Seek,
     /// ACP+.
     AcpPlus,
     /// Original ACP with step κ (default 1, the thesis' Internet setting).
@@ -332,6 +338,7 @@ impl ControllerKind {
     /// A fresh controller of this kind.
     pub fn build(&self) -> Box<dyn Controller> {
         match *self {
+            ControllerKind::Seek => Box::new(Seek::new()),
             ControllerKind::AcpPlus => Box::new(Acp::plus()),
             ControllerKind::Acp(kappa) => Box::new(Acp::original(kappa)),
             ControllerKind::Lazy => Box::new(Lazy),
@@ -386,6 +393,7 @@ impl FromStr for ControllerKind {
             (None, None) => (s, None),
         };
         match (name.to_ascii_lowercase().as_str(), arg) {
+            ("seek", None) => Ok(ControllerKind::Seek),
             ("acp+", None) => Ok(ControllerKind::AcpPlus),
             ("acp", None) => Ok(ControllerKind::Acp(1.0)),
             ("acp", Some(k)) => positive("KAPPA", k).map(ControllerKind::Acp),
@@ -393,7 +401,7 @@ impl FromStr for ControllerKind {
             ("fixed", Some(r)) => fixed_rate(r).map(ControllerKind::Fixed),
             ("fixed", None) => Err("fixed needs a rate: fixed:RATE (updates/s)".into()),
             _ => Err(format!(
-                "unknown controller {s:?} (expected acp+, acp[:KAPPA], lazy or fixed:RATE)"
+                "unknown controller {s:?} (expected seek, acp+, acp[:KAPPA], lazy or fixed:RATE)"
             )),
         }
     }
