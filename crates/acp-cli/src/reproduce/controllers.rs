@@ -41,6 +41,11 @@ fn scenarios<'a>(
     })
 }
 
+/// Checks `--scenarios`: a usage error naming the first unknown id.
+pub fn check(a: &ReproduceArgs) -> anyhow::Result<()> {
+    scenarios(&suite(Length::Quick), &a.scenarios).map(drop)
+}
+
 /// Runs the suite and writes its table, CSV and chart.
 pub fn run(dir: &Path, a: &ReproduceArgs, seeds: &[u64], cancel: &Cancel) -> anyhow::Result<()> {
     let length = if a.quick { Length::Quick } else { Length::Full };

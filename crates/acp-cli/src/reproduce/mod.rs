@@ -42,6 +42,10 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
         _ => 5,
     });
     let seeds: Vec<u64> = (0..count).map(|k| a.seed.saturating_add(k)).collect();
+    if let Reproduction::Controllers = a.which {
+        // An unknown scenario is refused before anything is written.
+        controllers::check(&a)?;
+    }
     crate::out_dir(&dir)?;
     let cancel = Cancel::on(signals::shutdown_flag()?);
     let c = &cancel;
