@@ -1747,7 +1747,13 @@ fn the_unit_and_the_container_run_a_command_acp_accepts() {
 #[test]
 fn reproduce_controllers_prints_ratios_to_the_oracle_and_writes_csv_and_chart() {
     let dir = std::env::temp_dir().join(format!("acp-cli-controllers-{}", std::process::id()));
-    let subset = ["--scenarios", "dd1-s2-p5,demo-share4", "--quick", "--seeds", "2"];
+    let subset = [
+        "--scenarios",
+        "dd1-s2-p5,demo-share4",
+        "--quick",
+        "--seeds",
+        "2",
+    ];
     let v = json_output(
         acp()
             .args(["reproduce", "controllers", "--json", "--out"])
@@ -1757,15 +1763,27 @@ fn reproduce_controllers_prints_ratios_to_the_oracle_and_writes_csv_and_chart() 
     let c = &v["controllers"];
     assert_eq!(c["seeds"], serde_json::json!([1, 2]));
     let scenarios = c["scenarios"].as_array().unwrap();
-    let ids: Vec<&str> = scenarios.iter().map(|s| s["id"].as_str().unwrap()).collect();
+    let ids: Vec<&str> = scenarios
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
     assert_eq!(ids, ["dd1-s2-p5", "demo-share4"]);
     // The D/D/1 path's oracle: 1/S = 500 updates/s, age S + P + S/2 = 8 ms.
     let oracle = &scenarios[0]["oracle"];
-    let (rate, age) = (oracle["rate_hz"].as_f64().unwrap(), oracle["age_ms"].as_f64().unwrap());
-    assert!((rate - 500.0).abs() < 15.0 && (age - 8.0).abs() < 0.25, "{oracle}");
+    let (rate, age) = (
+        oracle["rate_hz"].as_f64().unwrap(),
+        oracle["age_ms"].as_f64().unwrap(),
+    );
+    assert!(
+        (rate - 500.0).abs() < 15.0 && (age - 8.0).abs() < 0.25,
+        "{oracle}"
+    );
     for s in scenarios {
         let outcomes = s["controllers"].as_array().unwrap();
-        let names: Vec<&str> = outcomes.iter().map(|o| o["controller"].as_str().unwrap()).collect();
+        let names: Vec<&str> = outcomes
+            .iter()
+            .map(|o| o["controller"].as_str().unwrap())
+            .collect();
         assert_eq!(names, ["acp+", "acp(κ=0.25)", "lazy"]);
         for o in outcomes {
             let ratio = o["ratio"].as_f64().unwrap();
@@ -1788,12 +1806,21 @@ fn reproduce_controllers_prints_ratios_to_the_oracle_and_writes_csv_and_chart() 
     assert!(csv.starts_with("id,sources,oracle_rate_hz,oracle_age_ms,oracle_ci95_ms,controller,"));
     assert_eq!(csv.lines().count(), 1 + 2 * 3);
     for ext in ["png", "svg"] {
-        assert!(dir.join(format!("controllers/ratios.{ext}")).exists(), "{ext}");
+        assert!(
+            dir.join(format!("controllers/ratios.{ext}")).exists(),
+            "{ext}"
+        );
     }
 
     // The table: a row per scenario with a ratio per chosen controller, then the summary.
     let out = acp()
-        .args(["reproduce", "controllers", "--controllers", "lazy,fixed:400", "--out"])
+        .args([
+            "reproduce",
+            "controllers",
+            "--controllers",
+            "lazy,fixed:400",
+            "--out",
+        ])
         .arg(&dir)
         .args(subset)
         .output()
