@@ -6,7 +6,7 @@
 //! up to 70 % of the bottleneck, deterministic and exponential service, 1, 4 and 16 sources
 //! sharing a bottleneck, Bernoulli and Gilbert–Elliott loss, capacity schedules and sources
 //! joining and leaving; it includes the demo's path, D/D/1 paths of `docs/ALGORITHMS.md` §8 and
-//! Table I networks. Most scenarios are drafted as a chain of hops ([`Draft`]) written out as
+//! Table I networks. Most scenarios are drafted as a chain of hops (`Draft`) written out as
 //! scenario TOML; the D/D/1 and Table I ones come from [`dd1_scenario`] and [`table1_scenario`].
 //!
 //! Per scenario, [`evaluate`] finds the oracle, the best rate that every update flow sends at
