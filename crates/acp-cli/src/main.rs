@@ -153,6 +153,9 @@ enum Reproduction {
     /// One ACP(κ=0.25) source while UDP flows switch on and off (thesis Fig. 3.15).
     #[value(name = "fig3-15")]
     Fig3_15,
+    /// Our evaluation suite: ACP+, ACP(κ=0.25), Lazy (or --controllers) against the fixed-rate
+    /// oracle on 36 scenarios (docs/SIMULATOR.md).
+    Controllers,
 }
 
 #[derive(Debug, Args)]
@@ -171,13 +174,23 @@ struct ReproduceArgs {
     /// table1, dd1, fig15, fig3-16: simulated seconds per run (default: 300; 60 for dd1).
     #[arg(long, value_parser = clap::value_parser!(u64).range(10..))]
     secs: Option<u64>,
-    /// fig15, fig3-16, fig3-15: seeds per point (--seed and the next ones); a seed places the
-    /// WiFi stations and drives every random element.
-    #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=1000))]
-    seeds: u64,
+    /// fig15, fig3-16, fig3-15, controllers: seeds per point (--seed and the next ones); a seed
+    /// places the WiFi stations and drives every random element (default: 5; 3 for controllers).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
+    seeds: Option<u64>,
     /// fig15, fig3-16: update payload in bytes (the papers': 1024).
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=9000))]
     payload: u32,
+    /// controllers: only these scenarios (ids, comma-separated; default: all of them).
+    #[arg(long, value_name = "ID,ID", value_delimiter = ',')]
+    scenarios: Vec<String>,
+    /// controllers: the controllers to evaluate, comma-separated (acp+ | acp[:KAPPA] | lazy |
+    /// fixed:RATE; default: acp+,acp:0.25,lazy).
+    #[arg(long, value_name = "NAME,NAME", value_delimiter = ',')]
+    controllers: Vec<ControllerKind>,
+    /// controllers: quarter-length runs (a smoke test, not a result).
+    #[arg(long)]
+    quick: bool,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,

@@ -1743,3 +1743,101 @@ fn the_unit_and_the_container_run_a_command_acp_accepts() {
     assert!(status.success(), "{status:?}: {rest}");
     assert!(rest.contains("summary: 0 sessions"), "{rest}");
 }
+
+#[test]
+fn reproduce_controllers_prints_ratios_to_the_oracle_and_writes_csv_and_chart() {
+    let dir = std::env::temp_dir().join(format!("acp-cli-controllers-{}", std::process::id()));
+    let subset = [
+        "--scenarios",
+        "dd1-s2-p5,demo-share4",
+        "--quick",
+        "--seeds",
+        "2",
+    ];
+    let v = json_output(
+        acp()
+            .args(["reproduce", "controllers", "--json", "--out"])
+            .arg(&dir)
+            .args(subset),
+    );
+    let c = &v["controllers"];
+    assert_eq!(c["seeds"], serde_json::json!([1, 2]));
+    let scenarios = c["scenarios"].as_array().unwrap();
+    let ids: Vec<&str> = scenarios
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["dd1-s2-p5", "demo-share4"]);
+    // The D/D/1 path's oracle: 1/S = 500 updates/s, age S + P + S/2 = 8 ms.
+    let oracle = &scenarios[0]["oracle"];
+    let (rate, age) = (
+        oracle["rate_hz"].as_f64().unwrap(),
+        oracle["age_ms"].as_f64().unwrap(),
+    );
+    assert!(
+        (rate - 500.0).abs() < 15.0 && (age - 8.0).abs() < 0.25,
+        "{oracle}"
+    );
+    for s in scenarios {
+        let outcomes = s["controllers"].as_array().unwrap();
+        let names: Vec<&str> = outcomes
+            .iter()
+            .map(|o| o["controller"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["acp+", "acp(κ=0.25)", "lazy"]);
+        for o in outcomes {
+            let ratio = o["ratio"].as_f64().unwrap();
+            assert!(ratio.is_finite() && ratio >= 0.9, "{}: {o}", s["id"]);
+            assert_eq!(o["seeds"], 2);
+            // Fairness only where sources share the path.
+            assert_eq!(o["jain"].is_null(), s["sources"] == 1, "{o}");
+        }
+    }
+    let summary = c["summary"].as_array().unwrap();
+    assert_eq!(summary.len(), 3);
+    assert_eq!(summary[0]["worse_than_acp_plus"], 0);
+    for s in summary {
+        assert_eq!(s["scenarios"], 2);
+        let (median, worst) = (s["median"].as_f64().unwrap(), s["worst"].as_f64().unwrap());
+        assert!(median >= 0.9 && worst >= median, "{s}");
+        assert!(ids.contains(&s["worst_scenario"].as_str().unwrap()));
+    }
+    let csv = std::fs::read_to_string(dir.join("controllers/controllers.csv")).unwrap();
+    assert!(csv.starts_with("id,sources,oracle_rate_hz,oracle_age_ms,oracle_ci95_ms,controller,"));
+    assert_eq!(csv.lines().count(), 1 + 2 * 3);
+    for ext in ["png", "svg"] {
+        assert!(
+            dir.join(format!("controllers/ratios.{ext}")).exists(),
+            "{ext}"
+        );
+    }
+
+    // The table: a row per scenario with a ratio per chosen controller, then the summary.
+    let out = acp()
+        .args([
+            "reproduce",
+            "controllers",
+            "--controllers",
+            "lazy,fixed:400",
+            "--out",
+        ])
+        .arg(&dir)
+        .args(subset)
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let row = text.lines().find(|l| l.contains("dd1-s2-p5")).unwrap();
+    let cells: Vec<&str> = row.split_whitespace().collect();
+    // #, id, sources, λ*, age ± CI (three words), then lazy and fixed:400.
+    assert_eq!(cells.len(), 9, "{row}");
+    let fixed: f64 = cells[8].parse().unwrap();
+    // 400 updates/s on a 500/s D/D/1 path: S + P + T/2 = 8.25 ms against 8 ms.
+    assert!((fixed - 1.03125).abs() < 0.01, "{row}");
+    assert!(text.contains("summary over 2 scenarios"));
+    assert!(text.contains("fixed:400"));
+    let _ = std::fs::remove_dir_all(&dir);
+
+    let err = refused(&["reproduce", "controllers", "--scenarios", "demo,atlantis"]);
+    assert!(err.contains("\"atlantis\""), "{err}");
+}

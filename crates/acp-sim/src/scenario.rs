@@ -700,6 +700,18 @@ impl Scenario {
         )
     }
 
+    /// A copy with every ACP flow under `controller` (its other parameters, and every other
+    /// flow, unchanged).
+    pub fn with_controller(&self, controller: ControllerKind) -> Scenario {
+        let mut s = self.clone();
+        for f in &mut s.flows {
+            if let FlowKind::Acp { controller: c, .. } = &mut f.kind {
+                *c = controller;
+            }
+        }
+        s
+    }
+
     /// Replaces every ACP flow's controller by Fixed(`rate`) and every update stream's rate by
     /// `rate`: one point of an oracle sweep. Cross traffic is untouched and, drawing from its own
     /// random streams, arrives exactly as in every other point.

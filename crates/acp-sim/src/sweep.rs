@@ -274,8 +274,20 @@ pub fn oracle(
     let coarse: Vec<f64> = (1..=ORACLE_COARSE)
         .map(|k| cap * k as f64 / ORACLE_COARSE as f64)
         .collect();
+    oracle_over(scenario, &coarse, seeds, threads, cancel)
+}
+
+/// [`oracle`] with the coarse stage's rates given: the best of `coarse`, then the best of ±6 %
+/// around it in 1 % steps, each rate run with every one of `seeds`.
+pub fn oracle_over(
+    scenario: &Scenario,
+    coarse: &[f64],
+    seeds: &[u64],
+    threads: usize,
+    cancel: &Cancel,
+) -> Option<SweepPoint> {
     let fine_runs = (2 * ORACLE_FINE as usize + 1) * seeds.len();
-    let points = sweep(scenario, &coarse, seeds, threads, cancel, &|_, _| {});
+    let points = sweep(scenario, coarse, seeds, threads, cancel, &|_, _| {});
     if cut_short(cancel, &points, coarse.len(), seeds.len()) {
         cancel.skip(fine_runs);
         return None;
@@ -289,6 +301,14 @@ pub fn oracle(
         return None;
     }
     best(&refined).cloned()
+}
+
+/// `n` rates from `lo` to `hi` (both included) in equal ratios.
+pub fn geometric(lo: f64, hi: f64, n: usize) -> Vec<f64> {
+    let steps = n.saturating_sub(1).max(1) as f64;
+    (0..n)
+        .map(|k| lo * (hi / lo).powf(k as f64 / steps))
+        .collect()
 }
 
 #[cfg(test)]
@@ -424,6 +444,16 @@ mod tests {
                 skipped: 0
             }
         );
+    }
+
+    #[test]
+    fn geometric_rates_span_both_ends_in_equal_ratios() {
+        let r = geometric(1.0, 16.0, 5);
+        assert_eq!(r.len(), 5);
+        for (got, want) in r.iter().zip([1.0, 2.0, 4.0, 8.0, 16.0]) {
+            assert!((got - want).abs() < 1e-12, "{r:?}");
+        }
+        assert_eq!(geometric(3.0, 9.0, 1), [3.0]);
     }
 
     #[test]

@@ -8,7 +8,9 @@
 //! - [`fig7`]: the paper's Fig. 7a, analytic curves and simulated points per system;
 //! - [`backlog_per_hop`]: the paper's Fig. 8, grouped bars of the backlog of updates per hop;
 //! - [`versus`](mod@versus): [`Measured`] series with 95 % confidence intervals against a count (e.g. the
-//!   number of sources), with [`Published`] numbers beside them.
+//!   number of sources), with [`Published`] numbers beside them;
+//! - [`ratios`](mod@ratios): ratios to a reference per numbered item (each controller's age over
+//!   the oracle's, per scenario of the evaluation suite), a dashed line at 1.
 //!
 //! The functions take plain numbers, not the simulator's result types, so they do not change
 //! when those do. Text is measured and drawn with the DejaVu Sans subset bundled in `assets/`
@@ -27,7 +29,9 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+mod ratios;
 mod versus;
+pub use ratios::*;
 pub use versus::*;
 
 /// Pixel size of every chart.

@@ -1,12 +1,14 @@
-//! `acp reproduce fig7|table1|dd1|fig15|fig3-16|fig3-15`: the papers' results (and our D/D/1
-//! finding), a table on stdout beside the papers' numbers, plots and CSV on disk. The
-//! multi-source WiFi results are in [`wifi`].
+//! `acp reproduce fig7|table1|dd1|fig15|fig3-16|fig3-15|controllers`: the papers' results (and
+//! our D/D/1 finding), a table on stdout beside the papers' numbers, plots and CSV on disk. The
+//! multi-source WiFi results are in [`wifi`], our controllers' evaluation suite in
+//! [`controllers`].
 //!
 //! On SIGINT or SIGTERM the runs not yet started are skipped and the runs under way finish
 //! (one [`Cancel`] handle for all the runs of a reproduction); the tables, CSV and charts then
 //! cover the runs done, a first line says "interrupted: N of M runs done" (`--json`:
 //! `interrupted`, `runs_done`, `runs`), and the command succeeds, as `demo` and `bench` do.
 
+mod controllers;
 mod wifi;
 
 use std::path::Path;
@@ -33,8 +35,17 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
         Reproduction::Fig15 => "fig15",
         Reproduction::Fig3_16 => "fig3-16",
         Reproduction::Fig3_15 => "fig3-15",
+        Reproduction::Controllers => "controllers",
     });
-    let seeds: Vec<u64> = (0..a.seeds).map(|k| a.seed.saturating_add(k)).collect();
+    let count = a.seeds.unwrap_or(match a.which {
+        Reproduction::Controllers => acp_sim::reproduce::controllers::DEFAULT_SEEDS,
+        _ => 5,
+    });
+    let seeds: Vec<u64> = (0..count).map(|k| a.seed.saturating_add(k)).collect();
+    if let Reproduction::Controllers = a.which {
+        // An unknown scenario is refused before anything is written.
+        controllers::check(&a)?;
+    }
     crate::out_dir(&dir)?;
     let cancel = Cancel::on(signals::shutdown_flag()?);
     let c = &cancel;
@@ -49,6 +60,7 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
             wifi::fig3_16(&dir, a.secs.unwrap_or(300), &seeds, a.payload, a.json, c)
         }
         Reproduction::Fig3_15 => wifi::fig3_15(&dir, &seeds, a.json, c),
+        Reproduction::Controllers => controllers::run(&dir, &a, &seeds, c),
     }
 }
 

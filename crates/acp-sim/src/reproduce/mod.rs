@@ -9,11 +9,14 @@
 //!   ratio to the oracle's.
 //! - [`wifi`]: the multi-source results behind a shared 802.11 access point (Fig. 15, thesis
 //!   Figs. 3.15 and 3.16).
+//! - [`controllers`]: our evaluation suite, every controller of a list against the fixed-rate
+//!   oracle on 36 scenarios.
 //!
 //! Each takes a [`Cancel`] handle for all its runs: once it is cancelled, the runs not yet started
 //! are skipped and the results cover the runs done (rows or points with no run left out, cells
 //! whose run was skipped `None`).
 
+pub mod controllers;
 pub mod wifi;
 
 use std::time::Duration;

@@ -1,0 +1,266 @@
+//! The controllers' evaluation suite (`acp_sim::reproduce::controllers`): its scenarios cover
+//! every dimension it promises, all build, and a tiny end-to-end run on quick scenarios behaves
+//! (Fixed at the oracle's own rate matches the oracle exactly, Lazy on a D/D/1 path is clearly
+//! worse, the results do not depend on the thread count).
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use acp_core::controller::ControllerKind;
+use acp_netmodel::{LossModel, Process, Service};
+use acp_sim::flows::FlowKind;
+use acp_sim::reproduce::controllers::{
+    self, evaluate, select, suite, summarise, Length, SuiteScenario,
+};
+use acp_sim::sweep::Cancel;
+
+fn cross_processes(s: &SuiteScenario) -> Vec<(Process, f64)> {
+    s.scenario
+        .flows
+        .iter()
+        .filter_map(|f| match f.kind {
+            FlowKind::Cross {
+                process, rate_bps, ..
+            } => Some((process, rate_bps / s.bottleneck_bps())),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn the_suite_has_at_least_32_scenarios_with_unique_ids_and_descriptions() {
+    let s = suite(Length::Full);
+    assert!(s.len() >= 32, "{} scenarios", s.len());
+    let ids: HashSet<&str> = s.iter().map(|x| x.id).collect();
+    assert_eq!(ids.len(), s.len(), "duplicate ids");
+    for x in &s {
+        assert!(!x.about.is_empty(), "{}", x.id);
+        assert!(
+            x.id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'),
+            "{}",
+            x.id
+        );
+        assert!(x.sources() >= 1 && x.hops() >= 1, "{}", x.id);
+        assert!(x.cap().is_finite() && x.cap() > 0.0, "{}", x.id);
+        x.scenario
+            .build()
+            .unwrap_or_else(|e| panic!("{}: {e}", x.id));
+    }
+    for id in [
+        "demo",
+        "dd1-s5-p20",
+        "table1-netb",
+        "share16-10mbit",
+        "mm1-2mbit",
+    ] {
+        assert!(ids.contains(id), "{id} missing");
+    }
+}
+
+#[test]
+fn the_suite_covers_every_dimension() {
+    let s = suite(Length::Full);
+    let hops: HashSet<usize> = s.iter().map(SuiteScenario::hops).collect();
+    for h in 1..=6 {
+        assert!(hops.contains(&h), "no scenario with {h} hops");
+    }
+    let bps: Vec<f64> = s.iter().map(SuiteScenario::bottleneck_bps).collect();
+    assert!(
+        bps.iter().any(|&b| b <= 0.5e6),
+        "no bottleneck ≤ 0.5 Mbit/s"
+    );
+    assert!(bps.iter().any(|&b| b >= 1e9), "no bottleneck ≥ 1 Gbit/s");
+    let delays: Vec<Duration> = s.iter().map(SuiteScenario::delay).collect();
+    assert!(delays.contains(&Duration::ZERO), "no path without delay");
+    assert!(delays.contains(&Duration::from_millis(80)), "no 80 ms path");
+    assert!(delays.iter().all(|&d| d <= Duration::from_millis(80)));
+    let payloads: Vec<u32> = s.iter().map(SuiteScenario::payload).collect();
+    assert!(payloads.contains(&64) && payloads.contains(&1400));
+    assert!(payloads.iter().all(|p| (64..=1400).contains(p)));
+    let sources: HashSet<usize> = s.iter().map(SuiteScenario::residents).collect();
+    for n in [1, 4, 16] {
+        assert!(sources.contains(&n), "no scenario with {n} sources");
+    }
+    let cross: Vec<(Process, f64)> = s.iter().flat_map(cross_processes).collect();
+    assert!(s.iter().any(|x| cross_processes(x).is_empty()));
+    assert!(cross.iter().any(|c| c.0 == Process::Periodic));
+    assert!(cross.iter().any(|c| c.0 == Process::Poisson));
+    assert!(cross.iter().any(|c| matches!(c.0, Process::OnOff { .. })));
+    let most = cross.iter().map(|c| c.1).fold(0.0, f64::max);
+    assert!((most - 0.7).abs() < 1e-6, "heaviest cross traffic {most}");
+    let links = || s.iter().flat_map(|x| x.links());
+    assert!(links().any(|l| l.service == Service::Exponential));
+    assert!(links().any(|l| l.service == Service::Deterministic));
+    assert!(links().any(|l| matches!(l.loss, LossModel::Bernoulli { .. })));
+    assert!(links().any(|l| matches!(l.loss, LossModel::GilbertElliott { .. })));
+    assert!(links().any(|l| l.schedule.is_some()), "no capacity change");
+    assert!(
+        s.iter().any(|x| x
+            .scenario
+            .flows
+            .iter()
+            .any(|f| f.stop.is_some() && !f.start.is_zero())),
+        "no source joining and leaving"
+    );
+    // A 1 Gbit/s path uses large updates: its optimum is 10^4–10^5 updates/s, not 10^6.
+    for x in s.iter().filter(|x| x.bottleneck_bps() >= 1e9) {
+        assert!(x.cap() < 1e5, "{}: cap {}", x.id, x.cap());
+    }
+}
+
+#[test]
+fn the_cap_is_the_bottleneck_in_updates_shared_by_the_sources() {
+    let s = suite(Length::Quick);
+    let get = |id: &str| s.iter().find(|x| x.id == id).unwrap();
+    // D/D/1 with S = 5 ms: 200 updates/s.
+    assert!((get("dd1-s5-p20").cap() - 200.0).abs() < 1e-6);
+    // 16 sources, 10 Mbit/s, 200 + 72 bytes.
+    let c = get("share16-10mbit").cap();
+    assert!((c - 10e6 / (272.0 * 8.0) / 16.0).abs() < 1e-6, "{c}");
+    // Eight residents and eight guests: the residents share it.
+    let c = get("churn16-10mbit").cap();
+    assert!((c - 10e6 / (272.0 * 8.0) / 8.0).abs() < 1e-6, "{c}");
+}
+
+#[test]
+fn unknown_ids_are_named() {
+    let s = suite(Length::Quick);
+    let ids = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    let got = select(&s, &ids(&["demo", "dd1-s1-p10"])).unwrap();
+    assert_eq!(
+        got.iter().map(|x| x.id).collect::<Vec<_>>(),
+        ["demo", "dd1-s1-p10"]
+    );
+    assert_eq!(
+        select(&s, &ids(&["demo", "nope"])).err(),
+        Some("nope".into())
+    );
+}
+
+/// Quick D/D/1 paths: the oracle, Fixed at the oracle's rate (identical runs, ratio exactly 1)
+/// and Lazy (about 1.7 times the optimum on these paths).
+#[test]
+fn fixed_at_the_oracle_rate_matches_it_and_lazy_is_worse_on_dd1() {
+    let all = suite(Length::Quick);
+    let picked = select(&all, &["dd1-s2-p5".into(), "dd1-s5-p20".into()]).unwrap();
+    let seeds = [1, 2];
+    let cancel = Cancel::new();
+    // First the oracles alone (no controller), then Fixed at each oracle's rate.
+    let oracles = evaluate(&picked, &[], &seeds, 2, &cancel, &|_, _| {});
+    assert_eq!(oracles.len(), 2);
+    for (s, o) in picked.iter().zip(&oracles) {
+        let fixed = ControllerKind::Fixed(o.oracle.rate);
+        let r = evaluate(
+            &[*s],
+            &[fixed, ControllerKind::Lazy],
+            &seeds,
+            2,
+            &cancel,
+            &|_, _| {},
+        );
+        let [f, lazy] = &r[0].controllers[..] else {
+            panic!("two controllers")
+        };
+        let (f, lazy) = (f.as_ref().unwrap(), lazy.as_ref().unwrap());
+        assert_eq!(r[0].oracle, o.oracle);
+        assert!((f.ratio - 1.0).abs() < 1e-12, "{}: fixed {}", s.id, f.ratio);
+        assert!(lazy.ratio > 1.2, "{}: lazy {}", s.id, lazy.ratio);
+        assert_eq!(f.seeds, 2);
+        assert!(f.jain.is_none(), "one source: no fairness index");
+        // The D/D/1 optimum is 1/S with age S + P + S/2.
+        let (sv, p) = if s.id == "dd1-s2-p5" {
+            (2e-3, 5e-3)
+        } else {
+            (5e-3, 20e-3)
+        };
+        assert!(
+            (o.oracle.rate * sv - 1.0).abs() < 0.03,
+            "{}: {}",
+            s.id,
+            o.oracle.rate
+        );
+        assert!(
+            (o.oracle.age / (1.5 * sv + p) - 1.0).abs() < 0.03,
+            "{}",
+            s.id
+        );
+    }
+    assert!(!cancel.tally().interrupted());
+}
+
+#[test]
+fn results_do_not_depend_on_the_thread_count_and_fairness_is_reported_for_shared_paths() {
+    let all = suite(Length::Quick);
+    let picked = select(&all, &["demo-share4".into()]).unwrap();
+    let run = |threads| {
+        evaluate(
+            &picked,
+            &[ControllerKind::Lazy],
+            &[3],
+            threads,
+            &Cancel::new(),
+            &|_, _| {},
+        )
+    };
+    let one = run(1);
+    assert_eq!(one, run(2));
+    let lazy = one[0].controllers[0].as_ref().unwrap();
+    let jain = lazy.jain.unwrap();
+    assert!(jain > 0.5 && jain <= 1.0, "{jain}");
+    assert!(lazy.ratio.is_finite() && lazy.ratio > 0.9, "{}", lazy.ratio);
+    let s = summarise(&one, &[ControllerKind::Lazy]);
+    assert_eq!(s[0].worst_id, "demo-share4");
+    assert_eq!(s[0].worse_than_acp_plus, None);
+}
+
+#[test]
+fn a_cancelled_evaluation_skips_and_counts_every_run() {
+    let all = suite(Length::Quick);
+    let picked = select(&all, &["dd1-s1-p10".into()]).unwrap();
+    let cancel = Cancel::new();
+    cancel.cancel();
+    let r = evaluate(
+        &picked,
+        controllers::DEFAULT_CONTROLLERS,
+        &[1, 2],
+        2,
+        &cancel,
+        &|_, _| {},
+    );
+    assert!(r.is_empty());
+    // 26 coarse and 13 fine rates, then three controllers, each with two seeds.
+    let t = cancel.tally();
+    assert_eq!((t.done, t.skipped), (0, (26 + 13 + 3) * 2));
+}
+
+/// Wall time of one run of each scenario at its cap (the costliest rate of its oracle) and under
+/// ACP+; `cargo test --release -p acp-sim --test controller_suite -- --ignored --nocapture`.
+#[test]
+#[ignore]
+fn timing() {
+    let mut total = 0.0;
+    for s in suite(Length::Full) {
+        let t = Instant::now();
+        let at_cap = s.scenario.with_fixed_rate(s.cap()).build().unwrap().run();
+        let cap_s = t.elapsed().as_secs_f64();
+        let t = Instant::now();
+        let acp = s
+            .run_with(ControllerKind::AcpPlus, 1)
+            .build()
+            .unwrap()
+            .run();
+        let acp_s = t.elapsed().as_secs_f64();
+        let age = |r: &acp_sim::report::SimResult| acp_sim::sweep::mean_age(r) * 1e3;
+        total += cap_s;
+        println!(
+            "{:<20} cap {:>9.1}/s {:>6.3} s (age {:>8.2} ms)  acp+ {:>6.3} s (age {:>8.2} ms)",
+            s.id,
+            s.cap(),
+            cap_s,
+            age(&at_cap),
+            acp_s,
+            age(&acp)
+        );
+    }
+    println!("sum at caps: {total:.2} s");
+}
