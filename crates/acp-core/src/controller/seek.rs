@@ -1,28 +1,36 @@
-//! Seek: finds the bottom of the age-versus-rate curve by measuring its slope.
+//! Seek: moves the rate while the freshness a faster rate buys outweighs the delay it costs.
 //!
 //! ACP+ infers the direction to move from the signs of two successive epoch changes, each
 //! epoch as short as ten send periods; `docs/ALGORITHMS.md` §8 shows how that misleads it
 //! when an epoch is shorter than a round trip (each action is judged by its predecessor's effect)
-//! or when service is random (the signs are mostly noise). Seek asks the path directly: it runs
-//! the rate a little above and a little below a centre rate λc, each long enough to be measured
-//! on its own, and moves λc towards the side with the lower age.
+//! or when service is random (the signs are mostly noise). Seek asks the path directly.
 //!
-//! One *cycle* is four epochs: settle and measure on one side (λc·e^{±ε}), then settle and
-//! measure on the other. A settle epoch lasts until the updates sent at the new rate are being
-//! acknowledged (at least one RTT̄), so a measurement sees only its own rate; its averages are
-//! discarded. The sides alternate order from cycle to cycle, so a slow drift of the path (or of
-//! other sources) biases neither side.
+//! - **Dithered sides.** One *cycle* is four epochs: settle and measure at λc·e^{+ε}, then at
+//!   λc·e^{−ε} (the order alternates from cycle to cycle, so a drift biases neither side). A
+//!   settle epoch lasts at least 1.25 RTT̄, so a measurement sees only updates sent at its own
+//!   rate; a measurement lasts at least 2 RTT̄ and 20 send periods and takes the mean RTT̄ over
+//!   its in-sequence ACKs.
+//! - **The decision.** For periodic updates the time-average age is about the mean delay plus
+//!   half a send period. Going from the low side to the high side shortens the half period by
+//!   `fresher = 1/(2λ_low) − 1/(2λ_high)` and lengthens the delay by the measured
+//!   `slower = RTT_high − RTT_low`; λc moves up if `slower ≤ fresher`, down otherwise. The delay
+//!   is far less noisy than the age (it carries neither the sampling nor the loss of updates),
+//!   and a freshness term known exactly needs no measurement at all.
+//! - **Steps.** `ln λc` moves by a step that grows ×1.5 while the direction holds and halves
+//!   when it turns (resilient back-propagation): decades in a few cycles far from the optimum, a
+//!   dither of a few per cent within the flat bottom of the age curve.
+//! - **Overload and ceiling.** At the end of any epoch, if ACKs come back slower than updates
+//!   leave (λ·Z̄ > 1.02) and either RTT̄ grew as a queue fed at that excess would, or the delay
+//!   stands far above the least delay of the last 64 measurements (a full drop-tail queue no
+//!   longer grows), the path is overloaded: its delivery rate 1/Z̄ becomes a *ceiling* for the
+//!   high side, λc drops under it and the step restarts small. On a D/D/1 path this is what
+//!   stops the standing queue ACP+ keeps. Each cycle that ends at the ceiling wanting to go higher
+//!   raises it by 0.5 %, so a capacity that grows is found again, slowly (a doubling takes
+//!   about 140 cycles; see docs/ALGORITHMS.md §9 for what that costs).
+//! - **Bounds.** A rate the source clamps (its `[λ_min, λ_max]`) pulls λc back to what is in
+//!   force, so a bounded source does not wind λc up beyond its bounds.
 //!
-//! From the two measurements Seek takes the *elasticity* of age with respect to rate,
-//! `e = (Δ̄_high − Δ̄_low) / (2ε · (Δ̄_high + Δ̄_low)/2)`, and moves `ln λc` against its sign by a
-//! step that grows while the sign stays the same and halves when it flips (resilient
-//! back-propagation, "Rprop"): far from the optimum it covers decades in a few cycles, near it the
-//! step shrinks to a small floor and λc dithers within the flat bottom of the curve. The
-//! magnitude of `e` is not used, so neither the scale of ages nor noise in a single measurement
-//! can throw λc far.
-//!
-//! A rate the source clamps (its `[λ_min, λ_max]`) pulls λc back to what is in force, so a
-//! bounded source does not wind λc up beyond its bounds.
+//! Per ACK it adds one RTT̄ to a sum while measuring; everything else happens once per epoch.
 
 use super::{Action, Controller, ControllerState, EpochSummary, Estimates};
 
@@ -48,8 +56,14 @@ pub const MEASURE_PERIODS: f64 = 20.0;
 /// RTT̄ grew over its measurement as a queue fed at that excess would, is beyond what the path
 /// serves.
 pub const OVERLOAD: f64 = 1.02;
-/// Relative rise of the ceiling per cycle spent at it without overload.
+/// Relative rise of the ceiling per cycle that ends at it wanting to go higher.
 pub const CEILING_CREEP: f64 = 0.005;
+/// A delay above `STANDING·base + STANDING_PERIODS/λ`, with ACKs slower than updates, is a
+/// standing queue of our making (a full drop-tail queue no longer grows).
+pub const STANDING: f64 = 1.25;
+pub const STANDING_PERIODS: f64 = 4.0;
+/// Measurements over which the base delay (the least mean RTT measured) is remembered.
+pub const FLOOR_WINDOW: usize = 64;
 
 /// Which side of λc an epoch runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -102,12 +116,16 @@ pub struct Seek {
     rtt_sum: f64,
     rtt_count: u32,
     /// The rate the path delivered when Seek last overloaded it (updates/s; ∞ before): the high
-    /// side stays at or below it, and it creeps up by [`CEILING_CREEP`] each cycle the high side
-    /// spends there without overloading the path, so that it follows a capacity that grows.
+    /// side stays at or below it, and it creeps up by [`CEILING_CREEP`] each cycle that ends there
+    /// wanting to go higher, so that it follows a capacity that grows.
     ceiling: f64,
+    /// The mean RTTs of the last [`FLOOR_WINDOW`] measurements (0 where none yet), a ring.
+    delays: [f64; FLOOR_WINDOW],
+    /// The ring's next slot.
+    next_delay: usize,
     /// RTT̄ when the running measurement began, and how long it is meant to last (s).
     rtt_start: f64,
-    measure_len: f64,
+    epoch_len: f64,
     state: ControllerState,
 }
 
@@ -131,8 +149,10 @@ impl Seek {
             rtt_sum: 0.0,
             rtt_count: 0,
             ceiling: f64::INFINITY,
+            delays: [0.0; FLOOR_WINDOW],
+            next_delay: 0,
             rtt_start: 0.0,
-            measure_len: 0.0,
+            epoch_len: 0.0,
             state: ControllerState::default(),
         }
     }
@@ -149,13 +169,43 @@ impl Seek {
         self.rate(self.first)
     }
 
+    /// The length of the epoch now in `phase` at `rate` (s).
+    fn length(&self, rtt: f64, rate: f64) -> f64 {
+        let (rtts, periods) = match self.phase {
+            Phase::Settle(_) => (SETTLE_RTTS, SETTLE_PERIODS),
+            Phase::Measure(_) => (MEASURE_RTTS, MEASURE_PERIODS),
+        };
+        (rtts * rtt).max(periods / rate)
+    }
+
     /// Whether the measurement now ending ran beyond what the path serves: ACKs came back slower
     /// than updates left, and RTT̄ grew by at least half of what that excess, queued for the
     /// measurement's length, adds (and by at least half a send period).
-    fn overloaded(&self, est: &Estimates) -> bool {
+    fn overloaded(&self, est: &Estimates, delay: f64) -> bool {
         let excess = est.rate * est.z;
         let growth = est.rtt - self.rtt_start;
-        excess > OVERLOAD && growth > (0.5 * (excess - 1.0) * self.measure_len).max(0.5 / est.rate)
+        let growing = growth > (0.25 * (excess - 1.0) * self.epoch_len).max(1.0 / est.rate);
+        // A full queue does not grow; it shows as a delay far above the base delay.
+        let floor = self
+            .delays
+            .iter()
+            .copied()
+            .filter(|&d| d > 0.0)
+            .fold(f64::INFINITY, f64::min);
+        let standing = delay > STANDING * floor + STANDING_PERIODS / est.rate;
+        excess > OVERLOAD && (growing || standing)
+    }
+
+    /// The mean RTT of the measurement now ending, remembered for the base delay.
+    fn take_delay(&mut self, est: &Estimates) -> f64 {
+        let delay = if self.rtt_count > 0 {
+            self.rtt_sum / f64::from(self.rtt_count)
+        } else {
+            est.rtt
+        };
+        self.delays[self.next_delay] = delay;
+        self.next_delay = (self.next_delay + 1) % FLOOR_WINDOW;
+        delay
     }
 
     /// Moves λc after a cycle measured `high` and `low`: against the sign of the elasticity, by a
@@ -173,10 +223,10 @@ impl Seek {
             self.step = (self.step * 0.5).max(STEP_MIN);
         }
         self.last_dir = dir;
-        let highest = self.ceiling / Side::High.factor();
-        if self.centre >= highest * (1.0 - 1e-9) {
+        if dir > 0 && self.centre >= self.ceiling / Side::High.factor() * (1.0 - 1e-9) {
             self.ceiling *= 1.0 + CEILING_CREEP;
         }
+        let highest = self.ceiling / Side::High.factor();
         self.centre = (self.centre * (f64::from(dir) * self.step).exp()).min(highest);
         self.state.target = f64::from(dir) * self.step;
         if dir > 0 {
@@ -194,7 +244,10 @@ impl Controller for Seek {
 
     fn initial_rate(&mut self, est: &Estimates) -> f64 {
         self.centre = 1.0 / est.rtt;
-        self.start_cycle()
+        let rate = self.start_cycle();
+        self.rtt_start = est.rtt;
+        self.epoch_len = self.length(est.rtt, rate);
+        rate
     }
 
     fn on_ack(&mut self, est: &Estimates) -> Option<f64> {
@@ -205,62 +258,56 @@ impl Controller for Seek {
         None
     }
 
-    fn on_epoch(&mut self, _summary: &EpochSummary, est: &Estimates) -> f64 {
-        let side = match self.phase {
-            Phase::Settle(side) | Phase::Measure(side) => side,
-        };
+    fn on_epoch(&mut self, _: &EpochSummary, est: &Estimates) -> f64 {
+        let (Phase::Settle(side) | Phase::Measure(side)) = self.phase;
         // The source may have clamped the rate asked for: centre on what is in force.
         if est.rate > 0.0 && (est.rate / self.rate(side) - 1.0).abs() > 1e-9 {
             self.centre = est.rate / side.factor();
         }
         self.state.last_action = Some(Action::Hold);
-        match self.phase {
-            Phase::Settle(side) => {
-                self.phase = Phase::Measure(side);
-                self.rtt_start = est.rtt;
-                self.rtt_sum = 0.0;
-                self.rtt_count = 0;
-                let rate = self.rate(side);
-                self.measure_len = (MEASURE_RTTS * est.rtt).max(MEASURE_PERIODS / rate);
-                rate
-            }
-            Phase::Measure(_) if self.overloaded(est) => {
-                // Overload: the path delivers 1/Z̄ at most; put the high side there.
-                self.ceiling = 1.0 / est.z;
-                self.centre = self.ceiling / Side::High.factor();
-                self.step = STEP_MIN;
-                self.last_dir = -1;
-                self.state.last_action = Some(Action::Mdec(1));
-                self.start_cycle()
-            }
-            Phase::Measure(side) => {
-                let delay = if self.rtt_count > 0 {
-                    self.rtt_sum / f64::from(self.rtt_count)
-                } else {
-                    est.rtt
-                };
-                match side {
-                    Side::High => self.high = Some(delay),
-                    Side::Low => self.low = Some(delay),
+        let delay = match self.phase {
+            Phase::Settle(_) => est.rtt,
+            Phase::Measure(_) => self.take_delay(est),
+        };
+        let rate = if self.overloaded(est, delay) {
+            // The path delivers 1/Z̄ at most: put the high side there.
+            self.ceiling = 1.0 / est.z;
+            self.centre = self.ceiling / Side::High.factor();
+            self.step = STEP_MIN;
+            self.last_dir = -1;
+            self.state.last_action = Some(Action::Mdec(1));
+            self.start_cycle()
+        } else {
+            match self.phase {
+                Phase::Settle(side) => {
+                    self.phase = Phase::Measure(side);
+                    self.rate(side)
                 }
-                if let (Some(high), Some(low)) = (self.high, self.low) {
-                    self.state.last_action = Some(self.move_centre(high, low));
-                    self.first = self.first.other();
-                    self.start_cycle()
-                } else {
-                    self.phase = Phase::Settle(side.other());
-                    self.rate(side.other())
+                Phase::Measure(side) => {
+                    match side {
+                        Side::High => self.high = Some(delay),
+                        Side::Low => self.low = Some(delay),
+                    }
+                    if let (Some(high), Some(low)) = (self.high, self.low) {
+                        self.state.last_action = Some(self.move_centre(high, low));
+                        self.first = self.first.other();
+                        self.start_cycle()
+                    } else {
+                        self.phase = Phase::Settle(side.other());
+                        self.rate(side.other())
+                    }
                 }
             }
-        }
+        };
+        self.rtt_start = est.rtt;
+        self.rtt_sum = 0.0;
+        self.rtt_count = 0;
+        self.epoch_len = self.length(est.rtt, rate);
+        rate
     }
 
     fn epoch_length(&self, est: &Estimates) -> f64 {
-        let (rtts, periods) = match self.phase {
-            Phase::Settle(_) => (SETTLE_RTTS, SETTLE_PERIODS),
-            Phase::Measure(_) => (MEASURE_RTTS, MEASURE_PERIODS),
-        };
-        (rtts * est.rtt).max(periods / est.rate)
+        self.length(est.rtt, est.rate)
     }
 
     fn restart(&mut self) {
@@ -272,5 +319,207 @@ impl Controller for Seek {
 
     fn state(&self) -> ControllerState {
         self.state
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RTT: f64 = 0.1;
+
+    fn est(rate: f64, rtt: f64, z: f64) -> Estimates {
+        Estimates { rtt, z, rate }
+    }
+
+    const ANY: EpochSummary = EpochSummary {
+        avg_age: 0.2,
+        avg_backlog: 1.0,
+    };
+
+    /// A controller that started at λc = 10/s and has just settled its first (high) side.
+    fn measuring_high() -> Seek {
+        let mut c = Seek::new();
+        let r = c.initial_rate(&est(10.0, RTT, RTT));
+        let r = c.on_epoch(&ANY, &est(r, RTT, 1.0 / r));
+        assert_eq!(c.phase, Phase::Measure(Side::High));
+        assert!((r - 10.0 * DITHER.exp()).abs() < 1e-9);
+        c
+    }
+
+    /// Ends the running measurement after ACKs that each saw RTT̄ = `rtt`, with Z̄ = 1/rate.
+    fn measure(c: &mut Seek, rtt: f64) -> f64 {
+        let rate = c.rate(match c.phase {
+            Phase::Settle(s) | Phase::Measure(s) => s,
+        });
+        let e = est(rate, rtt, 1.0 / rate);
+        for _ in 0..10 {
+            assert_eq!(c.on_ack(&e), None);
+        }
+        c.on_epoch(&ANY, &e)
+    }
+
+    /// Runs the rest of a cycle whose high side measured `high` and low side `low` (s of RTT).
+    fn cycle(c: &mut Seek, high: f64, low: f64) {
+        let (a, b) = match c.first {
+            Side::High => (high, low),
+            Side::Low => (low, high),
+        };
+        if matches!(c.phase, Phase::Settle(_)) {
+            measure(c, a);
+        }
+        measure(c, a);
+        measure(c, b);
+        measure(c, b);
+    }
+
+    #[test]
+    fn a_cycle_settles_and_measures_each_side_then_moves() {
+        let mut c = measuring_high();
+        // Measure high → settle low → measure low → next cycle starts with the low side.
+        let r = measure(&mut c, RTT);
+        assert_eq!(c.phase, Phase::Settle(Side::Low));
+        assert!((r - 10.0 * (-DITHER).exp()).abs() < 1e-9);
+        measure(&mut c, RTT);
+        assert_eq!(c.phase, Phase::Measure(Side::Low));
+        let r = measure(&mut c, RTT);
+        // Same delay on both sides: the faster rate is fresher for free, so λc rises.
+        assert_eq!(c.state().last_action, Some(Action::Inc));
+        assert_eq!(c.phase, Phase::Settle(Side::Low));
+        let centre = 10.0 * STEP_INITIAL.exp();
+        assert!((c.centre - centre).abs() < 1e-9);
+        assert!((r - centre * (-DITHER).exp()).abs() < 1e-9);
+        assert!((c.state().target - STEP_INITIAL).abs() < 1e-12);
+    }
+
+    #[test]
+    fn decisions_and_steps() {
+        // λc = 10/s: fresher = 1/(2·9.512) − 1/(2·10.513) ≈ 5.0 ms.
+        struct Row {
+            name: &'static str,
+            slower: f64,
+            last_dir: i8,
+            step: f64,
+            action: Action,
+            step_after: f64,
+        }
+        #[rustfmt::skip]
+        let rows = [
+            Row { name: "no delay cost, first move", slower: 0.0, last_dir: 0, step: STEP_INITIAL, action: Action::Inc, step_after: STEP_INITIAL },
+            Row { name: "cost below the gain", slower: 0.004, last_dir: 1, step: 0.1, action: Action::Inc, step_after: 0.1 * STEP_GROW },
+            Row { name: "cost above the gain", slower: 0.006, last_dir: 1, step: 0.1, action: Action::Dec, step_after: 0.05 },
+            Row { name: "down again grows", slower: 0.05, last_dir: -1, step: 0.1, action: Action::Dec, step_after: 0.1 * STEP_GROW },
+            Row { name: "growth is capped", slower: 0.05, last_dir: -1, step: STEP_MAX, action: Action::Dec, step_after: STEP_MAX },
+            Row { name: "halving is floored", slower: 0.0, last_dir: -1, step: STEP_MIN, action: Action::Inc, step_after: STEP_MIN },
+        ];
+        for r in rows {
+            let mut c = measuring_high();
+            c.last_dir = r.last_dir;
+            c.step = r.step;
+            cycle(&mut c, RTT + r.slower, RTT);
+            assert_eq!(c.state().last_action, Some(r.action), "{}", r.name);
+            assert!(
+                (c.step - r.step_after).abs() < 1e-12,
+                "{}: step {}",
+                r.name,
+                c.step
+            );
+            let dir = if r.action == Action::Inc { 1.0 } else { -1.0 };
+            let want = 10.0 * (dir * r.step_after).exp();
+            assert!(
+                (c.centre - want).abs() < 1e-9,
+                "{}: λc {}",
+                r.name,
+                c.centre
+            );
+        }
+    }
+
+    #[test]
+    fn overload_sets_a_ceiling_that_creeps_up() {
+        struct Row {
+            name: &'static str,
+            /// Z̄ as a multiple of the send period, RTT̄ at the end of the measurement.
+            z_periods: f64,
+            rtt_end: f64,
+            overload: bool,
+        }
+        #[rustfmt::skip]
+        let rows = [
+            // ACKs 20 % slower than sends and RTT̄ up by 10 periods: overload.
+            Row { name: "growing queue", z_periods: 1.2, rtt_end: RTT + 1.0, overload: true },
+            // Slow ACKs, but RTT̄ neither grew nor stands above an earlier base: no overload.
+            Row { name: "no queue", z_periods: 1.2, rtt_end: RTT, overload: false },
+            // ACKs as fast as sends: whatever the delay does, no overload.
+            Row { name: "keeping up", z_periods: 1.0, rtt_end: RTT + 1.0, overload: false },
+            // Slower ACKs (loss) but no queue: no overload.
+            Row { name: "loss only", z_periods: 1.2, rtt_end: RTT + 0.001, overload: false },
+        ];
+        for r in rows {
+            let mut c = measuring_high();
+            let rate = c.rate(Side::High);
+            let e = est(rate, r.rtt_end, r.z_periods / rate);
+            c.on_ack(&e);
+            let next = c.on_epoch(&ANY, &e);
+            assert_eq!(
+                c.state().last_action == Some(Action::Mdec(1)),
+                r.overload,
+                "{}",
+                r.name
+            );
+            if r.overload {
+                assert!((c.ceiling - rate / r.z_periods).abs() < 1e-9, "{}", r.name);
+                assert!(
+                    (next - c.ceiling).abs() < 1e-9,
+                    "{}: high side at the ceiling",
+                    r.name
+                );
+                assert_eq!((c.step, c.last_dir), (STEP_MIN, -1), "{}", r.name);
+            } else {
+                assert_eq!(c.ceiling, f64::INFINITY, "{}", r.name);
+            }
+        }
+        // A delay far above the base delay of earlier measurements, with slow ACKs: standing.
+        let mut c = measuring_high();
+        measure(&mut c, RTT);
+        measure(&mut c, RTT);
+        measure(&mut c, RTT);
+        let rate = c.rate(Side::High);
+        c.rtt_start = 0.5;
+        let e = est(rate, 0.5, 1.2 / rate);
+        c.on_ack(&e);
+        c.on_epoch(&ANY, &e);
+        assert_eq!(c.state().last_action, Some(Action::Mdec(1)), "standing");
+        // At the ceiling, each cycle with no delay cost raises it by 0.5 %; λc stays under it.
+        let ceiling = c.ceiling;
+        cycle(&mut c, RTT, RTT);
+        assert!((c.ceiling / ceiling - 1.005).abs() < 1e-9);
+        cycle(&mut c, RTT, RTT);
+        assert!((c.ceiling / ceiling - 1.005 * 1.005).abs() < 1e-9);
+        assert!((c.centre - c.ceiling / Side::High.factor()).abs() < 1e-9);
+        // A cycle that wants to go lower leaves it alone.
+        cycle(&mut c, RTT + 1.0, RTT);
+        assert!((c.ceiling / ceiling - 1.005 * 1.005).abs() < 1e-9);
+        assert_eq!(c.state().last_action, Some(Action::Dec));
+    }
+
+    #[test]
+    fn a_clamped_rate_recentres_and_restart_keeps_the_centre() {
+        let mut c = measuring_high();
+        // The source held the rate at 5/s (its λ_max): λc follows.
+        c.on_epoch(&ANY, &est(5.0, RTT, 0.2));
+        assert!((c.centre - 5.0 / DITHER.exp()).abs() < 1e-9);
+        c.step = STEP_MAX;
+        c.last_dir = 1;
+        c.restart();
+        assert_eq!((c.step, c.last_dir), (STEP_INITIAL, 0));
+        assert_eq!(c.phase, Phase::Settle(c.first));
+        assert!((c.centre - 5.0 / DITHER.exp()).abs() < 1e-9);
+        assert_eq!(c.name(), "seek");
+        // Epoch lengths: settle max(1.25 RTT̄, 2 periods), measure max(2 RTT̄, 20 periods).
+        assert!((c.epoch_length(&est(100.0, RTT, 0.01)) - 0.125).abs() < 1e-12);
+        c.phase = Phase::Measure(Side::Low);
+        assert!((c.epoch_length(&est(100.0, RTT, 0.01)) - 0.2).abs() < 1e-12);
+        assert!((c.epoch_length(&est(50.0, RTT, 0.02)) - 0.4).abs() < 1e-12);
     }
 }

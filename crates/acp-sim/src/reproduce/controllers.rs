@@ -29,6 +29,7 @@ use crate::sweep::{self, mean_age, mean_ci95, parallel, Cancel};
 
 /// The controllers evaluated unless the caller says otherwise.
 pub const DEFAULT_CONTROLLERS: &[ControllerKind] = &[
+    ControllerKind::Seek,
     ControllerKind::AcpPlus,
     ControllerKind::Acp(0.25),
     ControllerKind::Lazy,
