@@ -186,14 +186,17 @@ impl Seek {
         let growth = est.rtt - self.rtt_start;
         let growing = growth > (0.25 * (excess - 1.0) * self.epoch_len).max(1.0 / est.rate);
         // A full queue does not grow; it shows as a delay far above the base delay.
-        let floor = self
-            .delays
+        let standing = delay > STANDING * self.base_delay() + STANDING_PERIODS / est.rate;
+        excess > OVERLOAD && (growing || standing)
+    }
+
+    /// The least mean RTT of the last [`FLOOR_WINDOW`] measurements (∞ before the first).
+    fn base_delay(&self) -> f64 {
+        self.delays
             .iter()
             .copied()
             .filter(|&d| d > 0.0)
-            .fold(f64::INFINITY, f64::min);
-        let standing = delay > STANDING * floor + STANDING_PERIODS / est.rate;
-        excess > OVERLOAD && (growing || standing)
+            .fold(f64::INFINITY, f64::min)
     }
 
     /// The mean RTT of the measurement now ending, remembered for the base delay.
@@ -270,9 +273,12 @@ impl Controller for Seek {
             Phase::Measure(_) => self.take_delay(est),
         };
         let rate = if self.overloaded(est, delay) {
-            // The path delivers 1/Z̄ at most: put the high side there.
+            // The path delivers 1/Z̄ at most: put the high side there, and lower still in the
+            // proportion the queue adds to the base delay, so that the queue drains within
+            // about one round trip.
             self.ceiling = 1.0 / est.z;
-            self.centre = self.ceiling / Side::High.factor();
+            let drain = (self.base_delay() / delay).min(1.0);
+            self.centre = self.ceiling / Side::High.factor() * drain;
             self.step = STEP_MIN;
             self.last_dir = -1;
             self.state.last_action = Some(Action::Mdec(1));
