@@ -105,6 +105,9 @@ pub struct Seek {
     step: f64,
     /// Direction of the last move: +1 up, −1 down, 0 none yet.
     last_dir: i8,
+    /// Whether λc has had to come down since the start (or the last outage): until then
+    /// measurements last [`SETTLE_PERIODS`] send periods at least, not [`MEASURE_PERIODS`].
+    found: bool,
     /// The epoch now running.
     phase: Phase,
     /// Which side this cycle measures first.
@@ -142,6 +145,7 @@ impl Seek {
             centre: 0.0,
             step: STEP_INITIAL,
             last_dir: 0,
+            found: false,
             phase: Phase::Settle(Side::High),
             first: Side::High,
             high: None,
@@ -173,6 +177,9 @@ impl Seek {
     fn length(&self, rtt: f64, rate: f64) -> f64 {
         let (rtts, periods) = match self.phase {
             Phase::Settle(_) => (SETTLE_RTTS, SETTLE_PERIODS),
+            // Until the rate first has to come down, every cycle says "faster": measuring for
+            // many send periods would only slow the start on long paths.
+            Phase::Measure(_) if !self.found => (MEASURE_RTTS, SETTLE_PERIODS),
             Phase::Measure(_) => (MEASURE_RTTS, MEASURE_PERIODS),
         };
         (rtts * rtt).max(periods / rate)
@@ -226,6 +233,7 @@ impl Seek {
             self.step = (self.step * 0.5).max(STEP_MIN);
         }
         self.last_dir = dir;
+        self.found |= dir < 0;
         if dir > 0 && self.centre >= self.ceiling / Side::High.factor() * (1.0 - 1e-9) {
             self.ceiling *= 1.0 + CEILING_CREEP;
         }
@@ -281,6 +289,7 @@ impl Controller for Seek {
             self.centre = self.ceiling / Side::High.factor() * drain;
             self.step = STEP_MIN;
             self.last_dir = -1;
+            self.found = true;
             self.state.last_action = Some(Action::Mdec(1));
             self.start_cycle()
         } else {
@@ -319,6 +328,7 @@ impl Controller for Seek {
     fn restart(&mut self) {
         self.step = STEP_INITIAL;
         self.last_dir = 0;
+        self.found = false;
         self.state = ControllerState::default();
         self.start_cycle();
     }
