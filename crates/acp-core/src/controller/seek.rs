@@ -531,15 +531,25 @@ mod tests {
         assert!((c.centre - 5.0 / DITHER.exp()).abs() < 1e-9);
         c.step = STEP_MAX;
         c.last_dir = 1;
+        c.found = true;
         c.restart();
-        assert_eq!((c.step, c.last_dir), (STEP_INITIAL, 0));
+        assert_eq!((c.step, c.last_dir, c.found), (STEP_INITIAL, 0, false));
         assert_eq!(c.phase, Phase::Settle(c.first));
         assert!((c.centre - 5.0 / DITHER.exp()).abs() < 1e-9);
         assert_eq!(c.name(), "seek");
-        // Epoch lengths: settle max(1.25 RTT̄, 2 periods), measure max(2 RTT̄, 20 periods).
+        // Epoch lengths: settle max(1.25 RTT̄, 2 periods); measure max(2 RTT̄, 2 periods) until
+        // the rate first had to come down, then max(2 RTT̄, 20 periods).
         assert!((c.epoch_length(&est(100.0, RTT, 0.01)) - 0.125).abs() < 1e-12);
+        assert!((c.epoch_length(&est(10.0, RTT, 0.1)) - 0.2).abs() < 1e-12);
         c.phase = Phase::Measure(Side::Low);
+        assert!((c.epoch_length(&est(50.0, RTT, 0.02)) - 0.2).abs() < 1e-12);
+        assert!((c.epoch_length(&est(5.0, RTT, 0.2)) - 0.4).abs() < 1e-12);
+        c.found = true;
         assert!((c.epoch_length(&est(100.0, RTT, 0.01)) - 0.2).abs() < 1e-12);
         assert!((c.epoch_length(&est(50.0, RTT, 0.02)) - 0.4).abs() < 1e-12);
+        // A move down is what ends the fast start.
+        let mut d = measuring_high();
+        cycle(&mut d, RTT + 1.0, RTT);
+        assert!(d.found);
     }
 }
