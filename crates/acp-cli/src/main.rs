@@ -143,7 +143,7 @@ enum Reproduction {
     Fig7,
     /// Net A–E: oracle backlog per hop (Fig. 8) and ACP+, ACP(κ=0.25), Lazy against the oracle.
     Table1,
-    /// The D/D/1 paths of docs/ALGORITHMS.md §8: ACP+, ACP(κ=0.25), Lazy against the exact optimum.
+    /// The D/D/1 paths of docs/ALGORITHMS.md §8: Seek, ACP+, ACP(κ=0.25), Lazy against the exact optimum.
     Dd1,
     /// ACP+ and Lazy with 1–48 sources behind one 802.11g AP (Fig. 15, thesis Figs. 3.20–3.21).
     Fig15,
@@ -184,8 +184,8 @@ struct ReproduceArgs {
     /// controllers: only these scenarios (ids, comma-separated; default: all of them).
     #[arg(long, value_name = "ID,ID", value_delimiter = ',')]
     scenarios: Vec<String>,
-    /// controllers: the controllers to evaluate, comma-separated (acp+ | acp[:KAPPA] | lazy |
-    /// fixed:RATE; default: acp+,acp:0.25,lazy).
+    /// controllers: the controllers to evaluate, comma-separated (seek | acp+ | acp[:KAPPA] | lazy |
+    /// fixed:RATE; default: seek,acp+,acp:0.25,lazy).
     #[arg(long, value_name = "NAME,NAME", value_delimiter = ',')]
     controllers: Vec<ControllerKind>,
     /// controllers: quarter-length runs (a smoke test, not a result).
@@ -275,7 +275,7 @@ struct SourceArgs {
     /// first of the host's addresses, IPv6 or IPv4, this host can send to).
     #[arg(long, value_name = "HOST:PORT", value_parser = parse_peer)]
     to: SocketAddr,
-    /// acp+ | acp[:KAPPA] | lazy | fixed:RATE (updates/s). `acp` alone is κ = 1, the thesis'
+    /// seek | acp+ | acp[:KAPPA] | lazy | fixed:RATE (updates/s). `acp` alone is κ = 1, the thesis'
     /// setting for the Internet; its simulations (and our reproductions) use acp:0.25. Results
     /// label ACP with its κ, e.g. acp(κ=0.25).
     #[arg(long, default_value = "acp+")]

@@ -8,7 +8,9 @@ use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
 use acp_core::wire::{Ack, Packet, Update, HEADER_LEN};
-use acp_core::{Acp, AppMode, Monitor, MonitorConfig, Source, SourceConfig, Time};
+use acp_core::{
+    Acp, AppMode, Controller, Monitor, MonitorConfig, Seek, Source, SourceConfig, Time,
+};
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 const PAYLOAD: [u8; 64] = [0x5A; 64];
@@ -79,7 +81,7 @@ fn wire(c: &mut Criterion) {
 }
 
 /// A source past initialisation, and the ACKs for `n` updates it then sent 1 ms apart.
-fn running_source(n: usize) -> (Source, Vec<Vec<u8>>, Time) {
+fn running_source(n: usize, controller: Box<dyn Controller>) -> (Source, Vec<Vec<u8>>, Time) {
     let mode = AppMode::GenerateAtWill(Box::new(|_, out: &mut Vec<u8>| {
         out.extend_from_slice(&PAYLOAD)
     }));
@@ -88,7 +90,7 @@ fn running_source(n: usize) -> (Source, Vec<Vec<u8>>, Time) {
         max_rate: 1000.0,
         ..SourceConfig::default()
     };
-    let mut src = Source::new(cfg, Box::new(Acp::plus()), mode, 1, Time::ZERO);
+    let mut src = Source::new(cfg, controller, mode, 1, Time::ZERO);
     let mut mon = Monitor::new(MonitorConfig::default(), Time::ZERO);
     let peer = SocketAddr::from(([127, 0, 0, 1], 1));
     let (mut buf, mut ack) = (Vec::new(), vec![0u8; 128]);
@@ -115,24 +117,30 @@ fn running_source(n: usize) -> (Source, Vec<Vec<u8>>, Time) {
 fn source_per_ack(c: &mut Criterion) {
     let mut g = c.benchmark_group("source");
     g.throughput(Throughput::Elements(1));
-    g.bench_function("per_ack_acp_plus", |b| {
-        b.iter_custom(|iters| {
-            let mut total = Duration::ZERO;
-            let mut left = iters as usize;
-            while left > 0 {
-                let n = left.min(20_000);
-                let (mut src, acks, start) = running_source(n);
-                let t = Instant::now();
-                for (i, a) in acks.iter().enumerate() {
-                    let now = start + Duration::from_millis(i as u64);
-                    black_box(src.handle_datagram(now, a));
+    let controllers: [(&str, fn() -> Box<dyn Controller>); 2] = [
+        ("per_ack_acp_plus", || Box::new(Acp::plus())),
+        ("per_ack_seek", || Box::new(Seek::new())),
+    ];
+    for (name, controller) in controllers {
+        g.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let mut total = Duration::ZERO;
+                let mut left = iters as usize;
+                while left > 0 {
+                    let n = left.min(20_000);
+                    let (mut src, acks, start) = running_source(n, controller());
+                    let t = Instant::now();
+                    for (i, a) in acks.iter().enumerate() {
+                        let now = start + Duration::from_millis(i as u64);
+                        black_box(src.handle_datagram(now, a));
+                    }
+                    total += t.elapsed();
+                    left -= n;
                 }
-                total += t.elapsed();
-                left -= n;
-            }
-            total
-        })
-    });
+                total
+            })
+        });
+    }
     g.finish();
 }
 

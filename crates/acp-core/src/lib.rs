@@ -12,7 +12,7 @@
 //! - [`wire`]: the v1 wire format (`docs/PROTOCOL.md`).
 //! - [`accounting`]: exact time averages of age and backlog.
 //! - [`ewma`]: the RTT̄ and Z̄ estimators.
-//! - [`controller`]: the controller trait and ACP+, ACP, Lazy, Fixed.
+//! - [`controller`]: the controller trait and Seek (ours), ACP+, ACP, Lazy, Fixed.
 //! - [`source`]: the source state machine.
 //! - [`sent_log`]: what the source sent for each recent sequence, to check ACK echoes.
 //! - [`monitor`]: the monitor state machine.
@@ -36,7 +36,7 @@ pub mod time;
 pub mod units;
 pub mod wire;
 
-pub use controller::{Acp, Controller, Fixed, Lazy};
+pub use controller::{Acp, Controller, Fixed, Lazy, Seek};
 pub use monitor::{Monitor, MonitorConfig, SessionKey};
 pub use source::{AppMode, Source, SourceConfig, SourceStats};
 pub use time::Time;

@@ -77,7 +77,7 @@ def test_fig7_is_reproduced_against_the_analytic_curves():
 def test_the_dd1_table_compares_controllers_with_the_exact_optimum():
     table = acp.reproduce("dd1", secs=10)
     # Long form: one row per path and controller.
-    assert len(table) == 10 * 3
+    assert len(table) == 10 * 4
     assert list(table.columns()) == [
         "service_ms", "delay_ms", "optimal_age_ms", "controller", "ratio", "at_server",
     ]

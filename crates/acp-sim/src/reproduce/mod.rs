@@ -349,15 +349,16 @@ pub struct Dd1Row {
     pub delay_ms: u64,
     /// The analytic optimum's age `S + P + S/2` (s).
     pub optimal_age: f64,
-    /// (controller, (age / optimum, updates at the server)) for ACP+, ACP κ = 0.25, Lazy; `None`
-    /// if the controller's run was skipped.
+    /// (controller, (age / optimum, updates at the server)) for Seek, ACP+, ACP κ = 0.25, Lazy;
+    /// `None` if the controller's run was skipped.
     pub controllers: Vec<ControllerRun>,
 }
 
-/// The D/D/1 table: ACP+, ACP (κ = 0.25) and Lazy on every path of [`DD1_PATHS`], `secs` per run.
-/// Paths none of whose runs `cancel` let start have no row.
+/// The D/D/1 table: Seek, ACP+, ACP (κ = 0.25) and Lazy on every path of [`DD1_PATHS`], `secs`
+/// per run. Paths none of whose runs `cancel` let start have no row.
 pub fn dd1_table(secs: u64, threads: usize, cancel: &Cancel) -> Vec<Dd1Row> {
     let controllers = [
+        ControllerKind::Seek,
         ControllerKind::AcpPlus,
         ControllerKind::Acp(0.25),
         ControllerKind::Lazy,
