@@ -16,6 +16,11 @@
 //!   `slower = RTT_high − RTT_low`; λc moves up if `slower ≤ fresher`, down otherwise. The delay
 //!   is far less noisy than the age (it carries neither the sampling nor the loss of updates),
 //!   and a freshness term known exactly needs no measurement at all.
+//! - **Shared queues.** If the mean delay stands more than half a send period above the base
+//!   delay (the least of the last 64 measurements), λc comes down whatever the slope says: an
+//!   update would wait longer in the queue than the rate saves it. On a shared bottleneck a
+//!   source's own dither barely moves the delay, so the slope misses what its rate costs the
+//!   others; this level, the same for every source, brings the fastest down first.
 //! - **Steps.** `ln λc` moves by a step that grows ×1.5 while the direction holds and halves
 //!   when it turns (resilient back-propagation): decades in a few cycles far from the optimum, a
 //!   dither of a few per cent within the flat bottom of the age curve.
@@ -42,6 +47,9 @@ pub const STEP_INITIAL: f64 = 0.1;
 pub const STEP_MIN: f64 = 0.02;
 /// Largest step of `ln λc` (a factor of e^0.3 ≈ 1.35 per cycle).
 pub const STEP_MAX: f64 = 0.3;
+/// Queueing delay (mean delay above the base delay), in half send periods, beyond which λc
+/// comes down whatever the slope says.
+pub const QUEUE_SHARE: f64 = 1.0;
 /// Growth of the step while the direction holds.
 pub const STEP_GROW: f64 = 1.5;
 /// Settle epochs last at least this many RTT̄ …
@@ -226,7 +234,12 @@ impl Seek {
         let fresher = 0.5 / self.rate(Side::Low) - 0.5 / self.rate(Side::High);
         // … and lengthens the delay by this much.
         let slower = high - low;
-        let dir: i8 = if slower > fresher { -1 } else { 1 };
+        // A queue that makes updates wait longer than half a send period costs more than the
+        // rate buys; on a shared bottleneck each source's own slope misses what its rate costs
+        // the others, and this level, the same for all, brings the faster ones down first.
+        let queueing = 0.5 * (high + low) - self.base_delay();
+        let crowded = queueing > QUEUE_SHARE * 0.5 / self.centre;
+        let dir: i8 = if slower > fresher || crowded { -1 } else { 1 };
         if self.last_dir == dir {
             self.step = (self.step * STEP_GROW).min(STEP_MAX);
         } else if self.last_dir != 0 {
@@ -448,6 +461,19 @@ mod tests {
                 r.name,
                 c.centre
             );
+        }
+    }
+
+    #[test]
+    fn a_queue_longer_than_half_a_period_brings_the_rate_down() {
+        // λc = 10/s: half a period is 50 ms. Base delay 0.1 s from the first cycle.
+        for (queue, action) in [(0.049, Action::Inc), (0.051, Action::Dec)] {
+            let mut c = measuring_high();
+            cycle(&mut c, RTT, RTT);
+            c.last_dir = 0;
+            c.centre = 10.0;
+            cycle(&mut c, RTT + queue, RTT + queue);
+            assert_eq!(c.state().last_action, Some(action), "queue {queue}");
         }
     }
 
