@@ -195,11 +195,11 @@ impl Seek {
 
     /// Whether the measurement now ending ran beyond what the path serves: ACKs came back slower
     /// than updates left, and RTT̄ grew by at least half of what that excess, queued for the
-    /// measurement's length, adds (and by at least half a send period).
+    /// measurement's length, adds (and by at least half a send period), or stands far above the base.
     fn overloaded(&self, est: &Estimates, delay: f64) -> bool {
         let excess = est.rate * est.z;
         let growth = est.rtt - self.rtt_start;
-        let growing = growth > (0.25 * (excess - 1.0) * self.epoch_len).max(1.0 / est.rate);
+        let growing = growth > (0.25 * (excess - 1.0) * self.epoch_len).max(0.5 / est.rate);
         // A full queue does not grow; it shows as a delay far above the base delay.
         let standing = delay > STANDING * self.base_delay() + STANDING_PERIODS / est.rate;
         excess > OVERLOAD && (growing || standing)
