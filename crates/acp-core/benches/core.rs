@@ -114,10 +114,13 @@ fn running_source(n: usize, controller: Box<dyn Controller>) -> (Source, Vec<Vec
     (src, acks, now + rtt)
 }
 
+/// Builds a fresh controller for one benchmark batch.
+type MakeController = fn() -> Box<dyn Controller>;
+
 fn source_per_ack(c: &mut Criterion) {
     let mut g = c.benchmark_group("source");
     g.throughput(Throughput::Elements(1));
-    let controllers: [(&str, fn() -> Box<dyn Controller>); 2] = [
+    let controllers: [(&str, MakeController); 2] = [
         ("per_ack_acp_plus", || Box::new(Acp::plus())),
         ("per_ack_seek", || Box::new(Seek::new())),
     ];
