@@ -1784,7 +1784,7 @@ fn reproduce_controllers_prints_ratios_to_the_oracle_and_writes_csv_and_chart() 
             .iter()
             .map(|o| o["controller"].as_str().unwrap())
             .collect();
-        assert_eq!(names, ["acp+", "acp(κ=0.25)", "lazy"]);
+        assert_eq!(names, ["seek", "acp+", "acp(κ=0.25)", "lazy"]);
         for o in outcomes {
             let ratio = o["ratio"].as_f64().unwrap();
             assert!(ratio.is_finite() && ratio >= 0.9, "{}: {o}", s["id"]);
@@ -1794,8 +1794,10 @@ fn reproduce_controllers_prints_ratios_to_the_oracle_and_writes_csv_and_chart() 
         }
     }
     let summary = c["summary"].as_array().unwrap();
-    assert_eq!(summary.len(), 3);
-    assert_eq!(summary[0]["worse_than_acp_plus"], 0);
+    assert_eq!(summary.len(), 4);
+    // ACP+ is never worse than itself.
+    assert_eq!(summary[1]["controller"], "acp+");
+    assert_eq!(summary[1]["worse_than_acp_plus"], 0);
     for s in summary {
         assert_eq!(s["scenarios"], 2);
         let (median, worst) = (s["median"].as_f64().unwrap(), s["worst"].as_f64().unwrap());
@@ -1804,7 +1806,7 @@ fn reproduce_controllers_prints_ratios_to_the_oracle_and_writes_csv_and_chart() 
     }
     let csv = std::fs::read_to_string(dir.join("controllers/controllers.csv")).unwrap();
     assert!(csv.starts_with("id,sources,oracle_rate_hz,oracle_age_ms,oracle_ci95_ms,controller,"));
-    assert_eq!(csv.lines().count(), 1 + 2 * 3);
+    assert_eq!(csv.lines().count(), 1 + 2 * 4);
     for ext in ["png", "svg"] {
         assert!(
             dir.join(format!("controllers/ratios.{ext}")).exists(),
