@@ -228,9 +228,10 @@ fn a_cancelled_evaluation_skips_and_counts_every_run() {
         &|_, _| {},
     );
     assert!(r.is_empty());
-    // 26 coarse and 13 fine rates, then three controllers, each with two seeds.
+    // 26 coarse and 13 fine rates, then every controller, each with two seeds.
     let t = cancel.tally();
-    assert_eq!((t.done, t.skipped), (0, (26 + 13 + 3) * 2));
+    let runs = (26 + 13 + controllers::DEFAULT_CONTROLLERS.len()) * 2;
+    assert_eq!((t.done, t.skipped), (0, runs));
 }
 
 /// Wall time of one run of each scenario at its cap (the costliest rate of its oracle) and under
