@@ -69,6 +69,7 @@ pub const CEILING_CREEP: f64 = 0.005;
 /// A delay above `STANDING·base + STANDING_PERIODS/λ`, with ACKs slower than updates, is a
 /// standing queue of our making (a full drop-tail queue no longer grows).
 pub const STANDING: f64 = 1.25;
+/// The send periods a standing queue holds beyond [`STANDING`] times the base delay.
 pub const STANDING_PERIODS: f64 = 4.0;
 /// Measurements over which the base delay (the least mean RTT measured) is remembered.
 pub const FLOOR_WINDOW: usize = 64;
@@ -173,6 +174,20 @@ impl Seek {
         self.centre * side.factor()
     }
 
+    /// The highest λc: the one whose high side runs at the ceiling.
+    fn highest(&self) -> f64 {
+        self.ceiling / Side::High.factor()
+    }
+
+    /// Starts watching the epoch that now begins at `rate`: RTT̄ at its start, its length, and an
+    /// empty RTT sum.
+    fn begin_epoch(&mut self, rtt: f64, rate: f64) {
+        self.rtt_start = rtt;
+        self.rtt_sum = 0.0;
+        self.rtt_count = 0;
+        self.epoch_len = self.length(rtt, rate);
+    }
+
     /// Starts a cycle (its first side settles now) and returns the rate for it.
     fn start_cycle(&mut self) -> f64 {
         self.high = None;
@@ -193,9 +208,9 @@ impl Seek {
         (rtts * rtt).max(periods / rate)
     }
 
-    /// Whether the measurement now ending ran beyond what the path serves: ACKs came back slower
-    /// than updates left, and RTT̄ grew by at least half of what that excess, queued for the
-    /// measurement's length, adds (and by at least half a send period), or stands far above the base.
+    /// Whether the epoch now ending ran beyond what the path serves: ACKs came back slower than
+    /// updates left, and either RTT̄ grew by a quarter of what that excess, queued for the epoch's
+    /// length, adds (and by at least half a send period) or the delay stands far above the base.
     fn overloaded(&self, est: &Estimates, delay: f64) -> bool {
         let excess = est.rate * est.z;
         let growth = est.rtt - self.rtt_start;
@@ -226,8 +241,10 @@ impl Seek {
         delay
     }
 
-    /// Moves λc after a cycle measured `high` and `low`: against the sign of the elasticity, by a
-    /// step that grows while the direction holds and halves when it turns.
+    /// Moves λc after a cycle measured the mean delays `high` and `low`: down if the high side's
+    /// extra delay outweighs the freshness it buys or the queue is crowded, up otherwise, by a
+    /// step that grows while the direction holds and halves when it turns; never above
+    /// `highest()`.
     fn move_centre(&mut self, high: f64, low: f64) -> Action {
         // Going from the low side to the high side shortens the half period an update waits
         // for its successor by this much …
@@ -247,11 +264,10 @@ impl Seek {
         }
         self.last_dir = dir;
         self.found |= dir < 0;
-        if dir > 0 && self.centre >= self.ceiling / Side::High.factor() * (1.0 - 1e-9) {
+        if dir > 0 && self.centre >= self.highest() * (1.0 - 1e-9) {
             self.ceiling *= 1.0 + CEILING_CREEP;
         }
-        let highest = self.ceiling / Side::High.factor();
-        self.centre = (self.centre * (f64::from(dir) * self.step).exp()).min(highest);
+        self.centre = (self.centre * (f64::from(dir) * self.step).exp()).min(self.highest());
         self.state.target = f64::from(dir) * self.step;
         if dir > 0 {
             Action::Inc
@@ -269,8 +285,7 @@ impl Controller for Seek {
     fn initial_rate(&mut self, est: &Estimates) -> f64 {
         self.centre = 1.0 / est.rtt;
         let rate = self.start_cycle();
-        self.rtt_start = est.rtt;
-        self.epoch_len = self.length(est.rtt, rate);
+        self.begin_epoch(est.rtt, rate);
         rate
     }
 
@@ -299,7 +314,7 @@ impl Controller for Seek {
             // about one round trip.
             self.ceiling = 1.0 / est.z;
             let drain = (self.base_delay() / delay).min(1.0);
-            self.centre = self.ceiling / Side::High.factor() * drain;
+            self.centre = self.highest() * drain;
             self.step = STEP_MIN;
             self.last_dir = -1;
             self.found = true;
@@ -327,10 +342,7 @@ impl Controller for Seek {
                 }
             }
         };
-        self.rtt_start = est.rtt;
-        self.rtt_sum = 0.0;
-        self.rtt_count = 0;
-        self.epoch_len = self.length(est.rtt, rate);
+        self.begin_epoch(est.rtt, rate);
         rate
     }
 
@@ -533,16 +545,16 @@ mod tests {
         c.on_epoch(&ANY, &e);
         assert_eq!(c.state().last_action, Some(Action::Mdec(1)), "standing");
         // The high side goes to the ceiling scaled by base delay / delay = 0.1 / 0.5, to drain.
-        let drained = c.ceiling / Side::High.factor() * 0.2;
+        let drained = c.highest() * 0.2;
         assert!((c.centre - drained).abs() < 1e-9, "{}", c.centre);
         // At the ceiling, each cycle with no delay cost raises it by 0.5 %; λc stays under it.
-        c.centre = c.ceiling / Side::High.factor();
+        c.centre = c.highest();
         let ceiling = c.ceiling;
         cycle(&mut c, RTT, RTT);
         assert!((c.ceiling / ceiling - 1.005).abs() < 1e-9);
         cycle(&mut c, RTT, RTT);
         assert!((c.ceiling / ceiling - 1.005 * 1.005).abs() < 1e-9);
-        assert!((c.centre - c.ceiling / Side::High.factor()).abs() < 1e-9);
+        assert!((c.centre - c.highest()).abs() < 1e-9);
         // A cycle that wants to go lower leaves it alone.
         cycle(&mut c, RTT + 1.0, RTT);
         assert!((c.ceiling / ceiling - 1.005 * 1.005).abs() < 1e-9);
