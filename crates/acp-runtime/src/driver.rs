@@ -143,7 +143,9 @@ impl SourceSet {
         };
         let socket = UdpSocket::bind(bind)?;
         socket.connect(target)?;
-        tracing::debug!(%target, local = %socket.local_addr()?, "source socket connected");
+        // Room for the ACKs of many sources arriving while the thread is sending.
+        let recv_buffer = net::grow_buffers(&socket)?;
+        tracing::debug!(%target, local = %socket.local_addr()?, recv_buffer, "source socket connected");
         socket.set_nonblocking(true)?;
         Ok(SourceSet {
             socket,

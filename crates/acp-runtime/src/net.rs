@@ -2,7 +2,8 @@
 //! address conversion, readiness waiting with nanosecond timeouts ([`poll_fds`]), batched
 //! receive/send with `recvmmsg`/`sendmmsg` (Linux), and DSCP marking: [`set_dscp`] marks what a
 //! socket sends, [`receive_dscp`] and [`recv_with_dscp`] read the marking of what it receives;
-//! [`bind_udp`] binds with `SO_REUSEPORT` when asked.
+//! [`bind_udp`] binds with `SO_REUSEPORT` when asked; [`grow_buffers`] enlarges a socket's kernel
+//! buffers so that bursts from many sources are queued rather than dropped.
 
 use std::io;
 use std::mem::{size_of, zeroed};
@@ -127,6 +128,27 @@ pub fn bind_udp(addr: SocketAddr, reuse_port: bool) -> io::Result<UdpSocket> {
     socket.set_reuse_port(true)?;
     socket.bind(&addr.into())?;
     Ok(socket.into())
+}
+
+/// Socket buffer sizes [`grow_buffers`] asks for.
+pub const SOCKET_BUFFER_BYTES: libc::c_int = 4 << 20;
+
+/// Asks for [`SOCKET_BUFFER_BYTES`] of receive and send buffer, best effort: with
+/// `CAP_NET_ADMIN` beyond `net.core.rmem_max`/`wmem_max` (`SO_RCVBUFFORCE`), otherwise up to
+/// them. The default (about 208 KiB) holds only a few hundred small datagrams, so a thousand
+/// sources starting at once would lose most of their first probes in the kernel. Returns the
+/// receive buffer the kernel granted (it reports twice what it accounts for payload).
+pub fn grow_buffers(socket: &UdpSocket) -> io::Result<usize> {
+    for (force, plain) in [
+        (libc::SO_RCVBUFFORCE, libc::SO_RCVBUF),
+        (libc::SO_SNDBUFFORCE, libc::SO_SNDBUF),
+    ] {
+        if set_int_option(socket, libc::SOL_SOCKET, force, SOCKET_BUFFER_BYTES).is_err() {
+            // Without the capability the kernel caps the size; a smaller buffer still works.
+            let _ = set_int_option(socket, libc::SOL_SOCKET, plain, SOCKET_BUFFER_BYTES);
+        }
+    }
+    socket2::SockRef::from(socket).recv_buffer_size()
 }
 
 /// Sets an integer socket option.
@@ -521,6 +543,29 @@ mod tests {
         }
         let tx = UdpSocket::bind("127.0.0.1:0").unwrap();
         assert!(set_dscp(&tx, 64).is_err());
+    }
+
+    #[test]
+    fn buffers_grow_as_far_as_the_kernel_allows() {
+        let read = |name: &str| -> usize {
+            std::fs::read_to_string(format!("/proc/sys/net/core/{name}"))
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap()
+        };
+        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let before = socket2::SockRef::from(&socket).recv_buffer_size().unwrap();
+        let granted = grow_buffers(&socket).unwrap();
+        // The kernel doubles what it is asked for; without CAP_NET_ADMIN it first caps the
+        // request at rmem_max, with it (root, as in CI) it grants the whole request.
+        let asked = SOCKET_BUFFER_BYTES as usize;
+        let capped = 2 * asked.min(read("rmem_max"));
+        assert!(
+            granted == capped || granted == 2 * asked,
+            "granted {granted}, was {before}, capped {capped}"
+        );
+        assert!(granted >= before);
     }
 
     #[test]

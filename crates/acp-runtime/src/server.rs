@@ -272,8 +272,9 @@ impl MonitorServer {
     pub fn start(cfg: ServerConfig, mut on_update: Option<OnUpdate>) -> io::Result<Self> {
         let socket = crate::net::bind_udp(cfg.listen, cfg.reuse_port)?;
         socket.set_read_timeout(Some(Duration::from_millis(20)))?;
+        let recv_buffer = crate::net::grow_buffers(&socket)?;
         let local = socket.local_addr()?;
-        tracing::debug!(listen = %local, "monitor server started");
+        tracing::debug!(listen = %local, recv_buffer, "monitor server started");
         let stop = Arc::new(AtomicBool::new(false));
         let channel = Arc::new(Channel {
             shared: Mutex::new(Shared::default()),

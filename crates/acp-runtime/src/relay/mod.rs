@@ -93,7 +93,7 @@ use std::time::{Duration, Instant};
 use acp_netmodel::{LinkConfig, QueueLimit, Streams};
 
 use crate::clock;
-use crate::net::{self, set_int_option};
+use crate::net;
 
 pub use limits::ClientLimits;
 pub use path::{PathCounters, PathModel};
@@ -138,9 +138,6 @@ const MAX_CROSS_BPS: f64 = 1e10;
 /// Accepted link rates (bits per second), whether constant or set by a schedule step: from
 /// 1 kbit/s, at which a full-size datagram already holds the link for 12 s, to 100 Gbit/s.
 pub const LINK_RATES_BPS: RangeInclusive<f64> = 1e3..=1e11;
-
-/// Socket buffer sizes asked for (best effort; the kernel caps them at `net.core.*mem_max`).
-const SOCKET_BUFFER_BYTES: libc::c_int = 4 << 20;
 
 /// One direction of the emulated path.
 #[derive(Debug, Clone, PartialEq)]
@@ -478,8 +475,6 @@ impl Drop for Relay {
 /// the kernel), and the DSCP of each received datagram reported.
 fn prepare_socket(socket: &UdpSocket) -> io::Result<()> {
     socket.set_nonblocking(true)?;
-    for option in [libc::SO_RCVBUF, libc::SO_SNDBUF] {
-        let _ = set_int_option(socket, libc::SOL_SOCKET, option, SOCKET_BUFFER_BYTES);
-    }
+    net::grow_buffers(socket)?;
     net::receive_dscp(socket)
 }
