@@ -220,6 +220,30 @@ impl Seek {
         excess > OVERLOAD && (growing || standing)
     }
 
+    /// Answers an overload seen with the delay `delay`: the path delivers 1/Z̄ at most, so the
+    /// high side goes there, and lower still in the proportion the queue adds to the base delay,
+    /// so that the queue drains within about one round trip. A new cycle starts; its rate.
+    ///
+    /// A path that delivers fewer updates than before takes longer to deliver each (its
+    /// bottleneck serves an update in about Z̄ now, 1/ceiling before), and so does its empty
+    /// queue: the delays remembered for the base rise by the difference. Otherwise the base
+    /// would stay that of the faster path for [`FLOOR_WINDOW`] measurements, and the queue
+    /// level would read the longer service as a queue and hold the rate far down.
+    fn back_off(&mut self, est: &Estimates, delay: f64) -> f64 {
+        let drain = (self.base_delay() / delay).min(1.0);
+        let slower_service = (est.z - 1.0 / self.ceiling).max(0.0);
+        for d in self.delays.iter_mut().filter(|d| **d > 0.0) {
+            *d += slower_service;
+        }
+        self.ceiling = 1.0 / est.z;
+        self.centre = self.highest() * drain;
+        self.step = STEP_MIN;
+        self.last_dir = -1;
+        self.found = true;
+        self.state.last_action = Some(Action::Mdec(1));
+        self.start_cycle()
+    }
+
     /// The least mean RTT of the last [`FLOOR_WINDOW`] measurements (∞ before the first).
     fn base_delay(&self) -> f64 {
         self.delays
@@ -309,17 +333,7 @@ impl Controller for Seek {
             Phase::Measure(_) => self.take_delay(est),
         };
         let rate = if self.overloaded(est, delay) {
-            // The path delivers 1/Z̄ at most: put the high side there, and lower still in the
-            // proportion the queue adds to the base delay, so that the queue drains within
-            // about one round trip.
-            self.ceiling = 1.0 / est.z;
-            let drain = (self.base_delay() / delay).min(1.0);
-            self.centre = self.highest() * drain;
-            self.step = STEP_MIN;
-            self.last_dir = -1;
-            self.found = true;
-            self.state.last_action = Some(Action::Mdec(1));
-            self.start_cycle()
+            self.back_off(est, delay)
         } else {
             match self.phase {
                 Phase::Settle(side) => {
@@ -559,6 +573,42 @@ mod tests {
         cycle(&mut c, RTT + 1.0, RTT);
         assert!((c.ceiling / ceiling - 1.005 * 1.005).abs() < 1e-9);
         assert_eq!(c.state().last_action, Some(Action::Dec));
+    }
+
+    #[test]
+    fn a_slower_path_raises_the_base_delay_by_its_longer_service() {
+        // Overloads the high side with ACKs `z` apart and RTT̄ far above the base (standing).
+        fn overload(c: &mut Seek, z: f64) {
+            c.phase = Phase::Measure(Side::High);
+            c.rtt_start = 0.5;
+            let e = est(c.rate(Side::High), 0.5, z);
+            c.on_ack(&e);
+            c.on_epoch(&ANY, &e);
+            assert_eq!(c.state().last_action, Some(Action::Mdec(1)));
+        }
+        let mut c = measuring_high();
+        cycle(&mut c, RTT, RTT);
+        assert!((c.base_delay() - RTT).abs() < 1e-12);
+        // First overload (no ceiling before): an update now takes Z̄ = 50 ms to serve.
+        c.centre = 100.0;
+        overload(&mut c, 0.05);
+        assert!((c.base_delay() - (RTT + 0.05)).abs() < 1e-12);
+        assert!((c.ceiling - 20.0).abs() < 1e-9);
+        // Slower still (Z̄ = 80 ms): the base rises by the 30 ms difference.
+        c.centre = 30.0;
+        overload(&mut c, 0.08);
+        assert!((c.base_delay() - (RTT + 0.08)).abs() < 1e-12);
+        // Faster delivery than the ceiling: the base stays.
+        c.centre = 30.0;
+        overload(&mut c, 0.04);
+        assert!((c.base_delay() - (RTT + 0.08)).abs() < 1e-12);
+        // At the slower path's empty-queue delay the queue level does not hold the rate down:
+        // λc = 10/s, half a period is 50 ms, and the delay is 80 ms above the first base.
+        c.centre = 10.0;
+        c.ceiling = f64::INFINITY;
+        c.last_dir = 0;
+        cycle(&mut c, RTT + 0.08, RTT + 0.08);
+        assert_eq!(c.state().last_action, Some(Action::Inc));
     }
 
     #[test]
