@@ -1,13 +1,20 @@
-//! `acp demo`: a monitor, a relay (2 Mbit/s, 20 ms, queue 50) and four sources (three ACP+, one
-//! Lazy) on loopback, with a live table and a final comparison, also on SIGINT or SIGTERM (then
-//! over the time run).
+//! `acp demo`: the controllers one after another (Seek, ACP+ and Lazy unless told otherwise),
+//! each alone for `--duration` on the same loopback path — a monitor behind a relay emulating a
+//! 2 Mbit/s, 20 ms bottleneck with a 50-packet queue, 100-byte updates — with a live table and a
+//! final comparison, also on SIGINT or SIGTERM (then over the rounds run).
+//!
+//! Each controller gets a fresh monitor and relay, so no round inherits another's queue. With
+//! `--warmup` the final age leaves out each round's start (the probes and the controller's
+//! search), as the simulator's evaluation suite does, so the rounds compare steady states.
 
 use std::io::IsTerminal;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
+use acp_core::controller::ControllerKind;
 use acp_core::monitor::SessionStats;
 use acp_core::wire::HEADER_LEN;
-use acp_core::{Acp, Lazy, SourceConfig};
+use acp_core::SourceConfig;
 use acp_runtime::driver::{Payload, SourceSpec};
 use acp_runtime::experiment::{self, Experiment, Outcome, Tick};
 use acp_runtime::relay::PathConfig;
@@ -19,10 +26,16 @@ use crate::{DemoArgs, UsageError};
 
 /// Payload bytes per update (plus the ACP header).
 const PAYLOAD: usize = 100;
+/// The emulated bottleneck: bit/s, one-way propagation delay, queue in packets.
+const LINK_BPS: f64 = 2e6;
+const LINK_DELAY: Duration = Duration::from_millis(20);
+const LINK_QUEUE: usize = 50;
 
+/// One controller's result, live or final.
 struct Row {
-    name: String,
     controller: String,
+    /// Seconds it ran.
+    secs: f64,
     age_ms: Option<f64>,
     rate_hz: f64,
     backlog: f64,
@@ -32,23 +45,32 @@ struct Row {
 
 fn header() -> String {
     format!(
-        "{:<8} {:<10} {:>9} {:>9} {:>8} {:>8} {:>11}",
-        "source", "controller", "age_ms", "rate_hz", "backlog", "rtt_ms", "thrpt_kbps"
+        "{:<12} {:>6} {:>9} {:>8} {:>9} {:>8} {:>8} {:>11}",
+        "controller", "secs", "age_ms", "vs_best", "rate_hz", "backlog", "rtt_ms", "thrpt_kbps"
     )
 }
 
-fn line(r: &Row) -> String {
-    let opt = |v: Option<f64>| v.map_or_else(|| "-".into(), |x| format!("{x:.2}"));
+/// A table line; `best` is the lowest age of the rows shown (ms).
+fn line(r: &Row, best: Option<f64>) -> String {
+    let opt =
+        |v: Option<f64>, digits: usize| v.map_or_else(|| "-".into(), |x| format!("{x:.digits$}"));
+    let ratio = r.age_ms.zip(best).map(|(a, b)| a / b);
     format!(
-        "{:<8} {:<10} {:>9} {:>9.1} {:>8.2} {:>8} {:>11.1}",
-        r.name,
+        "{:<12} {:>6.1} {:>9} {:>8} {:>9.1} {:>8.2} {:>8} {:>11.1}",
         r.controller,
-        opt(r.age_ms),
+        r.secs,
+        opt(r.age_ms, 2),
+        opt(ratio, 3),
         r.rate_hz,
         r.backlog,
-        opt(r.rtt_ms),
+        opt(r.rtt_ms, 2),
         r.throughput_kbps
     )
+}
+
+/// The lowest age among `rows` (ms).
+fn best_age(rows: &[Row]) -> Option<f64> {
+    rows.iter().filter_map(|r| r.age_ms).reduce(f64::min)
 }
 
 /// Kbit/s of UDP payload (ACP header and payload) delivered over `secs`.
@@ -56,32 +78,41 @@ fn throughput_kbps(s: &SessionStats, secs: f64) -> f64 {
     (s.bytes + HEADER_LEN as u64 * s.delivered) as f64 * 8.0 / secs / 1e3
 }
 
-fn rows_live(t: &Tick<'_>) -> Vec<Row> {
-    t.sources
-        .iter()
-        .map(|s| {
-            let m = experiment::session_in(t.monitor, s.session);
-            let span = t.elapsed.as_secs_f64().max(1e-9);
-            Row {
-                name: s.name.clone(),
-                controller: s.controller.clone(),
-                age_ms: m.and_then(|m| m.avg_age).map(|a| a * 1e3),
-                rate_hz: s.stats.rate,
-                backlog: s.stats.avg_backlog,
-                rtt_ms: s.stats.rtt.map(|r| r * 1e3),
-                throughput_kbps: m.map_or(0.0, |m| throughput_kbps(&m.stats, span)),
-            }
-        })
-        .collect()
+/// The round under way, as of tick `t` (rate = the controller's current λ).
+fn row_live(t: &Tick<'_>) -> Option<Row> {
+    let s = t.sources.first()?;
+    let m = experiment::session_in(t.monitor, s.session);
+    let secs = t.elapsed.as_secs_f64().max(1e-9);
+    Some(Row {
+        controller: s.controller.clone(),
+        secs,
+        age_ms: m.and_then(|m| m.avg_age).map(|a| a * 1e3),
+        rate_hz: s.stats.rate,
+        backlog: s.stats.avg_backlog,
+        rtt_ms: s.stats.rtt.map(|r| r * 1e3),
+        throughput_kbps: m.map_or(0.0, |m| throughput_kbps(&m.stats, secs)),
+    })
 }
 
-fn row_final(o: &Outcome, secs: f64) -> Row {
+/// A finished round (rate = updates delivered per second). With a warm-up, `mark` is the age
+/// area and time at its end ([`experiment::session_age_area`]), and the age is the average
+/// since then (none if the round ended before the warm-up did).
+fn row_final(o: &Outcome, warmup: bool, mark: Option<(f64, f64)>) -> Row {
+    let secs = o.ran_for.as_secs_f64().max(1e-9);
     let m = o.monitor.as_ref();
     let delivered = m.map_or(0, |m| m.stats.delivered);
+    let age = if warmup {
+        let end = m.and_then(experiment::session_age_area);
+        mark.zip(end)
+            .filter(|((_, t0), (_, t1))| t1 > t0)
+            .map(|((a0, t0), (a1, t1))| (a1 - a0) / (t1 - t0))
+    } else {
+        o.age()
+    };
     Row {
-        name: o.name.clone(),
         controller: o.controller.clone(),
-        age_ms: o.age().map(|a| a * 1e3),
+        secs,
+        age_ms: age.map(|a| a * 1e3),
         rate_hz: delivered as f64 / secs,
         backlog: o.source.avg_backlog,
         rtt_ms: o.source.rtt.map(|r| r * 1e3),
@@ -89,24 +120,19 @@ fn row_final(o: &Outcome, secs: f64) -> Row {
     }
 }
 
-/// Prints the live table, over the previous one (`drawn` lines) on a terminal.
-fn draw_live(t: &Tick<'_>, tty: bool, drawn: &mut usize) -> std::io::Result<()> {
-    let rows = rows_live(t);
+/// The live table: the finished rounds and the one under way, over the previous table (`drawn`
+/// lines) on a terminal.
+fn draw_live(done: &[Row], now: &Row, tty: bool, drawn: &mut usize) -> std::io::Result<()> {
     let mut text = String::new();
     if tty && *drawn > 0 {
-        // Redraw the live table in place.
         text += &format!("\x1b[{drawn}A\x1b[J");
     }
-    text += &format!(
-        "t = {:>4.1} s   (live: rate = current λ)\n{}\n",
-        t.elapsed.as_secs_f64(),
-        header()
-    );
-    for r in &rows {
-        text += &line(r);
+    text += &format!("(live: rate = current λ)\n{}\n", header());
+    for r in done.iter().chain([now]) {
+        text += &line(r, None);
         text.push('\n');
     }
-    *drawn = rows.len() + 2;
+    *drawn = done.len() + 3;
     out!("{text}")
 }
 
@@ -115,55 +141,80 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
     if a.duration.is_zero() {
         return Err(UsageError("--duration must be longer than zero".into()).into());
     }
-    let source = |name: &str, controller: Box<dyn acp_core::Controller>| SourceSpec {
-        name: name.into(),
-        controller,
-        config: SourceConfig::default(),
-        payload: Payload::Synthetic(PAYLOAD),
+    if a.warmup >= a.duration {
+        return Err(UsageError("--warmup must be shorter than --duration".into()).into());
+    }
+    let warmup = !a.warmup.is_zero();
+    let controllers = if a.controllers.is_empty() {
+        vec![
+            ControllerKind::Seek,
+            ControllerKind::AcpPlus,
+            ControllerKind::Lazy,
+        ]
+    } else {
+        a.controllers.clone()
     };
-    let exp = Experiment {
-        relays: vec![PathConfig::lossless(2e6, Duration::from_millis(20), 50)],
-        sources: vec![
-            source("s1", Box::new(Acp::plus())),
-            source("s2", Box::new(Acp::plus())),
-            source("s3", Box::new(Acp::plus())),
-            source("s4", Box::new(Lazy)),
-        ],
-        duration: a.duration,
-        tick: Duration::from_secs(1),
-        seed: 1,
-        ipv6: false,
-        stop: Some(signals::shutdown_flag()?),
-    };
+    let stop = signals::shutdown_flag()?;
     if !a.json {
+        let names: Vec<String> = controllers.iter().map(|c| c.build().name()).collect();
         outln!(
-            "acp demo: monitor ← relay (2 Mbit/s, 20 ms, queue 50) ← 3 × ACP+ and 1 × Lazy, \
-             {} s on loopback",
-            a.duration.as_secs_f64()
+            "acp demo: monitor ← relay ({} Mbit/s, {} ms, queue {LINK_QUEUE}) ← one source of \
+             {PAYLOAD}-byte updates, {} s with each of {} in turn, on loopback",
+            LINK_BPS / 1e6,
+            LINK_DELAY.as_millis(),
+            a.duration.as_secs_f64(),
+            names.join(", ")
         )?;
     }
     let tty = std::io::stdout().is_terminal();
     let mut drawn = 0usize;
-    // The first failed write (stdout closed): the live table stops, the error ends the command.
-    let mut written = Ok(());
-    let outcomes = experiment::run(exp, |t| {
-        if !a.json && written.is_ok() {
-            written = draw_live(t, tty, &mut drawn);
+    let mut rows: Vec<Row> = Vec::new();
+    for kind in &controllers {
+        if stop.load(Ordering::Relaxed) {
+            break;
         }
-    })?;
-    written?;
-    // Ctrl-C ends the run early: the results cover the time run.
-    let ran_for = outcomes.first().map_or(a.duration, |o| o.ran_for);
-    let secs = ran_for.as_secs_f64().max(1e-9);
-    let rows: Vec<Row> = outcomes.iter().map(|o| row_final(o, secs)).collect();
+        let exp = Experiment {
+            relays: vec![PathConfig::lossless(LINK_BPS, LINK_DELAY, LINK_QUEUE)],
+            sources: vec![SourceSpec {
+                name: "s1".into(),
+                controller: kind.build(),
+                config: SourceConfig::default(),
+                payload: Payload::Synthetic(PAYLOAD),
+            }],
+            duration: a.duration,
+            tick: Duration::from_secs(1),
+            seed: 1,
+            ipv6: false,
+            stop: Some(stop.clone()),
+        };
+        // The first failed write (stdout closed): the live table stops, the error ends the
+        // command.
+        let mut written = Ok(());
+        let mut mark = None;
+        let outcomes = experiment::run(exp, |t| {
+            if warmup && mark.is_none() && t.elapsed >= a.warmup {
+                mark = t.sources.first().and_then(|s| {
+                    experiment::session_in(t.monitor, s.session)
+                        .and_then(experiment::session_age_area)
+                });
+            }
+            if let (false, Ok(()), Some(now)) = (a.json, &written, row_live(t)) {
+                written = draw_live(&rows, &now, tty, &mut drawn);
+            }
+        })?;
+        written?;
+        rows.extend(outcomes.iter().map(|o| row_final(o, warmup, mark)));
+    }
+    let best = best_age(&rows);
     if a.json {
-        let sources: Vec<_> = rows
+        let results: Vec<_> = rows
             .iter()
             .map(|r| {
                 json!({
-                    "name": r.name,
                     "controller": r.controller,
+                    "duration_s": r.secs,
                     "age_ms": r.age_ms,
+                    "age_vs_best": r.age_ms.zip(best).map(|(a, b)| a / b),
                     "rate_hz": r.rate_hz,
                     "backlog": r.backlog,
                     "rtt_ms": r.rtt_ms,
@@ -171,18 +222,31 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
                 })
             })
             .collect();
-        outln!(
-            "{}",
-            json!({ "duration_s": ran_for.as_secs_f64(), "sources": sources })
-        )?;
+        let path = json!({
+            "warmup_s": a.warmup.as_secs_f64(),
+            "rate_bps": LINK_BPS,
+            "delay_ms": LINK_DELAY.as_secs_f64() * 1e3,
+            "queue_packets": LINK_QUEUE,
+            "payload_bytes": PAYLOAD,
+        });
+        outln!("{}", json!({ "path": path, "controllers": results }))?;
     } else {
-        if ran_for < a.duration {
-            outln!("\ninterrupted after {:.1} s", ran_for.as_secs_f64())?;
+        if stop.load(Ordering::Relaxed) {
+            let ran_for: f64 = rows.iter().map(|r| r.secs).sum();
+            outln!("\ninterrupted after {ran_for:.1} s")?;
         }
-        outln!("\nfinal (age: true time-average age at the monitor; rate: updates delivered/s; backlog: source's average estimate)")?;
+        outln!(
+            "\nfinal (age: true time-average age at the monitor{}; vs_best: age over the lowest \
+             age here; rate: updates delivered/s; backlog: source's average estimate)",
+            if warmup {
+                format!(" after the first {} s", a.warmup.as_secs_f64())
+            } else {
+                String::new()
+            }
+        )?;
         outln!("{}", header())?;
         for r in &rows {
-            outln!("{}", line(r))?;
+            outln!("{}", line(r, best))?;
         }
     }
     Ok(())

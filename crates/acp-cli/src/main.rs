@@ -66,7 +66,7 @@ enum Command {
     Source(SourceArgs),
     /// Emulate a bottleneck path for UDP between sources and a monitor (no root needed).
     Relay(Box<RelayArgs>),
-    /// Run a monitor, a relay and four sources on loopback and compare them.
+    /// Compare controllers (Seek, ACP+, Lazy) one after another on one emulated path on loopback.
     Demo(DemoArgs),
     /// Measure the runtime.
     #[command(subcommand)]
@@ -153,8 +153,8 @@ enum Reproduction {
     /// One ACP(κ=0.25) source while UDP flows switch on and off (thesis Fig. 3.15).
     #[value(name = "fig3-15")]
     Fig3_15,
-    /// Our evaluation suite: ACP+, ACP(κ=0.25), Lazy (or --controllers) against the fixed-rate
-    /// oracle on 36 scenarios (docs/SIMULATOR.md).
+    /// Our evaluation suite: Seek, ACP+, ACP(κ=0.25), Lazy (or --controllers) against the
+    /// fixed-rate oracle on 36 scenarios (docs/SIMULATOR.md).
     Controllers,
 }
 
@@ -278,7 +278,7 @@ struct SourceArgs {
     /// seek | acp+ | acp[:KAPPA] | lazy | fixed:RATE (updates/s). `acp` alone is κ = 1, the thesis'
     /// setting for the Internet; its simulations (and our reproductions) use acp:0.25. Results
     /// label ACP with its κ, e.g. acp(κ=0.25).
-    #[arg(long, default_value = "acp+")]
+    #[arg(long, default_value = "seek")]
     controller: ControllerKind,
     /// Bytes of synthetic payload per update.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(0..=65_463))]
@@ -398,9 +398,17 @@ struct RelayArgs {
 
 #[derive(Debug, Args)]
 struct DemoArgs {
-    /// How long the sources run, e.g. 20s.
-    #[arg(long, default_value = "20s", value_parser = parse_duration)]
+    /// How long each controller runs, e.g. 20s.
+    #[arg(long, default_value = "10s", value_parser = parse_duration)]
     duration: Duration,
+    /// The controllers to run, one after another, comma-separated (seek | acp+ | acp[:KAPPA] |
+    /// lazy | fixed:RATE; default: seek,acp+,lazy).
+    #[arg(long, value_name = "NAME,NAME", value_delimiter = ',')]
+    controllers: Vec<ControllerKind>,
+    /// Leave each round's first part out of its final age (e.g. 20s), so that the rounds compare
+    /// steady states rather than how fast each controller starts.
+    #[arg(long, default_value = "0s", value_parser = parse_duration)]
+    warmup: Duration,
     /// Print only the final result, as one JSON object.
     #[arg(long)]
     json: bool,

@@ -71,6 +71,7 @@ fn bad_arguments_print_one_line_and_exit_2() {
         ],
         &["monitor"],
         &["demo", "--duration", "soon"],
+        &["demo", "--controllers", "seek,tcp"],
         &["bench", "monitor", "--rounds", "0"],
         &["reproduce", "fig15", "--seeds", "0"],
         &["reproduce", "fig3-16", "--payload", "0"],
@@ -538,27 +539,54 @@ fn relay_path_flags_report_bad_values_in_one_line() {
 #[test]
 fn demo_json_prints_one_object_and_nothing_else() {
     let out = acp()
-        .args(["demo", "--duration", "3", "--json"])
+        .args(["demo", "--duration", "2", "--json"])
         .output()
         .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.trim().lines().count(), 1, "{text}");
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    let sources = v["sources"].as_array().unwrap();
-    let controllers: Vec<&str> = sources
+    assert_eq!(v["path"]["rate_bps"], 2e6);
+    assert_eq!(v["path"]["queue_packets"], 50);
+    let rounds = v["controllers"].as_array().unwrap();
+    let controllers: Vec<&str> = rounds
         .iter()
         .map(|s| s["controller"].as_str().unwrap())
         .collect();
-    assert_eq!(controllers, ["acp+", "acp+", "acp+", "lazy"]);
-    for s in sources {
+    // Seek (the default controller) first, then ACP+ and Lazy, one after another.
+    assert_eq!(controllers, ["seek", "acp+", "lazy"]);
+    for s in rounds {
         for field in ["age_ms", "rate_hz", "backlog", "rtt_ms", "throughput_kbps"] {
             assert!(s[field].as_f64().is_some_and(|x| x > 0.0), "{field}: {s}");
         }
+        assert!(
+            (s["duration_s"].as_f64().unwrap() - 2.0).abs() < 1e-6,
+            "{s}"
+        );
         // The relay adds 2 × 20 ms of propagation: RTT and age cannot be below it.
         assert!(s["rtt_ms"].as_f64().unwrap() >= 40.0, "{s}");
         assert!(s["age_ms"].as_f64().unwrap() >= 20.0, "{s}");
+        assert!(s["age_vs_best"].as_f64().unwrap() >= 1.0, "{s}");
     }
+    let best = rounds
+        .iter()
+        .map(|s| s["age_vs_best"].as_f64().unwrap())
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(best, 1.0);
+    // Any controllers, by name: a fixed rate of 100/s delivers about 100 updates/s.
+    let out = acp()
+        .args(["demo", "--duration", "2", "--json"])
+        .args(["--controllers", "fixed:100"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let rounds = v["controllers"].as_array().unwrap();
+    assert_eq!(rounds.len(), 1);
+    assert_eq!(rounds[0]["controller"], "fixed:100");
+    let rate = rounds[0]["rate_hz"].as_f64().unwrap();
+    // Probing takes the first ~0.4 s (ten stop-and-wait probes over a 40 ms RTT).
+    assert!((70.0..=101.0).contains(&rate), "{rate}");
 }
 
 /// Sends SIGINT to `child`.
@@ -579,7 +607,8 @@ fn read_until(from: &mut impl BufRead, needle: &str) -> String {
     text
 }
 
-/// Ctrl-C ends the demo early with its final table, over the time run.
+/// Ctrl-C ends the demo early with its final table, over the time run: the round under way is
+/// reported, the rounds not yet begun are skipped.
 #[test]
 fn demo_prints_its_final_results_on_sigint() {
     let mut demo = acp()
@@ -589,8 +618,8 @@ fn demo_prints_its_final_results_on_sigint() {
         .spawn()
         .unwrap();
     let mut out = BufReader::new(demo.stdout.take().unwrap());
-    // The first live table: the sources are running.
-    let mut text = read_until(&mut out, "t = ");
+    // The first live table: the first controller is running.
+    let mut text = read_until(&mut out, "(live");
     std::thread::sleep(Duration::from_secs(2));
     interrupt(&demo);
     let status = wait_within(&mut demo, Duration::from_secs(20));
@@ -601,15 +630,15 @@ fn demo_prints_its_final_results_on_sigint() {
     assert!((1.0..60.0).contains(&secs), "{secs}: {text}");
     let rows: Vec<&str> = last
         .lines()
-        .skip_while(|l| !l.starts_with("source "))
+        .skip_while(|l| !l.starts_with("controller "))
         .skip(1)
         .collect();
-    assert_eq!(rows.len(), 4, "{text}");
-    for row in rows {
-        // source, controller, then age_ms: every source delivered updates.
-        let age: f64 = row.split_whitespace().nth(2).unwrap().parse().expect(row);
-        assert!(age >= 20.0, "{row}");
-    }
+    assert_eq!(rows.len(), 1, "{text}");
+    let cells: Vec<&str> = rows[0].split_whitespace().collect();
+    // controller, secs, then age_ms: the source delivered updates.
+    assert_eq!(cells[0], "seek", "{text}");
+    let age: f64 = cells[2].parse().expect(rows[0]);
+    assert!(age >= 20.0, "{text}");
 }
 
 /// Ctrl-C ends `acp bench pacing` in its first rate, which it reports, and skips the second.

@@ -217,8 +217,8 @@ fn source_config(o: &AcpOptions) -> Result<SourceConfig, Failure> {
 }
 
 /// Creates a push-mode source sending to `monitor` (`"host:port"`, e.g. `"192.0.2.7:7200"` or
-/// `"[2001:db8::7]:7200"`; a host name is resolved once, here) under `controller` ("acp+",
-/// "acp", "acp:KAPPA", "lazy" or "fixed:RATE"). `options` may be null for the defaults. On
+/// `"[2001:db8::7]:7200"`; a host name is resolved once, here) under `controller` ("seek",
+/// "acp+", "acp", "acp:KAPPA", "lazy" or "fixed:RATE"). `options` may be null for the defaults. On
 /// success stores the handle in `*out` (free it with `acp_source_free`); on failure leaves
 /// `*out` untouched. Nothing is sent before the first `acp_source_push`.
 ///

@@ -273,7 +273,7 @@ struct SourceShared {
 
 /// A push-mode ACP source running on a thread of its own.
 ///
-/// `Source(monitor, controller="acp+", *, min_rate=None, max_rate=None, dscp=None, keys=None)`
+/// `Source(monitor, controller="seek", *, min_rate=None, max_rate=None, dscp=None, keys=None)`
 /// starts at once (`keys`: the text of a key file, `ID HEX` per line, as `acp` reads them: the
 /// source seals every update with the first key); `push()` offers the freshest reading (only the latest unsent one is ever sent);
 /// `stats()` reads its statistics; `close()` (or leaving a `with` block) stops it.
@@ -315,7 +315,7 @@ impl Source {
 #[pymethods]
 impl Source {
     #[new]
-    #[pyo3(signature = (monitor, controller="acp+", *, min_rate=None, max_rate=None, dscp=None, keys=None))]
+    #[pyo3(signature = (monitor, controller="seek", *, min_rate=None, max_rate=None, dscp=None, keys=None))]
     fn new(
         monitor: &str,
         controller: &str,

@@ -83,7 +83,11 @@ pub fn session_in(snap: &Snapshot, session: u64) -> Option<&SessionReport> {
 /// Area under a session's true age curve (s²) up to its latest update, and that update's arrival
 /// time (s): differences of two such pairs give the average age between two snapshots.
 pub fn age_area(snap: &Snapshot, key: &SessionKey) -> Option<(f64, f64)> {
-    let s = snap.session(key)?;
+    session_age_area(snap.session(key)?)
+}
+
+/// [`age_area`] of one session's report.
+pub fn session_age_area(s: &SessionReport) -> Option<(f64, f64)> {
     let span = s.stats.last_seen.nanos_since(s.stats.first_seen) as f64 * 1e-9;
     Some((s.avg_age? * span, s.stats.last_seen.as_secs_f64()))
 }

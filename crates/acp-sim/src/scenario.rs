@@ -19,7 +19,7 @@
 //! type = "acp"                   # acp | updates | cross: each type has exactly its own fields
 //! name = "sensor"
 //! count = 16                     # sensor#1 … sensor#16, starts staggered by a seeded draw
-//! controller = "acp+"
+//! controller = "acp+"            # seek (the default) | acp+ | acp[:KAPPA] | lazy | fixed:RATE
 //! path = ["src", "mon"]
 //! ```
 //!
@@ -282,7 +282,7 @@ struct AcpToml {
 }
 
 fn default_controller() -> String {
-    "acp+".into()
+    "seek".into()
 }
 fn default_payload() -> u32 {
     100

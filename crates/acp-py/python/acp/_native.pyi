@@ -25,7 +25,7 @@ class Source:
     def __init__(
         self,
         monitor: str,
-        controller: str = "acp+",
+        controller: str = "seek",
         *,
         min_rate: Optional[float] = None,
         max_rate: Optional[float] = None,
