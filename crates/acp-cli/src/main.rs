@@ -30,6 +30,7 @@ mod reproduce;
 mod signals;
 mod sim;
 mod source;
+mod source_tcp;
 mod timestamp;
 
 use std::net::SocketAddr;
@@ -254,8 +255,17 @@ struct MonitorArgs {
     mqtt_qos: u8,
     /// Set SO_REUSEPORT on the UDP socket, so that several monitor processes can listen on one
     /// port; the kernel pins each source (address and port) to one of them (docs/SCALING.md).
+    /// Implies --no-tcp.
     #[arg(long)]
     reuse_port: bool,
+    /// Accept only UDP. By default the monitor also accepts updates over TCP on the same port
+    /// (from `acp source --transport tcp`), with the same statistics and true age.
+    #[arg(long)]
+    no_tcp: bool,
+    /// The receive buffer of each TCP connection (bytes; it bounds TCP's window, as the rmem
+    /// settings of the ACP+ paper's TCP runs); the kernel autotunes it if not given.
+    #[arg(long, value_name = "BYTES", conflicts_with = "no_tcp", value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
+    tcp_recv_buffer: Option<u64>,
     /// Serve Prometheus metrics over HTTP at http://ADDR/metrics, e.g. 127.0.0.1:9464 (port 0
     /// picks one, named on stderr): the totals, and series per session for at most
     /// --metrics-sessions sessions. See docs/METRICS.md.
@@ -277,9 +287,9 @@ struct SourceArgs {
     to: SocketAddr,
     /// seek | acp+ | acp[:KAPPA] | lazy | fixed:RATE (updates/s). `acp` alone is κ = 1, the thesis'
     /// setting for the Internet; its simulations (and our reproductions) use acp:0.25. Results
-    /// label ACP with its κ, e.g. acp(κ=0.25).
-    #[arg(long, default_value = "seek")]
-    controller: ControllerKind,
+    /// label ACP with its κ, e.g. acp(κ=0.25). Default: seek.
+    #[arg(long)]
+    controller: Option<ControllerKind>,
     /// Bytes of synthetic payload per update.
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(0..=65_463))]
     payload_size: u64,
@@ -317,6 +327,32 @@ struct SourceArgs {
     /// refreshed every 200 ms. See docs/METRICS.md.
     #[arg(long, value_name = "ADDR")]
     metrics: Option<SocketAddr>,
+    /// udp: ACP under --controller. tcp: fresh updates over a kernel TCP connection, written
+    /// whenever the socket takes one (the baseline ACP is compared with; the monitor accepts
+    /// both on one port).
+    #[arg(long, value_enum, default_value_t = Transport::Udp)]
+    transport: Transport,
+    /// tcp: congestion control (TCP_CONGESTION), e.g. reno, cubic, bbr: one this kernel offers
+    /// (net.ipv4.tcp_available_congestion_control); the system's default if not given.
+    #[arg(long, value_name = "NAME")]
+    cc: Option<String>,
+    /// tcp: send small writes at once (TCP_NODELAY) instead of coalescing them (Nagle).
+    #[arg(long)]
+    nodelay: bool,
+    /// tcp: take a new update only while fewer than this many bytes wait unsent in the kernel
+    /// (TCP_NOTSENT_LOWAT), so that updates do not queue in the send buffer.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u32).range(1..))]
+    notsent_lowat: Option<u32>,
+    /// tcp: the send buffer (SO_SNDBUF, bytes); the kernel autotunes it if not given.
+    #[arg(long, value_name = "BYTES", value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
+    send_buffer: Option<u64>,
+}
+
+/// The transport of `acp source`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Transport {
+    Udp,
+    Tcp,
 }
 
 /// How long a packet occupies the relay's link.

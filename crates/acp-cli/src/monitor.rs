@@ -14,7 +14,7 @@ use acp_core::monitor::Delivery;
 use acp_core::MonitorConfig;
 use acp_runtime::clock;
 use acp_runtime::mailbox::Mailbox;
-use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport, Totals};
+use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport, TcpConfig, Totals};
 use anyhow::Context;
 use serde_json::{json, Value};
 
@@ -29,6 +29,7 @@ use crate::{MonitorArgs, UsageError};
 pub fn session_json(s: &SessionReport) -> Value {
     json!({
         "peer": s.key.peer.to_string(),
+        "transport": if s.stats.stream { "tcp" } else { "udp" },
         "session": format!("{:016x}", s.key.session),
         "delivered": s.stats.delivered,
         "stale": s.stats.stale,
@@ -101,6 +102,13 @@ fn report_json(kind: &str, r: &Report<'_>) -> Value {
         "auth_failed_by": st.auth_failed_by,
         "sessions": r.sessions.iter().map(session_json).collect::<Vec<_>>(),
     });
+    if let Some(c) = t.streams {
+        v["tcp_updates"] = json!(st.stream_updates);
+        v["tcp_connections_open"] = json!(c.open);
+        v["tcp_connections_accepted"] = json!(c.accepted);
+        v["tcp_connections_refused"] = json!(c.refused);
+        v["tcp_bad_framing"] = json!(c.bad_framing);
+    }
     if let Some(p) = r.printing {
         v["updates_printed"] = json!(p.delivered);
         v["updates_superseded"] = json!(p.superseded);
@@ -159,6 +167,13 @@ fn report_text(title: &str, r: &Report<'_>) -> String {
         st.auth_failed_by.values().sum::<u64>(),
         by_reason(&st.auth_failed_by),
     );
+    if let Some(c) = t.streams {
+        out += &format!(
+            "tcp: {} updates, {} connections open, {} accepted, {} refused, {} closed for bad \
+             framing\n",
+            st.stream_updates, c.open, c.accepted, c.refused, c.bad_framing
+        );
+    }
     if let Some(p) = r.printing {
         out += &format!(
             "updates: {} printed, {} superseded before printing, {} dropped (too many waiting), \
@@ -181,16 +196,17 @@ fn report_text(title: &str, r: &Report<'_>) -> String {
         return out;
     }
     out += &format!(
-        "{:<24} {:<16} {:>9} {:>7} {:>7} {:>9} {:>10}\n",
-        "peer", "session", "delivered", "stale", "lost", "rate_hz", "avg_age_ms"
+        "{:<24} {:<5} {:<16} {:>9} {:>7} {:>7} {:>9} {:>10}\n",
+        "peer", "proto", "session", "delivered", "stale", "lost", "rate_hz", "avg_age_ms"
     );
     for s in r.sessions {
         let age = s
             .avg_age
             .map_or_else(|| "-".to_string(), |a| format!("{:.2}", a * 1e3));
         out += &format!(
-            "{:<24} {:016x} {:>9} {:>7} {:>7} {:>9.1} {:>10}\n",
+            "{:<24} {:<5} {:016x} {:>9} {:>7} {:>7} {:>9.1} {:>10}\n",
             s.key.peer.to_string(),
+            if s.stats.stream { "tcp" } else { "udp" },
             s.key.session,
             s.stats.delivered,
             s.stats.stale,
@@ -337,6 +353,11 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
     });
     let mut server_cfg = ServerConfig::new(a.listen, cfg);
     server_cfg.reuse_port = a.reuse_port;
+    // SO_REUSEPORT spreads UDP sources over processes; a TCP port cannot be shared the same way.
+    server_cfg.tcp = (!a.no_tcp && !a.reuse_port).then(|| TcpConfig {
+        recv_buffer: a.tcp_recv_buffer.map(|b| b as usize),
+        ..TcpConfig::default()
+    });
     let server = match MonitorServer::start(server_cfg, on_update) {
         Ok(server) => Arc::new(server),
         Err(e) => {

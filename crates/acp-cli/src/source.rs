@@ -17,7 +17,7 @@ use serde_json::{json, Value};
 use crate::metrics::{self, source::SourceFamilies, Latest};
 use crate::output::Reports;
 use crate::{signals, timestamp};
-use crate::{SourceArgs, UsageError};
+use crate::{source_tcp, SourceArgs, Transport, UsageError};
 
 /// A source report as JSON, at wall-clock `time`, `elapsed` seconds after the start.
 pub fn report_json(kind: &str, time: &str, elapsed: f64, r: &SourceReport) -> Value {
@@ -159,8 +159,23 @@ fn feed_stdin(feed: &PushFeed) {
     }
 }
 
-/// Refuses a fixed rate above `--max-rate`, which the source would clamp silently.
+/// The controller asked for, or the default.
+fn controller(a: &SourceArgs) -> ControllerKind {
+    a.controller.unwrap_or(ControllerKind::Seek)
+}
+
+/// Refuses a fixed rate above `--max-rate`, which the source would clamp silently, and the
+/// options of TCP without `--transport tcp`.
 fn check_args(a: &SourceArgs) -> Result<(), UsageError> {
+    let tcp_only = [
+        ("--cc", a.cc.is_some()),
+        ("--nodelay", a.nodelay),
+        ("--notsent-lowat", a.notsent_lowat.is_some()),
+        ("--send-buffer", a.send_buffer.is_some()),
+    ];
+    if let Some((flag, _)) = tcp_only.iter().find(|(_, given)| *given) {
+        return Err(UsageError(format!("{flag} needs --transport tcp")));
+    }
     let sealed_max = MAX_IPV4_PAYLOAD - TAG_LEN - COOKIE_LEN;
     if a.psk_file.is_some() && a.payload_size > sealed_max as u64 {
         return Err(UsageError(format!(
@@ -168,7 +183,7 @@ fn check_args(a: &SourceArgs) -> Result<(), UsageError> {
             a.payload_size
         )));
     }
-    match a.controller {
+    match controller(a) {
         ControllerKind::Fixed(rate) if rate > a.max_rate => Err(UsageError(format!(
             "--controller fixed:{rate} is above --max-rate {}",
             a.max_rate
@@ -198,6 +213,9 @@ fn serve_metrics(
 /// Runs until `--duration`, `--count`, end of stdin in push mode, SIGINT/SIGTERM, or until stdout
 /// is closed.
 pub fn run(a: SourceArgs) -> anyhow::Result<()> {
+    if a.transport == Transport::Tcp {
+        return source_tcp::run(a);
+    }
     check_args(&a)?;
     // Bound first, so that a bad address is refused before the source starts.
     let published = a.metrics.map(|_| Arc::new(Latest::default()));
@@ -216,7 +234,7 @@ pub fn run(a: SourceArgs) -> anyhow::Result<()> {
     };
     let session = set.add(SourceSpec {
         name: "source".into(),
-        controller: a.controller.build(),
+        controller: controller(&a).build(),
         config,
         payload: if a.push {
             Payload::Push
@@ -256,7 +274,9 @@ pub fn run(a: SourceArgs) -> anyhow::Result<()> {
     };
     eprintln!(
         "acp source → {} controller {} session {session:016x} dscp {}",
-        a.to, a.controller, a.dscp
+        a.to,
+        controller(&a),
+        a.dscp
     );
     // With --metrics the driver reports at least every METRICS_REFRESH, for the endpoint; status
     // lines still follow --report-every.

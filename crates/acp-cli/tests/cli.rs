@@ -72,6 +72,25 @@ fn bad_arguments_print_one_line_and_exit_2() {
         &["monitor"],
         &["demo", "--duration", "soon"],
         &["demo", "--controllers", "seek,tcp"],
+        &["source", "--to", "127.0.0.1:9", "--cc", "bbr"],
+        &[
+            "source",
+            "--to",
+            "127.0.0.1:9",
+            "--transport",
+            "tcp",
+            "--controller",
+            "acp+",
+        ],
+        &["source", "--to", "127.0.0.1:9", "--transport", "sctp"],
+        &[
+            "monitor",
+            "--listen",
+            "127.0.0.1:0",
+            "--no-tcp",
+            "--tcp-recv-buffer",
+            "100000",
+        ],
         &["bench", "monitor", "--rounds", "0"],
         &["reproduce", "fig15", "--seeds", "0"],
         &["reproduce", "fig3-16", "--payload", "0"],
@@ -711,6 +730,77 @@ fn spawn_monitor_on(
     args: &[&str],
 ) -> (Child, BufReader<std::process::ChildStderr>, String) {
     common::spawn_monitor(&[&["--listen", listen][..], args].concat())
+}
+
+/// `acp source --transport tcp` against `acp monitor`, which takes TCP on its UDP port: every
+/// update written arrives, the monitor lists the session as TCP with its true age, and the
+/// source reports the kernel's view and the age estimate.
+#[test]
+fn a_tcp_source_is_measured_by_the_monitor_beside_udp() {
+    let (monitor, _err, addr) = spawn_monitor(&["--clocks-synced", "--json"]);
+    let source = acp()
+        .args([
+            "source",
+            "--to",
+            &addr,
+            "--transport",
+            "tcp",
+            "--cc",
+            "reno",
+        ])
+        .args([
+            "--nodelay",
+            "--notsent-lowat",
+            "2048",
+            "--count",
+            "500",
+            "--json",
+        ])
+        .output()
+        .unwrap();
+    assert!(source.status.success(), "{source:?}");
+    let text = String::from_utf8(source.stdout).unwrap();
+    let last: serde_json::Value = serde_json::from_str(text.lines().last().unwrap()).unwrap();
+    assert_eq!(
+        (&last["type"], &last["transport"]),
+        (&"summary".into(), &"tcp".into())
+    );
+    assert_eq!(last["congestion"], "reno");
+    assert_eq!(last["sent"], 500);
+    assert!(
+        last["est_avg_age_ms"].as_f64().is_some_and(|a| a >= 0.0),
+        "{last}"
+    );
+    assert!(last["mss"].as_u64().is_some_and(|m| m > 0), "{last}");
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: sending a signal to our own child process.
+    unsafe {
+        libc::kill(monitor.id() as i32, libc::SIGTERM);
+    }
+    let out = monitor.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let summary: serde_json::Value = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|v| v["type"] == "summary")
+        .unwrap();
+    assert_eq!(summary["tcp_updates"], 500);
+    assert_eq!(summary["tcp_connections_accepted"], 1);
+    let sessions = summary["sessions"].as_array().unwrap();
+    assert_eq!(sessions.len(), 1, "{summary}");
+    let s = &sessions[0];
+    assert_eq!(
+        (&s["transport"], &s["delivered"], &s["lost"]),
+        (&"tcp".into(), &500.into(), &0.into())
+    );
+    assert_eq!(s["session"], last["session"]);
+    assert!(
+        s["avg_age_ms"]
+            .as_f64()
+            .is_some_and(|a| (0.0..1000.0).contains(&a)),
+        "{s}"
+    );
 }
 
 #[test]

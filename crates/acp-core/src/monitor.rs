@@ -17,6 +17,11 @@
 //!   quarter of the probation time) and is refused if none could be freed. Refused updates are not
 //!   answered and are counted by reason. Established sessions are never displaced by newcomers.
 //!
+//! Updates may also arrive over a stream connection (TCP, [`Monitor::handle_stream_update`]),
+//! for comparing ACP with TCP on one path: the same sessions, statistics and true age, but no
+//! reply (the transport acknowledges) and no cookie (the connection's handshake has proved the
+//! peer's address).
+//!
 //! With pre-shared keys ([`MonitorConfig::keys`]) only sealed updates are accepted, replays are
 //! dropped unanswered and every reply is sealed with the session's key ([`crate::seal`]).
 //!
@@ -134,6 +139,8 @@ pub struct SessionStats {
     pub bytes: u64,
     /// Highest sequence received.
     pub highest_seq: u64,
+    /// Whether the session's updates come over a stream connection (TCP) rather than datagrams.
+    pub stream: bool,
     /// Generation time (source clock, ns) of the freshest update.
     pub freshest_gen_ts: u64,
     /// The source's backlog estimate `seq − acked seq` carried by the freshest update.
@@ -145,8 +152,9 @@ pub struct SessionStats {
 }
 
 impl SessionStats {
-    fn new(now: Time, synced: bool) -> Self {
+    fn new(now: Time, synced: bool, stream: bool) -> Self {
         SessionStats {
+            stream,
             first_seen: now,
             last_seen: now,
             delivered: 0,
@@ -247,6 +255,8 @@ enum Freshness {
 pub struct MonitorStats {
     /// Datagrams handed to the monitor.
     pub datagrams: u64,
+    /// Updates handed to the monitor from stream connections (TCP).
+    pub stream_updates: u64,
     /// Datagrams that failed to decode (the sum of `malformed_by`).
     pub malformed: u64,
     /// Malformed datagrams by the decoding rule they failed ([`DecodeError::reason`]); reasons
@@ -403,8 +413,31 @@ impl Monitor {
         ack_buf: &mut [u8],
     ) -> Result<Handled<'a>, Dropped> {
         self.stats.datagrams += 1;
-        let result = self.handle(now, peer, data, ack_buf);
-        match &result {
+        let result = self.handle(now, peer, data, ack_buf, false);
+        self.count(&result, true);
+        result
+    }
+
+    /// Handles one update from a stream connection (TCP) with `peer`, received at `now`: as a
+    /// datagram, except that a new session need not echo a cookie (the connection's handshake
+    /// proved the address) and nothing is sent back (the transport acknowledges). `scratch`
+    /// ([`Monitor::ack_capacity`] bytes) receives the ACK a datagram would have had.
+    pub fn handle_stream_update<'a>(
+        &mut self,
+        now: Time,
+        peer: SocketAddr,
+        data: &'a [u8],
+        scratch: &mut [u8],
+    ) -> Result<Option<Delivery<'a>>, Dropped> {
+        self.stats.stream_updates += 1;
+        let result = self.handle(now, peer, data, scratch, true);
+        self.count(&result, false);
+        result.map(|h| h.delivery)
+    }
+
+    /// Counts the outcome of one update; `answered`: a reply goes back to the peer.
+    fn count(&mut self, result: &Result<Handled<'_>, Dropped>, answered: bool) {
+        match result {
             Err(Dropped::Malformed(e)) => {
                 self.stats.malformed += 1;
                 *self.stats.malformed_by.entry(e.reason()).or_default() += 1;
@@ -427,19 +460,20 @@ impl Monitor {
             Err(Dropped::AckBuffer(_)) => {}
             Ok(h) if h.cookie => self.stats.cookies_sent += 1,
             Ok(h) => {
-                self.stats.acks += 1;
+                self.stats.acks += u64::from(answered);
                 self.stats.delivered += u64::from(h.delivery.is_some());
             }
         }
-        result
     }
 
+    /// One update; `stream`: it came over a stream connection ([`Monitor::handle_stream_update`]).
     fn handle<'a>(
         &mut self,
         now: Time,
         peer: SocketAddr,
         data: &'a [u8],
         ack_buf: &mut [u8],
+        stream: bool,
     ) -> Result<Handled<'a>, Dropped> {
         let update = match Packet::decode(data)? {
             Packet::Update(u) => u,
@@ -480,7 +514,7 @@ impl Monitor {
             if self.sessions.len() >= self.cfg.max_sessions && !self.make_room(now) {
                 return Err(Dropped::TableFull);
             }
-            if self.needs_cookie() {
+            if !stream && self.needs_cookie() {
                 let echoed = update.cookie;
                 if !echoed.is_some_and(|c| self.cookies.check(now, peer, update.session, &c)) {
                     self.stats.cookies_rejected += u64::from(echoed.is_some());
@@ -502,7 +536,7 @@ impl Monitor {
             }
             self.shares.add(peer.ip());
             self.stats.sessions_created += 1;
-            let stats = SessionStats::new(now, self.cfg.clocks_synchronised);
+            let stats = SessionStats::new(now, self.cfg.clocks_synchronised, stream);
             self.sessions.insert(key, Session { stats, cipher });
         }
         let s = self
@@ -1051,6 +1085,62 @@ mod tests {
             .unwrap()
             .delivery
             .is_some());
+    }
+
+    #[test]
+    fn stream_updates_need_no_cookie_get_no_ack_and_count_as_datagrams_do() {
+        let cfg = MonitorConfig {
+            max_sessions: 8,
+            max_prefix_share: 1.0,
+            cookie_threshold: 0.5,
+            clocks_synchronised: true,
+            ..MonitorConfig::default()
+        };
+        let mut m = Monitor::new(cfg, Time::ZERO);
+        let mut ack = [0u8; 128];
+        for id in 0..4 {
+            m.handle_datagram(ms(0), peer(1), &update(id, 1, 0, &[]), &mut ack)
+                .unwrap();
+        }
+        // Half full: a datagram newcomer would be asked for a cookie; a stream one gets state.
+        let (first, second) = (update(9, 1, 4, b"a"), update(9, 2, 25, b"b"));
+        let d = m
+            .handle_stream_update(ms(10), peer(2), &first, &mut ack)
+            .unwrap()
+            .unwrap();
+        assert_eq!((d.seq, d.payload), (1, &b"a"[..]));
+        let d = m
+            .handle_stream_update(ms(30), peer(2), &second, &mut ack)
+            .unwrap();
+        assert_eq!(d.map(|d| d.seq), Some(2));
+        // Garbage from a stream is counted as malformed, as from a datagram.
+        assert!(m
+            .handle_stream_update(ms(31), peer(2), b"junk", &mut ack)
+            .is_err());
+        let st = m.stats();
+        assert_eq!((st.stream_updates, st.datagrams), (3, 4));
+        assert_eq!(
+            (st.acks, st.delivered, st.cookies_sent, st.malformed),
+            (4, 6, 0, 1)
+        );
+        let key = SessionKey {
+            peer: peer(2),
+            session: 9,
+        };
+        let s = m.session(&key).unwrap();
+        assert!(s.stream);
+        assert_eq!((s.delivered, s.bytes), (2, 2));
+        // True age: 6 ms at 10 ms, growing to 26 ms at 30 ms, then 5 ms: over [10, 30] the
+        // average is 16 ms.
+        assert!((s.avg_age(ms(30)).unwrap() - 0.016).abs() < 1e-9);
+        assert!(
+            !m.session(&SessionKey {
+                peer: peer(1),
+                session: 0
+            })
+            .unwrap()
+            .stream
+        );
     }
 
     #[test]

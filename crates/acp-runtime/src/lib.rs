@@ -8,7 +8,9 @@
 //! - [`experiment`]: monitor, relay chain and sources on loopback in one call;
 //! - [`flood`]: the state-exhaustion and malformed floods of `acp bench flood`, measured;
 //! - [`mailbox`]: per-session latest-value hand-off from the monitor server to a slower consumer;
-//! - [`server`]: the batched monitor server;
+//! - [`server`]: the batched monitor server (UDP, and TCP for comparisons);
+//! - [`stream`]: ACP updates over TCP: framing and the monitor's listener;
+//! - [`tcp_source`]: updates over kernel TCP generated at will, the baseline ACP is compared with;
 //! - [`net`]: address conversion, readiness waits, batched `recvmmsg`/`sendmmsg`, DSCP marking;
 //! - [`relay`]: a userspace UDP path emulator running the `acp-netmodel` network model;
 //! - [`resolve`]: `HOST:PORT` to the first address of the host usable to listen or send;
@@ -22,6 +24,8 @@ pub mod net;
 pub mod relay;
 pub mod resolve;
 pub mod server;
+pub mod stream;
+pub mod tcp_source;
 
 /// The README's Rust snippets, compiled and run as doctests (see `build.rs`).
 #[cfg(doctest)]

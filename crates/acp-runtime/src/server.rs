@@ -11,9 +11,14 @@
 //! and the reader builds and sorts the reports on its own thread, so that serving a large table
 //! (100,000 sessions) is not held up by sorting it or by readers that need only the totals.
 //! [`MonitorServer::stop`] ends the thread and returns the final snapshot.
+//!
+//! With [`ServerConfig::tcp`] the same thread also accepts updates over TCP on the same port
+//! ([`crate::stream`]): it then waits on every descriptor at once, and each frame goes to the
+//! same monitor as a datagram would, without a reply.
 
 use std::io;
 use std::net::SocketAddr;
+use std::os::fd::{AsRawFd, RawFd};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -23,7 +28,20 @@ use acp_core::monitor::{Delivery, MonitorStats, SessionKey, SessionStats};
 use acp_core::{Monitor, MonitorConfig, Time};
 
 use crate::clock;
-use crate::net::{RecvBatch, SendBatch};
+use crate::net::{poll_fds, RecvBatch, SendBatch};
+use crate::stream::{StreamCounters, StreamListener};
+
+/// Longest wait for traffic before the server thread looks at its timers and readers.
+const WAIT: Duration = Duration::from_millis(20);
+
+/// A `pollfd` waiting for `fd` to be readable.
+fn readable(fd: RawFd) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    }
+}
 
 /// Called for every fresh update, on the server thread.
 pub type OnUpdate = Box<dyn FnMut(&Delivery<'_>) + Send>;
@@ -44,10 +62,32 @@ pub struct ServerConfig {
     /// listen on one address; the kernel then hands each datagram to one of them by a hash of
     /// its source and destination, so a source sticks to one server (see `docs/SCALING.md`).
     pub reuse_port: bool,
+    /// Also accept updates over TCP on the same address and port ([`crate::stream`]), to
+    /// compare ACP with TCP on one path.
+    pub tcp: Option<TcpConfig>,
+}
+
+/// The TCP side of a server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpConfig {
+    /// Receive buffer of each connection (bytes; it bounds TCP's window), or the kernel's
+    /// default (`net.ipv4.tcp_rmem`, autotuned).
+    pub recv_buffer: Option<usize>,
+    /// Most connections open at once; more are closed as they arrive.
+    pub max_connections: usize,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            recv_buffer: None,
+            max_connections: 1024,
+        }
+    }
 }
 
 impl ServerConfig {
-    /// Defaults for `listen`: 64-datagram batches, totals every 200 ms.
+    /// Defaults for `listen`: 64-datagram batches, totals every 200 ms, UDP only.
     pub fn new(listen: SocketAddr, monitor: MonitorConfig) -> Self {
         ServerConfig {
             listen,
@@ -55,6 +95,7 @@ impl ServerConfig {
             batch: 64,
             snapshot_every: Duration::from_millis(200),
             reuse_port: false,
+            tcp: None,
         }
     }
 }
@@ -96,6 +137,8 @@ pub struct Totals {
     pub acks_sent: u64,
     /// Sessions tracked.
     pub sessions: usize,
+    /// TCP connections, when the server accepts updates over TCP ([`ServerConfig::tcp`]).
+    pub streams: Option<StreamCounters>,
 }
 
 /// The server's state at one instant: its counters and every session.
@@ -218,7 +261,12 @@ struct Counters {
     acks_sent: u64,
 }
 
-fn totals(monitor: &Monitor, counters: Counters, now: Time) -> Totals {
+fn totals(
+    monitor: &Monitor,
+    counters: Counters,
+    streams: Option<&StreamListener>,
+    now: Time,
+) -> Totals {
     // The session table's iterator knows its length; count only if it ever stops knowing.
     let sessions = match monitor.sessions().size_hint() {
         (low, Some(high)) if low == high => low,
@@ -230,6 +278,7 @@ fn totals(monitor: &Monitor, counters: Counters, now: Time) -> Totals {
         truncated: counters.truncated,
         acks_sent: counters.acks_sent,
         sessions,
+        streams: streams.map(StreamListener::counters),
     }
 }
 
@@ -271,10 +320,15 @@ impl MonitorServer {
     /// Binds and starts serving; `on_update` receives every fresh update.
     pub fn start(cfg: ServerConfig, mut on_update: Option<OnUpdate>) -> io::Result<Self> {
         let socket = crate::net::bind_udp(cfg.listen, cfg.reuse_port)?;
-        socket.set_read_timeout(Some(Duration::from_millis(20)))?;
+        socket.set_read_timeout(Some(WAIT))?;
         let recv_buffer = crate::net::grow_buffers(&socket)?;
         let local = socket.local_addr()?;
-        tracing::debug!(listen = %local, recv_buffer, "monitor server started");
+        // TCP on the UDP socket's own port (the one the kernel chose, for port 0).
+        let mut streams = cfg
+            .tcp
+            .map(|t| StreamListener::bind(local, t.recv_buffer, t.max_connections))
+            .transpose()?;
+        tracing::debug!(listen = %local, recv_buffer, tcp = streams.is_some(), "monitor server started");
         let stop = Arc::new(AtomicBool::new(false));
         let channel = Arc::new(Channel {
             shared: Mutex::new(Shared::default()),
@@ -292,9 +346,31 @@ impl MonitorServer {
                 let mut tx = SendBatch::new(cfg.batch);
                 let mut counters = Counters::default();
                 let (mut next_totals, mut next_table) = (clock::now(), clock::now());
+                let mut scratch = vec![0u8; monitor.ack_capacity()];
+                let (mut fds, mut ready) = (Vec::new(), Vec::new());
                 let mut serve = || -> io::Result<()> {
                     while !stop_t.load(Ordering::Relaxed) {
-                        let received = rx.recv(&socket)?;
+                        // With TCP, wait for any descriptor; without, in `recvmmsg` itself.
+                        let udp_ready = match &streams {
+                            None => true,
+                            Some(l) => {
+                                fds.clear();
+                                fds.extend(
+                                    std::iter::once(socket.as_raw_fd())
+                                        .chain(l.fds())
+                                        .map(readable),
+                                );
+                                poll_fds(&mut fds, WAIT)?;
+                                ready.clear();
+                                ready.extend(fds[1..].iter().map(|p| p.revents != 0));
+                                fds[0].revents != 0
+                            }
+                        };
+                        let received = if udp_ready {
+                            rx.recv(&socket)?
+                        } else {
+                            Vec::new()
+                        };
                         let now = clock::now();
                         for r in &received {
                             let Some(peer) = r.from else { continue };
@@ -316,16 +392,28 @@ impl MonitorServer {
                             }
                         }
                         counters.acks_sent += tx.flush(&socket)? as u64;
+                        if let Some(l) = streams.as_mut() {
+                            l.serve(&ready, |peer, frame| {
+                                // Read after the bytes arrived: an update is never younger.
+                                let now = clock::now();
+                                let handled =
+                                    monitor.handle_stream_update(now, peer, frame, &mut scratch);
+                                if let (Ok(Some(d)), Some(cb)) = (handled, on_update.as_mut()) {
+                                    cb(&d);
+                                }
+                            });
+                        }
                         monitor.handle_timeout(now);
                         while monitor.poll_event().is_some() {}
                         // At most one table per `snapshot_every`, however often readers ask.
                         if now >= next_table && publish.channel.wanted.swap(false, Ordering::AcqRel)
                         {
-                            publish.table(&monitor, totals(&monitor, counters, now));
+                            publish
+                                .table(&monitor, totals(&monitor, counters, streams.as_ref(), now));
                             next_table = now + cfg.snapshot_every;
                             next_totals = next_table;
                         } else if now >= next_totals {
-                            publish.totals(totals(&monitor, counters, now));
+                            publish.totals(totals(&monitor, counters, streams.as_ref(), now));
                             next_totals = now + cfg.snapshot_every;
                         }
                     }
@@ -333,7 +421,10 @@ impl MonitorServer {
                 };
                 let result = serve();
                 // The final table, for `stop` and any reader still waiting.
-                publish.table(&monitor, totals(&monitor, counters, clock::now()));
+                publish.table(
+                    &monitor,
+                    totals(&monitor, counters, streams.as_ref(), clock::now()),
+                );
                 result
             })?;
         Ok(MonitorServer {

@@ -1,0 +1,379 @@
+//! Status updates over kernel TCP, generated at will: the baseline ACP is compared with.
+//!
+//! A [`TcpSource`] connects to a monitor that accepts TCP ([`crate::server::ServerConfig::tcp`])
+//! and writes a fresh update, framed as in [`crate::stream`], whenever the socket can take one:
+//! the kernel's congestion control (`TCP_CONGESTION`), its send buffer and, with
+//! `TCP_NOTSENT_LOWAT`, the amount of data it holds unsent decide the rate. The monitor measures
+//! the true age exactly as for ACP.
+//!
+//! The source also keeps the ACP+ paper's estimate of TCP's age from the sender's side (§X): the
+//! latest segment delivered is as old as a round trip, and segments are delivered as often as
+//! ACKs arrive. Each time the kernel reports more bytes acknowledged (`TCP_INFO`, read after
+//! every write and at least every millisecond), the estimated age falls to the smoothed RTT and
+//! grows from there; its time average sits beside the true age so that the estimate's error is
+//! known.
+
+use std::ffi::CString;
+use std::io::{self, Write};
+use std::mem::{size_of, zeroed};
+use std::net::{SocketAddr, TcpStream};
+use std::os::fd::AsRawFd;
+use std::time::{Duration, Instant};
+
+use acp_core::accounting::AgeIntegral;
+use acp_core::wire::Update;
+
+use crate::clock;
+use crate::driver::{random_session_id, RunLimits};
+use crate::net::poll_fds;
+use crate::stream::encode_frame;
+
+/// Socket options of a TCP source: what a careful engineer would try.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct TcpOptions {
+    /// Congestion control (`TCP_CONGESTION`): `reno`, `cubic`, `bbr`, … as the kernel offers
+    /// (`net.ipv4.tcp_available_congestion_control`); the system default if `None`.
+    pub congestion: Option<String>,
+    /// `TCP_NODELAY`: send small writes at once instead of coalescing them (Nagle).
+    pub nodelay: bool,
+    /// `TCP_NOTSENT_LOWAT`: the socket takes a new update only while less than this many bytes
+    /// are written but not yet sent, so updates wait in the application, where a fresher one
+    /// replaces them, rather than in the kernel.
+    pub notsent_lowat: Option<u32>,
+    /// `SO_SNDBUF` (bytes); the kernel's autotuned default if `None`.
+    pub send_buffer: Option<usize>,
+}
+
+/// What the kernel says about the connection (`TCP_INFO`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct TcpInfo {
+    /// Smoothed RTT and its variation (s).
+    pub rtt: f64,
+    pub rtt_var: f64,
+    /// Least RTT seen (s).
+    pub min_rtt: f64,
+    /// Congestion window (segments) and segment size (bytes).
+    pub cwnd: u32,
+    pub mss: u32,
+    /// Segments retransmitted over the connection's life.
+    pub total_retrans: u32,
+    /// Bytes acknowledged.
+    pub bytes_acked: u64,
+    /// The kernel's delivery-rate estimate and pacing rate (bytes/s).
+    pub delivery_rate: u64,
+    pub pacing_rate: u64,
+    /// Bytes written but not yet sent, and segments sent but not yet acknowledged.
+    pub notsent_bytes: u32,
+    pub unacked: u32,
+}
+
+/// A source's state as of now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TcpReport {
+    /// The session id its updates carry.
+    pub session: u64,
+    /// The congestion control in force.
+    pub congestion: String,
+    /// Updates written whole, and bytes written (frames included).
+    pub sent: u64,
+    pub bytes: u64,
+    /// Updates written per second since the start.
+    pub rate: f64,
+    /// The paper's estimate of the time-average age (s; see the module documentation), from the
+    /// first acknowledgement on.
+    pub est_avg_age: Option<f64>,
+    /// The kernel's view.
+    pub info: TcpInfo,
+}
+
+/// A TCP connection that sends fresh updates as fast as it takes them.
+pub struct TcpSource {
+    stream: TcpStream,
+    session: u64,
+    congestion: String,
+    payload: usize,
+    /// Updates written whole.
+    sent: u64,
+    /// The update being written and how much of it has gone.
+    frame: Vec<u8>,
+    written: usize,
+    bytes: u64,
+    /// The estimated age (the paper's) and the bytes acknowledged when it last reset.
+    estimate: Option<AgeIntegral>,
+    acked: u64,
+    info: TcpInfo,
+}
+
+/// Sets an option whose value is a C int.
+fn set_int(
+    stream: &TcpStream,
+    level: libc::c_int,
+    name: libc::c_int,
+    v: libc::c_int,
+) -> io::Result<()> {
+    // SAFETY: the descriptor is open; the value points to a live c_int of the size passed.
+    let r = unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            level,
+            name,
+            (&v as *const libc::c_int).cast(),
+            size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Chooses the congestion control by name.
+fn set_congestion(stream: &TcpStream, name: &str) -> io::Result<()> {
+    let c = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: the descriptor is open; the value points to `name`'s bytes, whose length is passed.
+    let r = unsafe {
+        libc::setsockopt(
+            stream.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            c.as_ptr().cast(),
+            name.len() as libc::socklen_t,
+        )
+    };
+    if r == 0 {
+        return Ok(());
+    }
+    let e = io::Error::last_os_error();
+    let available = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .unwrap_or_default();
+    Err(io::Error::new(
+        e.kind(),
+        format!(
+            "congestion control {name:?} refused ({e}); this kernel offers: {}",
+            available.trim()
+        ),
+    ))
+}
+
+/// The congestion control in force.
+fn congestion(stream: &TcpStream) -> io::Result<String> {
+    let mut buf = [0u8; 32];
+    let mut len = buf.len() as libc::socklen_t;
+    // SAFETY: the descriptor is open; `buf` has room for `len` bytes, which the kernel updates.
+    let r = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CONGESTION,
+            buf.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let name = &buf[..(len as usize).min(buf.len())];
+    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    Ok(String::from_utf8_lossy(&name[..end]).into_owned())
+}
+
+/// Reads `TCP_INFO`.
+fn tcp_info(stream: &TcpStream) -> io::Result<TcpInfo> {
+    // SAFETY: plain old data, zero is valid.
+    let mut raw: libc::tcp_info = unsafe { zeroed() };
+    let mut len = size_of::<libc::tcp_info>() as libc::socklen_t;
+    // SAFETY: the descriptor is open; `raw` has room for `len` bytes, which the kernel updates
+    // (an older kernel fills fewer, and the rest stays zero).
+    let r = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_INFO,
+            (&mut raw as *mut libc::tcp_info).cast(),
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let us = |v: u32| f64::from(v) * 1e-6;
+    Ok(TcpInfo {
+        rtt: us(raw.tcpi_rtt),
+        rtt_var: us(raw.tcpi_rttvar),
+        min_rtt: us(raw.tcpi_min_rtt),
+        cwnd: raw.tcpi_snd_cwnd,
+        mss: raw.tcpi_snd_mss,
+        total_retrans: raw.tcpi_total_retrans,
+        bytes_acked: raw.tcpi_bytes_acked,
+        delivery_rate: raw.tcpi_delivery_rate,
+        pacing_rate: raw.tcpi_pacing_rate,
+        notsent_bytes: raw.tcpi_notsent_bytes,
+        unacked: raw.tcpi_unacked,
+    })
+}
+
+impl TcpSource {
+    /// Connects to `target` (within `timeout`) with `options`; updates will carry `payload`
+    /// bytes. Fails with the kernel's list of congestion controls if it refuses the one asked.
+    pub fn connect(
+        target: SocketAddr,
+        options: &TcpOptions,
+        payload: usize,
+        timeout: Duration,
+    ) -> io::Result<Self> {
+        let stream = TcpStream::connect_timeout(&target, timeout)?;
+        if let Some(name) = &options.congestion {
+            set_congestion(&stream, name)?;
+        }
+        stream.set_nodelay(options.nodelay)?;
+        if let Some(bytes) = options.notsent_lowat {
+            let v = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
+            set_int(&stream, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, v)?;
+        }
+        if let Some(bytes) = options.send_buffer {
+            socket2::SockRef::from(&stream).set_send_buffer_size(bytes)?;
+        }
+        stream.set_nonblocking(true)?;
+        Ok(TcpSource {
+            congestion: congestion(&stream)?,
+            stream,
+            session: random_session_id(),
+            payload,
+            sent: 0,
+            frame: Vec::new(),
+            written: 0,
+            bytes: 0,
+            estimate: None,
+            acked: 0,
+            info: TcpInfo::default(),
+        })
+    }
+
+    /// The report as of now, `elapsed` after the start.
+    pub fn report(&self, elapsed: Duration) -> TcpReport {
+        let now = clock::now();
+        TcpReport {
+            session: self.session,
+            congestion: self.congestion.clone(),
+            sent: self.sent(),
+            bytes: self.bytes,
+            rate: self.sent() as f64 / elapsed.as_secs_f64().max(1e-9),
+            est_avg_age: self.estimate.as_ref().and_then(|e| e.average(now)),
+            info: self.info,
+        }
+    }
+
+    /// Updates written whole.
+    fn sent(&self) -> u64 {
+        self.sent + u64::from(!self.frame.is_empty() && self.written == self.frame.len())
+    }
+
+    /// Readies the update to write: the rest of one partly written, or else a fresh one (an
+    /// update none of which has gone yet is replaced by a fresher one under the same sequence).
+    fn refill(&mut self) {
+        let complete = !self.frame.is_empty() && self.written == self.frame.len();
+        if complete {
+            self.sent += 1;
+        } else if self.written > 0 {
+            return;
+        }
+        let seq = self.sent + 1;
+        let now = clock::now();
+        // The payload: the sequence number, then zeros (as the UDP driver's synthetic payload).
+        let bytes = seq.to_be_bytes();
+        let payload: Vec<u8> = (0..self.payload)
+            .map(|i| bytes.get(i).copied().unwrap_or(0))
+            .collect();
+        let update = Update {
+            flags: 0,
+            session: self.session,
+            seq,
+            gen_ts: now.as_nanos(),
+            acked_seq: 0,
+            hold_ns: 0,
+            cookie: None,
+            payload: &payload,
+        };
+        self.frame.clear();
+        self.written = 0;
+        encode_frame(&update, &mut self.frame);
+    }
+
+    /// Offers the socket the update to write (the rest of one partly written, or a fresh one);
+    /// the kernel takes what its send buffer (or, with `TCP_NOTSENT_LOWAT`, its unsent limit)
+    /// has room for, possibly nothing.
+    fn write(&mut self) -> io::Result<()> {
+        self.refill();
+        loop {
+            match self.stream.write(&self.frame[self.written..]) {
+                Ok(0) => return Err(io::ErrorKind::WriteZero.into()),
+                Ok(n) => {
+                    self.written += n;
+                    self.bytes += n as u64;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Reads `TCP_INFO`; new bytes acknowledged reset the estimated age to the smoothed RTT.
+    fn sample(&mut self) -> io::Result<()> {
+        self.info = tcp_info(&self.stream)?;
+        if self.info.bytes_acked > self.acked && self.info.rtt > 0.0 {
+            self.acked = self.info.bytes_acked;
+            let now = clock::now();
+            let delivered = now.as_nanos().saturating_sub((self.info.rtt * 1e9) as u64);
+            self.estimate
+                .get_or_insert_with(|| AgeIntegral::new(now))
+                .reset(now, delivered);
+        }
+        Ok(())
+    }
+
+    /// Sends until a limit of `limits` is reached (`count` counts updates written whole),
+    /// calling `tick` every `tick_every` with the report; returns the final report.
+    pub fn run(
+        &mut self,
+        limits: &RunLimits,
+        tick_every: Duration,
+        mut tick: impl FnMut(&TcpReport),
+    ) -> io::Result<TcpReport> {
+        let start = Instant::now();
+        let end = limits.duration.map(|d| start + d);
+        let mut next_tick = start + tick_every;
+        let mut fds = [libc::pollfd {
+            fd: self.stream.as_raw_fd(),
+            events: libc::POLLOUT,
+            revents: 0,
+        }];
+        loop {
+            let now = Instant::now();
+            let stopped = limits
+                .stop
+                .as_ref()
+                .is_some_and(|s| s.load(std::sync::atomic::Ordering::Relaxed));
+            let counted = limits.count.is_some_and(|c| self.sent() >= c);
+            if stopped || counted || end.is_some_and(|e| now >= e) {
+                break;
+            }
+            if now >= next_tick {
+                tick(&self.report(now - start));
+                next_tick += tick_every;
+            }
+            self.write()?;
+            self.sample()?;
+            // Wake when the socket takes more (at once if it still does), or within a
+            // millisecond to read TCP_INFO again.
+            let wait = next_tick
+                .min(end.unwrap_or(next_tick))
+                .saturating_duration_since(Instant::now())
+                .min(Duration::from_millis(1));
+            poll_fds(&mut fds, wait)?;
+        }
+        Ok(self.report(start.elapsed()))
+    }
+}
