@@ -20,6 +20,7 @@
 //! - [`spec`]: TOML forms of the network model's parameters (units, loss, schedules);
 //! - [`scenario`]: TOML scenario files (format 2);
 //! - [`sweep`]: the oracle, a parallel sweep over fixed rates;
+//! - [`tcp`]: TCP senders and receivers with their congestion controls;
 //! - [`reproduce`]: the papers' Fig. 7, Table I, the D/D/1 table and the multi-source WiFi
 //!   results (Fig. 15, thesis Figs. 3.15 and 3.16).
 pub mod analytic;
@@ -30,6 +31,7 @@ pub mod reproduce;
 pub mod scenario;
 pub mod spec;
 pub mod sweep;
+pub mod tcp;
 pub mod topology;
 
 pub use engine::{Sim, SimConfig};
