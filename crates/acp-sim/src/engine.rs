@@ -1201,6 +1201,7 @@ fn tcp_counters(conn: &Connection, f: &Flow) -> TcpCounters {
         cwnd: cc.window(),
         ssthresh: (cc.ssthresh() < u64::MAX).then_some(cc.ssthresh()),
         phase: cc.phase().into(),
+        pacing_rate_bps: cc.pacing_rate().map(|r| r * 8.0),
         srtt: sender.rto().srtt().map(ms),
         rto: ms(sender.rto().rto()),
         cwnd_trace: f.cwnd_trace.clone(),

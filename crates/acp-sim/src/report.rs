@@ -27,6 +27,11 @@ pub mod json_units {
         ser.collect_seq(v.iter().map(|&(t, a)| (t, a * 1e3)))
     }
 
+    /// Optional bits per second as kbit/s.
+    pub fn opt_kbps<S: Serializer>(bps: &Option<f64>, ser: S) -> Result<S::Ok, S::Error> {
+        bps.map(|b| b / 1e3).serialize(ser)
+    }
+
     /// Bits per second as kbit/s.
     pub fn kbps<S: Serializer>(bps: &f64, ser: S) -> Result<S::Ok, S::Error> {
         ser.serialize_f64(bps / 1e3)
@@ -147,6 +152,9 @@ pub struct TcpCounters {
     pub ssthresh: Option<u64>,
     /// The congestion control's phase at the end.
     pub phase: String,
+    /// Pacing rate at the end (bit/s of payload), if the congestion control paces.
+    #[serde(rename = "pacing_rate_kbps", serialize_with = "json_units::opt_kbps")]
+    pub pacing_rate_bps: Option<f64>,
     /// Smoothed RTT at the end (s).
     #[serde(rename = "srtt_ms", serialize_with = "json_units::opt_ms")]
     pub srtt: Option<f64>,

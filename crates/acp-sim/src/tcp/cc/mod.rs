@@ -11,7 +11,11 @@
 //! resend, window inflation during recovery) is the sender's and the same for all of them.
 //! Every hook receives `now`.
 
+pub mod bbr;
+pub mod cubic;
 pub mod newreno;
+pub mod vegas;
+pub mod yeah;
 
 use std::fmt;
 use std::str::FromStr;
@@ -57,6 +61,25 @@ pub struct AckEvent {
     pub rate: Option<RateSample>,
 }
 
+impl AckEvent {
+    /// An ACK of `acked` bytes with nothing else known (no RTT sample, no rate sample, not in
+    /// recovery, window-limited, mid-round): the fields are public to set the rest, e.g. when
+    /// driving a controller without a sender.
+    pub fn new(acked: u64) -> Self {
+        AckEvent {
+            acked,
+            rtt: None,
+            min_rtt: None,
+            flight: 0,
+            delivered: 0,
+            in_recovery: false,
+            cwnd_limited: true,
+            round_start: false,
+            rate: None,
+        }
+    }
+}
+
 /// What a congestion control does.
 pub trait CongestionControl: fmt::Debug + Send {
     /// New data was acknowledged.
@@ -85,21 +108,36 @@ pub trait CongestionControl: fmt::Debug + Send {
 pub enum CcKind {
     /// NewReno (RFC 5681 windows, RFC 6582 recovery).
     NewReno,
+    /// CUBIC (RFC 9438).
+    Cubic,
+    /// BBR v1.
+    Bbr,
+    /// Vegas.
+    Vegas,
+    /// YeAH.
+    Yeah,
 }
 
 impl CcKind {
     /// Every kind, in the order the paper lists them.
-    pub const ALL: [CcKind; 1] = [CcKind::NewReno];
+    pub const ALL: [CcKind; 5] = [
+        CcKind::NewReno,
+        CcKind::Cubic,
+        CcKind::Vegas,
+        CcKind::Yeah,
+        CcKind::Bbr,
+    ];
 
     /// A controller of this kind for segments of `smss` bytes and an initial window of
     /// `initial_window` segments; `seed` drives its random choices (BBR's first gain phase).
     pub fn build(self, smss: u32, initial_window: u32, seed: u64) -> Box<dyn CongestionControl> {
         let (smss, iw) = (u64::from(smss), u64::from(initial_window) * u64::from(smss));
         match self {
-            CcKind::NewReno => {
-                let _ = seed;
-                Box::new(newreno::NewReno::new(smss, iw))
-            }
+            CcKind::NewReno => Box::new(newreno::NewReno::new(smss, iw)),
+            CcKind::Cubic => Box::new(cubic::Cubic::new(smss, iw)),
+            CcKind::Bbr => Box::new(bbr::Bbr::new(smss, iw, seed)),
+            CcKind::Vegas => Box::new(vegas::Vegas::new(smss, iw)),
+            CcKind::Yeah => Box::new(yeah::Yeah::new(smss, iw)),
         }
     }
 }
@@ -108,6 +146,10 @@ impl fmt::Display for CcKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             CcKind::NewReno => "newreno",
+            CcKind::Cubic => "cubic",
+            CcKind::Bbr => "bbr",
+            CcKind::Vegas => "vegas",
+            CcKind::Yeah => "yeah",
         })
     }
 }
@@ -118,8 +160,12 @@ impl FromStr for CcKind {
     fn from_str(s: &str) -> Result<Self, String> {
         match s.to_ascii_lowercase().as_str() {
             "newreno" | "reno" => Ok(CcKind::NewReno),
+            "cubic" => Ok(CcKind::Cubic),
+            "bbr" => Ok(CcKind::Bbr),
+            "vegas" => Ok(CcKind::Vegas),
+            "yeah" => Ok(CcKind::Yeah),
             _ => Err(format!(
-                "unknown congestion control {s:?} (expected newreno)"
+                "unknown congestion control {s:?} (expected newreno, cubic, bbr, vegas or yeah)"
             )),
         }
     }

@@ -52,9 +52,14 @@ impl RenoWindow {
 
     /// Congestion avoidance: one SMSS per window's worth of bytes acknowledged.
     pub fn avoid_congestion(&mut self, acked: u64) {
+        self.grow_per(acked, self.cwnd);
+    }
+
+    /// Additive increase at another pace: one SMSS per `per` bytes acknowledged.
+    pub fn grow_per(&mut self, acked: u64, per: u64) {
         self.bytes_acked += acked;
-        if self.bytes_acked >= self.cwnd {
-            self.bytes_acked -= self.cwnd;
+        if self.bytes_acked >= per {
+            self.bytes_acked -= per;
             self.cwnd += self.smss;
         }
     }
