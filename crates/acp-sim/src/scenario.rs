@@ -30,7 +30,7 @@
 //! rate = 40                      # updates: one every 1/40 s; without it, at will
 //! # notsent_lowat = 1072         # at will: write only while fewer bytes are unsent
 //! smss = 536                     # default 1448
-//! nodelay = false                # Nagle on (default: TCP_NODELAY)
+//! nodelay = true                 # TCP_NODELAY (default false: Nagle on, as in Linux)
 //! delayed_ack = { every = 2, timeout = "40ms" }   # default; false ACKs every segment
 //! receive_buffer = 65536         # rwnd (default 1 MiB); send_buffer likewise
 //! path = ["src", "mon"]          # also initial_window (10), min_rto (200ms), initial_rto (1s),

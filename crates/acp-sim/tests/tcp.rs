@@ -244,6 +244,7 @@ fn data_behind_a_lost_segment_waits_for_its_retransmission() {
     let cfg = TcpConfig {
         smss: 1000,
         delayed_ack: None,
+        nodelay: true,
         ..TcpConfig::default()
     };
     let app = Application::Updates {

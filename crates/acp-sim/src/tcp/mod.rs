@@ -117,7 +117,7 @@ pub struct TcpConfig {
     pub smss: u32,
     /// Initial congestion window in segments (RFC 6928, Linux: 10).
     pub initial_window: u32,
-    /// Disable Nagle's algorithm (TCP_NODELAY).
+    /// Disable Nagle's algorithm (TCP_NODELAY; Linux sockets have Nagle on by default).
     pub nodelay: bool,
     /// The receiver's delayed ACKs; `None` ACKs every segment at once.
     pub delayed_ack: Option<DelayedAck>,
@@ -140,7 +140,7 @@ impl Default for TcpConfig {
         TcpConfig {
             smss: 1448,
             initial_window: 10,
-            nodelay: true,
+            nodelay: false,
             delayed_ack: Some(DelayedAck::default()),
             send_buffer: 1 << 20,
             receive_buffer: 1 << 20,
