@@ -127,7 +127,7 @@ pub fn fig2(
     charts::versus(
         "Age of 536-byte updates, 10 % loss, two 1 Mbit/s hops (Fig. 2)",
         "utilisation of the 1 Mbit/s links",
-        "time-average age (ms)",
+        "time-average age (ms; above 1 s not drawn)",
         &measured(&points, |p| (p.age, p.age_ci)),
         &[
             published(0, paper::FIG2_TCP_MIN_AGE_S, paper::FIG2_TCP_MIN_AT),
@@ -138,7 +138,7 @@ pub fn fig2(
     charts::versus(
         "Delay of 536-byte updates, 10 % loss, two 1 Mbit/s hops (Fig. 2)",
         "utilisation of the 1 Mbit/s links",
-        "mean delay, generation to delivery (ms)",
+        "mean delay, generation to delivery (ms; above 1 s not drawn)",
         &measured(&points, |p| (p.delay, p.delay_ci)),
         &[],
         &dir.join("fig2_delay"),
@@ -212,7 +212,7 @@ pub fn fig4(
     charts::versus(
         "Age of 500- and 536-byte updates over TCP, no loss (Fig. 4)",
         "utilisation of the 1 Mbit/s links",
-        "time-average age (ms)",
+        "time-average age (ms; above 1 s not drawn)",
         &measured(&points, |p| (p.age, p.age_ci)),
         &[],
         &dir.join("fig4_age"),
