@@ -1183,7 +1183,7 @@ fn tcp_counters(conn: &Connection, f: &Flow) -> TcpCounters {
     let sender = conn.sender();
     let (tx, rx) = (sender.stats(), conn.receiver().stats());
     let cc = sender.cc();
-    let ms = |d: std::time::Duration| d.as_secs_f64();
+    let secs = |d: std::time::Duration| d.as_secs_f64();
     TcpCounters {
         cc: match &f.spec.kind {
             FlowKind::Tcp { config, .. } => config.cc.to_string(),
@@ -1202,8 +1202,8 @@ fn tcp_counters(conn: &Connection, f: &Flow) -> TcpCounters {
         ssthresh: (cc.ssthresh() < u64::MAX).then_some(cc.ssthresh()),
         phase: cc.phase().into(),
         pacing_rate_bps: cc.pacing_rate().map(|r| r * 8.0),
-        srtt: sender.rto().srtt().map(ms),
-        rto: ms(sender.rto().rto()),
+        srtt: sender.rto().srtt().map(secs),
+        rto: secs(sender.rto().rto()),
         cwnd_trace: f.cwnd_trace.clone(),
     }
 }
