@@ -140,6 +140,12 @@ struct SweepArgs {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 enum Reproduction {
+    /// Status updates over TCP (NewReno) and UDP, two 1 Mbit/s hops, 10 % loss: age and delay
+    /// against utilisation (§III, Fig. 2).
+    Fig2,
+    /// 500- against 536-byte updates over TCP without loss, Nagle on and off: age against
+    /// utilisation and the congestion window (§III, Fig. 4).
+    Fig4,
     /// Age against λ: three M/M/1 queues and the tandem, simulation over analysis.
     Fig7,
     /// Net A–E: oracle backlog per hop (Fig. 8) and ACP+, ACP(κ=0.25), Lazy against the oracle.
@@ -172,11 +178,13 @@ struct ReproduceArgs {
     /// fig7: simulated updates per point.
     #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1000..))]
     updates: u64,
-    /// table1, dd1, fig15, fig3-16: simulated seconds per run (default: 300; 60 for dd1).
+    /// fig2, fig4, table1, dd1, fig15, fig3-16: simulated seconds per run (default: 300; 60 for
+    /// dd1).
     #[arg(long, value_parser = clap::value_parser!(u64).range(10..))]
     secs: Option<u64>,
-    /// fig15, fig3-16, fig3-15, controllers: seeds per point (--seed and the next ones); a seed
-    /// places the WiFi stations and drives every random element (default: 5; 3 for controllers).
+    /// fig2, fig4, fig15, fig3-16, fig3-15, controllers: seeds per point (--seed and the next
+    /// ones); a seed places the WiFi stations and drives every random element (default: 5; 3
+    /// for controllers).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
     seeds: Option<u64>,
     /// fig15, fig3-16: update payload in bytes (the papers': 1024).

@@ -1140,6 +1140,92 @@ fn reproduce_fig7_prints_a_table_and_writes_a_plot() {
 }
 
 #[test]
+fn reproduce_fig2_prints_tcp_and_udp_ages_and_writes_csv_and_charts() {
+    let dir = std::env::temp_dir().join(format!("acp-cli-fig2-{}", std::process::id()));
+    let v = json_output(
+        acp()
+            .args([
+                "reproduce",
+                "fig2",
+                "--secs",
+                "10",
+                "--seeds",
+                "1",
+                "--json",
+                "--out",
+            ])
+            .arg(&dir),
+    );
+    let points = v["fig2"].as_array().unwrap();
+    // TCP and UDP at the 19 utilisations 0.05 … 0.95.
+    assert_eq!(points.len(), 38);
+    let age = |series: &str, u: f64| {
+        points
+            .iter()
+            .find(|p| {
+                p["series"] == series && (p["utilisation"].as_f64().unwrap() - u).abs() < 1e-9
+            })
+            .map(|p| p["age_ms"].as_f64().unwrap())
+            .unwrap()
+    };
+    // Head-of-line blocking behind retransmissions: TCP's age is many times UDP's.
+    for u in [0.1, 0.2] {
+        assert!(age("TCP", u) > 3.0 * age("UDP", u), "at {u}");
+    }
+    let minima = v["minima"].as_array().unwrap();
+    assert_eq!(minima[0]["series"], "TCP");
+    assert_eq!(minima[0]["paper_age_ms"], 180.0);
+    assert_eq!(minima[1]["paper_utilisation"], 0.8);
+    let csv = std::fs::read_to_string(dir.join("fig2/fig2.csv")).unwrap();
+    assert!(csv.starts_with("series,utilisation,age_ms,age_ci95_ms,delay_ms,"));
+    assert_eq!(csv.lines().count(), 39);
+    for f in [
+        "fig2_age.png",
+        "fig2_age.svg",
+        "fig2_delay.png",
+        "fig2_delay.svg",
+    ] {
+        assert!(dir.join("fig2").join(f).exists(), "{f}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn reproduce_fig4_compares_500_and_536_byte_updates() {
+    let dir = std::env::temp_dir().join(format!("acp-cli-fig4-{}", std::process::id()));
+    let out = acp()
+        .args(["reproduce", "fig4", "--secs", "10", "--seeds", "1", "--out"])
+        .arg(&dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    for needle in [
+        "500 B, Nagle age (ms)",
+        "536 B, nodelay age (ms)",
+        "age of 500-byte updates",
+    ] {
+        assert!(text.contains(needle), "{needle} in {text}");
+    }
+    let csv = std::fs::read_to_string(dir.join("fig4/fig4.csv")).unwrap();
+    // Four curves of 19 utilisations.
+    assert_eq!(csv.lines().count(), 1 + 4 * 19);
+    for f in [
+        "fig4_age.png",
+        "fig4_age.svg",
+        "fig4_cwnd.png",
+        "fig4_cwnd.svg",
+    ] {
+        assert!(dir.join("fig4").join(f).exists(), "{f}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn reproduce_fig15_prints_json_rows_and_writes_a_chart_per_metric() {
     let dir = std::env::temp_dir().join(format!("acp-cli-fig15-{}", std::process::id()));
     let v = json_output(

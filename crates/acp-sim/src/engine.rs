@@ -33,8 +33,10 @@ use acp_netmodel::{Arrivals, Link, Parcel, Streams};
 
 use crate::flows::{FlowKind, FlowSpec};
 use crate::report::{
-    FlowResult, HopBacklog, LinkResult, PacketEvent, SimResult, SourceCounters, WifiResult,
+    FlowResult, HopBacklog, LinkResult, PacketEvent, SimResult, SourceCounters, TcpCounters,
+    WifiResult,
 };
+use crate::tcp::{self, Connection, Wire};
 use crate::topology::{Hop, Topology, TopologyError};
 
 /// Run parameters.
@@ -60,6 +62,8 @@ enum Kind {
     Update,
     Ack,
     Cross,
+    /// A TCP segment or ACK (the packet's `wire` says which).
+    Tcp,
 }
 
 #[derive(Debug)]
@@ -74,6 +78,18 @@ struct Packet {
     /// When it reached its current link (for the packet log).
     reached: Time,
     bytes: Vec<u8>,
+    /// A TCP packet's header.
+    wire: Option<Wire>,
+}
+
+impl Packet {
+    /// Whether losing it loses data of its flow (an update or a TCP data segment).
+    fn carries_data(&self) -> bool {
+        matches!(
+            (self.kind, self.wire),
+            (Kind::Update, _) | (Kind::Tcp, Some(Wire::Data(_)))
+        )
+    }
 }
 
 #[derive(Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -103,6 +119,13 @@ enum State {
         next_seq: u64,
         freshest: u64,
     },
+    Tcp {
+        conn: Box<Connection>,
+        fwd: u32,
+        rev: u32,
+        timer_gen: u64,
+        timer_at: Option<Time>,
+    },
 }
 
 struct Flow {
@@ -122,7 +145,14 @@ struct Flow {
     /// ACKs received in the window and the sum of their round-trip times (s).
     acks_in_window: u64,
     rtt_sum: f64,
+    /// Updates delivered in the window and the sum of their delays from generation (s).
+    delays_in_window: u64,
+    delay_sum: f64,
     dropped: u64,
+    /// Updates a TCP flow's application skipped because the send buffer was full.
+    skipped: u64,
+    /// A TCP flow's congestion window (bytes) at the first event after each grid point.
+    cwnd_trace: Vec<(f64, f64)>,
     /// Age integral over the current trace interval.
     recent: AgeIntegral,
     /// Fresh deliveries in the current trace interval.
@@ -130,6 +160,7 @@ struct Flow {
     trace: Vec<(f64, f64)>,
     delivery_trace: Vec<(f64, f64)>,
     next_trace: Time,
+    next_trace_cwnd: Time,
 }
 
 /// What a hop crosses: a point-to-point link or a shared WiFi medium.
@@ -223,6 +254,7 @@ pub struct Sim {
     measuring: bool,
     ack_buf: Vec<u8>,
     tx_buf: Vec<u8>,
+    tcp_out: Vec<tcp::Output>,
     log: Vec<PacketEvent>,
 }
 
@@ -236,6 +268,10 @@ fn check(spec: &FlowSpec) -> Result<(), BuildError> {
         FlowKind::Cross { rate_bps, size, .. } if !positive(*rate_bps) || *size == 0 => {
             bad("cross traffic needs a positive rate and packet size")
         }
+        FlowKind::Tcp { config, app } => match config.validate().and_then(|()| app.validate()) {
+            Err(e) => bad(&e),
+            Ok(()) => Ok(()),
+        },
         _ if spec.dscp > 63 => bad("dscp must be 0–63"),
         _ if spec.stop.is_some_and(|s| s <= spec.start + spec.stagger) => {
             bad("stop must come after start (and its stagger)")
@@ -300,7 +336,9 @@ impl Sim {
             }
             let fwd = routes.len() as u32;
             routes.push(topo.route(&spec.path)?);
-            let tracked = spec.is_update_flow().then(|| {
+            let carries_updates =
+                matches!(spec.kind, FlowKind::Acp { .. } | FlowKind::Updates { .. });
+            let tracked = carries_updates.then(|| {
                 next_tracked += 1;
                 next_tracked - 1
             });
@@ -374,6 +412,21 @@ impl Sim {
                     next_seq: 1,
                     freshest: 0,
                 },
+                FlowKind::Tcp { config, app } => {
+                    let rev_path: Vec<String> = spec.path.iter().rev().cloned().collect();
+                    let rev = routes.len() as u32;
+                    routes.push(topo.route(&rev_path)?);
+                    let seed = streams
+                        .stream(&format!("flow {} congestion control", spec.name))
+                        .next_u64();
+                    State::Tcp {
+                        conn: Box::new(Connection::new(config, *app, flow_start, seed)),
+                        fwd,
+                        rev,
+                        timer_gen: 0,
+                        timer_at: None,
+                    }
+                }
             };
             flows.push(Flow {
                 start: flow_start,
@@ -390,12 +443,17 @@ impl Sim {
                 sent_in_window: 0,
                 acks_in_window: 0,
                 rtt_sum: 0.0,
+                delays_in_window: 0,
+                delay_sum: 0.0,
                 dropped: 0,
+                skipped: 0,
+                cwnd_trace: Vec::new(),
                 recent: AgeIntegral::new(start),
                 recent_delivered: 0,
                 trace: Vec::new(),
                 delivery_trace: Vec::new(),
                 next_trace: start,
+                next_trace_cwnd: start,
             });
         }
         let mut sim = Sim {
@@ -416,6 +474,7 @@ impl Sim {
             measuring: false,
             ack_buf: vec![0u8; HEADER_LEN + 64],
             tx_buf: Vec::new(),
+            tcp_out: Vec::new(),
             log: Vec::new(),
         };
         sim.schedule(sim.window_start, Event::Warmup);
@@ -423,14 +482,14 @@ impl Sim {
             let f = &mut sim.flows[i];
             f.active = f.start <= start;
             let (first, stop) = match &f.state {
-                State::Acp { .. } => (None, f.stop),
+                State::Acp { .. } | State::Tcp { .. } => (None, f.stop),
                 State::Stream { arrivals, .. } => (Some(arrivals.next_at()), f.stop),
             };
             if stop < Time::MAX {
                 sim.schedule(stop, Event::Stop(i as u32));
             }
             match first {
-                None => sim.reschedule_source(i),
+                None => sim.reschedule_timer(i),
                 Some(t) if t < stop => sim.schedule(t, Event::Generate(i as u32)),
                 Some(_) => {}
             }
@@ -454,6 +513,7 @@ impl Sim {
             gen: self.now,
             reached: self.now,
             bytes: Vec::new(),
+            wire: None,
         };
         match self.free.pop() {
             Some(id) => {
@@ -513,6 +573,9 @@ impl Sim {
     /// at the stop is its age while active.
     fn stop_flow(&mut self, i: usize) {
         self.flows[i].active = false;
+        if let State::Tcp { conn, .. } = &mut self.flows[i].state {
+            conn.stop();
+        }
     }
 
     /// Where a packet of `flow` is in the measurement window: `end − max(t, window start)`.
@@ -549,7 +612,7 @@ impl Sim {
                 }
             }
             Err(_) => {
-                if kind == Kind::Update {
+                if self.packets[p as usize].carries_data() {
                     self.flows[flow].dropped += 1;
                 }
                 self.log_packet(hop, p, None);
@@ -599,7 +662,7 @@ impl Sim {
                 self.packets[p as usize].hop += 1;
                 self.arrive(p);
             } else {
-                if self.packets[p as usize].kind == Kind::Update {
+                if self.packets[p as usize].carries_data() {
                     self.flows[self.packets[p as usize].flow as usize].dropped += 1;
                 }
                 self.release(p);
@@ -616,10 +679,12 @@ impl Sim {
         let event = PacketEvent {
             link: self.topo.hop_name(hop),
             flow: self.flows[pk.flow as usize].spec.name.clone(),
-            kind: match pk.kind {
-                Kind::Update => "update",
-                Kind::Ack => "ack",
-                Kind::Cross => "cross",
+            kind: match (pk.kind, pk.wire) {
+                (Kind::Update, _) => "update",
+                (Kind::Ack, _) => "ack",
+                (Kind::Cross, _) => "cross",
+                (Kind::Tcp, Some(Wire::Data(_))) => "segment",
+                (Kind::Tcp, _) => "tcp-ack",
             }
             .into(),
             seq: pk.seq,
@@ -674,7 +739,15 @@ impl Sim {
                 {
                     source.handle_datagram(now, &self.packets[p as usize].bytes);
                 }
-                self.reschedule_source(flow);
+                self.reschedule_timer(flow);
+            }
+            Kind::Tcp => {
+                let wire = self.packets[p as usize].wire;
+                self.drive_tcp(flow, |conn, now, out| match wire {
+                    Some(Wire::Data(seg)) => conn.on_data(now, seg, out),
+                    Some(Wire::Ack(ack)) => conn.on_ack(now, ack, out),
+                    None => {}
+                });
             }
             Kind::Update => {
                 let mut ack = None;
@@ -700,9 +773,12 @@ impl Sim {
                         *freshest = seq;
                         gen
                     }),
+                    // TCP's packets are Kind::Tcp.
+                    State::Tcp { .. } => None,
                 };
                 if let Some(gen) = fresh {
-                    self.record_delivery(flow, gen, size);
+                    self.record_delivery(flow, gen);
+                    self.count_bytes(flow, u64::from(size));
                 }
                 if let Some((len, rev)) = ack {
                     let a = self.alloc(flow, Kind::Ack, rev, len as u32 + UDP_IP_OVERHEAD, seq);
@@ -716,7 +792,16 @@ impl Sim {
         self.release(p);
     }
 
-    fn record_delivery(&mut self, flow: usize, gen: Time, size: u32) {
+    /// Bytes of `flow` delivered to the receiving application (its throughput).
+    fn count_bytes(&mut self, flow: usize, bytes: u64) {
+        let f = &mut self.flows[flow];
+        if self.measuring && f.active {
+            f.bytes_in_window += bytes;
+        }
+    }
+
+    /// A fresh update of `flow`, generated at `gen`, reached the receiver.
+    fn record_delivery(&mut self, flow: usize, gen: Time) {
         let now = self.now;
         let measuring = self.measuring;
         let spacing = self.cfg.duration / (self.cfg.trace_points.max(1) as u32);
@@ -728,7 +813,8 @@ impl Sim {
         f.age.reset(now, gen.as_nanos());
         if measuring {
             f.delivered_in_window += 1;
-            f.bytes_in_window += u64::from(size);
+            f.delays_in_window += 1;
+            f.delay_sum += now.nanos_since(gen) as f64 * 1e-9;
         }
         if self.cfg.trace_points > 0 && !spacing.is_zero() {
             // Close every grid interval that ended by now, then move the reference.
@@ -747,18 +833,26 @@ impl Sim {
         }
     }
 
-    fn reschedule_source(&mut self, i: usize) {
+    /// Moves flow `i`'s timer event (an ACP source's or a TCP connection's) to when it next
+    /// needs waking.
+    fn reschedule_timer(&mut self, i: usize) {
         let now = self.now;
-        let State::Acp {
-            source: Some(source),
-            timer_gen,
-            timer_at,
-            ..
-        } = &mut self.flows[i].state
-        else {
-            return;
+        let (next, timer_gen, timer_at) = match &mut self.flows[i].state {
+            State::Acp {
+                source: Some(source),
+                timer_gen,
+                timer_at,
+                ..
+            } => (Endpoint::poll_timeout(source.as_ref()), timer_gen, timer_at),
+            State::Tcp {
+                conn,
+                timer_gen,
+                timer_at,
+                ..
+            } => (conn.poll_timeout(now), timer_gen, timer_at),
+            _ => return,
         };
-        let next = Endpoint::poll_timeout(source.as_ref()).map(|t| t.max(now));
+        let next = next.map(|t| t.max(now));
         if next == *timer_at {
             return;
         }
@@ -772,6 +866,22 @@ impl Sim {
 
     fn timer(&mut self, i: usize, generation: u64) {
         let now = self.now;
+        if let State::Tcp {
+            timer_gen,
+            timer_at,
+            ..
+        } = &mut self.flows[i].state
+        {
+            if *timer_gen != generation {
+                return;
+            }
+            *timer_at = None;
+            if now < self.flows[i].stop {
+                self.flows[i].active = true;
+            }
+            self.drive_tcp(i, |conn, now, out| conn.on_timer(now, out));
+            return;
+        }
         let (route, mut source) = match &mut self.flows[i].state {
             State::Acp {
                 timer_gen,
@@ -806,7 +916,67 @@ impl Sim {
         });
         self.tx_buf = buf;
         self.restore_source(i, source);
-        self.reschedule_source(i);
+        self.reschedule_timer(i);
+    }
+
+    /// Runs `call` on TCP flow `i`'s connection, then carries out what it did: packets onto
+    /// the path (data forward, ACKs back), updates and bytes delivered, RTT samples.
+    fn drive_tcp(
+        &mut self,
+        i: usize,
+        call: impl FnOnce(&mut Connection, Time, &mut dyn FnMut(tcp::Output)),
+    ) {
+        let now = self.now;
+        let mut outputs = std::mem::take(&mut self.tcp_out);
+        let State::Tcp { conn, fwd, rev, .. } = &mut self.flows[i].state else {
+            return;
+        };
+        let (fwd, rev) = (*fwd, *rev);
+        call(conn, now, &mut |o| outputs.push(o));
+        let cwnd = conn.sender().cwnd();
+        for o in outputs.drain(..) {
+            self.tcp_output(i, o, fwd, rev);
+        }
+        self.tcp_out = outputs;
+        let spacing = self.cfg.duration / (self.cfg.trace_points.max(1) as u32);
+        let f = &mut self.flows[i];
+        if self.cfg.trace_points > 0 && !spacing.is_zero() && f.next_trace_cwnd <= now {
+            f.cwnd_trace.push((now.as_secs_f64(), cwnd as f64));
+            while f.next_trace_cwnd <= now {
+                f.next_trace_cwnd += spacing;
+            }
+        }
+        self.reschedule_timer(i);
+    }
+
+    fn tcp_output(&mut self, i: usize, o: tcp::Output, fwd: u32, rev: u32) {
+        let measuring = self.measuring;
+        match o {
+            tcp::Output::Transmit(wire) => {
+                let (route, seq) = match wire {
+                    Wire::Data(seg) => (fwd, seg.seq),
+                    Wire::Ack(ack) => (rev, ack.ack),
+                };
+                let p = self.alloc(i, Kind::Tcp, route, wire.wire_bytes(), seq);
+                self.packets[p as usize].wire = Some(wire);
+                self.arrive(p);
+            }
+            tcp::Output::Written => {
+                let f = &mut self.flows[i];
+                f.sent += 1;
+                f.sent_in_window += u64::from(measuring);
+            }
+            tcp::Output::Skipped => self.flows[i].skipped += 1,
+            tcp::Output::Delivered { generated, .. } => self.record_delivery(i, generated),
+            tcp::Output::Read(bytes) => self.count_bytes(i, bytes),
+            tcp::Output::Rtt(rtt) => {
+                let f = &mut self.flows[i];
+                if measuring && f.active {
+                    f.acks_in_window += 1;
+                    f.rtt_sum += rtt.as_secs_f64();
+                }
+            }
+        }
     }
 
     fn restore_source(&mut self, i: usize, source: Option<Box<Source>>) {
@@ -902,13 +1072,22 @@ impl Sim {
                 };
                 let active = self.active_secs(f);
                 let age = f.age.average(self.now.min(f.stop));
+                let tcp = match &f.state {
+                    State::Tcp { conn, .. } => Some(tcp_counters(conn, f)),
+                    _ => None,
+                };
                 FlowResult {
                     name: f.spec.name.clone(),
                     kind: f.spec.kind.label().into(),
-                    controller: stats.as_ref().map(|(c, _)| c.clone()),
+                    controller: stats
+                        .as_ref()
+                        .map(|(c, _)| c.clone())
+                        .or_else(|| tcp.as_ref().map(|t| t.cc.clone())),
                     dscp: f.spec.dscp,
                     active_s: active,
-                    age: f.tracked.and(age),
+                    age: age.filter(|_| f.spec.is_update_flow()),
+                    mean_delay: (f.delays_in_window > 0)
+                        .then(|| f.delay_sum / f.delays_in_window as f64),
                     est_age: s.and_then(|s| s.avg_age),
                     rtt: s.and_then(|s| s.rtt),
                     source_backlog: s.map(|s| s.avg_backlog),
@@ -932,6 +1111,7 @@ impl Sim {
                     }),
                     mean_age_trace: f.trace.clone(),
                     delivery_trace: f.delivery_trace.clone(),
+                    tcp,
                 }
             })
             .collect();
@@ -993,6 +1173,37 @@ impl Sim {
         match &f.state {
             State::Acp { fwd, .. } => *fwd as usize,
             State::Stream { route, .. } => *route as usize,
+            State::Tcp { fwd, .. } => *fwd as usize,
         }
+    }
+}
+
+/// A TCP flow's counters at the end of the run.
+fn tcp_counters(conn: &Connection, f: &Flow) -> TcpCounters {
+    let sender = conn.sender();
+    let (tx, rx) = (sender.stats(), conn.receiver().stats());
+    let cc = sender.cc();
+    let secs = |d: std::time::Duration| d.as_secs_f64();
+    TcpCounters {
+        cc: match &f.spec.kind {
+            FlowKind::Tcp { config, .. } => config.cc.to_string(),
+            _ => String::new(),
+        },
+        segments: tx.segments,
+        retransmits: tx.retransmits,
+        fast_retransmits: tx.fast_retransmits,
+        timeouts: tx.timeouts,
+        segments_received: rx.segments,
+        acks_sent: rx.acks,
+        dup_acks: tx.dup_acks,
+        out_of_order: rx.out_of_order,
+        updates_skipped: f.skipped,
+        cwnd: cc.window(),
+        ssthresh: (cc.ssthresh() < u64::MAX).then_some(cc.ssthresh()),
+        phase: cc.phase().into(),
+        pacing_rate_bps: cc.pacing_rate().map(|r| r * 8.0),
+        srtt: sender.rto().srtt().map(secs),
+        rto: secs(sender.rto().rto()),
+        cwnd_trace: f.cwnd_trace.clone(),
     }
 }

@@ -6,6 +6,8 @@
 //! - **Updates**: status updates without feedback at a fixed rate, periodic, Poisson or on-off
 //!   (the queueing models' sources, and the oracle's fixed rates without protocol overhead).
 //! - **Cross**: other traffic (CBR, Poisson or on-off) that only competes for the links.
+//! - **TCP**: a connection of [`crate::tcp`], bulk data or status updates written into its byte
+//!   stream; its updates count when the receiving application reads them, in order.
 //!
 //! Every flow is active from `start` to `stop`: it sends only then, and its age, rate and
 //! throughput are measured over the part of its active time after the warm-up.
@@ -15,6 +17,8 @@ use std::time::Duration;
 use acp_core::controller::ControllerKind;
 use acp_core::SourceConfig;
 pub use acp_netmodel::Process;
+
+use crate::tcp::{Application, TcpConfig};
 
 /// A flow's kind and the parameters of that kind.
 #[derive(Debug, Clone, PartialEq)]
@@ -46,6 +50,13 @@ pub enum FlowKind {
         /// Bytes per packet on the wire.
         size: u32,
     },
+    /// A TCP connection (`crate::tcp`): data along the path, ACKs back.
+    Tcp {
+        /// Segment size, windows, timers, buffers, congestion control.
+        config: TcpConfig,
+        /// What the sending application writes.
+        app: Application,
+    },
 }
 
 impl FlowKind {
@@ -55,6 +66,7 @@ impl FlowKind {
             FlowKind::Acp { .. } => "acp",
             FlowKind::Updates { .. } => "updates",
             FlowKind::Cross { .. } => "cross",
+            FlowKind::Tcp { .. } => "tcp",
         }
     }
 }
@@ -82,6 +94,13 @@ pub struct FlowSpec {
 impl FlowSpec {
     /// Whether the flow carries status updates whose age and backlog are measured.
     pub fn is_update_flow(&self) -> bool {
-        !matches!(self.kind, FlowKind::Cross { .. })
+        !matches!(
+            self.kind,
+            FlowKind::Cross { .. }
+                | FlowKind::Tcp {
+                    app: Application::Bulk,
+                    ..
+                }
+        )
     }
 }

@@ -1,8 +1,8 @@
 //! # acp-sim — a deterministic discrete-event network simulator for ACP
 //!
 //! Nodes joined by directional links, explicit routes, and traffic: ACP sessions driven by the
-//! `acp-core` state machines *unchanged* on a virtual clock, fixed-rate update streams and cross
-//! traffic. The links are the shared network model of `acp-netmodel` (the same code the relay
+//! `acp-core` state machines *unchanged* on a virtual clock, fixed-rate update streams, cross
+//! traffic and TCP connections with five congestion controls. The links are the shared network model of `acp-netmodel` (the same code the relay
 //! runs): rate or delivery trace, propagation delay and jitter, drop-tail or priority queues,
 //! loss models, schedules and outages. A seed fully determines a run, byte for byte, and every
 //! random element has its own stream, so runs that differ only in a controller or a rate see the
@@ -20,8 +20,9 @@
 //! - [`spec`]: TOML forms of the network model's parameters (units, loss, schedules);
 //! - [`scenario`]: TOML scenario files (format 2);
 //! - [`sweep`]: the oracle, a parallel sweep over fixed rates;
-//! - [`reproduce`]: the papers' Fig. 7, Table I, the D/D/1 table and the multi-source WiFi
-//!   results (Fig. 15, thesis Figs. 3.15 and 3.16).
+//! - [`tcp`]: TCP senders and receivers with their congestion controls;
+//! - [`reproduce`]: the papers' Figs. 2 and 4 (updates over TCP), Fig. 7, Table I, the D/D/1
+//!   table and the multi-source WiFi results (Fig. 15, thesis Figs. 3.15 and 3.16).
 pub mod analytic;
 pub mod engine;
 pub mod flows;
@@ -30,6 +31,7 @@ pub mod reproduce;
 pub mod scenario;
 pub mod spec;
 pub mod sweep;
+pub mod tcp;
 pub mod topology;
 
 pub use engine::{Sim, SimConfig};

@@ -12,6 +12,11 @@ use serde::{Serialize, Serializer};
 pub mod json_units {
     use super::{Serialize, Serializer};
 
+    /// Seconds as milliseconds.
+    pub fn ms<S: Serializer>(v: &f64, ser: S) -> Result<S::Ok, S::Error> {
+        ser.serialize_f64(v * 1e3)
+    }
+
     /// Optional seconds as milliseconds.
     pub fn opt_ms<S: Serializer>(v: &Option<f64>, ser: S) -> Result<S::Ok, S::Error> {
         v.map(|x| x * 1e3).serialize(ser)
@@ -20,6 +25,11 @@ pub mod json_units {
     /// `(t, age)` pairs in seconds as `[t (s), age (ms)]`.
     pub fn trace_ms<S: Serializer>(v: &[(f64, f64)], ser: S) -> Result<S::Ok, S::Error> {
         ser.collect_seq(v.iter().map(|&(t, a)| (t, a * 1e3)))
+    }
+
+    /// Optional bits per second as kbit/s.
+    pub fn opt_kbps<S: Serializer>(bps: &Option<f64>, ser: S) -> Result<S::Ok, S::Error> {
+        bps.map(|b| b / 1e3).serialize(ser)
     }
 
     /// Bits per second as kbit/s.
@@ -67,6 +77,9 @@ pub struct FlowResult {
     /// send time (s): the papers' "average RTT" (`rtt` is the source's smoothed RTT̄ at the end).
     #[serde(rename = "mean_rtt_ms", serialize_with = "json_units::opt_ms")]
     pub mean_rtt: Option<f64>,
+    /// Mean delay of the updates delivered in the window, from generation to delivery (s).
+    #[serde(rename = "mean_delay_ms", serialize_with = "json_units::opt_ms")]
+    pub mean_delay: Option<f64>,
     /// The ACP source's time-average estimated backlog.
     pub source_backlog: Option<f64>,
     /// The ACP source's rate at the end (updates/s).
@@ -103,6 +116,55 @@ pub struct FlowResult {
     /// grid (empty unless asked for).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub delivery_trace: Vec<(f64, f64)>,
+    /// A TCP flow's counters.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tcp: Option<TcpCounters>,
+}
+
+/// A TCP flow's counters over the whole run and its state at the end.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TcpCounters {
+    /// The congestion control.
+    pub cc: String,
+    /// Data segments sent, retransmissions included.
+    pub segments: u64,
+    /// Segments sent again.
+    pub retransmits: u64,
+    /// Fast retransmits (fast recoveries entered).
+    pub fast_retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Segments the receiver got.
+    pub segments_received: u64,
+    /// ACKs the receiver sent.
+    pub acks_sent: u64,
+    /// Duplicate ACKs the sender received.
+    pub dup_acks: u64,
+    /// Segments that arrived beyond a hole.
+    pub out_of_order: u64,
+    /// Fixed-rate updates skipped because the send buffer was full.
+    pub updates_skipped: u64,
+    /// Congestion window at the end (bytes).
+    #[serde(rename = "cwnd_bytes")]
+    pub cwnd: u64,
+    /// Slow-start threshold at the end (bytes), once set.
+    #[serde(rename = "ssthresh_bytes")]
+    pub ssthresh: Option<u64>,
+    /// The congestion control's phase at the end.
+    pub phase: String,
+    /// Pacing rate at the end (bit/s of payload), if the congestion control paces.
+    #[serde(rename = "pacing_rate_kbps", serialize_with = "json_units::opt_kbps")]
+    pub pacing_rate_bps: Option<f64>,
+    /// Smoothed RTT at the end (s).
+    #[serde(rename = "srtt_ms", serialize_with = "json_units::opt_ms")]
+    pub srtt: Option<f64>,
+    /// RTO at the end (s).
+    #[serde(rename = "rto_ms", serialize_with = "json_units::ms")]
+    pub rto: f64,
+    /// `(t s, congestion window in bytes)` at the first event after each grid point (empty
+    /// unless `trace_points` asks for a grid).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cwnd_trace: Vec<(f64, f64)>,
 }
 
 /// An ACP source's protocol counters.

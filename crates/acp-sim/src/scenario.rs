@@ -16,12 +16,25 @@
 //! loss = 0.01                    # or { model = "gilbert-elliott", p = 0.01, r = 0.3 }
 //!
 //! [[flow]]
-//! type = "acp"                   # acp | updates | cross: each type has exactly its own fields
-//! name = "sensor"
+//! type = "acp"                   # acp | updates | cross | tcp: each type has exactly its own
+//! name = "sensor"                #   fields
 //! count = 16                     # sensor#1 … sensor#16, starts staggered by a seeded draw
 //! controller = "acp+"            # seek (the default) | acp+ | acp[:KAPPA] | lazy | fixed:RATE
 //! path = ["src", "mon"]
-//! ```
+//!
+//! [[flow]]
+//! type = "tcp"                   # data along the path, ACKs back along the reversed path
+//! cc = "cubic"                   # newreno (default) | cubic | bbr | vegas | yeah
+//! app = "updates"                # bulk (default) | updates
+//! payload = 536                  # updates: bytes per update record
+//! rate = 40                      # updates: one every 1/40 s; without it, at will
+//! # notsent_lowat = 1072         # at will: write only while fewer bytes are unsent
+//! smss = 536                     # default 1448
+//! nodelay = true                 # TCP_NODELAY (default false: Nagle on, as in Linux)
+//! delayed_ack = { every = 2, timeout = "40ms" }   # default; false ACKs every segment
+//! receive_buffer = 65536         # rwnd (default 1 MiB); send_buffer likewise
+//! path = ["src", "mon"]          # also initial_window (10), min_rto (200ms), initial_rto (1s),
+//! ```                            #   max_rto (60s)
 //!
 //! Errors name the line and the field (the CLI adds the file): the `toml` crate reports the line
 //! of a bad link or top-level value; flows are read in two steps (their common fields, then the
@@ -48,6 +61,7 @@ use thiserror::Error;
 use crate::engine::{BuildError, Sim, SimConfig};
 use crate::flows::{FlowKind, FlowSpec};
 use crate::spec::{describe_toml_error, Dur, LossToml, Rate, ScheduleToml};
+use crate::tcp::{Application, DelayedAck, TcpConfig, UpdateMode};
 use crate::topology::{FramesBuilder, Topology};
 
 /// Why a scenario could not be loaded.
@@ -309,6 +323,110 @@ struct CrossToml {
     size: u32,
 }
 
+/// What a TCP flow's sending application does.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum TcpAppToml {
+    #[default]
+    Bulk,
+    Updates,
+}
+
+/// `delayed_ack = false`, `true` (Linux's: every 2 full segments or 40 ms) or a table.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(untagged)]
+enum DelayedAckToml {
+    Switch(bool),
+    Table {
+        #[serde(default = "two")]
+        every: u32,
+        #[serde(default = "forty_ms")]
+        timeout: Dur,
+    },
+}
+
+fn two() -> u32 {
+    2
+}
+fn forty_ms() -> Dur {
+    Dur(Duration::from_millis(40))
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TcpToml {
+    #[serde(default = "default_cc")]
+    cc: String,
+    #[serde(default)]
+    app: TcpAppToml,
+    payload: Option<u32>,
+    rate: Option<f64>,
+    notsent_lowat: Option<u64>,
+    smss: Option<u32>,
+    initial_window: Option<u32>,
+    nodelay: Option<bool>,
+    delayed_ack: Option<DelayedAckToml>,
+    send_buffer: Option<u64>,
+    receive_buffer: Option<u64>,
+    min_rto: Option<Dur>,
+    initial_rto: Option<Dur>,
+    max_rto: Option<Dur>,
+}
+
+fn default_cc() -> String {
+    "newreno".into()
+}
+
+fn tcp_kind(t: TcpToml) -> Result<FlowKind, String> {
+    let mut config = TcpConfig {
+        cc: t.cc.parse()?,
+        ..TcpConfig::default()
+    };
+    let set = |slot: &mut u32, v: Option<u32>| *slot = v.unwrap_or(*slot);
+    set(&mut config.smss, t.smss);
+    set(&mut config.initial_window, t.initial_window);
+    config.nodelay = t.nodelay.unwrap_or(config.nodelay);
+    config.delayed_ack = match t.delayed_ack {
+        None | Some(DelayedAckToml::Switch(true)) => Some(DelayedAck::default()),
+        Some(DelayedAckToml::Switch(false)) => None,
+        Some(DelayedAckToml::Table { every, timeout }) => Some(DelayedAck {
+            every,
+            timeout: timeout.0,
+        }),
+    };
+    config.send_buffer = t.send_buffer.unwrap_or(config.send_buffer);
+    config.receive_buffer = t.receive_buffer.unwrap_or(config.receive_buffer);
+    config.min_rto = t.min_rto.map_or(config.min_rto, |d| d.0);
+    config.initial_rto = t.initial_rto.map_or(config.initial_rto, |d| d.0);
+    config.max_rto = t.max_rto.map_or(config.max_rto, |d| d.0);
+    config.validate()?;
+    let app = match t.app {
+        TcpAppToml::Bulk => {
+            if t.payload.is_some() || t.rate.is_some() || t.notsent_lowat.is_some() {
+                return Err("payload, rate and notsent_lowat need app = \"updates\"".into());
+            }
+            Application::Bulk
+        }
+        TcpAppToml::Updates => Application::Updates {
+            payload: t.payload.unwrap_or(default_payload()),
+            mode: match (t.rate, t.notsent_lowat) {
+                (Some(_), Some(_)) => {
+                    return Err(
+                        "give rate (fixed-rate updates) or notsent_lowat (at will), not both"
+                            .into(),
+                    )
+                }
+                (Some(r), None) => UpdateMode::Rate(r),
+                (None, lowat) => UpdateMode::AtWill {
+                    notsent_lowat: lowat,
+                },
+            },
+        },
+    };
+    app.validate()?;
+    Ok(FlowKind::Tcp { config, app })
+}
+
 fn periodic() -> ProcessToml {
     ProcessToml::Periodic
 }
@@ -535,7 +653,7 @@ fn flows(i: usize, mut table: toml::Table) -> Result<Vec<FlowSpec>, String> {
     let kind = match table.remove("type") {
         Some(toml::Value::String(s)) => s,
         Some(other) => return Err(format!("type must be a string, got {other}")),
-        None => return Err("missing field `type` (acp, updates or cross)".into()),
+        None => return Err("missing field `type` (acp, updates, cross or tcp)".into()),
     };
     let mut common = toml::Table::new();
     for key in COMMON {
@@ -565,9 +683,10 @@ fn flows(i: usize, mut table: toml::Table) -> Result<Vec<FlowSpec>, String> {
                 size: t.size,
             }
         }
+        "tcp" => tcp_kind(from_table(table)?)?,
         other => {
             return Err(format!(
-                "unknown type {other:?} (expected acp, updates or cross)"
+                "unknown type {other:?} (expected acp, updates, cross or tcp)"
             ))
         }
     };
@@ -712,16 +831,24 @@ impl Scenario {
         s
     }
 
-    /// Replaces every ACP flow's controller by Fixed(`rate`) and every update stream's rate by
-    /// `rate`: one point of an oracle sweep. Cross traffic is untouched and, drawing from its own
+    /// Replaces every ACP flow's controller by Fixed(`rate`) and every update stream's rate (and
+    /// every fixed-rate TCP update flow's) by `rate`: one point of an oracle sweep. Cross traffic is untouched and, drawing from its own
     /// random streams, arrives exactly as in every other point.
     pub fn with_fixed_rate(&self, rate: f64) -> Scenario {
         let mut s = self.clone();
         for f in &mut s.flows {
             match &mut f.kind {
                 FlowKind::Acp { controller, .. } => *controller = ControllerKind::Fixed(rate),
-                FlowKind::Updates { rate: r, .. } => *r = rate,
-                FlowKind::Cross { .. } => {}
+                FlowKind::Updates { rate: r, .. }
+                | FlowKind::Tcp {
+                    app:
+                        Application::Updates {
+                            mode: UpdateMode::Rate(r),
+                            ..
+                        },
+                    ..
+                } => *r = rate,
+                FlowKind::Cross { .. } | FlowKind::Tcp { .. } => {}
             }
         }
         s
@@ -755,6 +882,76 @@ mod tests {
         rate = "0.2mbit"
         path = ["a", "b"]
     "#;
+
+    const TCP: &str = r#"
+        format = 2
+        duration = "10s"
+        [[link]]
+        from = "a"
+        to = "b"
+        rate = "1mbit"
+        delay = "5ms"
+        queue = 20
+        [[flow]]
+        name = "t"
+        type = "tcp"
+        cc = "newreno"
+        app = "updates"
+        payload = 200
+        rate = 20
+        smss = 536
+        delayed_ack = { every = 3 }
+        path = ["a", "b"]
+    "#;
+
+    #[test]
+    fn reads_tcp_flows() {
+        let s = Scenario::parse(TCP).unwrap();
+        let FlowKind::Tcp { config, app } = &s.flows[0].kind else {
+            panic!("{:?}", s.flows[0].kind)
+        };
+        assert_eq!(config.smss, 536);
+        assert_eq!(
+            config.delayed_ack,
+            Some(DelayedAck {
+                every: 3,
+                timeout: Duration::from_millis(40)
+            })
+        );
+        assert_eq!(
+            *app,
+            Application::Updates {
+                payload: 200,
+                mode: UpdateMode::Rate(20.0)
+            }
+        );
+        let r = s.build().unwrap().run();
+        let f = &r.flows[0];
+        assert_eq!(f.kind, "tcp");
+        assert_eq!(f.controller.as_deref(), Some("newreno"));
+        assert!((f.rate - 20.0).abs() < 0.5, "{}", f.rate);
+        assert!(f.age.is_some() && f.mean_delay.is_some());
+        let bulk = TCP.replace(
+            "app = \"updates\"\n        payload = 200\n        rate = 20",
+            "delayed_ack = false",
+        );
+        let bulk = bulk.replace("\n        delayed_ack = { every = 3 }", "");
+        let s = Scenario::parse(&bulk).unwrap();
+        assert!(matches!(
+            &s.flows[0].kind,
+            FlowKind::Tcp {
+                app: Application::Bulk,
+                config
+            } if config.delayed_ack.is_none()
+        ));
+        let r = s.build().unwrap().run();
+        assert!(r.flows[0].age.is_none());
+        assert!(
+            r.flows[0].throughput_bps > 0.8e6,
+            "{}",
+            r.flows[0].throughput_bps
+        );
+    }
 
     #[test]
     fn parses_and_runs() {
@@ -812,9 +1009,34 @@ mod tests {
             ),
             (MINI.replace("format = 2", ""), "format = 2"),
             (
-                MINI.replace("type = \"cross\"", "type = \"tcp\""),
+                MINI.replace("type = \"cross\"", "type = \"udp\""),
                 "unknown type",
             ),
+            (
+                MINI.replace("type = \"cross\"", "type = \"tcp\""),
+                "line 18: [[flow]] flow1: unknown field `process`",
+            ),
+            (
+                TCP.replace("cc = \"newreno\"", "cc = \"hybla\""),
+                "unknown congestion control",
+            ),
+            (
+                TCP.replace("rate = 20", "rate = 20\n        notsent_lowat = 10"),
+                "not both",
+            ),
+            (
+                TCP.replace("app = \"updates\"", "app = \"bulk\""),
+                "need app",
+            ),
+            (
+                TCP.replace("smss = 536", "smss = 536\n        receive_buffer = 600"),
+                "line 10: [[flow]] t: receive_buffer must hold at least two segments",
+            ),
+            (
+                TCP.replace("rate = 20", "rate = -2"),
+                "rate (updates/s) must be positive",
+            ),
+            (TCP.replace("smss = 536", "smss = \"big\""), "invalid type"),
         ];
         for (text, needle) in cases {
             let e = Scenario::parse(&text).unwrap_err().to_string();

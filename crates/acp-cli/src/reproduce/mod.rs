@@ -1,7 +1,7 @@
-//! `acp reproduce fig7|table1|dd1|fig15|fig3-16|fig3-15|controllers`: the papers' results (and
-//! our D/D/1 finding), a table on stdout beside the papers' numbers, plots and CSV on disk. The
-//! multi-source WiFi results are in [`wifi`], our controllers' evaluation suite in
-//! [`controllers`].
+//! `acp reproduce fig2|fig4|fig7|table1|dd1|fig15|fig3-16|fig3-15|controllers`: the papers'
+//! results (and our D/D/1 finding), a table on stdout beside the papers' numbers, plots and CSV
+//! on disk. The TCP results of §III are in [`tcp`], the multi-source WiFi results in [`wifi`],
+//! our controllers' evaluation suite in [`controllers`].
 //!
 //! On SIGINT or SIGTERM the runs not yet started are skipped and the runs under way finish
 //! (one [`Cancel`] handle for all the runs of a reproduction); the tables, CSV and charts then
@@ -9,6 +9,7 @@
 //! `interrupted`, `runs_done`, `runs`), and the command succeeds, as `demo` and `bench` do.
 
 mod controllers;
+mod tcp;
 mod wifi;
 
 use std::path::Path;
@@ -29,6 +30,8 @@ const NOT_RUN: &str = "not run";
 /// Runs one reproduction.
 pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
     let dir = a.out.join(match a.which {
+        Reproduction::Fig2 => "fig2",
+        Reproduction::Fig4 => "fig4",
         Reproduction::Fig7 => "fig7",
         Reproduction::Table1 => "table1",
         Reproduction::Dd1 => "dd1",
@@ -50,6 +53,8 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
     let cancel = Cancel::on(signals::shutdown_flag()?);
     let c = &cancel;
     match a.which {
+        Reproduction::Fig2 => tcp::fig2(&dir, a.secs.unwrap_or(300), &seeds, a.json, c),
+        Reproduction::Fig4 => tcp::fig4(&dir, a.secs.unwrap_or(300), &seeds, a.json, c),
         Reproduction::Fig7 => fig7(&dir, a.updates, a.seed, a.json, c),
         Reproduction::Table1 => table1(&dir, a.secs.unwrap_or(300), a.seed, a.json, c),
         Reproduction::Dd1 => dd1(&dir, a.secs.unwrap_or(60), a.json, c),

@@ -11,12 +11,15 @@
 //!   Figs. 3.15 and 3.16).
 //! - [`controllers`]: our evaluation suite, every controller of a list against the fixed-rate
 //!   oracle on 36 scenarios.
+//! - [`tcp_updates`]: §III, status updates over TCP against UDP (Fig. 2) and small payloads
+//!   over TCP (Fig. 4).
 //!
 //! Each takes a [`Cancel`] handle for all its runs: once it is cancelled, the runs not yet started
 //! are skipped and the results cover the runs done (rows or points with no run left out, cells
 //! whose run was skipped `None`).
 
 pub mod controllers;
+pub mod tcp_updates;
 pub mod wifi;
 
 use std::time::Duration;

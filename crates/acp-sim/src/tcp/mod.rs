@@ -1,0 +1,183 @@
+//! TCP models: a sender and a receiver that run on the simulator's links like any other flow,
+//! with the congestion controls of the ACP+ paper's comparisons behind one trait.
+//!
+//! Sans-IO, like `acp-core`: every call takes `now`; the engine asks what to send and when to be
+//! woken. One connection is a [`Connection`] (the application at both ends, the [`Sender`] and
+//! the [`Receiver`]); the engine carries its [`Wire`] packets, data along the flow's path and
+//! ACKs back along the reversed path, exactly as it carries ACP's updates and ACKs.
+//!
+//! What is modelled (the parameters are [`TcpConfig`]'s):
+//! - a byte stream cut into segments of at most SMSS bytes; Nagle's algorithm unless `nodelay`
+//!   (a segment shorter than SMSS waits while data is unacknowledged);
+//! - a congestion window in bytes ([`cc`]): NewReno, CUBIC, BBR v1, Vegas, YeAH;
+//! - duplicate-ACK fast retransmit and NewReno fast recovery (RFC 5681, RFC 6582) for every
+//!   controller: the controller sets the window on entry, the sender inflates it by one SMSS
+//!   per duplicate ACK and retransmits on partial ACKs;
+//! - the retransmission timer of RFC 6298 (Karn's rule, minimum RTO 200 ms as in Linux,
+//!   exponential backoff up to 60 s), go-back-N after a timeout;
+//! - a receiver that delivers bytes to its application **in order only** (data behind a hole
+//!   waits for the retransmission: head-of-line blocking), ACKs a duplicate, out-of-order or
+//!   hole-filling segment at once and delays other ACKs (every second full segment's worth of
+//!   bytes, or a timer), and advertises its free receive buffer (rwnd);
+//! - delivery-rate samples (draft-cheng-iccrg-delivery-rate-estimation) for BBR, pacing when
+//!   the controller sets a rate.
+//!
+//! Not modelled: the handshake and teardown (the connection exists at the flow's start with
+//! the peer's window known), SACK, timestamps, window scaling limits, ECN, PRR, RACK, tail loss
+//! probes, slow start after idle, receive-buffer autotuning. Segments carry 40 bytes of IPv4
+//! and TCP headers (no options) on the links; pure ACKs are 40 bytes.
+
+pub mod app;
+pub mod cc;
+pub mod connection;
+pub mod receiver;
+pub mod rto;
+pub mod sender;
+
+use std::time::Duration;
+
+pub use app::{Application, UpdateMode};
+pub use cc::CcKind;
+pub use connection::{Connection, Output};
+pub use receiver::Receiver;
+pub use sender::Sender;
+pub use sender::SenderStats;
+
+/// Bytes of IPv4 and TCP headers on every segment (no options).
+pub const TCP_IP_OVERHEAD: u32 = 40;
+
+/// A data segment: `len` bytes of the stream from byte `seq` on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Segment {
+    /// Offset of its first byte in the stream.
+    pub seq: u64,
+    /// Payload bytes.
+    pub len: u32,
+}
+
+impl Segment {
+    /// Offset just past its last byte.
+    pub fn end(&self) -> u64 {
+        self.seq + u64::from(self.len)
+    }
+}
+
+/// A pure ACK: everything before `ack` arrived; the receiver can take bytes up to
+/// `ack + window`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ack {
+    /// Cumulative acknowledgement: the next byte expected.
+    pub ack: u64,
+    /// Free receive buffer (bytes).
+    pub window: u64,
+}
+
+/// What a TCP flow puts on a link.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Wire {
+    /// Data, sender to receiver.
+    Data(Segment),
+    /// An ACK, receiver to sender.
+    Ack(Ack),
+}
+
+impl Wire {
+    /// Bytes on the link, headers included.
+    pub fn wire_bytes(&self) -> u32 {
+        match self {
+            Wire::Data(s) => s.len + TCP_IP_OVERHEAD,
+            Wire::Ack(_) => TCP_IP_OVERHEAD,
+        }
+    }
+}
+
+/// The receiver's delayed ACKs: an ACK once `every` full segments' worth of bytes
+/// (`every · SMSS`) is unacknowledged, or `timeout` after the first unacknowledged byte.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DelayedAck {
+    /// Full segments per ACK (2 in RFC 1122 and Linux).
+    pub every: u32,
+    /// The delayed-ACK timer (Linux: 40 ms, its minimum).
+    pub timeout: Duration,
+}
+
+impl Default for DelayedAck {
+    fn default() -> Self {
+        DelayedAck {
+            every: 2,
+            timeout: Duration::from_millis(40),
+        }
+    }
+}
+
+/// A connection's parameters; the defaults are Linux's where it has one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TcpConfig {
+    /// Sender maximum segment size (payload bytes).
+    pub smss: u32,
+    /// Initial congestion window in segments (RFC 6928, Linux: 10).
+    pub initial_window: u32,
+    /// Disable Nagle's algorithm (TCP_NODELAY; Linux sockets have Nagle on by default).
+    pub nodelay: bool,
+    /// The receiver's delayed ACKs; `None` ACKs every segment at once.
+    pub delayed_ack: Option<DelayedAck>,
+    /// Socket send buffer (bytes the application may have written and not had acknowledged).
+    pub send_buffer: u64,
+    /// Receive buffer (bytes): the largest window the receiver advertises.
+    pub receive_buffer: u64,
+    /// Lower bound of the RTO (Linux: 200 ms; RFC 6298: 1 s).
+    pub min_rto: Duration,
+    /// RTO before the first RTT sample (RFC 6298: 1 s).
+    pub initial_rto: Duration,
+    /// Upper bound of the RTO, backoff included (RFC 6298 allows 60 s or more).
+    pub max_rto: Duration,
+    /// The congestion control.
+    pub cc: CcKind,
+}
+
+impl Default for TcpConfig {
+    fn default() -> Self {
+        TcpConfig {
+            smss: 1448,
+            initial_window: 10,
+            nodelay: false,
+            delayed_ack: Some(DelayedAck::default()),
+            send_buffer: 1 << 20,
+            receive_buffer: 1 << 20,
+            min_rto: Duration::from_millis(200),
+            initial_rto: Duration::from_secs(1),
+            max_rto: Duration::from_secs(60),
+            cc: CcKind::NewReno,
+        }
+    }
+}
+
+impl TcpConfig {
+    /// Checks the parameters, naming the first one out of range.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.smss < 64 {
+            return Err("smss must be at least 64 bytes".into());
+        }
+        if self.initial_window == 0 {
+            return Err("initial_window must be at least 1 segment".into());
+        }
+        if self.receive_buffer < 2 * u64::from(self.smss) {
+            return Err("receive_buffer must hold at least two segments (2 · smss)".into());
+        }
+        if self.send_buffer < u64::from(self.smss) {
+            return Err("send_buffer must hold at least one segment (smss)".into());
+        }
+        if let Some(d) = self.delayed_ack {
+            if d.every == 0 || d.timeout.is_zero() {
+                return Err("delayed_ack needs every ≥ 1 and a positive timeout".into());
+            }
+        }
+        if self.min_rto.is_zero() || self.min_rto > self.max_rto {
+            return Err("min_rto must be positive and at most max_rto".into());
+        }
+        if self.initial_rto < self.min_rto || self.initial_rto > self.max_rto {
+            return Err("initial_rto must lie between min_rto and max_rto".into());
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,477 @@
+//! The sending half: segmentation, the windows, loss recovery, the retransmission timer and
+//! delivery-rate samples.
+//!
+//! The application writes bytes into a send buffer of `send_buffer` bytes ([`Sender::write`]);
+//! [`Sender::poll_transmit`] cuts them into segments of at most SMSS bytes. A segment goes out
+//! when it fits the congestion window (bytes in flight + its length ≤ window) and the receiver's
+//! window, the pacing rate allows it, and — unless `nodelay` — it is a full segment or nothing
+//! is unacknowledged (Nagle). Segments are never split to fit a window.
+//!
+//! Loss recovery (RFC 5681, RFC 6582), the same under every congestion control:
+//! - the third duplicate ACK starts fast recovery (unless it acknowledges nothing beyond the
+//!   `recover` point of an earlier recovery or timeout): the controller sets its window
+//!   ([`CongestionControl::on_loss`]), the first unacknowledged segment is resent, and the window
+//!   is inflated by 3·SMSS, then by one SMSS per further duplicate ACK;
+//! - a partial ACK resends the next unacknowledged segment and deflates the inflation by the
+//!   bytes it acknowledged (adding one SMSS back if that was at least one SMSS);
+//! - a full ACK ends recovery: the inflation goes, the controller's window stays.
+//!
+//! The retransmission timer (RFC 6298) runs while data is unacknowledged and restarts when an
+//! ACK acknowledges new data; on expiry the controller is told, the RTO backs off and sending
+//! goes back to the first unacknowledged byte (go-back-N: with no SACK, every segment after the
+//! hole is presumed lost). RTT samples follow Karn's rule: an ACK that acknowledges a
+//! retransmitted segment gives none.
+//!
+//! Delivery-rate samples follow draft-cheng-iccrg-delivery-rate-estimation over cumulative ACKs:
+//! each segment remembers the bytes delivered and the times when it was sent; the sample of an
+//! ACK is the bytes delivered since its newest acknowledged segment was sent over the longer of
+//! that segment's send and ACK intervals, and is marked application-limited when the sender ran
+//! out of data with room in its window.
+
+use std::collections::VecDeque;
+use std::time::Duration;
+
+use acp_core::Time;
+
+use super::cc::{AckEvent, CongestionControl, RateSample};
+use super::rto::RtoEstimator;
+use super::{Ack, Segment, TcpConfig};
+
+/// One transmission of a segment still unacknowledged.
+#[derive(Debug, Clone, Copy)]
+struct Sent {
+    seq: u64,
+    end: u64,
+    sent_at: Time,
+    retransmitted: bool,
+    /// The connection's delivery state when it was sent.
+    delivered: u64,
+    delivered_time: Time,
+    first_sent_time: Time,
+    app_limited: bool,
+}
+
+/// The connection's delivery state, as a transmission records it.
+#[derive(Debug, Clone, Copy)]
+struct DeliveryState {
+    delivered: u64,
+    delivered_time: Time,
+    first_sent_time: Time,
+    app_limited: bool,
+}
+
+impl DeliveryState {
+    /// A transmission of `[seq, end)` at `sent_at` in this state.
+    fn record(self, seq: u64, end: u64, sent_at: Time, retransmitted: bool) -> Sent {
+        Sent {
+            seq,
+            end,
+            sent_at,
+            retransmitted,
+            delivered: self.delivered,
+            delivered_time: self.delivered_time,
+            first_sent_time: self.first_sent_time,
+            app_limited: self.app_limited,
+        }
+    }
+}
+
+/// What keeps the next segment from going out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Blocked {
+    NoData,
+    Nagle,
+    Window,
+    Receiver,
+    Pacing(Time),
+}
+
+/// The sender's counters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SenderStats {
+    /// Segments sent, retransmissions included.
+    pub segments: u64,
+    /// Segments sent again (fast retransmits, partial-ACK and go-back-N resends).
+    pub retransmits: u64,
+    /// Fast retransmits (fast recoveries entered).
+    pub fast_retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// ACKs received.
+    pub acks: u64,
+    /// Duplicate ACKs among them.
+    pub dup_acks: u64,
+}
+
+/// The sending half of a connection.
+#[derive(Debug)]
+pub struct Sender {
+    smss: u64,
+    nodelay: bool,
+    send_buffer: u64,
+    cc: Box<dyn CongestionControl>,
+    rto: RtoEstimator,
+    /// End of the bytes the application wrote.
+    written: u64,
+    /// First unacknowledged byte.
+    una: u64,
+    /// Next byte to send.
+    nxt: u64,
+    /// End of the highest byte ever sent.
+    max: u64,
+    /// The receiver's window edge: no byte at or beyond it may be sent.
+    peer_edge: u64,
+    sent: VecDeque<Sent>,
+    rto_at: Option<Time>,
+    dup_acks: u32,
+    in_recovery: bool,
+    /// End of the data outstanding when the last recovery or timeout began (RFC 6582's
+    /// `recover`, exclusive).
+    recover: Option<u64>,
+    /// Bytes fast recovery adds to the controller's window (may be negative after deflation).
+    inflation: i64,
+    retransmit_pending: bool,
+    delivered: u64,
+    delivered_time: Time,
+    first_sent_time: Time,
+    /// Nonzero while application-limited: delivered must pass it for samples to count again.
+    app_limited_until: u64,
+    round_end: u64,
+    limited_this_round: bool,
+    limited_last_round: bool,
+    next_send: Time,
+    stats: SenderStats,
+}
+
+impl Sender {
+    /// A sender under `cfg` with congestion control `cc`, its window opened to the receive
+    /// buffer, created at `now`.
+    pub fn new(cfg: &TcpConfig, cc: Box<dyn CongestionControl>, now: Time) -> Self {
+        Sender {
+            smss: u64::from(cfg.smss),
+            nodelay: cfg.nodelay,
+            send_buffer: cfg.send_buffer,
+            cc,
+            rto: RtoEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
+            written: 0,
+            una: 0,
+            nxt: 0,
+            max: 0,
+            peer_edge: cfg.receive_buffer,
+            sent: VecDeque::new(),
+            rto_at: None,
+            dup_acks: 0,
+            in_recovery: false,
+            recover: None,
+            inflation: 0,
+            retransmit_pending: false,
+            delivered: 0,
+            delivered_time: now,
+            first_sent_time: now,
+            app_limited_until: 0,
+            round_end: 0,
+            limited_this_round: false,
+            limited_last_round: false,
+            next_send: now,
+            stats: SenderStats::default(),
+        }
+    }
+
+    /// Free space in the send buffer (bytes).
+    pub fn send_space(&self) -> u64 {
+        self.send_buffer - (self.written - self.una)
+    }
+
+    /// Bytes written but not yet sent (what TCP_NOTSENT_LOWAT compares).
+    pub fn not_sent(&self) -> u64 {
+        self.written - self.nxt
+    }
+
+    /// The application writes `bytes` (at most [`send_space`](Self::send_space)).
+    pub fn write(&mut self, bytes: u64) {
+        self.written += bytes.min(self.send_space());
+    }
+
+    /// The window in force: the controller's, plus fast recovery's inflation, at least SMSS.
+    pub fn window(&self) -> u64 {
+        let w = self.cc.window() as i64 + self.inflation;
+        w.max(self.smss as i64) as u64
+    }
+
+    /// The controller's window (bytes), without recovery's inflation.
+    pub fn cwnd(&self) -> u64 {
+        self.cc.window()
+    }
+
+    /// The congestion control.
+    pub fn cc(&self) -> &dyn CongestionControl {
+        self.cc.as_ref()
+    }
+
+    /// Bytes in flight: sent and neither acknowledged nor presumed lost.
+    pub fn flight(&self) -> u64 {
+        self.nxt - self.una
+    }
+
+    /// First unacknowledged byte.
+    pub fn una(&self) -> u64 {
+        self.una
+    }
+
+    /// The RTT estimator.
+    pub fn rto(&self) -> &RtoEstimator {
+        &self.rto
+    }
+
+    /// Whether fast recovery is under way.
+    pub fn in_recovery(&self) -> bool {
+        self.in_recovery
+    }
+
+    /// The counters.
+    pub fn stats(&self) -> SenderStats {
+        self.stats
+    }
+
+    fn blocked(&self, now: Time) -> Result<u64, Blocked> {
+        let available = self.written - self.nxt;
+        if available == 0 {
+            return Err(Blocked::NoData);
+        }
+        let len = available.min(self.smss);
+        if !self.nodelay && len < self.smss && self.nxt > self.una {
+            return Err(Blocked::Nagle);
+        }
+        if self.flight() + len > self.window() {
+            return Err(Blocked::Window);
+        }
+        if self.nxt + len > self.peer_edge {
+            return Err(Blocked::Receiver);
+        }
+        if self.cc.pacing_rate().is_some() && now < self.next_send {
+            return Err(Blocked::Pacing(self.next_send));
+        }
+        Ok(len)
+    }
+
+    /// The next segment to send now, if any; call until `None`.
+    #[must_use]
+    pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
+        if std::mem::take(&mut self.retransmit_pending) {
+            // The first unacknowledged segment as it was sent (or SMSS if none is on record).
+            let len = self
+                .sent
+                .front()
+                .map_or(self.smss, |s| s.end - s.seq)
+                .min(self.max - self.una);
+            if len > 0 {
+                let seg = Segment {
+                    seq: self.una,
+                    len: len as u32,
+                };
+                self.stats.segments += 1;
+                self.stats.retransmits += 1;
+                let state = self.delivery_state();
+                for s in self.sent.iter_mut().take_while(|s| s.seq < seg.end()) {
+                    *s = state.record(s.seq, s.end, now, true);
+                }
+                self.rto_at.get_or_insert(now + self.rto.rto());
+                return Some(seg);
+            }
+        }
+        let len = match self.blocked(now) {
+            Ok(len) => len,
+            Err(Blocked::Window) => {
+                self.limited_this_round = true;
+                return None;
+            }
+            Err(Blocked::NoData) => {
+                if self.flight() + self.smss <= self.window() {
+                    self.app_limited_until = (self.delivered + self.flight()).max(1);
+                }
+                return None;
+            }
+            Err(_) => return None,
+        };
+        if self.nxt == self.una {
+            self.first_sent_time = now;
+            self.delivered_time = now;
+        }
+        let seg = Segment {
+            seq: self.nxt,
+            len: len as u32,
+        };
+        let retransmission = seg.seq < self.max;
+        let record = self
+            .delivery_state()
+            .record(seg.seq, seg.end(), now, retransmission);
+        self.sent.push_back(record);
+        self.nxt = seg.end();
+        self.max = self.max.max(self.nxt);
+        self.stats.segments += 1;
+        self.stats.retransmits += u64::from(retransmission);
+        if self.flight() + self.smss > self.window() {
+            self.limited_this_round = true;
+        }
+        if let Some(rate) = self.cc.pacing_rate() {
+            let gap = Duration::from_secs_f64(len as f64 / rate.max(1.0));
+            self.next_send = self.next_send.max(now) + gap;
+        }
+        self.rto_at.get_or_insert(now + self.rto.rto());
+        Some(seg)
+    }
+
+    /// The delivery state a transmission now records.
+    fn delivery_state(&self) -> DeliveryState {
+        DeliveryState {
+            delivered: self.delivered,
+            delivered_time: self.delivered_time,
+            first_sent_time: self.first_sent_time,
+            app_limited: self.app_limited_until > 0,
+        }
+    }
+
+    /// An ACK arrived; returns its RTT sample, if Karn's rule allows one.
+    pub fn handle_ack(&mut self, now: Time, ack: Ack) -> Option<Duration> {
+        self.stats.acks += 1;
+        if ack.ack > self.max {
+            return None; // acknowledges bytes never sent
+        }
+        self.peer_edge = ack.ack + ack.window;
+        if ack.ack <= self.una {
+            if ack.ack == self.una && self.max > self.una {
+                self.duplicate_ack(now);
+            }
+            return None;
+        }
+        let acked = ack.ack - self.una;
+        let mut karn = true;
+        let mut newest: Option<Sent> = None;
+        while let Some(s) = self.sent.front_mut() {
+            if s.end > ack.ack {
+                if s.seq < ack.ack {
+                    s.seq = ack.ack;
+                    karn = false;
+                }
+                break;
+            }
+            karn &= !s.retransmitted;
+            let s = *s;
+            self.sent.pop_front();
+            if newest.is_none_or(|n| s.sent_at >= n.sent_at) {
+                newest = Some(s);
+            }
+        }
+        let rtt = newest
+            .filter(|_| karn)
+            .map(|s| now.saturating_since(s.sent_at));
+        self.delivered += acked;
+        self.delivered_time = now;
+        let rate = newest.and_then(|p| {
+            let send = p.sent_at.saturating_since(p.first_sent_time);
+            let ack = now.saturating_since(p.delivered_time);
+            self.first_sent_time = p.sent_at;
+            let interval = send.max(ack).as_secs_f64();
+            (interval > 0.0).then(|| RateSample {
+                delivery_rate: (self.delivered - p.delivered) as f64 / interval,
+                app_limited: p.app_limited,
+                prior_delivered: p.delivered,
+            })
+        });
+        if self.app_limited_until > 0 && self.delivered > self.app_limited_until {
+            self.app_limited_until = 0;
+        }
+        self.una = ack.ack;
+        self.nxt = self.nxt.max(self.una);
+        self.dup_acks = 0;
+        let round_start = self.una >= self.round_end;
+        if round_start {
+            self.round_end = self.max;
+            self.limited_last_round = self.limited_this_round;
+            self.limited_this_round = false;
+        }
+        let mut partial = false;
+        // The ACK that ends recovery still belongs to it: no window growth on it.
+        let in_recovery = self.in_recovery;
+        if self.in_recovery {
+            if self.recover.is_some_and(|r| ack.ack >= r) {
+                self.in_recovery = false;
+                self.inflation = 0;
+                self.cc.on_recovery_end(now);
+            } else {
+                partial = true;
+                self.retransmit_pending = true;
+                self.inflation -= acked as i64;
+                if acked >= self.smss {
+                    self.inflation += self.smss as i64;
+                }
+            }
+        }
+        if let Some(r) = rtt {
+            self.rto.sample(r);
+        }
+        let event = AckEvent {
+            acked,
+            rtt,
+            min_rtt: self.rto.min_rtt(),
+            flight: self.flight(),
+            delivered: self.delivered,
+            in_recovery,
+            cwnd_limited: self.limited_this_round || self.limited_last_round,
+            round_start,
+            rate,
+        };
+        self.cc.on_ack(now, &event);
+        self.rto_at = (self.una < self.max || partial).then(|| now + self.rto.rto());
+        rtt
+    }
+
+    fn duplicate_ack(&mut self, now: Time) {
+        self.stats.dup_acks += 1;
+        self.dup_acks += 1;
+        if self.in_recovery {
+            self.inflation += self.smss as i64;
+            return;
+        }
+        if self.dup_acks == 3 && self.recover.is_none_or(|r| self.una >= r) {
+            self.recover = Some(self.max);
+            self.in_recovery = true;
+            self.cc.on_loss(now, self.flight());
+            self.inflation = 3 * self.smss as i64;
+            self.retransmit_pending = true;
+            self.stats.fast_retransmits += 1;
+        }
+    }
+
+    /// When the sender needs waking: its retransmission timer, or the pacing instant of a
+    /// segment that only pacing holds back.
+    pub fn poll_timeout(&self, now: Time) -> Option<Time> {
+        let pacing = match self.blocked(now) {
+            Err(Blocked::Pacing(t)) => Some(t),
+            _ => None,
+        };
+        match (self.rto_at, pacing) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Runs the retransmission timer if it is due.
+    pub fn handle_timeout(&mut self, now: Time) {
+        if self.rto_at.is_none_or(|t| t > now) {
+            return;
+        }
+        self.stats.timeouts += 1;
+        self.cc.on_timeout(now, self.flight());
+        self.rto.back_off();
+        self.in_recovery = false;
+        self.inflation = 0;
+        self.dup_acks = 0;
+        self.retransmit_pending = false;
+        self.recover = Some(self.max);
+        self.nxt = self.una;
+        self.sent.clear();
+        self.next_send = now;
+        self.rto_at = Some(now + self.rto.rto());
+    }
+}

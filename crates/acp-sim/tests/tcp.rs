@@ -1,0 +1,325 @@
+//! The TCP model's mechanisms, each checked against what it must do: slow start doubles the
+//! window every round trip, the third duplicate ACK (not the second) triggers a fast retransmit
+//! and halves the window, the RTO backs off exponentially into a blackhole, the receive window
+//! caps throughput at rwnd/RTT, data behind a lost segment waits for its retransmission, and
+//! delayed ACKs halve the number of ACKs. All deterministic (fixed seeds, virtual time).
+
+use std::time::Duration;
+
+use acp_core::Time;
+use acp_sim::report::SimResult;
+use acp_sim::scenario::Scenario;
+use acp_sim::tcp::{
+    Ack, Application, CcKind, Connection, Output, Segment, Sender, TcpConfig, UpdateMode, Wire,
+};
+
+/// One link each way between `a` and `b` (`rate`, `delay` one way), a TCP flow with `fields`.
+fn one_hop(rate: &str, delay: &str, extra_link: &str, fields: &str, secs: f64) -> Scenario {
+    let text = format!(
+        r#"
+format = 2
+duration = "{secs}s"
+[[link]]
+from = "a"
+to = "b"
+rate = "{rate}"
+delay = "{delay}"
+queue = 100000
+both_ways = false
+{extra_link}
+[[link]]
+from = "b"
+to = "a"
+rate = "{rate}"
+delay = "{delay}"
+queue = 100000
+both_ways = false
+[[flow]]
+name = "t"
+type = "tcp"
+path = ["a", "b"]
+{fields}
+"#
+    );
+    Scenario::parse(&text).unwrap()
+}
+
+fn run_logged(mut s: Scenario) -> SimResult {
+    s.config.packet_log = true;
+    s.build().unwrap().run()
+}
+
+/// Arrival times (s) and sequence numbers of the data segments offered to a→b.
+fn segments(r: &SimResult) -> Vec<(f64, u64)> {
+    r.packet_log
+        .iter()
+        .filter(|e| e.link == "a→b" && e.kind == "segment")
+        .map(|e| (e.arrived_ns as f64 * 1e-9, e.seq))
+        .collect()
+}
+
+#[test]
+fn slow_start_doubles_the_window_every_round_trip() {
+    // 100 ms round trip on 100 Mbit/s: a whole window leaves well within one round trip.
+    for delayed_ack in ["true", "false"] {
+        let s = one_hop(
+            "100mbit",
+            "50ms",
+            "",
+            &format!("delayed_ack = {delayed_ack}"),
+            0.75,
+        );
+        let r = run_logged(s);
+        let segs = segments(&r);
+        let per_round: Vec<usize> = (0..6)
+            .map(|k| {
+                let (from, to) = (k as f64 * 0.1, (k + 1) as f64 * 0.1);
+                segs.iter().filter(|(t, _)| *t >= from && *t < to).count()
+            })
+            .collect();
+        // Initial window 10, doubling each round trip (with delayed ACKs too: an ACK of two
+        // segments counts both, as in Linux).
+        assert_eq!(
+            per_round,
+            [10, 20, 40, 80, 160, 320],
+            "delayed_ack = {delayed_ack}"
+        );
+    }
+}
+
+fn sender(cfg: &TcpConfig) -> Sender {
+    Sender::new(
+        cfg,
+        cfg.cc.build(cfg.smss, cfg.initial_window, 1),
+        Time::ZERO,
+    )
+}
+
+fn ack(n: u64) -> Ack {
+    Ack {
+        ack: n,
+        window: 1 << 20,
+    }
+}
+
+#[test]
+fn third_duplicate_ack_triggers_fast_retransmit_and_halves_the_window() {
+    let cfg = TcpConfig {
+        smss: 1000,
+        ..TcpConfig::default()
+    };
+    let mut s = sender(&cfg);
+    let t = Time::from_millis(10);
+    s.write(100_000);
+    let sent: Vec<Segment> = std::iter::from_fn(|| s.poll_transmit(Time::ZERO)).collect();
+    assert_eq!(sent.len(), 10, "initial window of 10 segments");
+    // Segment 0 is lost; segments 1.. each draw a duplicate ACK for byte 0.
+    for dup in 1..=2 {
+        assert_eq!(s.handle_ack(t, ack(0)), None);
+        assert_eq!(
+            s.poll_transmit(t),
+            None,
+            "duplicate ACK {dup}: no retransmission yet"
+        );
+        assert!(!s.in_recovery());
+    }
+    s.handle_ack(t, ack(0));
+    assert!(s.in_recovery());
+    assert_eq!(s.poll_transmit(t), Some(Segment { seq: 0, len: 1000 }));
+    // ssthresh = FlightSize / 2 = 5000; recovery starts at ssthresh + 3 SMSS.
+    assert_eq!((s.cwnd(), s.window()), (5000, 8000));
+    assert_eq!(s.stats().fast_retransmits, 1);
+    // The retransmission fills the hole: the full ACK ends recovery at ssthresh.
+    s.handle_ack(t, ack(10_000));
+    assert!(!s.in_recovery());
+    assert_eq!(s.window(), 5000);
+}
+
+#[test]
+fn the_rto_backs_off_exponentially_into_a_blackhole() {
+    // From 2 s on the data direction drops everything, for longer than the run. A 64 KiB
+    // receive window keeps the queue (and so the RTO) small before that.
+    let s = one_hop(
+        "10mbit",
+        "10ms",
+        r#"outages = [{ at = "2s", duration = "1000s" }]"#,
+        "receive_buffer = 65536",
+        200.0,
+    );
+    let r = run_logged(s);
+    let segs = segments(&r);
+    // The first byte never acknowledged is sent again and again.
+    let lost = segs.iter().find(|(t, _)| *t >= 2.0).unwrap().1;
+    let first_lost = segs
+        .iter()
+        .filter(|(t, seq)| *t >= 2.0 && *seq <= lost)
+        .map(|&(_, seq)| seq)
+        .min()
+        .unwrap();
+    let times: Vec<f64> = segs
+        .iter()
+        .filter(|(t, seq)| *t >= 2.0 && *seq == first_lost)
+        .map(|&(t, _)| t)
+        .collect();
+    let gaps: Vec<f64> = times.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(gaps.len() >= 8, "{gaps:?}");
+    // The path's RTO first (at least the 200 ms minimum; the queue a 64 KiB window keeps adds
+    // to SRTT and RTTVAR), then each timeout doubles the next, up to 60 s.
+    assert!(gaps[0] >= 0.2 && gaps[0] < 1.0, "{gaps:?}");
+    for w in gaps.windows(2) {
+        let expected = (w[0] * 2.0).min(60.0);
+        assert!((w[1] - expected).abs() < 1e-6, "{gaps:?}");
+    }
+    assert!(gaps.iter().any(|&g| (g - 60.0).abs() < 1e-6), "{gaps:?}");
+    assert!(r.flows[0].tcp.as_ref().unwrap().timeouts as usize >= gaps.len());
+}
+
+#[test]
+fn the_receive_window_caps_throughput_at_rwnd_per_rtt() {
+    for rwnd in [16_384u64, 65_536] {
+        let s = one_hop(
+            "100mbit",
+            "25ms",
+            "",
+            &format!("receive_buffer = {rwnd}\ndelayed_ack = false"),
+            20.0,
+        );
+        let r = s.build().unwrap().run();
+        let f = &r.flows[0];
+        // Whole segments only: the window holds ⌊rwnd / SMSS⌋ of them.
+        let window = (rwnd / 1448 * 1448) as f64;
+        let rtt = 0.05 + 2.0 * 1488.0 * 8.0 / 100e6;
+        let expected = window * 8.0 / rtt;
+        let ratio = f.throughput_bps / expected;
+        assert!((ratio - 1.0).abs() < 0.03, "rwnd {rwnd}: ratio {ratio}");
+        assert!(f.throughput_bps < 0.2 * 100e6);
+    }
+}
+
+/// Feeds `conn`'s data segments to its own receiver after `delay`, dropping those whose
+/// sequence number is in `lost` the first time, and its ACKs back after `delay`; returns the
+/// instants at which updates were delivered and their generation times.
+fn drive(conn: &mut Connection, until: Time, delay: Duration, lost: &[u64]) -> Vec<(Time, Time)> {
+    let mut in_flight: Vec<(Time, Wire)> = Vec::new();
+    let mut dropped = Vec::new();
+    let mut delivered = Vec::new();
+    let mut now = Time::ZERO;
+    while now <= until {
+        let mut outputs = Vec::new();
+        let due: Vec<(Time, Wire)> = in_flight
+            .iter()
+            .filter(|(t, _)| *t <= now)
+            .copied()
+            .collect();
+        in_flight.retain(|(t, _)| *t > now);
+        for (_, wire) in due {
+            match wire {
+                Wire::Data(seg) => conn.on_data(now, seg, &mut |o| outputs.push(o)),
+                Wire::Ack(a) => conn.on_ack(now, a, &mut |o| outputs.push(o)),
+            }
+        }
+        if conn.poll_timeout(now).is_some_and(|t| t <= now) {
+            conn.on_timer(now, &mut |o| outputs.push(o));
+        }
+        for o in outputs {
+            match o {
+                Output::Transmit(Wire::Data(seg))
+                    if lost.contains(&seg.seq) && !dropped.contains(&seg.seq) =>
+                {
+                    dropped.push(seg.seq);
+                }
+                Output::Transmit(w) => in_flight.push((now + delay, w)),
+                Output::Delivered { generated, .. } => delivered.push((now, generated)),
+                _ => {}
+            }
+        }
+        now += Duration::from_micros(100);
+    }
+    delivered
+}
+
+#[test]
+fn data_behind_a_lost_segment_waits_for_its_retransmission() {
+    // 500-byte updates every 50 ms, one per segment, 20 ms one way, ACK every segment.
+    let cfg = TcpConfig {
+        smss: 1000,
+        delayed_ack: None,
+        nodelay: true,
+        ..TcpConfig::default()
+    };
+    let app = Application::Updates {
+        payload: 500,
+        mode: UpdateMode::Rate(20.0),
+    };
+    let mut conn = Connection::new(&cfg, app, Time::ZERO, 1);
+    // The 5th update (bytes 2000..2500, written at 200 ms) is lost once.
+    let delivered = drive(
+        &mut conn,
+        Time::from_secs(2),
+        Duration::from_millis(20),
+        &[2000],
+    );
+    let generated_at = |ms: u64| Time::from_millis(ms);
+    // Updates before it arrive 20 ms after their generation.
+    for (at, generated) in &delivered[..4] {
+        assert_eq!(*at, *generated + Duration::from_millis(20));
+    }
+    // The updates of 250, 300 and 350 ms arrive but wait: their duplicate ACKs (the third
+    // comes back at 390 ms) bring the retransmission, which arrives at 410 ms and releases
+    // all four at once, in order.
+    let released: Vec<&(Time, Time)> = delivered
+        .iter()
+        .filter(|(_, g)| (200..=350).contains(&(g.as_nanos() / 1_000_000)))
+        .collect();
+    assert_eq!(released.len(), 4);
+    for (i, (at, generated)) in released.iter().enumerate() {
+        assert_eq!(*generated, generated_at(200 + 50 * i as u64));
+        assert_eq!(
+            *at,
+            Time::from_millis(410),
+            "held until the retransmission arrives"
+        );
+    }
+    assert_eq!(conn.sender().stats().fast_retransmits, 1);
+    // Every update was delivered once, in generation order.
+    assert!(delivered.windows(2).all(|w| w[0].1 < w[1].1));
+    assert_eq!(delivered.len(), generated_up_to_last(&delivered));
+}
+
+/// Updates are generated every 50 ms from 0: how many up to the last one delivered.
+fn generated_up_to_last(delivered: &[(Time, Time)]) -> usize {
+    delivered
+        .last()
+        .map_or(0, |(_, g)| (g.as_nanos() / 50_000_000) as usize + 1)
+}
+
+#[test]
+fn delayed_acks_halve_the_ack_count() {
+    let acks = |delayed: &str| {
+        let s = one_hop(
+            "10mbit",
+            "10ms",
+            "",
+            &format!("delayed_ack = {delayed}"),
+            10.0,
+        );
+        let r = s.build().unwrap().run();
+        let tcp = r.flows[0].tcp.clone().unwrap();
+        (tcp.acks_sent, tcp.segments_received)
+    };
+    let (every, segments) = acks("false");
+    assert_eq!(every, segments, "one ACK per segment");
+    let (delayed, segments) = acks("true");
+    let ratio = delayed as f64 / segments as f64;
+    assert!(
+        (ratio - 0.5).abs() < 0.01,
+        "{delayed} ACKs for {segments} segments"
+    );
+}
+
+#[test]
+fn congestion_controls_parse_by_name() {
+    assert_eq!("newreno".parse::<CcKind>(), Ok(CcKind::NewReno));
+    assert_eq!("Reno".parse::<CcKind>(), Ok(CcKind::NewReno));
+    assert!("hybla".parse::<CcKind>().is_err());
+}
