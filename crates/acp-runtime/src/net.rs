@@ -153,7 +153,7 @@ pub fn grow_buffers(socket: &UdpSocket) -> io::Result<usize> {
 
 /// Sets an integer socket option.
 pub(crate) fn set_int_option(
-    socket: &UdpSocket,
+    socket: &impl AsRawFd,
     level: libc::c_int,
     name: libc::c_int,
     value: libc::c_int,

@@ -25,7 +25,7 @@ use acp_core::wire::Update;
 
 use crate::clock;
 use crate::driver::{random_session_id, RunLimits};
-use crate::net::poll_fds;
+use crate::net::{poll_fds, set_int_option};
 use crate::stream::encode_frame;
 
 /// Socket options of a TCP source: what a careful engineer would try.
@@ -102,30 +102,6 @@ pub struct TcpSource {
     estimate: Option<AgeIntegral>,
     acked: u64,
     info: TcpInfo,
-}
-
-/// Sets an option whose value is a C int.
-fn set_int(
-    stream: &TcpStream,
-    level: libc::c_int,
-    name: libc::c_int,
-    v: libc::c_int,
-) -> io::Result<()> {
-    // SAFETY: the descriptor is open; the value points to a live c_int of the size passed.
-    let r = unsafe {
-        libc::setsockopt(
-            stream.as_raw_fd(),
-            level,
-            name,
-            (&v as *const libc::c_int).cast(),
-            size_of::<libc::c_int>() as libc::socklen_t,
-        )
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
 }
 
 /// Chooses the congestion control by name.
@@ -229,7 +205,7 @@ impl TcpSource {
         stream.set_nodelay(options.nodelay)?;
         if let Some(bytes) = options.notsent_lowat {
             let v = libc::c_int::try_from(bytes).unwrap_or(libc::c_int::MAX);
-            set_int(&stream, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, v)?;
+            set_int_option(&stream, libc::IPPROTO_TCP, libc::TCP_NOTSENT_LOWAT, v)?;
         }
         if let Some(bytes) = options.send_buffer {
             socket2::SockRef::from(&stream).set_send_buffer_size(bytes)?;
