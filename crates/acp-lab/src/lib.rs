@@ -19,10 +19,16 @@
 //! - [`tun`]: TUN devices and interface settings;
 //! - [`hosts`]: a namespace, its devices and address;
 //! - [`ipv4`]: the header fields routed by;
-//! - [`emulator`]: the forwarding thread.
+//! - [`emulator`]: the forwarding thread;
+//! - [`tcp_flows`]: the `type = "tcp"` flow tables;
+//! - [`plan`]: hosts, links, routes and flows of a scenario;
+//! - [`run`]: running a plan and its results.
 pub mod emulator;
 pub mod hosts;
 pub mod ipv4;
 pub mod netns;
+pub mod plan;
 pub mod privilege;
+pub mod run;
+pub mod tcp_flows;
 pub mod tun;
