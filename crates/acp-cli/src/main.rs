@@ -462,6 +462,16 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The lab emulator (root): packets/s and Mbit/s it forwards between two namespaces at
+    /// 100 B and 1400 B, and the one-way delay error of 1,000 probes through a 20 ms link.
+    Lab {
+        /// Measurement time per packet size.
+        #[arg(long, default_value = "5s", value_parser = parse_duration)]
+        duration: Duration,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Send-time precision of the source driver at 1,000 and 10,000 updates/s.
     Pacing {
         /// Measurement time per rate.
