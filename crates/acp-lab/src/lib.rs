@@ -23,7 +23,7 @@
 //! - [`tcp_flows`]: the `type = "tcp"` flow tables;
 //! - [`plan`]: hosts, links, routes and flows of a scenario;
 //! - [`run`]: running a plan and its results;
-//! - [`bench`]: the emulator's throughput ceiling and delay accuracy (`acp bench lab`).
+//! - [`bench`](mod@bench): the emulator's throughput ceiling and delay accuracy (`acp bench lab`).
 pub mod bench;
 pub mod emulator;
 pub mod hosts;
