@@ -5,7 +5,7 @@
 //! (and says it was interrupted), the latency measurement ends at once.
 
 use std::sync::atomic::Ordering;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use acp_runtime::bench;
 use acp_sim::reproduce::queue_chain;
@@ -21,6 +21,7 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
     match cmd {
         BenchCommand::Sim { json } => sim(json)?,
         BenchCommand::Flood(a) => crate::flood::run(a)?,
+        BenchCommand::Lab { duration, json } => lab(duration, json)?,
         BenchCommand::Pacing { duration, json } => {
             let stop = signals::shutdown_flag()?;
             for rate in [1_000.0, 10_000.0] {
@@ -367,6 +368,43 @@ fn sim(json_out: bool) -> anyhow::Result<()> {
                 rate(hops(r), wall) / 1e6
             )?;
         }
+    }
+    Ok(())
+}
+
+/// `acp bench lab`: the emulator's throughput ceiling and delay accuracy.
+fn lab(duration: Duration, json: bool) -> anyhow::Result<()> {
+    acp_lab::privilege::check()?;
+    for size in [100, 1400] {
+        let c = acp_lab::bench::ceiling(size, duration)?;
+        if json {
+            outln!(
+                "{}",
+                json!({"packet_bytes": c.packet_bytes, "offered_pps": c.offered_pps,
+                       "received_pps": c.received_pps, "received_bps": c.received_bps})
+            )?;
+        } else {
+            outln!(
+                "lab ceiling {} B: offered {:.0} packets/s, forwarded {:.0} packets/s = {:.1} Mbit/s",
+                c.packet_bytes,
+                c.offered_pps,
+                c.received_pps,
+                c.received_bps / 1e6
+            )?;
+        }
+    }
+    let a = acp_lab::bench::delay_accuracy(1000)?;
+    if json {
+        outln!(
+            "{}",
+            json!({"probes": a.probes, "min_us": a.min_us, "median_us": a.median_us,
+                   "p99_us": a.p99_us, "max_us": a.max_us})
+        )?;
+    } else {
+        outln!(
+            "lab delay error over a 20 ms link ({} probes): min {:.1} µs, median {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+            a.probes, a.min_us, a.median_us, a.p99_us, a.max_us
+        )?;
     }
     Ok(())
 }

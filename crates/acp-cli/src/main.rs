@@ -19,6 +19,7 @@ mod demo;
 mod docgen;
 mod flood;
 mod keys;
+mod lab;
 mod logging;
 mod metrics;
 mod monitor;
@@ -74,6 +75,8 @@ enum Command {
     Bench(BenchCommand),
     /// Simulate a scenario file (deterministic for a given seed).
     Sim(SimArgs),
+    /// Run a scenario file on real network stacks: namespaces, TUN links, kernel TCP (root).
+    Lab(lab::LabArgs),
     /// Find a scenario's age-optimal fixed rate (the oracle), on all cores.
     Sweep(SweepArgs),
     /// Reproduce a result of the ACP+ paper: a table on stdout, plots and CSV on disk.
@@ -467,6 +470,16 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
+    /// The lab emulator (root): packets/s and Mbit/s it forwards between two namespaces at
+    /// 100 B and 1400 B, and the one-way delay error of 1,000 probes through a 20 ms link.
+    Lab {
+        /// Measurement time per packet size.
+        #[arg(long, default_value = "5s", value_parser = parse_duration)]
+        duration: Duration,
+        /// Machine-readable output.
+        #[arg(long)]
+        json: bool,
+    },
     /// Send-time precision of the source driver at 1,000 and 10,000 updates/s.
     Pacing {
         /// Measurement time per rate.
@@ -725,6 +738,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => demo::run(a),
         Command::Bench(b) => bench::run(b),
         Command::Sim(a) => sim::run(a),
+        Command::Lab(a) => lab::run(a),
         Command::Sweep(a) => sim::sweep(a),
         Command::Reproduce(a) => reproduce::run(a),
         Command::Keygen(a) => keys::run(a),

@@ -731,7 +731,9 @@ impl Scenario {
         Self::parse_in(text, None)
     }
 
-    fn parse_in(text: &str, base: Option<&Path>) -> Result<Self, ScenarioError> {
+    /// Parses a scenario's text, finding trace files relative to `base` (or to the working
+    /// directory if `None`).
+    pub fn parse_in(text: &str, base: Option<&Path>) -> Result<Self, ScenarioError> {
         let t: ScenarioToml =
             toml::from_str(text).map_err(|e| invalid(describe_toml_error(text, &e)))?;
         match t.format {

@@ -1,0 +1,145 @@
+//! `acp lab` end to end: flows over an emulated link, cleanup after SIGKILL, refusal without
+//! root. The lab needs root: without it each test says why and passes.
+
+mod common;
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::{acp, json_output, wait_within};
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn scenario() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/lab/acp_tcp_2mbit.toml")
+}
+
+#[test]
+fn acp_and_tcp_over_2mbit_20ms_see_the_link() {
+    if !is_root() {
+        eprintln!("skipped: acp lab needs root");
+        return;
+    }
+    let file = scenario();
+    let v = json_output(acp().args(["lab", "--json", "--duration", "8s"]).arg(&file));
+    let flows = v["flows"].as_array().unwrap();
+    assert_eq!(flows.len(), 2, "{v}");
+    for f in flows {
+        let rtt = f["rtt_ms"].as_f64().unwrap();
+        let bps = f["throughput_bps"].as_f64().unwrap();
+        // Two 20 ms crossings; the payload is a part of what the 2 Mbit/s link carries.
+        assert!(rtt >= 40.0, "{f}");
+        assert!(bps > 0.0 && bps <= 2e6, "{f}");
+        assert!(f["avg_age_ms"].as_f64().unwrap() >= 20.0, "{f}");
+    }
+    let tcp = &flows[1]["tcp"];
+    assert_eq!(tcp["congestion"], "cubic", "{v}");
+    assert!(tcp["cwnd"].as_u64().unwrap() > 0 && tcp["min_rtt_ms"].as_f64().unwrap() >= 40.0);
+    assert!(tcp["est_avg_age_ms"].as_f64().is_some(), "{v}");
+}
+
+/// Inodes of the network namespaces process `pid` holds through descriptors.
+fn held_namespaces(pid: u32) -> HashSet<String> {
+    let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/fd")) else {
+        return HashSet::new();
+    };
+    dir.filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+        .map(|l| l.to_string_lossy().into_owned())
+        .filter(|l| l.starts_with("net:["))
+        .collect()
+}
+
+/// Every namespace any process has or holds, and every one mounted.
+fn namespaces_in_use() -> HashSet<String> {
+    let mut all = HashSet::new();
+    for e in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        all.extend(held_namespaces(pid));
+        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+            for t in tasks.flatten() {
+                if let Ok(l) = std::fs::read_link(t.path().join("ns/net")) {
+                    all.insert(l.to_string_lossy().into_owned());
+                }
+            }
+        }
+    }
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    all.extend(
+        mounts
+            .split_whitespace()
+            .filter(|w| w.starts_with("net:["))
+            .map(str::to_string),
+    );
+    all
+}
+
+#[test]
+fn nothing_is_left_after_sigkill() {
+    if !is_root() {
+        eprintln!("skipped: acp lab needs root");
+        return;
+    }
+    let mut child = acp()
+        .args(["lab", "--duration", "60s"])
+        .arg(scenario())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let until = Instant::now() + Duration::from_secs(20);
+    let mut held = HashSet::new();
+    while held.len() < 2 {
+        assert!(Instant::now() < until, "the lab never made its two hosts");
+        std::thread::sleep(Duration::from_millis(50));
+        held = held_namespaces(child.id());
+    }
+    // Let the flows run with packets in flight.
+    std::thread::sleep(Duration::from_secs(2));
+    assert!(held.is_subset(&namespaces_in_use()));
+    child.kill().unwrap();
+    wait_within(&mut child, Duration::from_secs(10));
+    // The kernel frees a namespace once nothing refers to it (with it, its TUN device).
+    let left: Vec<_> = held.intersection(&namespaces_in_use()).cloned().collect();
+    assert!(left.is_empty(), "still referenced: {left:?}");
+}
+
+#[test]
+fn without_root_it_says_so_in_one_line() {
+    if !is_root() {
+        // Already unprivileged: the refusal itself is what this run sees.
+        let out = acp().arg("lab").arg(scenario()).output().unwrap();
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("acp lab needs root"), "{err}");
+        return;
+    }
+    // As root: drop to nobody, whose effective capabilities are empty.
+    let out = std::process::Command::new("setpriv")
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_acp"))
+        .arg("lab")
+        .arg(scenario())
+        .output();
+    let Ok(out) = out else {
+        eprintln!("skipped: setpriv is not installed (util-linux)");
+        return;
+    };
+    let err = String::from_utf8_lossy(&out.stderr);
+    if err.contains("Permission denied") && !err.contains("acp lab") {
+        eprintln!("skipped: nobody cannot execute the binary here: {err}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("error: acp lab needs root (missing CAP_SYS_ADMIN and CAP_NET_ADMIN)"),
+        "{err}"
+    );
+}

@@ -1,0 +1,344 @@
+//! The link emulator: one thread that holds every host's TUN device and carries IP packets
+//! between them through the scenario's links, each an `acp-netmodel` link driven by the relay's
+//! [`PathModel`] (the same model the simulator and the relay run; there is no second one).
+//!
+//! A packet read from host `a`'s TUN device and addressed to host `b` follows the route `a → b`:
+//! it arrives at the route's first link at the instant it was read, arrives at each next link at
+//! the instant it left the previous one, and is written into `b`'s TUN device when it leaves the
+//! last. Its size on the links is its IP length, its class under strict priority its DSCP.
+//! Packets that are not IPv4, or have no route, are counted and dropped.
+//!
+//! # Timing
+//!
+//! Link time is virtual, as in the relay: the links are played in time order — every link is
+//! stepped to the earliest pending event of any link before later ones — so that a packet
+//! handed from one link to the next arrives there exactly when it left, whenever the thread
+//! looked. The thread waits for the TUN devices in `ppoll` until
+//! [`SPIN_WINDOW`] before the next departure of a real packet, then spins to it
+//! ([`clock::wait_until`]), so packets leave the last link within microseconds of their
+//! scheduled instant; arrivals are stamped when read.
+
+use std::collections::HashMap;
+use std::io;
+use std::net::Ipv4Addr;
+use std::os::fd::AsRawFd;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use acp_netmodel::{Streams, Time};
+use acp_runtime::clock;
+use acp_runtime::net::poll_fds;
+use acp_runtime::relay::{PathConfig, PathCounters, PathModel, SPIN_WINDOW};
+
+use crate::ipv4;
+use crate::tun::Tun;
+
+/// Longest wait without looking at the stop flag.
+const IDLE_POLL: Duration = Duration::from_millis(50);
+
+/// Most packets read from one device before the others get a turn.
+const DRAIN_LIMIT: usize = 64;
+
+/// Largest packet read (a TUN device without offloads hands over at most its MTU; this leaves
+/// room for any MTU).
+const MAX_PACKET: usize = 65_536;
+
+/// A host as the emulator sees it: its TUN device and address.
+#[derive(Debug)]
+pub struct Port {
+    pub tun: Tun,
+    pub addr: Ipv4Addr,
+}
+
+/// A directed link: its name (the label of its random streams) and model.
+#[derive(Debug, Clone)]
+pub struct LinkSpec {
+    pub name: String,
+    pub path: PathConfig,
+}
+
+/// The links a packet crosses from host `from` to host `to` (indices into the links).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    pub from: usize,
+    pub to: usize,
+    pub links: Vec<usize>,
+}
+
+/// What one link carried.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LinkStats {
+    pub name: String,
+    /// Packets offered to the link.
+    pub offered: u64,
+    /// Packets that left it.
+    pub delivered: u64,
+    /// Dropped by random loss, by a full queue, by an outage.
+    pub dropped_loss: u64,
+    pub dropped_queue: u64,
+    pub dropped_outage: u64,
+}
+
+/// What the emulator did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EmulatorStats {
+    /// Packets read from the hosts' devices.
+    pub read: u64,
+    /// Packets written into their destination's device.
+    pub forwarded: u64,
+    /// Bytes (IP length) written.
+    pub bytes_forwarded: u64,
+    /// Packets dropped for not being IPv4 (e.g. IPv6 router solicitations), or for want of a
+    /// route between their hosts.
+    pub not_ipv4: u64,
+    pub unrouted: u64,
+    /// Writes the destination device refused.
+    pub write_errors: u64,
+    /// Per link, in the order given.
+    pub links: Vec<LinkStats>,
+}
+
+/// A packet on its way.
+#[derive(Debug)]
+struct Transit {
+    data: Vec<u8>,
+    route: usize,
+    hop: usize,
+    /// The destination host.
+    to: usize,
+}
+
+/// The running emulator.
+#[derive(Debug)]
+pub struct Emulator {
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<EmulatorStats>,
+}
+
+impl Emulator {
+    /// Starts forwarding between `ports` over `links` along `routes`, all randomness drawn from
+    /// `seed` (the same stream labels as the simulator's links of the same names).
+    pub fn start(
+        ports: Vec<Port>,
+        links: &[LinkSpec],
+        routes: &[Route],
+        seed: u64,
+    ) -> io::Result<Self> {
+        let streams = Streams::new(seed);
+        let start = clock::now();
+        let worker = Worker {
+            by_addr: ports.iter().enumerate().map(|(i, p)| (p.addr, i)).collect(),
+            tuns: ports.into_iter().map(|p| p.tun).collect(),
+            route_ids: routes
+                .iter()
+                .enumerate()
+                .map(|(i, r)| ((r.from, r.to), i))
+                .collect(),
+            routes: routes.iter().map(|r| r.links.clone()).collect(),
+            models: links
+                .iter()
+                .map(|l| PathModel::new(&l.path, &streams, &l.name, start))
+                .collect(),
+            stats: EmulatorStats {
+                links: links
+                    .iter()
+                    .map(|l| LinkStats {
+                        name: l.name.clone(),
+                        ..LinkStats::default()
+                    })
+                    .collect(),
+                ..EmulatorStats::default()
+            },
+            buf: vec![0; MAX_PACKET],
+            stepped: start,
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("lab-emulator".into())
+            .spawn(move || worker.run(&flag))?;
+        Ok(Emulator { stop, thread })
+    }
+
+    /// Stops the thread and returns what it did.
+    pub fn stop(self) -> EmulatorStats {
+        self.stop.store(true, Ordering::Release);
+        self.thread.join().unwrap_or_default()
+    }
+}
+
+struct Worker {
+    tuns: Vec<Tun>,
+    by_addr: HashMap<Ipv4Addr, usize>,
+    route_ids: HashMap<(usize, usize), usize>,
+    routes: Vec<Vec<usize>>,
+    models: Vec<PathModel<Transit>>,
+    stats: EmulatorStats,
+    buf: Vec<u8>,
+    /// The last instant the links were stepped to.
+    stepped: Time,
+}
+
+impl Worker {
+    fn run(mut self, stop: &AtomicBool) -> EmulatorStats {
+        clock::tighten_timer_slack();
+        while !stop.load(Ordering::Acquire) {
+            self.advance(clock::now());
+            self.wait();
+        }
+        for (model, stats) in self.models.iter_mut().zip(&mut self.stats.links) {
+            add(stats, model.take_counters());
+        }
+        self.stats
+    }
+
+    /// Plays every link's events up to `now` in time order.
+    fn advance(&mut self, now: Time) {
+        while let Some(t) = self.models.iter().filter_map(PathModel::next_change).min() {
+            if t > now {
+                break;
+            }
+            self.step(t.max(self.stepped));
+        }
+        self.step(now);
+    }
+
+    /// Steps every link to `t` and moves what left them on.
+    fn step(&mut self, t: Time) {
+        // Events at or before the last step were all played: go on by at least a nanosecond.
+        let t = if t > self.stepped {
+            t
+        } else {
+            self.stepped + Duration::from_nanos(1)
+        };
+        self.stepped = t;
+        for i in 0..self.models.len() {
+            self.models[i].handle_timeout(t);
+            while let Some(d) = self.models[i].poll_departure(t) {
+                self.stats.links[i].delivered += 1;
+                let mut transit = d.parcel.item;
+                transit.hop += 1;
+                self.forward(t, transit, d.parcel.bytes, d.parcel.dscp);
+            }
+        }
+    }
+
+    /// Offers a packet to the next link of its route, or delivers it at the route's end.
+    fn forward(&mut self, t: Time, transit: Transit, bytes: u32, dscp: u8) {
+        let route = &self.routes[transit.route];
+        match route.get(transit.hop) {
+            Some(&link) => {
+                self.stats.links[link].offered += 1;
+                // A drop is counted by the model.
+                let _ = self.models[link].arrive(t, transit, bytes, dscp);
+            }
+            None => match self.tuns[transit.to].send(&transit.data) {
+                Ok(()) => {
+                    self.stats.forwarded += 1;
+                    self.stats.bytes_forwarded += u64::from(bytes);
+                }
+                Err(_) => self.stats.write_errors += 1,
+            },
+        }
+    }
+
+    /// A packet read from host `from`'s device at `now` (in `self.buf[..len]`).
+    fn on_packet(&mut self, from: usize, len: usize, now: Time) {
+        self.stats.read += 1;
+        let Some(h) = ipv4::parse(&self.buf[..len]) else {
+            self.stats.not_ipv4 += 1;
+            return;
+        };
+        let routed = self.by_addr.get(&h.dst).and_then(|&to| {
+            let route = self.route_ids.get(&(from, to))?;
+            Some((*route, to))
+        });
+        let Some((route, to)) = routed else {
+            self.stats.unrouted += 1;
+            return;
+        };
+        let transit = Transit {
+            data: self.buf[..len].to_vec(),
+            route,
+            hop: 0,
+            to,
+        };
+        self.forward(now, transit, len as u32, h.dscp);
+    }
+
+    /// Blocks until the next event (see the module's Timing section), reading what arrives.
+    fn wait(&mut self) {
+        let now = Instant::now();
+        let send = self.models.iter().filter_map(PathModel::next_send).min();
+        let change = self.models.iter().filter_map(PathModel::next_change).min();
+        let mut wake = now + IDLE_POLL;
+        if let Some(send) = send.map(clock::to_instant) {
+            match send.checked_sub(SPIN_WINDOW) {
+                Some(poll_end) if poll_end > now => wake = wake.min(poll_end),
+                _ => {
+                    // Read what has arrived first, so back-to-back sends cannot starve the
+                    // devices; if anything was read, go round again (it may be due earlier).
+                    if !self.poll_and_read(Duration::ZERO) {
+                        clock::wait_until(send);
+                    }
+                    return;
+                }
+            }
+        }
+        if let Some(change) = change.map(clock::to_instant) {
+            wake = wake.min(change);
+        }
+        self.poll_and_read(wake.saturating_duration_since(now));
+    }
+
+    /// Waits up to `timeout` for a device to have packets and reads them; true if any.
+    fn poll_and_read(&mut self, timeout: Duration) -> bool {
+        let mut fds: Vec<libc::pollfd> = self
+            .tuns
+            .iter()
+            .map(|t| libc::pollfd {
+                fd: t.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            })
+            .collect();
+        match poll_fds(&mut fds, timeout) {
+            Ok(0) => false,
+            Ok(_) => {
+                for (from, fd) in fds.iter().enumerate() {
+                    if fd.revents != 0 {
+                        self.drain(from);
+                    }
+                }
+                true
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "the lab emulator cannot wait for its devices");
+                std::thread::sleep(Duration::from_millis(1));
+                false
+            }
+        }
+    }
+
+    fn drain(&mut self, from: usize) {
+        for _ in 0..DRAIN_LIMIT {
+            match self.tuns[from].recv(&mut self.buf) {
+                Ok(len) => {
+                    let now = clock::now();
+                    self.advance(now);
+                    self.on_packet(from, len, now);
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(_) => return,
+            }
+        }
+    }
+}
+
+fn add(stats: &mut LinkStats, c: PathCounters) {
+    stats.dropped_loss += c.dropped_loss;
+    stats.dropped_queue += c.dropped_queue;
+    stats.dropped_outage += c.dropped_outage;
+}

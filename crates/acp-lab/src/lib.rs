@@ -1,0 +1,36 @@
+//! # acp-lab — scenarios on real network stacks
+//!
+//! `acp lab` runs a simulator scenario (format 2, `docs/SIMULATOR.md`) on real network stacks,
+//! as Mahimahi does: each end node of the scenario's flows becomes a host — a network namespace
+//! with a TUN device — and one emulator thread carries IP packets between the devices through
+//! the scenario's links, each the relay's [`acp_runtime::relay::PathModel`] around an
+//! `acp-netmodel` link: the model the simulator and the relay run. Real kernel TCP and the ACP
+//! runtime run inside the hosts. See `docs/LAB.md`.
+//!
+//! Nothing outlives the process: namespaces are held by file descriptors only, TUN devices are
+//! not persistent, and everything runs in this process's threads.
+//!
+//! Non-goals: WiFi media (refused), cross and fixed-rate update flows (refused), IPv6, more than
+//! [`hosts::MAX_HOSTS`] hosts, running without root.
+//!
+//! Modules:
+//! - [`privilege`]: the capability check;
+//! - [`netns`]: namespaces held by descriptors;
+//! - [`tun`]: TUN devices and interface settings;
+//! - [`hosts`]: a namespace, its devices and address;
+//! - [`ipv4`]: the header fields routed by;
+//! - [`emulator`]: the forwarding thread;
+//! - [`tcp_flows`]: the `type = "tcp"` flow tables;
+//! - [`plan`]: hosts, links, routes and flows of a scenario;
+//! - [`run`]: running a plan and its results;
+//! - [`bench`](mod@bench): the emulator's throughput ceiling and delay accuracy (`acp bench lab`).
+pub mod bench;
+pub mod emulator;
+pub mod hosts;
+pub mod ipv4;
+pub mod netns;
+pub mod plan;
+pub mod privilege;
+pub mod run;
+pub mod tcp_flows;
+pub mod tun;

@@ -1,0 +1,341 @@
+//! What a lab runs, read from a scenario file: hosts, links, routes and flows.
+//!
+//! Hosts are the nodes flows start and end at; other nodes are only where links meet. Every
+//! directed link of the scenario becomes an emulator link named as in the simulator (`a→b`, also
+//! its random streams' label). A flow's path gives the route from its source host to its
+//! destination, and the reversed path the route back (ACKs of ACP and TCP return along it, so
+//! every link on the path must exist both ways). Packets are routed by address, so two flows
+//! joining the same hosts must take the same path.
+//!
+//! What the lab cannot emulate is refused with one line naming it: WiFi media, `updates` and
+//! `cross` flows, age traces (`trace_points`).
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::Duration;
+
+use acp_core::controller::ControllerKind;
+use acp_core::SourceConfig;
+use acp_netmodel::Streams;
+use acp_runtime::relay::PathConfig;
+use acp_sim::flows::{FlowKind, FlowSpec};
+use acp_sim::scenario::Scenario;
+use acp_sim::topology::{Hop, Topology};
+
+use crate::emulator::{LinkSpec, Route};
+use crate::hosts::MAX_HOSTS;
+use crate::tcp_flows::{self, TcpFlow};
+
+/// What a flow runs.
+#[derive(Debug, Clone)]
+pub enum FlowPlanKind {
+    /// An ACP source (the runtime's UDP driver) and a monitor.
+    Acp {
+        controller: ControllerKind,
+        config: SourceConfig,
+        /// Payload bytes per update.
+        payload: u32,
+    },
+    /// A kernel TCP connection to a monitor.
+    Tcp(TcpFlow),
+}
+
+/// A flow between two hosts (indices into [`Plan::hosts`]).
+#[derive(Debug, Clone)]
+pub struct FlowPlan {
+    pub name: String,
+    pub from: usize,
+    pub to: usize,
+    /// When it starts (stagger included) and stops, from the start of the run.
+    pub start: Duration,
+    pub stop: Option<Duration>,
+    pub dscp: u8,
+    pub kind: FlowPlanKind,
+}
+
+/// A lab to run.
+#[derive(Debug, Clone)]
+pub struct Plan {
+    pub name: String,
+    pub seed: u64,
+    pub duration: Duration,
+    /// Results count from here.
+    pub warmup: Duration,
+    /// Host names, in order of first appearance in the flows.
+    pub hosts: Vec<String>,
+    pub links: Vec<LinkSpec>,
+    pub routes: Vec<Route>,
+    pub flows: Vec<FlowPlan>,
+}
+
+/// Reads `path`: the simulator's format 2, plus `type = "tcp"` flows.
+pub fn load(path: &Path) -> Result<Plan, String> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let (rest, tcp) = tcp_flows::split(&text)?;
+    let scenario = Scenario::parse_in(&rest, path.parent()).map_err(|e| e.to_string())?;
+    from_scenario(&scenario, tcp, trace_points(&text))
+}
+
+/// The `trace_points` a scenario asks for (0 if none or not TOML).
+fn trace_points(text: &str) -> usize {
+    toml::from_str::<toml::Table>(text)
+        .ok()
+        .and_then(|t| t.get("trace_points")?.as_integer())
+        .map_or(0, |n| usize::try_from(n).unwrap_or(0))
+}
+
+/// The start of a replica, its stagger drawn as the simulator draws it.
+fn start_of(spec: &FlowSpec, streams: &Streams) -> Duration {
+    let offset = match spec.stagger.as_secs_f64() {
+        0.0 => Duration::ZERO,
+        s => {
+            let mut rng = streams.stream(&format!("flow {} start", spec.name));
+            acp_core::time::secs_to_duration(rng.uniform(0.0, s)).min(spec.stagger)
+        }
+    };
+    spec.start + offset
+}
+
+struct Builder<'a> {
+    topology: &'a Topology,
+    hosts: Vec<String>,
+    routes: Vec<Route>,
+    by_ends: HashMap<(usize, usize), Vec<String>>,
+}
+
+impl Builder<'_> {
+    fn host(&mut self, name: &str) -> Result<usize, String> {
+        if let Some(i) = self.hosts.iter().position(|h| h == name) {
+            return Ok(i);
+        }
+        if self.hosts.len() == MAX_HOSTS {
+            return Err(format!("the lab holds at most {MAX_HOSTS} hosts"));
+        }
+        self.hosts.push(name.to_string());
+        Ok(self.hosts.len() - 1)
+    }
+
+    /// Links of the node path `nodes`.
+    fn links(&self, nodes: &[String]) -> Result<Vec<usize>, String> {
+        let hops = self.topology.route(nodes).map_err(|e| e.to_string())?;
+        hops.into_iter()
+            .map(|hop| match hop {
+                Hop::Link(id) => Ok(id),
+                Hop::Wifi { .. } => Err(format!(
+                    "{} is a WiFi medium, which the lab cannot emulate",
+                    self.topology.hop_name(hop)
+                )),
+            })
+            .collect()
+    }
+
+    /// The hosts of a flow along `path`, with the routes there and back.
+    fn connect(&mut self, flow: &str, path: &[String]) -> Result<(usize, usize), String> {
+        let err = |e: String| format!("flow {flow}: {e}");
+        let (first, last) = match path {
+            [first, .., last] => (first, last),
+            _ => return Err(err(format!("a path needs two nodes, got {path:?}"))),
+        };
+        let (from, to) = (self.host(first)?, self.host(last)?);
+        let back: Vec<String> = path.iter().rev().cloned().collect();
+        for (a, b, nodes) in [(from, to, path.to_vec()), (to, from, back)] {
+            let links = self.links(&nodes).map_err(|e| {
+                err(format!(
+                    "{e} (ACKs return along the reversed path, so its links must exist both ways)"
+                ))
+            })?;
+            match self.by_ends.get(&(a, b)) {
+                Some(known) if *known != nodes => {
+                    return Err(err(format!(
+                        "the path {nodes:?} differs from {known:?}, which another flow takes \
+                         between the same hosts (the lab routes by address)"
+                    )))
+                }
+                Some(_) => {}
+                None => {
+                    self.by_ends.insert((a, b), nodes);
+                    self.routes.push(Route {
+                        from: a,
+                        to: b,
+                        links,
+                    });
+                }
+            }
+        }
+        Ok((from, to))
+    }
+}
+
+fn from_scenario(s: &Scenario, tcp: Vec<TcpFlow>, trace_points: usize) -> Result<Plan, String> {
+    if let Some(w) = s.topology.wifi.first() {
+        return Err(format!(
+            "[[wifi]] {}: the lab cannot emulate WiFi media (run the scenario in `acp sim`)",
+            w.name
+        ));
+    }
+    if trace_points > 0 {
+        return Err("trace_points: the lab records no age traces (remove it)".into());
+    }
+    let streams = Streams::new(s.config.seed);
+    let mut b = Builder {
+        topology: &s.topology,
+        hosts: Vec::new(),
+        routes: Vec::new(),
+        by_ends: HashMap::new(),
+    };
+    let mut flows = Vec::new();
+    for f in &s.flows {
+        let FlowKind::Acp {
+            controller,
+            config,
+            payload,
+        } = &f.kind
+        else {
+            return Err(format!(
+                "flow {}: the lab runs acp and tcp flows, not {}",
+                f.name,
+                f.kind.label()
+            ));
+        };
+        let (from, to) = b.connect(&f.name, &f.path)?;
+        flows.push(FlowPlan {
+            name: f.name.clone(),
+            from,
+            to,
+            start: start_of(f, &streams),
+            stop: f.stop,
+            dscp: f.dscp,
+            kind: FlowPlanKind::Acp {
+                controller: *controller,
+                config: config.clone(),
+                payload: *payload,
+            },
+        });
+    }
+    for t in tcp {
+        let (from, to) = b.connect(&t.name, &t.path)?;
+        if t.stop.is_some_and(|stop| stop <= t.start) {
+            return Err(format!("flow {}: stop must come after start", t.name));
+        }
+        flows.push(FlowPlan {
+            name: t.name.clone(),
+            from,
+            to,
+            start: t.start,
+            stop: t.stop,
+            dscp: 0,
+            kind: FlowPlanKind::Tcp(t),
+        });
+    }
+    if flows.is_empty() {
+        return Err("the scenario has no flows".into());
+    }
+    let links = (0..s.topology.links.len())
+        .map(|id| LinkSpec {
+            name: s.topology.link_name(id),
+            path: PathConfig {
+                link: s.topology.links[id].config.clone(),
+                cross_bps: 0.0,
+            },
+        })
+        .collect();
+    Ok(Plan {
+        name: s.name.clone(),
+        seed: s.config.seed,
+        duration: s.config.duration,
+        warmup: s.config.warmup,
+        hosts: b.hosts,
+        links,
+        routes: b.routes,
+        flows,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(text: &str) -> Result<Plan, String> {
+        let (rest, tcp) = tcp_flows::split(text)?;
+        let s = Scenario::parse(&rest).map_err(|e| e.to_string())?;
+        from_scenario(&s, tcp, trace_points(text))
+    }
+
+    const CHAIN: &str = r#"
+        format = 2
+        duration = "10s"
+        [[link]]
+        from = "a"
+        to = "r"
+        rate = "2mbit"
+        delay = "10ms"
+        [[link]]
+        from = "r"
+        to = "b"
+        rate = "1mbit"
+        delay = "5ms"
+        [[flow]]
+        type = "acp"
+        name = "x"
+        path = ["a", "r", "b"]
+        [[flow]]
+        type = "tcp"
+        name = "t"
+        cc = "reno"
+        path = ["b", "r", "a"]
+    "#;
+
+    #[test]
+    fn end_nodes_are_hosts_and_paths_routes_both_ways() {
+        let p = plan(CHAIN).unwrap();
+        assert_eq!(p.hosts, ["a", "b"]);
+        let names: Vec<&str> = p.links.iter().map(|l| l.name.as_str()).collect();
+        assert_eq!(names, ["a→r", "r→a", "r→b", "b→r"]);
+        assert_eq!(
+            p.routes,
+            [
+                Route {
+                    from: 0,
+                    to: 1,
+                    links: vec![0, 2]
+                },
+                Route {
+                    from: 1,
+                    to: 0,
+                    links: vec![3, 1]
+                },
+            ]
+        );
+        assert_eq!((p.flows[1].from, p.flows[1].to), (1, 0));
+    }
+
+    #[test]
+    fn what_the_lab_cannot_emulate_is_refused_in_one_line() {
+        let cases = [
+            (
+                CHAIN.replace("type = \"acp\"", "type = \"cross\"\nrate = \"1mbit\""),
+                "flow x: the lab runs acp and tcp flows, not cross",
+            ),
+            (
+                CHAIN.replace("duration = \"10s\"", "duration = \"10s\"\ntrace_points = 5"),
+                "trace_points",
+            ),
+            (
+                CHAIN.replace("delay = \"5ms\"", "delay = \"5ms\"\nboth_ways = false"),
+                "no link from b to r",
+            ),
+            (
+                format!("{CHAIN}\n[[wifi]]\nap = \"r\"\nstations = \"s\"\n"),
+                "cannot emulate WiFi",
+            ),
+        ];
+        for (text, needle) in cases {
+            let e = plan(&text).unwrap_err();
+            assert!(
+                e.contains(needle) && !e.contains('\n'),
+                "{e:?} lacks {needle:?}"
+            );
+        }
+    }
+}

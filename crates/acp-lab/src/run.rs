@@ -1,0 +1,305 @@
+//! Running a [`Plan`]: the hosts, the emulator, and for each flow a monitor server in its
+//! destination host and a source in its source host, all in this process's threads (so that one
+//! clock serves sources and monitors, which measure the true age).
+//!
+//! Results count from the warm-up on: the monitor's statistics are read at the warm-up and at
+//! the end, and the differences give the window's age (the age integral between the last
+//! arrivals before each reading, over that span), updates delivered and throughput.
+
+use std::net::{Ipv4Addr, SocketAddr};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+use std::{io, thread};
+
+use acp_core::wire::HEADER_LEN;
+use acp_core::MonitorConfig;
+use acp_runtime::driver::{Payload, RunLimits, SourceSet, SourceSpec};
+use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport, TcpConfig};
+use acp_runtime::stream::MAX_FRAME;
+use acp_runtime::tcp_source::{TcpInfo, TcpOptions, TcpSource};
+
+use crate::emulator::{Emulator, EmulatorStats};
+use crate::hosts::{self, Host};
+use crate::plan::{FlowPlan, FlowPlanKind, Plan};
+use crate::tcp_flows::TcpApp;
+
+/// Monitor of flow `i` listens on this port plus `i`.
+const BASE_PORT: u16 = 7000;
+
+/// How long a TCP connection may take to open.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How often the main thread looks at the stop flag.
+const LOOK_EVERY: Duration = Duration::from_millis(20);
+
+/// What the kernel reported for a TCP flow, and the paper's estimate of its age.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TcpResult {
+    pub congestion: String,
+    pub info: TcpInfo,
+    /// The ACP+ paper's sender-side estimate of the time-average age (s).
+    pub est_avg_age: Option<f64>,
+}
+
+/// One flow's results over the measured window.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlowResult {
+    pub name: String,
+    /// `acp` or `tcp`.
+    pub kind: &'static str,
+    pub from: String,
+    pub to: String,
+    /// The controller (ACP) or the application (TCP: `updates`, `bulk`).
+    pub sender: String,
+    /// True time-average age at the monitor (s).
+    pub avg_age: Option<f64>,
+    /// Smoothed RTT seen by the sender (s).
+    pub rtt: Option<f64>,
+    /// Updates delivered to the monitor, and their payload throughput (bit/s).
+    pub delivered: u64,
+    pub throughput_bps: f64,
+    /// TCP flows only.
+    pub tcp: Option<TcpResult>,
+}
+
+/// What a lab run measured.
+#[derive(Debug, Clone)]
+pub struct LabResult {
+    pub name: String,
+    /// Hosts and their addresses.
+    pub hosts: Vec<(String, Ipv4Addr)>,
+    /// How long it ran, and the measured window (from the warm-up to the end).
+    pub ran: Duration,
+    pub window: Duration,
+    /// False if it was stopped before its duration.
+    pub complete: bool,
+    pub flows: Vec<FlowResult>,
+    pub emulator: EmulatorStats,
+}
+
+/// What a flow's thread hands back.
+enum Sender {
+    Acp(acp_core::source::SourceStats, String),
+    Tcp(TcpResult),
+}
+
+struct Running {
+    monitor: MonitorServer,
+    thread: JoinHandle<io::Result<Sender>>,
+}
+
+/// Sleeps until `at` or until `stop` is raised; false if stopped.
+fn sleep_until(at: Instant, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let now = Instant::now();
+        if now >= at {
+            return true;
+        }
+        thread::sleep((at - now).min(LOOK_EVERY));
+    }
+}
+
+fn start_flow(
+    f: &FlowPlan,
+    port: u16,
+    hosts: &[Host],
+    t0: Instant,
+    end: Instant,
+    finish: &Arc<AtomicBool>,
+) -> io::Result<Running> {
+    let (src, dst) = (hosts[f.from].clone(), hosts[f.to].clone());
+    let listen = SocketAddr::from((dst.addr, port));
+    let mut cfg = ServerConfig::new(
+        listen,
+        MonitorConfig {
+            clocks_synchronised: true,
+            ..MonitorConfig::default()
+        },
+    );
+    if let FlowPlanKind::Tcp(t) = &f.kind {
+        cfg.tcp = Some(TcpConfig {
+            recv_buffer: t.rcvbuf,
+            ..TcpConfig::default()
+        });
+    }
+    let monitor = dst.ns.enter(|| MonitorServer::start(cfg, None))?;
+    let (kind, dscp, finish) = (f.kind.clone(), f.dscp, finish.clone());
+    let (start, stop) = (t0 + f.start, f.stop.map_or(end, |s| (t0 + s).min(end)));
+    let thread = thread::Builder::new()
+        .name(format!("lab-flow-{}", f.name))
+        .spawn(move || {
+            if !sleep_until(start, &finish) {
+                return Err(io::Error::other("stopped before the flow started"));
+            }
+            let limits = RunLimits {
+                duration: Some(stop.saturating_duration_since(Instant::now())),
+                count: None,
+                stop: Some(finish),
+            };
+            let tick = Duration::from_secs(3600);
+            match kind {
+                FlowPlanKind::Acp {
+                    controller,
+                    config,
+                    payload,
+                } => {
+                    let mut set = src.ns.enter(|| SourceSet::new(listen))?;
+                    set.set_dscp(dscp)?;
+                    set.add(SourceSpec {
+                        name: String::new(),
+                        controller: controller.build(),
+                        config,
+                        payload: Payload::Synthetic(payload as usize),
+                    });
+                    let reports = set.run(&limits, tick, |_| {})?;
+                    let r = reports.into_iter().next().ok_or(io::ErrorKind::NotFound)?;
+                    Ok(Sender::Acp(r.stats, r.controller))
+                }
+                FlowPlanKind::Tcp(t) => {
+                    let options = TcpOptions {
+                        congestion: t.cc.clone(),
+                        nodelay: t.nodelay,
+                        notsent_lowat: t.notsent_lowat,
+                        send_buffer: None,
+                    };
+                    let payload = match (t.app, t.payload) {
+                        (_, Some(p)) => p as usize,
+                        (TcpApp::Updates, None) => 100,
+                        (TcpApp::Bulk, None) => MAX_FRAME - HEADER_LEN,
+                    };
+                    let mut source = src
+                        .ns
+                        .enter(|| TcpSource::connect(listen, &options, payload, CONNECT_TIMEOUT))?;
+                    let r = source.run(&limits, tick, |_| {})?;
+                    Ok(Sender::Tcp(TcpResult {
+                        congestion: r.congestion,
+                        info: r.info,
+                        est_avg_age: r.est_avg_age,
+                    }))
+                }
+            }
+        })?;
+    Ok(Running { monitor, thread })
+}
+
+/// The flow's single session at a monitor, if it has one yet.
+fn session(m: &MonitorServer) -> Option<SessionReport> {
+    m.snapshot().sessions.into_iter().next()
+}
+
+/// Age integral (s²) from the first update to the latest arrival.
+fn integral(r: &SessionReport) -> f64 {
+    let span = r.stats.last_seen.saturating_since(r.stats.first_seen);
+    r.avg_age.unwrap_or(0.0) * span.as_secs_f64()
+}
+
+/// Results over the window from `before` (the warm-up reading, if any) to `after`.
+fn window_stats(
+    before: Option<&SessionReport>,
+    after: Option<&SessionReport>,
+    window: Duration,
+) -> (Option<f64>, u64, f64) {
+    let Some(after) = after else {
+        return (None, 0, 0.0);
+    };
+    let (age, delivered, bytes) = match before {
+        Some(b) => {
+            let span = after.stats.last_seen.saturating_since(b.stats.last_seen);
+            let age =
+                (!span.is_zero()).then(|| (integral(after) - integral(b)) / span.as_secs_f64());
+            (
+                age,
+                after.stats.delivered - b.stats.delivered,
+                after.stats.bytes - b.stats.bytes,
+            )
+        }
+        None => (after.avg_age, after.stats.delivered, after.stats.bytes),
+    };
+    let throughput = bytes as f64 * 8.0 / window.as_secs_f64().max(1e-9);
+    (age, delivered, throughput)
+}
+
+/// Runs `plan` for `duration` (its own if `None`) or until `stop` is raised, and reports.
+pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Result<LabResult> {
+    crate::privilege::check().map_err(io::Error::other)?;
+    let mut hosts = Vec::new();
+    let mut ports = Vec::new();
+    for (i, name) in plan.hosts.iter().enumerate() {
+        let (host, port) = hosts::create(name, i)?;
+        hosts.push(host);
+        ports.push(port);
+    }
+    let emulator = Emulator::start(ports, &plan.links, &plan.routes, plan.seed)?;
+    let duration = duration.unwrap_or(plan.duration);
+    let warmup = plan.warmup.min(duration);
+    let t0 = Instant::now();
+    let end = t0 + duration;
+    let finish = Arc::new(AtomicBool::new(false));
+    let mut running = Vec::new();
+    for (i, f) in plan.flows.iter().enumerate() {
+        let port = BASE_PORT + u16::try_from(i).unwrap_or(u16::MAX - BASE_PORT);
+        running.push(start_flow(f, port, &hosts, t0, end, &finish)?);
+    }
+    let watch = |at: Instant| {
+        while Instant::now() < at && !stop.load(Ordering::Relaxed) {
+            thread::sleep(LOOK_EVERY.min(at.saturating_duration_since(Instant::now())));
+        }
+    };
+    watch(t0 + warmup);
+    let at_warmup: Vec<Option<SessionReport>> = if warmup.is_zero() {
+        running.iter().map(|_| None).collect()
+    } else {
+        running.iter().map(|r| session(&r.monitor)).collect()
+    };
+    let measured_from = Instant::now();
+    watch(end);
+    let complete = Instant::now() >= end;
+    finish.store(true, Ordering::Relaxed);
+    let window = measured_from.elapsed();
+    let mut flows = Vec::new();
+    for ((f, r), before) in plan.flows.iter().zip(running).zip(&at_warmup) {
+        let sender = r
+            .thread
+            .join()
+            .map_err(|_| io::Error::other("a flow panicked"))?;
+        let after = session(&r.monitor);
+        r.monitor.stop()?;
+        let (avg_age, delivered, throughput_bps) =
+            window_stats(before.as_ref(), after.as_ref(), window);
+        let (kind, sender_name, rtt, tcp) = match (sender, &f.kind) {
+            (Ok(Sender::Acp(stats, controller)), _) => ("acp", controller, stats.rtt, None),
+            (Ok(Sender::Tcp(t)), FlowPlanKind::Tcp(spec)) => {
+                let app = format!("{:?}", spec.app).to_lowercase();
+                ("tcp", app, Some(t.info.rtt), Some(t))
+            }
+            (Err(e), _) => return Err(io::Error::new(e.kind(), format!("flow {}: {e}", f.name))),
+            (Ok(Sender::Tcp(_)), FlowPlanKind::Acp { .. }) => unreachable!("a TCP flow's thread"),
+        };
+        flows.push(FlowResult {
+            name: f.name.clone(),
+            kind,
+            from: plan.hosts[f.from].clone(),
+            to: plan.hosts[f.to].clone(),
+            sender: sender_name,
+            avg_age,
+            rtt,
+            delivered,
+            throughput_bps,
+            tcp,
+        });
+    }
+    Ok(LabResult {
+        name: plan.name.clone(),
+        hosts: hosts.iter().map(|h| (h.name.clone(), h.addr)).collect(),
+        ran: t0.elapsed(),
+        window,
+        complete,
+        flows,
+        emulator: emulator.stop(),
+    })
+}

@@ -1,0 +1,120 @@
+//! The emulator between two namespaces: delay and loss as the link model says. Root only: the
+//! tests print why and pass without it.
+
+use std::net::UdpSocket;
+use std::time::{Duration, Instant};
+
+use acp_lab::emulator::{Emulator, LinkSpec, Route};
+use acp_lab::hosts::{self, Host};
+use acp_netmodel::LossModel;
+use acp_runtime::relay::PathConfig;
+
+fn privileged(test: &str) -> bool {
+    match acp_lab::privilege::check() {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("{test}: skipped: {e}");
+            false
+        }
+    }
+}
+
+/// Hosts a and b joined both ways by a link of `path`; the emulator runs until dropped.
+fn pair(path: PathConfig, seed: u64) -> (Host, Host, Emulator) {
+    let (a, pa) = hosts::create("a", 0).unwrap();
+    let (b, pb) = hosts::create("b", 1).unwrap();
+    let links = [
+        LinkSpec {
+            name: "a→b".into(),
+            path: path.clone(),
+        },
+        LinkSpec {
+            name: "b→a".into(),
+            path,
+        },
+    ];
+    let routes = [
+        Route {
+            from: 0,
+            to: 1,
+            links: vec![0],
+        },
+        Route {
+            from: 1,
+            to: 0,
+            links: vec![1],
+        },
+    ];
+    let emu = Emulator::start(vec![pa, pb], &links, &routes, seed).unwrap();
+    (a, b, emu)
+}
+
+fn socket(h: &Host) -> UdpSocket {
+    let addr = h.addr;
+    h.ns.enter(move || UdpSocket::bind((addr, 0))).unwrap()
+}
+
+#[test]
+fn a_round_trip_over_a_20ms_link_takes_40ms_plus_serialisation() {
+    if !privileged("round trip") {
+        return;
+    }
+    let (a, b, emu) = pair(PathConfig::lossless(2e6, Duration::from_millis(20), 100), 1);
+    let (sa, sb) = (socket(&a), socket(&b));
+    sb.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    sa.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+    let mut buf = [0u8; 1500];
+    let mut rtts = Vec::new();
+    for _ in 0..20 {
+        let t0 = Instant::now();
+        sa.send_to(&[7; 222], sb.local_addr().unwrap()).unwrap();
+        let (n, from) = sb.recv_from(&mut buf).unwrap();
+        sb.send_to(&buf[..n], from).unwrap();
+        sa.recv_from(&mut buf).unwrap();
+        rtts.push(t0.elapsed());
+    }
+    let stats = emu.stop();
+    // 250 B on the wire at 2 Mbit/s is 1 ms each way, plus 20 ms of propagation.
+    let (min, max) = (rtts.iter().min().unwrap(), rtts.iter().max().unwrap());
+    assert!(*min >= Duration::from_millis(42), "{rtts:?}");
+    assert!(*max < Duration::from_millis(52), "{rtts:?}");
+    assert_eq!(stats.forwarded, 40, "{stats:?}");
+}
+
+#[test]
+fn a_one_percent_loss_link_loses_about_one_percent() {
+    if !privileged("loss") {
+        return;
+    }
+    let mut path = PathConfig::lossless(100e6, Duration::from_millis(1), 10_000);
+    path.link.loss = LossModel::Bernoulli { p: 0.01 };
+    let (a, b, emu) = pair(path, 7);
+    let (sa, sb) = (socket(&a), socket(&b));
+    sb.set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    let to = sb.local_addr().unwrap();
+    let sent = 20_000u64;
+    let receiver = std::thread::spawn(move || {
+        let mut buf = [0u8; 256];
+        let mut n = 0u64;
+        while sb.recv(&mut buf).is_ok() {
+            n += 1;
+        }
+        n
+    });
+    // 10 packets a millisecond: far below what the emulator and the link carry, so the link's
+    // random loss is the only loss.
+    for k in 0..sent / 10 {
+        for _ in 0..10 {
+            sa.send_to(&k.to_be_bytes(), to).unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let received = receiver.join().unwrap();
+    let stats = emu.stop();
+    let link = &stats.links[0];
+    assert_eq!(link.offered, sent, "{stats:?}");
+    assert_eq!(sent - received, link.dropped_loss, "only the model dropped");
+    // Binomial(20000, 0.01): mean 200, sd 14; 60 is over four sd.
+    assert!(link.dropped_loss.abs_diff(200) < 60, "{stats:?}");
+}
