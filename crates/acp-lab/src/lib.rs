@@ -20,7 +20,7 @@
 //! - [`hosts`]: a namespace, its devices and address;
 //! - [`ipv4`]: the header fields routed by;
 //! - [`emulator`]: the forwarding thread;
-//! - [`tcp_flows`]: the `type = "tcp"` flow tables;
+//! - [`tcp_flows`]: the simulator's `type = "tcp"` flows as kernel socket settings;
 //! - [`plan`]: hosts, links, routes and flows of a scenario;
 //! - [`run`]: running a plan and its results;
 //! - [`bench`](mod@bench): the emulator's throughput ceiling and delay accuracy (`acp bench lab`).

@@ -68,21 +68,12 @@ pub struct Plan {
     pub flows: Vec<FlowPlan>,
 }
 
-/// Reads `path`: the simulator's format 2, plus `type = "tcp"` flows.
+/// Reads `path`: the simulator's format 2.
 pub fn load(path: &Path) -> Result<Plan, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    let (rest, tcp) = tcp_flows::split(&text)?;
-    let scenario = Scenario::parse_in(&rest, path.parent()).map_err(|e| e.to_string())?;
-    from_scenario(&scenario, tcp, trace_points(&text))
-}
-
-/// The `trace_points` a scenario asks for (0 if none or not TOML).
-fn trace_points(text: &str) -> usize {
-    toml::from_str::<toml::Table>(text)
-        .ok()
-        .and_then(|t| t.get("trace_points")?.as_integer())
-        .map_or(0, |n| usize::try_from(n).unwrap_or(0))
+    let scenario = Scenario::parse_in(&text, path.parent()).map_err(|e| e.to_string())?;
+    from_scenario(&scenario)
 }
 
 /// The start of a replica, its stagger drawn as the simulator draws it.
@@ -167,14 +158,14 @@ impl Builder<'_> {
     }
 }
 
-fn from_scenario(s: &Scenario, tcp: Vec<TcpFlow>, trace_points: usize) -> Result<Plan, String> {
+fn from_scenario(s: &Scenario) -> Result<Plan, String> {
     if let Some(w) = s.topology.wifi.first() {
         return Err(format!(
             "[[wifi]] {}: the lab cannot emulate WiFi media (run the scenario in `acp sim`)",
             w.name
         ));
     }
-    if trace_points > 0 {
+    if s.config.trace_points > 0 {
         return Err("trace_points: the lab records no age traces (remove it)".into());
     }
     let streams = Streams::new(s.config.seed);
@@ -186,17 +177,26 @@ fn from_scenario(s: &Scenario, tcp: Vec<TcpFlow>, trace_points: usize) -> Result
     };
     let mut flows = Vec::new();
     for f in &s.flows {
-        let FlowKind::Acp {
-            controller,
-            config,
-            payload,
-        } = &f.kind
-        else {
-            return Err(format!(
-                "flow {}: the lab runs acp and tcp flows, not {}",
-                f.name,
-                f.kind.label()
-            ));
+        let kind = match &f.kind {
+            FlowKind::Acp {
+                controller,
+                config,
+                payload,
+            } => FlowPlanKind::Acp {
+                controller: *controller,
+                config: config.clone(),
+                payload: *payload,
+            },
+            FlowKind::Tcp { config, app } => {
+                FlowPlanKind::Tcp(tcp_flows::from_sim(&f.name, config, app)?)
+            }
+            other => {
+                return Err(format!(
+                    "flow {}: the lab runs acp and tcp flows, not {}",
+                    f.name,
+                    other.label()
+                ))
+            }
         };
         let (from, to) = b.connect(&f.name, &f.path)?;
         flows.push(FlowPlan {
@@ -206,26 +206,7 @@ fn from_scenario(s: &Scenario, tcp: Vec<TcpFlow>, trace_points: usize) -> Result
             start: start_of(f, &streams),
             stop: f.stop,
             dscp: f.dscp,
-            kind: FlowPlanKind::Acp {
-                controller: *controller,
-                config: config.clone(),
-                payload: *payload,
-            },
-        });
-    }
-    for t in tcp {
-        let (from, to) = b.connect(&t.name, &t.path)?;
-        if t.stop.is_some_and(|stop| stop <= t.start) {
-            return Err(format!("flow {}: stop must come after start", t.name));
-        }
-        flows.push(FlowPlan {
-            name: t.name.clone(),
-            from,
-            to,
-            start: t.start,
-            stop: t.stop,
-            dscp: 0,
-            kind: FlowPlanKind::Tcp(t),
+            kind,
         });
     }
     if flows.is_empty() {
@@ -257,9 +238,8 @@ mod tests {
     use super::*;
 
     fn plan(text: &str) -> Result<Plan, String> {
-        let (rest, tcp) = tcp_flows::split(text)?;
-        let s = Scenario::parse(&rest).map_err(|e| e.to_string())?;
-        from_scenario(&s, tcp, trace_points(text))
+        let s = Scenario::parse(text).map_err(|e| e.to_string())?;
+        from_scenario(&s)
     }
 
     const CHAIN: &str = r#"

@@ -13,17 +13,14 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use std::{io, thread};
 
-use acp_core::wire::HEADER_LEN;
 use acp_core::MonitorConfig;
 use acp_runtime::driver::{Payload, RunLimits, SourceSet, SourceSpec};
 use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport, TcpConfig};
-use acp_runtime::stream::MAX_FRAME;
 use acp_runtime::tcp_source::{TcpInfo, TcpOptions, TcpSource};
 
 use crate::emulator::{Emulator, EmulatorStats};
 use crate::hosts::{self, Host};
 use crate::plan::{FlowPlan, FlowPlanKind, Plan};
-use crate::tcp_flows::TcpApp;
 
 /// Monitor of flow `i` listens on this port plus `i`.
 const BASE_PORT: u16 = 7000;
@@ -123,7 +120,7 @@ fn start_flow(
     );
     if let FlowPlanKind::Tcp(t) = &f.kind {
         cfg.tcp = Some(TcpConfig {
-            recv_buffer: t.rcvbuf,
+            recv_buffer: Some(t.receive_buffer),
             ..TcpConfig::default()
         });
     }
@@ -162,16 +159,12 @@ fn start_flow(
                 }
                 FlowPlanKind::Tcp(t) => {
                     let options = TcpOptions {
-                        congestion: t.cc.clone(),
+                        congestion: Some(t.cc.clone()),
                         nodelay: t.nodelay,
                         notsent_lowat: t.notsent_lowat,
-                        send_buffer: None,
+                        send_buffer: Some(t.send_buffer),
                     };
-                    let payload = match (t.app, t.payload) {
-                        (_, Some(p)) => p as usize,
-                        (TcpApp::Updates, None) => 100,
-                        (TcpApp::Bulk, None) => MAX_FRAME - HEADER_LEN,
-                    };
+                    let payload = t.payload;
                     let mut source = src
                         .ns
                         .enter(|| TcpSource::connect(listen, &options, payload, CONNECT_TIMEOUT))?;

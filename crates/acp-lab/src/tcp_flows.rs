@@ -1,148 +1,184 @@
-//! `[[flow]]` tables of `type = "tcp"`: kernel TCP connections, which the simulator's scenario
-//! parser does not read (yet). Their field names follow the simulator's TCP flow type (`cc`,
-//! `app`, `payload`, `nodelay`, `notsent_lowat`, `rcvbuf`, with the common `name`, `path`,
-//! `start`, `stop`).
+//! `type = "tcp"` flows as the lab runs them: the simulator's TCP flow (its scenario parser reads
+//! them, so `acp sim` and `acp lab` run the same file) mapped onto a kernel socket's options.
 //!
-//! [`split`] reads them and returns the scenario text with each of these tables blanked out
-//! (spaces, newlines kept), so the simulator's parser reads the rest and its errors keep naming
-//! the right lines.
+//! The congestion control, Nagle (`nodelay`), `notsent_lowat` and the two buffers carry over.
+//! What only the simulator's model has — segment size, initial window, delayed ACKs, RTO bounds:
+//! the kernel has its own — and updates at a fixed rate (the lab writes them at will) are refused
+//! when a scenario sets them, never silently ignored.
 
-use std::time::Duration;
-
-use acp_sim::spec::Dur;
-use serde::Deserialize;
+use acp_core::wire::HEADER_LEN;
+use acp_runtime::stream::{MAX_FRAME, PREFIX_LEN};
+use acp_sim::tcp::{Application, TcpConfig, UpdateMode};
 
 /// What a TCP flow's application writes.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum TcpApp {
-    /// A fresh update (of `payload` bytes, framed as ACP updates) whenever the socket takes one;
-    /// the monitor measures its age.
-    #[default]
+    /// A fresh update (framed as an ACP update) whenever the socket takes one; the monitor
+    /// measures its age.
     Updates,
     /// Data as fast as the socket takes it: the largest frames, back to back.
     Bulk,
 }
 
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct TcpToml {
-    name: Option<String>,
-    path: Vec<String>,
-    start: Option<Dur>,
-    stop: Option<Dur>,
-    cc: Option<String>,
-    #[serde(default)]
-    app: TcpApp,
-    payload: Option<u32>,
-    #[serde(default)]
-    nodelay: bool,
-    notsent_lowat: Option<u32>,
-    rcvbuf: Option<usize>,
-}
-
-/// A TCP flow.
-#[derive(Debug, Clone, PartialEq)]
+/// A TCP flow's kernel settings.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TcpFlow {
-    pub name: String,
-    /// Node names from the sender to the receiver.
-    pub path: Vec<String>,
-    pub start: Duration,
-    pub stop: Option<Duration>,
-    /// Congestion control (`TCP_CONGESTION`); the system default if `None`.
-    pub cc: Option<String>,
+    /// Congestion control (`TCP_CONGESTION`), by the kernel's name.
+    pub cc: String,
     pub app: TcpApp,
-    /// Payload bytes per update (`updates`: 100 by default; `bulk`: the largest frame).
-    pub payload: Option<u32>,
+    /// Payload bytes of each frame after its prefix and ACP header: a simulator update record of
+    /// `payload` bytes is a frame of the same size on the wire.
+    pub payload: usize,
     pub nodelay: bool,
     pub notsent_lowat: Option<u32>,
-    /// The receiver's `SO_RCVBUF` (it bounds the window); autotuned if `None`.
-    pub rcvbuf: Option<usize>,
+    /// `SO_SNDBUF` of the sender and `SO_RCVBUF` of the receiver (it bounds the window).
+    pub send_buffer: usize,
+    pub receive_buffer: usize,
 }
 
-#[derive(Deserialize)]
-struct Flows {
-    #[serde(default, rename = "flow")]
-    flows: Vec<toml::Spanned<toml::Table>>,
-}
+/// Bytes a frame spends before its payload.
+const FRAME_OVERHEAD: usize = PREFIX_LEN + HEADER_LEN;
 
-/// The TCP flows of a scenario, and its text without them. Text that is not TOML is returned
-/// as it is, for the simulator's parser to explain.
-pub fn split(text: &str) -> Result<(String, Vec<TcpFlow>), String> {
-    let Ok(parsed) = toml::from_str::<Flows>(text) else {
-        return Ok((text.to_string(), Vec::new()));
-    };
-    let mut rest = text.as_bytes().to_vec();
-    let mut flows = Vec::new();
-    for (i, spanned) in parsed.flows.into_iter().enumerate() {
-        let span = spanned.span();
-        let mut table = spanned.into_inner();
-        if table.get("type").and_then(toml::Value::as_str) != Some("tcp") {
-            continue;
-        }
-        table.remove("type");
-        let line = text[..span.start].matches('\n').count() + 1;
-        let t: TcpToml = toml::Value::Table(table)
-            .try_into()
-            .map_err(|e: toml::de::Error| {
-                format!("line {line}: [[flow]] (tcp): {}", e.message().trim())
-            })?;
-        if t.payload == Some(0) {
-            return Err(format!(
-                "line {line}: [[flow]] (tcp): payload must be positive"
-            ));
-        }
-        for b in &mut rest[span] {
-            if *b != b'\n' {
-                *b = b' ';
-            }
-        }
-        flows.push(TcpFlow {
-            name: t.name.unwrap_or_else(|| format!("flow{i}")),
-            path: t.path,
-            start: t.start.map_or(Duration::ZERO, |d| d.0),
-            stop: t.stop.map(|d| d.0),
-            cc: t.cc,
-            app: t.app,
-            payload: t.payload,
-            nodelay: t.nodelay,
-            notsent_lowat: t.notsent_lowat,
-            rcvbuf: t.rcvbuf,
-        });
+/// The kernel's settings for flow `name` of the simulator's `config` and `app`, or a one-line
+/// reason the lab cannot run it.
+pub fn from_sim(name: &str, config: &TcpConfig, app: &Application) -> Result<TcpFlow, String> {
+    let model = TcpConfig::default();
+    let model_only = [
+        ("smss", config.smss != model.smss),
+        (
+            "initial_window",
+            config.initial_window != model.initial_window,
+        ),
+        ("delayed_ack", config.delayed_ack != model.delayed_ack),
+        ("min_rto", config.min_rto != model.min_rto),
+        ("initial_rto", config.initial_rto != model.initial_rto),
+        ("max_rto", config.max_rto != model.max_rto),
+    ];
+    if let Some((field, _)) = model_only.iter().find(|(_, set)| *set) {
+        return Err(format!(
+            "flow {name}: {field} is the simulator's model; in the lab the kernel chooses it \
+             (remove it, or run the scenario in `acp sim`)"
+        ));
     }
-    // Only whole tables (ASCII headers and keys through their last value) were blanked.
-    let rest = String::from_utf8(rest).map_err(|e| e.to_string())?;
-    Ok((rest, flows))
+    let (app, payload, notsent_lowat) = match *app {
+        Application::Bulk => (TcpApp::Bulk, MAX_FRAME - HEADER_LEN, None),
+        Application::Updates {
+            mode: UpdateMode::Rate(_),
+            ..
+        } => {
+            return Err(format!(
+                "flow {name}: the lab writes TCP updates at will; `rate` is the simulator's only"
+            ))
+        }
+        Application::Updates {
+            payload,
+            mode: UpdateMode::AtWill { notsent_lowat },
+        } => {
+            let payload = (payload as usize)
+                .checked_sub(FRAME_OVERHEAD)
+                .ok_or_else(|| {
+                    format!(
+                        "flow {name}: payload must be at least {FRAME_OVERHEAD} bytes in the lab \
+                     (a frame's length prefix and ACP header)"
+                    )
+                })?;
+            let lowat = notsent_lowat.map(|b| u32::try_from(b).unwrap_or(u32::MAX));
+            (TcpApp::Updates, payload, lowat)
+        }
+    };
+    Ok(TcpFlow {
+        cc: kernel_name(config).into(),
+        app,
+        payload,
+        nodelay: config.nodelay,
+        notsent_lowat,
+        send_buffer: usize::try_from(config.send_buffer).unwrap_or(usize::MAX),
+        receive_buffer: usize::try_from(config.receive_buffer).unwrap_or(usize::MAX),
+    })
+}
+
+/// The kernel's name of the congestion control (`newreno` is `reno` there).
+fn kernel_name(config: &TcpConfig) -> String {
+    match config.cc.to_string().as_str() {
+        "newreno" => "reno".into(),
+        other => other.into(),
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use acp_sim::tcp::{CcKind, DelayedAck};
 
-    const TEXT: &str = "format = 2\n\
-        [[flow]]\ntype = \"tcp\"\nname = \"t\"\ncc = \"bbr\"\napp = \"bulk\"\npath = [\"a\", \"b\"]\n\
-        [[flow]]\ntype = \"acp\"\npath = [\"a\", \"b\"]\n";
+    fn updates(payload: u32, mode: UpdateMode) -> Application {
+        Application::Updates { payload, mode }
+    }
+
+    const AT_WILL: UpdateMode = UpdateMode::AtWill {
+        notsent_lowat: Some(2000),
+    };
 
     #[test]
-    fn tcp_tables_are_read_and_blanked_keeping_lines() {
-        let (rest, flows) = split(TEXT).unwrap();
-        assert_eq!(flows.len(), 1);
-        let f = &flows[0];
+    fn kernel_settings_follow_the_simulators_flow() {
+        let config = TcpConfig {
+            cc: CcKind::NewReno,
+            nodelay: true,
+            receive_buffer: 65_536,
+            ..TcpConfig::default()
+        };
+        let f = from_sim("t", &config, &updates(536, AT_WILL)).unwrap();
         assert_eq!(
-            (f.name.as_str(), f.cc.as_deref(), f.app),
-            ("t", Some("bbr"), TcpApp::Bulk)
+            f,
+            TcpFlow {
+                cc: "reno".into(),
+                app: TcpApp::Updates,
+                payload: 536 - FRAME_OVERHEAD,
+                nodelay: true,
+                notsent_lowat: Some(2000),
+                send_buffer: 1 << 20,
+                receive_buffer: 65_536,
+            }
         );
-        assert_eq!(rest.lines().count(), TEXT.lines().count());
-        assert!(!rest.contains("tcp") && rest.contains("type = \"acp\""));
+        let bulk = TcpConfig {
+            cc: CcKind::Bbr,
+            ..TcpConfig::default()
+        };
+        let f = from_sim("b", &bulk, &Application::Bulk).unwrap();
+        assert_eq!((f.cc.as_str(), f.app), ("bbr", TcpApp::Bulk));
     }
 
     #[test]
-    fn errors_name_the_line() {
-        let bad = TEXT.replace("cc = \"bbr\"", "colour = 1");
-        let e = split(&bad).unwrap_err();
-        assert!(
-            e.starts_with("line 2: [[flow]] (tcp): unknown field `colour`"),
-            "{e}"
-        );
+    fn what_only_the_model_has_is_refused_in_one_line() {
+        let d = TcpConfig::default();
+        let cases = [
+            (
+                TcpConfig {
+                    smss: 536,
+                    ..d.clone()
+                },
+                updates(536, AT_WILL),
+                "smss",
+            ),
+            (
+                TcpConfig {
+                    delayed_ack: Some(DelayedAck {
+                        every: 3,
+                        ..DelayedAck::default()
+                    }),
+                    ..d.clone()
+                },
+                updates(536, AT_WILL),
+                "delayed_ack",
+            ),
+            (d.clone(), updates(536, UpdateMode::Rate(40.0)), "at will"),
+            (d.clone(), updates(20, AT_WILL), "at least 48 bytes"),
+        ];
+        for (config, app, needle) in cases {
+            let e = from_sim("t", &config, &app).unwrap_err();
+            assert!(
+                e.contains(needle) && !e.contains('\n'),
+                "{e:?} lacks {needle:?}"
+            );
+        }
     }
 }
