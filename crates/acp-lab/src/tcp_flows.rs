@@ -87,7 +87,7 @@ pub fn from_sim(name: &str, config: &TcpConfig, app: &Application) -> Result<Tcp
         }
     };
     Ok(TcpFlow {
-        cc: kernel_name(config).into(),
+        cc: kernel_name(config),
         app,
         payload,
         nodelay: config.nodelay,
