@@ -5,6 +5,13 @@
 //! Results count from the warm-up on: the monitor's statistics are read at the warm-up and at
 //! the end, and the differences give the window's age (the age integral between the last
 //! arrivals before each reading, over that span), updates delivered and throughput.
+//!
+//! TCP flows are measured as `acp sim` measures them: throughput counts the stream's bytes
+//! delivered (each update's whole frame, length prefix and ACP header included, as the
+//! simulator counts a record of `payload` bytes), and the mean RTT is the mean of the kernel's
+//! smoothed RTT read at each new acknowledgement inside the same window (the simulator averages
+//! the RTT samples of the ACKs in its window; a smoothed RTT is a moving average of those
+//! samples, so over many ACKs the two means agree).
 
 use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,11 +23,12 @@ use std::{io, thread};
 use acp_core::MonitorConfig;
 use acp_runtime::driver::{Payload, RunLimits, SourceSet, SourceSpec};
 use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport, TcpConfig};
-use acp_runtime::tcp_source::{TcpInfo, TcpOptions, TcpSource};
+use acp_runtime::tcp_source::{RttSamples, TcpInfo, TcpOptions, TcpSource};
 
 use crate::emulator::{Emulator, EmulatorStats};
 use crate::hosts::{self, Host};
 use crate::plan::{FlowPlan, FlowPlanKind, Plan};
+use crate::tcp_flows::FRAME_OVERHEAD;
 
 /// Monitor of flow `i` listens on this port plus `i`.
 const BASE_PORT: u16 = 7000;
@@ -38,6 +46,8 @@ pub struct TcpResult {
     pub info: TcpInfo,
     /// The ACP+ paper's sender-side estimate of the time-average age (s).
     pub est_avg_age: Option<f64>,
+    /// Mean of the smoothed RTT read at each new acknowledgement in the measured window (s).
+    pub mean_rtt: Option<f64>,
 }
 
 /// One flow's results over the measured window.
@@ -52,9 +62,11 @@ pub struct FlowResult {
     pub sender: String,
     /// True time-average age at the monitor (s).
     pub avg_age: Option<f64>,
-    /// Smoothed RTT seen by the sender (s).
+    /// RTT seen by the sender (s): ACP's smoothed RTT̄ at the end; TCP's mean over the measured
+    /// window (see the module documentation; `TCP_INFO`'s smoothed RTT at the end is in `tcp`).
     pub rtt: Option<f64>,
-    /// Updates delivered to the monitor, and their payload throughput (bit/s).
+    /// Updates delivered to the monitor, and their throughput (bit/s): payload for ACP, the
+    /// stream's bytes (frames whole) for TCP, as `acp sim` counts each.
     pub delivered: u64,
     pub throughput_bps: f64,
     /// TCP flows only.
@@ -106,6 +118,7 @@ fn start_flow(
     port: u16,
     hosts: &[Host],
     t0: Instant,
+    warmup: Duration,
     end: Instant,
     finish: &Arc<AtomicBool>,
 ) -> io::Result<Running> {
@@ -127,6 +140,7 @@ fn start_flow(
     let monitor = dst.ns.enter(|| MonitorServer::start(cfg, None))?;
     let (kind, dscp, finish) = (f.kind.clone(), f.dscp, finish.clone());
     let (start, stop) = (t0 + f.start, f.stop.map_or(end, |s| (t0 + s).min(end)));
+    let measure_from = t0 + warmup;
     let thread = thread::Builder::new()
         .name(format!("lab-flow-{}", f.name))
         .spawn(move || {
@@ -138,7 +152,6 @@ fn start_flow(
                 count: None,
                 stop: Some(finish),
             };
-            let tick = Duration::from_secs(3600);
             match kind {
                 FlowPlanKind::Acp {
                     controller,
@@ -153,7 +166,7 @@ fn start_flow(
                         config,
                         payload: Payload::Synthetic(payload as usize),
                     });
-                    let reports = set.run(&limits, tick, |_| {})?;
+                    let reports = set.run(&limits, Duration::from_secs(3600), |_| {})?;
                     let r = reports.into_iter().next().ok_or(io::ErrorKind::NotFound)?;
                     Ok(Sender::Acp(r.stats, r.controller))
                 }
@@ -168,11 +181,24 @@ fn start_flow(
                     let mut source = src
                         .ns
                         .enter(|| TcpSource::connect(listen, &options, payload, CONNECT_TIMEOUT))?;
-                    let r = source.run(&limits, tick, |_| {})?;
+                    // One tick at the warm-up reads the RTT samples taken before the window.
+                    let tick = measure_from.saturating_duration_since(Instant::now());
+                    let mut before = RttSamples::default();
+                    let r = if tick.is_zero() {
+                        source.run(&limits, Duration::from_secs(3600), |_| {})?
+                    } else {
+                        let mut first = true;
+                        source.run(&limits, tick, |r| {
+                            if std::mem::take(&mut first) {
+                                before = r.rtt_samples;
+                            }
+                        })?
+                    };
                     Ok(Sender::Tcp(TcpResult {
                         congestion: r.congestion,
                         info: r.info,
                         est_avg_age: r.est_avg_age,
+                        mean_rtt: r.rtt_samples.mean_since(&before),
                     }))
                 }
             }
@@ -192,10 +218,12 @@ fn integral(r: &SessionReport) -> f64 {
 }
 
 /// Results over the window from `before` (the warm-up reading, if any) to `after`.
+/// `frame_overhead` is added to each delivered update's payload in the throughput.
 fn window_stats(
     before: Option<&SessionReport>,
     after: Option<&SessionReport>,
     window: Duration,
+    frame_overhead: u64,
 ) -> (Option<f64>, u64, f64) {
     let Some(after) = after else {
         return (None, 0, 0.0);
@@ -213,6 +241,7 @@ fn window_stats(
         }
         None => (after.avg_age, after.stats.delivered, after.stats.bytes),
     };
+    let bytes = bytes + delivered * frame_overhead;
     let throughput = bytes as f64 * 8.0 / window.as_secs_f64().max(1e-9);
     (age, delivered, throughput)
 }
@@ -236,7 +265,7 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
     let mut running = Vec::new();
     for (i, f) in plan.flows.iter().enumerate() {
         let port = BASE_PORT + u16::try_from(i).unwrap_or(u16::MAX - BASE_PORT);
-        running.push(start_flow(f, port, &hosts, t0, end, &finish)?);
+        running.push(start_flow(f, port, &hosts, t0, warmup, end, &finish)?);
     }
     let watch = |at: Instant| {
         while Instant::now() < at && !stop.load(Ordering::Relaxed) {
@@ -262,13 +291,17 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
             .map_err(|_| io::Error::other("a flow panicked"))?;
         let after = session(&r.monitor);
         r.monitor.stop()?;
+        let overhead = match f.kind {
+            FlowPlanKind::Tcp(_) => FRAME_OVERHEAD as u64,
+            FlowPlanKind::Acp { .. } => 0,
+        };
         let (avg_age, delivered, throughput_bps) =
-            window_stats(before.as_ref(), after.as_ref(), window);
+            window_stats(before.as_ref(), after.as_ref(), window, overhead);
         let (kind, sender_name, rtt, tcp) = match (sender, &f.kind) {
             (Ok(Sender::Acp(stats, controller)), _) => ("acp", controller, stats.rtt, None),
             (Ok(Sender::Tcp(t)), FlowPlanKind::Tcp(spec)) => {
                 let app = format!("{:?}", spec.app).to_lowercase();
-                ("tcp", app, Some(t.info.rtt), Some(t))
+                ("tcp", app, t.mean_rtt, Some(t))
             }
             (Err(e), _) => return Err(io::Error::new(e.kind(), format!("flow {}: {e}", f.name))),
             (Ok(Sender::Tcp(_)), FlowPlanKind::Acp { .. }) => unreachable!("a TCP flow's thread"),

@@ -37,7 +37,7 @@ pub struct TcpFlow {
 }
 
 /// Bytes a frame spends before its payload.
-const FRAME_OVERHEAD: usize = PREFIX_LEN + HEADER_LEN;
+pub const FRAME_OVERHEAD: usize = PREFIX_LEN + HEADER_LEN;
 
 /// The kernel's settings for flow `name` of the simulator's `config` and `app`, or a one-line
 /// reason the lab cannot run it.

@@ -84,6 +84,26 @@ pub struct TcpReport {
     pub est_avg_age: Option<f64>,
     /// The kernel's view.
     pub info: TcpInfo,
+    /// The smoothed RTT read at each `TCP_INFO` reading that found new bytes acknowledged.
+    pub rtt_samples: RttSamples,
+}
+
+/// A running sum of RTT readings, so that the mean over any window is the difference of two
+/// reports: `(b.sum - a.sum) / (b.count - a.count)`.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct RttSamples {
+    /// Sum of the readings (s).
+    pub sum: f64,
+    /// Number of readings.
+    pub count: u64,
+}
+
+impl RttSamples {
+    /// The mean RTT (s) of the readings taken after `earlier`, if any were.
+    pub fn mean_since(&self, earlier: &RttSamples) -> Option<f64> {
+        let count = self.count.checked_sub(earlier.count)?;
+        (count > 0).then(|| (self.sum - earlier.sum) / count as f64)
+    }
 }
 
 /// A TCP connection that sends fresh updates as fast as it takes them.
@@ -102,6 +122,7 @@ pub struct TcpSource {
     estimate: Option<AgeIntegral>,
     acked: u64,
     info: TcpInfo,
+    rtt_samples: RttSamples,
 }
 
 /// Chooses the congestion control by name.
@@ -223,6 +244,7 @@ impl TcpSource {
             estimate: None,
             acked: 0,
             info: TcpInfo::default(),
+            rtt_samples: RttSamples::default(),
         })
     }
 
@@ -237,6 +259,7 @@ impl TcpSource {
             rate: self.sent() as f64 / elapsed.as_secs_f64().max(1e-9),
             est_avg_age: self.estimate.as_ref().and_then(|e| e.average(now)),
             info: self.info,
+            rtt_samples: self.rtt_samples,
         }
     }
 
@@ -296,11 +319,14 @@ impl TcpSource {
         }
     }
 
-    /// Reads `TCP_INFO`; new bytes acknowledged reset the estimated age to the smoothed RTT.
+    /// Reads `TCP_INFO`; new bytes acknowledged reset the estimated age to the smoothed RTT and
+    /// add the smoothed RTT to the RTT readings.
     fn sample(&mut self) -> io::Result<()> {
         self.info = tcp_info(&self.stream)?;
         if self.info.bytes_acked > self.acked && self.info.rtt > 0.0 {
             self.acked = self.info.bytes_acked;
+            self.rtt_samples.sum += self.info.rtt;
+            self.rtt_samples.count += 1;
             let now = clock::now();
             let delivered = now.as_nanos().saturating_sub((self.info.rtt * 1e9) as u64);
             self.estimate

@@ -96,10 +96,7 @@ fn sender(cfg: &TcpConfig) -> Sender {
 }
 
 fn ack(n: u64) -> Ack {
-    Ack {
-        ack: n,
-        window: 1 << 20,
-    }
+    Ack::new(n, 1 << 20)
 }
 
 #[test]
@@ -284,6 +281,32 @@ fn data_behind_a_lost_segment_waits_for_its_retransmission() {
     // Every update was delivered once, in generation order.
     assert!(delivered.windows(2).all(|w| w[0].1 < w[1].1));
     assert_eq!(delivered.len(), generated_up_to_last(&delivered));
+}
+
+#[test]
+fn sack_recovery_resends_every_loss_of_a_window_in_one_round_trip() {
+    // A bulk flow, 1000-byte segments, 20 ms one way: five segments of one window lost.
+    let cfg = TcpConfig {
+        smss: 1000,
+        delayed_ack: None,
+        ..TcpConfig::default()
+    };
+    let mut conn = Connection::new(&cfg, Application::Bulk, Time::ZERO, 1);
+    let lost = [20_000, 22_000, 24_000, 26_000, 28_000];
+    drive(
+        &mut conn,
+        Time::from_millis(400),
+        Duration::from_millis(20),
+        &lost,
+    );
+    let s = conn.sender().stats();
+    // One fast retransmit starts recovery; SACK finds the other four lost (three SACKed
+    // segments above each) and resends them in the same round trip (NewReno would resend one
+    // per round trip): no timeout, no retransmission beyond the five lost.
+    assert_eq!(s.fast_retransmits, 1);
+    assert_eq!(s.timeouts, 0);
+    assert_eq!(s.retransmits, 5);
+    assert!(conn.sender().una() > 100_000, "{}", conn.sender().una());
 }
 
 /// Updates are generated every 50 ms from 0: how many up to the last one delivered.

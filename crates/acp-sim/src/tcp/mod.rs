@@ -10,9 +10,10 @@
 //! - a byte stream cut into segments of at most SMSS bytes; Nagle's algorithm unless `nodelay`
 //!   (a segment shorter than SMSS waits while data is unacknowledged);
 //! - a congestion window in bytes ([`cc`]): NewReno, CUBIC, BBR v1, Vegas, YeAH;
-//! - duplicate-ACK fast retransmit and NewReno fast recovery (RFC 5681, RFC 6582) for every
-//!   controller: the controller sets the window on entry, the sender inflates it by one SMSS
-//!   per duplicate ACK and retransmits on partial ACKs;
+//! - duplicate-ACK fast retransmit for every controller (the controller sets the window on
+//!   entry), then SACK-based loss recovery (RFC 2018 blocks, RFC 6675's scoreboard, `pipe` and
+//!   loss rule) as Linux runs by default, or, against a peer that sends no SACK blocks, NewReno
+//!   fast recovery (RFC 5681, RFC 6582: window inflation, a retransmission per partial ACK);
 //! - the retransmission timer of RFC 6298 (Karn's rule, minimum RTO 200 ms as in Linux,
 //!   exponential backoff up to 60 s), go-back-N after a timeout;
 //! - a receiver that delivers bytes to its application **in order only** (data behind a hole
@@ -23,9 +24,9 @@
 //!   the controller sets a rate.
 //!
 //! Not modelled: the handshake and teardown (the connection exists at the flow's start with
-//! the peer's window known), SACK, timestamps, window scaling limits, ECN, PRR, RACK, tail loss
+//! the peer's window known), D-SACK, timestamps, window scaling limits, ECN, PRR, RACK, tail loss
 //! probes, slow start after idle, receive-buffer autotuning. Segments carry 40 bytes of IPv4
-//! and TCP headers (no options) on the links; pure ACKs are 40 bytes.
+//! and TCP headers (no options) on the links; pure ACKs are 40 bytes plus their SACK option.
 
 pub mod app;
 pub mod cc;
@@ -62,14 +63,41 @@ impl Segment {
     }
 }
 
+/// SACK blocks an ACK carries at most (RFC 2018: three beside the timestamps option that Linux
+/// sends).
+pub const SACK_BLOCKS: usize = 3;
+
 /// A pure ACK: everything before `ack` arrived; the receiver can take bytes up to
-/// `ack + window`.
+/// `ack + window`; `sack` lists blocks `[start, end)` held beyond `ack` (RFC 2018), the one
+/// holding the latest arrival first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ack {
     /// Cumulative acknowledgement: the next byte expected.
     pub ack: u64,
     /// Free receive buffer (bytes).
     pub window: u64,
+    /// SACK blocks, unused ones `None`.
+    pub sack: [Option<(u64, u64)>; SACK_BLOCKS],
+}
+
+impl Ack {
+    /// An ACK without SACK blocks.
+    pub fn new(ack: u64, window: u64) -> Self {
+        Ack {
+            ack,
+            window,
+            sack: [None; SACK_BLOCKS],
+        }
+    }
+
+    /// Bytes of its SACK option on the wire: kind, length and 8 bytes per block, padded to four
+    /// bytes with two NOPs as Linux sends it (none without blocks).
+    pub fn sack_option_bytes(&self) -> u32 {
+        match self.sack.iter().flatten().count() as u32 {
+            0 => 0,
+            n => 4 + 8 * n,
+        }
+    }
 }
 
 /// What a TCP flow puts on a link.
@@ -86,7 +114,7 @@ impl Wire {
     pub fn wire_bytes(&self) -> u32 {
         match self {
             Wire::Data(s) => s.len + TCP_IP_OVERHEAD,
-            Wire::Ack(_) => TCP_IP_OVERHEAD,
+            Wire::Ack(a) => TCP_IP_OVERHEAD + a.sack_option_bytes(),
         }
     }
 }

@@ -10,12 +10,20 @@
 //! goes out once `every · SMSS` bytes are unacknowledged, or when the delayed-ACK timer, started
 //! by the first unacknowledged byte, expires. Linux's quick-ACK mode at the start of a
 //! connection is not modelled.
+//!
+//! Every ACK carries SACK blocks (RFC 2018; Linux negotiates SACK by default) for the data held
+//! beyond a hole, at most [`SACK_BLOCKS`]: first the range holding the latest out-of-order
+//! segment, then those holding the ones before it, newest first (§4), then any other held
+//! range, highest first.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use acp_core::Time;
 
-use super::{Ack, DelayedAck, Segment, TcpConfig};
+use super::{Ack, DelayedAck, Segment, TcpConfig, SACK_BLOCKS};
+
+/// Out-of-order arrivals remembered to order the SACK blocks by recency.
+const RECENT: usize = 16;
 
 /// The receiver's counters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -40,6 +48,9 @@ pub struct Receiver {
     rcv_nxt: u64,
     /// Data held beyond holes: start → end, disjoint, all above `rcv_nxt`.
     held: BTreeMap<u64, u64>,
+    /// First bytes of the latest out-of-order segments, newest first: the SACK blocks name the
+    /// ranges holding them in that order (RFC 2018 §4).
+    recent: VecDeque<u64>,
     /// Bytes delivered since the last ACK.
     unacked: u64,
     ack_timer: Option<Time>,
@@ -56,6 +67,7 @@ impl Receiver {
             delayed_ack: cfg.delayed_ack,
             rcv_nxt: 0,
             held: BTreeMap::new(),
+            recent: VecDeque::new(),
             unacked: 0,
             ack_timer: None,
             ack_due: false,
@@ -89,6 +101,9 @@ impl Receiver {
         if seg.seq > self.rcv_nxt {
             self.stats.out_of_order += 1;
             self.hold(seg.seq, seg.end());
+            self.recent.retain(|&s| s != seg.seq);
+            self.recent.push_front(seg.seq);
+            self.recent.truncate(RECENT);
             self.ack_due = true;
             return 0;
         }
@@ -102,6 +117,8 @@ impl Receiver {
             self.rcv_nxt = self.rcv_nxt.max(end);
             self.held.pop_first();
         }
+        let rcv_nxt = self.rcv_nxt;
+        self.recent.retain(|&s| s >= rcv_nxt);
         let delivered = self.rcv_nxt - before;
         match self.delayed_ack {
             Some(d) if !filled_hole => {
@@ -145,10 +162,24 @@ impl Receiver {
         self.unacked = 0;
         self.ack_timer = None;
         self.stats.acks += 1;
-        Some(Ack {
-            ack: self.rcv_nxt,
-            window: self.receive_buffer,
-        })
+        let mut ack = Ack::new(self.rcv_nxt, self.receive_buffer);
+        let mut blocks = ack.sack.iter_mut();
+        let mut reported: Vec<u64> = Vec::with_capacity(SACK_BLOCKS);
+        let others = self.held.keys().rev().copied();
+        for seq in self.recent.iter().copied().chain(others) {
+            let Some((&start, &end)) = self.held.range(..=seq).next_back() else {
+                continue;
+            };
+            if end <= seq || reported.contains(&start) {
+                continue;
+            }
+            let Some(slot) = blocks.next() else {
+                break;
+            };
+            *slot = Some((start, end));
+            reported.push(start);
+        }
+        Some(ack)
     }
 
     /// When the delayed-ACK timer expires.
@@ -170,6 +201,38 @@ mod tests {
 
     fn seg(seq: u64, len: u32) -> Segment {
         Segment { seq, len }
+    }
+
+    #[test]
+    fn sack_blocks_name_the_latest_arrival_first() {
+        let cfg = TcpConfig {
+            smss: 100,
+            ..TcpConfig::default()
+        };
+        let mut r = Receiver::new(&cfg);
+        let t = Time::ZERO;
+        r.handle_segment(t, seg(0, 100));
+        // Holes at 100, 300, 500 and 700; held 200, 400, 600 and 800, then half of 700.
+        for s in [200, 400, 600, 800, 700] {
+            r.handle_segment(t, seg(s, if s == 700 { 50 } else { 100 }));
+        }
+        let a = r.poll_ack().unwrap();
+        assert_eq!(a.ack, 100);
+        // 700 merged into [600, 750): first; then 800's, 400's (newest first); 200's is left out.
+        assert_eq!(
+            a.sack,
+            [Some((600, 750)), Some((800, 900)), Some((400, 500))]
+        );
+        assert_eq!(a.sack_option_bytes(), 28);
+        // Filling the first hole acknowledges [0, 300); the three blocks above remain, in the
+        // same order.
+        r.handle_segment(t, seg(100, 100));
+        let a = r.poll_ack().unwrap();
+        assert_eq!(a.ack, 300);
+        assert_eq!(
+            a.sack,
+            [Some((600, 750)), Some((800, 900)), Some((400, 500))]
+        );
     }
 
     #[test]

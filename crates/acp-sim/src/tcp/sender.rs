@@ -7,19 +7,28 @@
 //! window, the pacing rate allows it, and — unless `nodelay` — it is a full segment or nothing
 //! is unacknowledged (Nagle). Segments are never split to fit a window.
 //!
-//! Loss recovery (RFC 5681, RFC 6582), the same under every congestion control:
+//! Loss recovery, the same under every congestion control:
 //! - the third duplicate ACK starts fast recovery (unless it acknowledges nothing beyond the
 //!   `recover` point of an earlier recovery or timeout): the controller sets its window
-//!   ([`CongestionControl::on_loss`]), the first unacknowledged segment is resent, and the window
-//!   is inflated by 3·SMSS, then by one SMSS per further duplicate ACK;
-//! - a partial ACK resends the next unacknowledged segment and deflates the inflation by the
-//!   bytes it acknowledged (adding one SMSS back if that was at least one SMSS);
+//!   ([`CongestionControl::on_loss`]) and the first unacknowledged segment is resent;
+//! - once the peer has sent SACK blocks, recovery follows RFC 6675 (as Linux, whose SACK is on by
+//!   default): a scoreboard marks the segments SACK blocks cover; a segment is lost when at
+//!   least three SACKed segments, or more than 2·SMSS SACKed bytes, lie above it (`IsLost`,
+//!   DupThresh = 3); `pipe` counts the bytes of segments neither SACKed nor lost, plus those
+//!   retransmitted in this recovery; while `pipe` leaves an SMSS of the controller's window, the
+//!   lowest lost segment not yet resent goes out, else new data (`NextSeg` rules 1 and 2, no
+//!   rescue retransmission);
+//! - against a peer without SACK, NewReno (RFC 5681, RFC 6582): the window is inflated by 3·SMSS,
+//!   then by one SMSS per further duplicate ACK; a partial ACK resends the next unacknowledged
+//!   segment and deflates the inflation by the bytes it acknowledged (adding one SMSS back if
+//!   that was at least one SMSS);
 //! - a full ACK ends recovery: the inflation goes, the controller's window stays.
 //!
 //! The retransmission timer (RFC 6298) runs while data is unacknowledged and restarts when an
 //! ACK acknowledges new data; on expiry the controller is told, the RTO backs off and sending
 //! goes back to the first unacknowledged byte (go-back-N: with no SACK, every segment after the
-//! hole is presumed lost). RTT samples follow Karn's rule: an ACK that acknowledges a
+//! hole is presumed lost, and the SACK marks are dropped as RFC 2018 §8 advises, the receiver
+//! may have reneged). RTT samples follow Karn's rule: an ACK that acknowledges a
 //! retransmitted segment gives none.
 //!
 //! Delivery-rate samples follow draft-cheng-iccrg-delivery-rate-estimation over cumulative ACKs:
@@ -37,6 +46,9 @@ use super::cc::{AckEvent, CongestionControl, RateSample};
 use super::rto::RtoEstimator;
 use super::{Ack, Segment, TcpConfig};
 
+/// Duplicate ACKs, or SACKed segments above a hole, that mean a loss (RFC 5681, RFC 6675).
+const DUP_THRESH: u32 = 3;
+
 /// One transmission of a segment still unacknowledged.
 #[derive(Debug, Clone, Copy)]
 struct Sent {
@@ -44,6 +56,10 @@ struct Sent {
     end: u64,
     sent_at: Time,
     retransmitted: bool,
+    /// Whether a SACK block covered it.
+    sacked: bool,
+    /// Whether it was retransmitted in the current SACK-based recovery.
+    resent: bool,
     /// The connection's delivery state when it was sent.
     delivered: u64,
     delivered_time: Time,
@@ -68,6 +84,8 @@ impl DeliveryState {
             end,
             sent_at,
             retransmitted,
+            sacked: false,
+            resent: false,
             delivered: self.delivered,
             delivered_time: self.delivered_time,
             first_sent_time: self.first_sent_time,
@@ -130,6 +148,8 @@ pub struct Sender {
     recover: Option<u64>,
     /// Bytes fast recovery adds to the controller's window (may be negative after deflation).
     inflation: i64,
+    /// Whether the peer has sent SACK blocks (its recovery is then RFC 6675's).
+    sack_seen: bool,
     retransmit_pending: bool,
     delivered: u64,
     delivered_time: Time,
@@ -164,6 +184,7 @@ impl Sender {
             in_recovery: false,
             recover: None,
             inflation: 0,
+            sack_seen: false,
             retransmit_pending: false,
             delivered: 0,
             delivered_time: now,
@@ -242,7 +263,7 @@ impl Sender {
         if !self.nodelay && len < self.smss && self.nxt > self.una {
             return Err(Blocked::Nagle);
         }
-        if self.flight() + len > self.window() {
+        if self.outstanding() + len > self.window() {
             return Err(Blocked::Window);
         }
         if self.nxt + len > self.peer_edge {
@@ -272,10 +293,19 @@ impl Sender {
                 self.stats.segments += 1;
                 self.stats.retransmits += 1;
                 let state = self.delivery_state();
+                let resent = self.in_recovery;
                 for s in self.sent.iter_mut().take_while(|s| s.seq < seg.end()) {
-                    *s = state.record(s.seq, s.end, now, true);
+                    *s = Sent {
+                        resent,
+                        ..state.record(s.seq, s.end, now, true)
+                    };
                 }
                 self.rto_at.get_or_insert(now + self.rto.rto());
+                return Some(seg);
+            }
+        }
+        if self.sack_recovery() {
+            if let Some(seg) = self.resend_lost(now) {
                 return Some(seg);
             }
         }
@@ -286,7 +316,7 @@ impl Sender {
                 return None;
             }
             Err(Blocked::NoData) => {
-                if self.flight() + self.smss <= self.window() {
+                if self.outstanding() + self.smss <= self.window() {
                     self.app_limited_until = (self.delivered + self.flight()).max(1);
                 }
                 return None;
@@ -310,7 +340,7 @@ impl Sender {
         self.max = self.max.max(self.nxt);
         self.stats.segments += 1;
         self.stats.retransmits += u64::from(retransmission);
-        if self.flight() + self.smss > self.window() {
+        if self.outstanding() + self.smss > self.window() {
             self.limited_this_round = true;
         }
         if let Some(rate) = self.cc.pacing_rate() {
@@ -322,6 +352,80 @@ impl Sender {
     }
 
     /// The delivery state a transmission now records.
+    /// Bytes counted against the window: RFC 6675's `pipe` in SACK-based recovery, else the
+    /// bytes in flight.
+    fn outstanding(&self) -> u64 {
+        if self.sack_recovery() {
+            self.scoreboard().0
+        } else {
+            self.flight()
+        }
+    }
+
+    fn sack_recovery(&self) -> bool {
+        self.in_recovery && self.sack_seen
+    }
+
+    /// RFC 6675's `pipe` and the index of the lowest lost segment not yet resent, from one walk
+    /// down the scoreboard.
+    fn scoreboard(&self) -> (u64, Option<usize>) {
+        let (mut pipe, mut lost_first) = (0, None);
+        let (mut sacked_segments, mut sacked_bytes) = (0u32, 0u64);
+        for (i, s) in self.sent.iter().enumerate().rev() {
+            let len = s.end - s.seq;
+            if s.sacked {
+                sacked_segments += 1;
+                sacked_bytes += len;
+                continue;
+            }
+            let lost = sacked_segments >= DUP_THRESH || sacked_bytes > 2 * self.smss;
+            if !lost {
+                pipe += len;
+            } else if !s.resent {
+                lost_first = Some(i);
+            }
+            if s.resent {
+                pipe += len;
+            }
+        }
+        (pipe, lost_first)
+    }
+
+    /// Resends the lowest lost segment of a SACK-based recovery if the window has room.
+    fn resend_lost(&mut self, now: Time) -> Option<Segment> {
+        let (pipe, lost) = self.scoreboard();
+        let i = lost?;
+        let s = self.sent[i];
+        let len = s.end - s.seq;
+        if pipe + len > self.window() {
+            self.limited_this_round = true;
+            return None;
+        }
+        self.sent[i] = Sent {
+            resent: true,
+            ..self.delivery_state().record(s.seq, s.end, now, true)
+        };
+        self.stats.segments += 1;
+        self.stats.retransmits += 1;
+        self.rto_at.get_or_insert(now + self.rto.rto());
+        Some(Segment {
+            seq: s.seq,
+            len: len as u32,
+        })
+    }
+
+    /// Marks the segments the ACK's SACK blocks cover.
+    fn mark_sacked(&mut self, ack: &Ack) {
+        for &(start, end) in ack.sack.iter().flatten() {
+            self.sack_seen = true;
+            for s in self.sent.iter_mut() {
+                if s.seq >= start && s.end <= end {
+                    s.sacked = true;
+                }
+            }
+        }
+    }
+
     fn delivery_state(&self) -> DeliveryState {
         DeliveryState {
             delivered: self.delivered,
@@ -338,6 +442,7 @@ impl Sender {
             return None; // acknowledges bytes never sent
         }
         self.peer_edge = ack.ack + ack.window;
+        self.mark_sacked(&ack);
         if ack.ack <= self.una {
             if ack.ack == self.una && self.max > self.una {
                 self.duplicate_ack(now);
@@ -400,10 +505,12 @@ impl Sender {
                 self.cc.on_recovery_end(now);
             } else {
                 partial = true;
-                self.retransmit_pending = true;
-                self.inflation -= acked as i64;
-                if acked >= self.smss {
-                    self.inflation += self.smss as i64;
+                if !self.sack_seen {
+                    self.retransmit_pending = true;
+                    self.inflation -= acked as i64;
+                    if acked >= self.smss {
+                        self.inflation += self.smss as i64;
+                    }
                 }
             }
         }
@@ -430,14 +537,23 @@ impl Sender {
         self.stats.dup_acks += 1;
         self.dup_acks += 1;
         if self.in_recovery {
-            self.inflation += self.smss as i64;
+            if !self.sack_seen {
+                self.inflation += self.smss as i64;
+            }
             return;
         }
-        if self.dup_acks == 3 && self.recover.is_none_or(|r| self.una >= r) {
+        if self.dup_acks == DUP_THRESH && self.recover.is_none_or(|r| self.una >= r) {
             self.recover = Some(self.max);
             self.in_recovery = true;
             self.cc.on_loss(now, self.flight());
-            self.inflation = 3 * self.smss as i64;
+            for s in self.sent.iter_mut() {
+                s.resent = false;
+            }
+            self.inflation = if self.sack_seen {
+                0
+            } else {
+                i64::from(DUP_THRESH) * self.smss as i64
+            };
             self.retransmit_pending = true;
             self.stats.fast_retransmits += 1;
         }

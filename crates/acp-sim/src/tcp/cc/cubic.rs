@@ -8,11 +8,14 @@
 //! estimate `W_est`, which grows by `α = 3(1 − β)/(1 + β)` segments per window (1 once past
 //! `W_max`). A congestion event multiplies the window by `β = 0.7`; with fast convergence
 //! `W_max` is lowered to `cwnd·(1 + β)/2` when the window had not regained the previous
-//! `W_max`. Slow start and the loss window after a timeout are Reno's. RTT here is the minimum
-//! RTT seen, as in Linux.
+//! `W_max`. Slow start is Reno's, ended early by Linux's HyStart ([`super::hystart`]: RFC 9438
+//! §4.10 leaves the slow-start exit open and Linux's CUBIC runs HyStart by default); the loss
+//! window after a timeout is Reno's, and a timeout re-arms HyStart. RTT here is the minimum RTT
+//! seen, as in Linux.
 
 use acp_core::Time;
 
+use super::hystart::HyStart;
 use super::newreno::RenoWindow;
 use super::{AckEvent, CongestionControl};
 
@@ -33,6 +36,7 @@ pub struct Cubic {
     epoch: Option<Epoch>,
     /// Fractions of a byte of growth not yet added to the window.
     carry: f64,
+    hystart: HyStart,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -51,7 +55,13 @@ impl Cubic {
             w_max: 0.0,
             epoch: None,
             carry: 0.0,
+            hystart: HyStart::default(),
         }
+    }
+
+    /// The slow-start exit's state.
+    pub fn hystart(&self) -> &HyStart {
+        &self.hystart
     }
 
     fn segments(&self) -> f64 {
@@ -85,7 +95,20 @@ impl Cubic {
 
 impl CongestionControl for Cubic {
     fn on_ack(&mut self, now: Time, ack: &AckEvent) {
-        if ack.in_recovery || !ack.cwnd_limited {
+        if ack.in_recovery {
+            return;
+        }
+        // As Linux, HyStart sees every ACK in slow start (before the window grows on it).
+        if self.window.in_slow_start() {
+            let cwnd = self.window.cwnd / self.smss as u64;
+            let exit = self
+                .hystart
+                .on_ack(now, cwnd, ack.round_start, ack.rtt, ack.min_rtt);
+            if exit.is_some() {
+                self.window.ssthresh = self.window.cwnd;
+            }
+        }
+        if !ack.cwnd_limited {
             return;
         }
         if self.window.in_slow_start() {
@@ -133,6 +156,7 @@ impl CongestionControl for Cubic {
     fn on_timeout(&mut self, _now: Time, _flight: u64) {
         self.reduce();
         self.window.cwnd = self.smss as u64;
+        self.hystart.reset();
     }
 
     fn window(&self) -> u64 {
@@ -146,4 +170,46 @@ impl CongestionControl for Cubic {
     fn phase(&self) -> &'static str {
         self.window.phase()
     }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::tcp::cc::hystart::Exit;
+
+    #[test]
+    fn hystart_ends_slow_start_at_the_window_a_rising_rtt_finds() {
+        let smss = 1448;
+        let mut c = Cubic::new(smss, 10 * smss);
+        let min = Duration::from_millis(40);
+        let mut now = Time::ZERO;
+        let ack = |c: &mut Cubic, rtt: u64, round_start: bool, now: Time| {
+            let mut e = AckEvent::new(smss);
+            e.rtt = Some(Duration::from_millis(rtt));
+            e.min_rtt = Some(min);
+            e.round_start = round_start;
+            c.on_ack(now, &e);
+        };
+        // Slow start at the base RTT up to 20 segments, ACKs 3 ms apart.
+        while c.window() < 20 * smss {
+            now += Duration::from_millis(3);
+            ack(&mut c, 40, false, now);
+        }
+        assert_eq!(c.ssthresh(), u64::MAX);
+        // A round trip whose RTT samples show a 10 ms queue.
+        for i in 0..MIN_SAMPLES_PLUS_ONE {
+            now += Duration::from_millis(3);
+            ack(&mut c, 50, i == 0, now);
+        }
+        assert_eq!(c.hystart().found(), Some(Exit::DelayIncrease));
+        assert_eq!(c.phase(), "congestion avoidance");
+        assert!(c.ssthresh() >= 20 * smss && c.ssthresh() < 40 * smss);
+        // A timeout re-arms it.
+        c.on_timeout(now, 0);
+        assert_eq!(c.hystart().found(), None);
+    }
+
+    const MIN_SAMPLES_PLUS_ONE: u32 = crate::tcp::cc::hystart::MIN_SAMPLES + 1;
 }

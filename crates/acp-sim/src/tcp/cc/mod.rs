@@ -1,5 +1,5 @@
 //! Congestion controls behind one trait, [`CongestionControl`], each in its own module:
-//! [`newreno`] (RFC 5681, RFC 6582), [`cubic`] (RFC 9438), [`bbr`] (BBR v1,
+//! [`newreno`] (RFC 5681, RFC 6582), [`cubic`] (RFC 9438, with Linux's [`hystart`]), [`bbr`] (BBR v1,
 //! draft-cardwell-iccrg-bbr-congestion-control-00), [`vegas`] (Brakmo and Peterson 1995) and
 //! [`yeah`] (Baiocchi, Castellani and Vacirca 2007).
 //!
@@ -13,6 +13,7 @@
 
 pub mod bbr;
 pub mod cubic;
+pub mod hystart;
 pub mod newreno;
 pub mod vegas;
 pub mod yeah;
