@@ -26,10 +26,10 @@
 //!
 //! The retransmission timer (RFC 6298) runs while data is unacknowledged and restarts when an
 //! ACK acknowledges new data; on expiry the controller is told, the RTO backs off and sending
-//! goes back to the first unacknowledged byte (go-back-N: with no SACK, every segment after the
-//! hole is presumed lost, and the SACK marks are dropped as RFC 2018 §8 advises, the receiver
-//! may have reneged). RTT samples follow Karn's rule: an ACK that acknowledges a
-//! retransmitted segment gives none.
+//! goes back to the first unacknowledged byte (go-back-N: the SACK marks are dropped, as RFC 2018
+//! §8 advises since the receiver may have reneged, and every segment after the hole is presumed
+//! lost). RTT samples follow Karn's rule: an ACK that acknowledges a retransmitted segment gives
+//! none.
 //!
 //! Delivery-rate samples follow draft-cheng-iccrg-delivery-rate-estimation over cumulative ACKs:
 //! each segment remembers the bytes delivered and the times when it was sent; the sample of an
