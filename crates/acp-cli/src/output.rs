@@ -14,6 +14,11 @@ use std::fmt;
 use std::io::{self, Write};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::timestamp;
 
 /// Writes `args` to stdout and flushes, so that a closed stdout shows at the first write.
 pub fn write_fmt(args: fmt::Arguments<'_>) -> io::Result<()> {
@@ -89,6 +94,47 @@ impl Reports {
         if self.to_stderr || out!("{text}").is_err() {
             stderr(text);
         }
+    }
+}
+
+/// Turns a source's reports into lines, as JSON (`--json`) or as text, each stamped with the
+/// wall-clock time and the seconds since the source started.
+pub struct ReportLines<R> {
+    start: Instant,
+    json: bool,
+    as_json: fn(&str, &str, f64, &R) -> Value,
+    as_text: fn(&str, &str, f64, &R) -> String,
+}
+
+impl<R> ReportLines<R> {
+    /// Lines from now on; `as_json` and `as_text` get the report's kind ("status", "summary"),
+    /// the wall-clock time, the seconds elapsed and the report.
+    pub fn new(
+        json: bool,
+        as_json: fn(&str, &str, f64, &R) -> Value,
+        as_text: fn(&str, &str, f64, &R) -> String,
+    ) -> Self {
+        ReportLines {
+            start: Instant::now(),
+            json,
+            as_json,
+            as_text,
+        }
+    }
+
+    /// Time since the lines started.
+    pub fn elapsed(&self) -> Duration {
+        self.start.elapsed()
+    }
+
+    /// One line per report, each ending in a newline.
+    pub fn lines(&self, kind: &str, reports: &[R]) -> String {
+        let (t, time) = (self.elapsed().as_secs_f64(), timestamp::now());
+        let line = |r| match self.json {
+            true => (self.as_json)(kind, &time, t, r).to_string(),
+            false => (self.as_text)(kind, &time, t, r),
+        };
+        reports.iter().map(|r| line(r) + "\n").collect()
     }
 }
 

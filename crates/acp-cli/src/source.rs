@@ -5,7 +5,7 @@ use std::io::BufRead;
 use std::net::SocketAddr;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use acp_core::controller::ControllerKind;
 use acp_core::wire::{COOKIE_LEN, MAX_IPV4_PAYLOAD, TAG_LEN};
@@ -15,8 +15,8 @@ use anyhow::Context;
 use serde_json::{json, Value};
 
 use crate::metrics::{self, source::SourceFamilies, Latest};
-use crate::output::Reports;
-use crate::{signals, timestamp};
+use crate::output::{ReportLines, Reports};
+use crate::signals;
 use crate::{source_tcp, SourceArgs, Transport, UsageError};
 
 /// A source report as JSON, at wall-clock `time`, `elapsed` seconds after the start.
@@ -259,19 +259,8 @@ pub fn run(a: SourceArgs) -> anyhow::Result<()> {
         count: a.count,
         stop: Some(stop),
     };
-    let start = Instant::now();
-    let text = |kind: &str, reports: &[SourceReport]| {
-        let t = start.elapsed().as_secs_f64();
-        let time = timestamp::now();
-        let lines = reports.iter().map(|r| {
-            if a.json {
-                report_json(kind, &time, t, r).to_string()
-            } else {
-                report_text(kind, &time, t, r)
-            }
-        });
-        lines.map(|l| l + "\n").collect::<String>()
-    };
+    let lines = ReportLines::new(a.json, report_json, report_text);
+    let text = |kind: &str, reports: &[SourceReport]| lines.lines(kind, reports);
     eprintln!(
         "acp source → {} controller {} session {session:016x} dscp {}",
         a.to,
@@ -298,7 +287,7 @@ pub fn run(a: SourceArgs) -> anyhow::Result<()> {
     let last = set
         .run(&limits, tick_every, |r| {
             publish(r);
-            if start.elapsed() >= next_status {
+            if lines.elapsed() >= next_status {
                 out.report(&text("status", r));
                 next_status += a.report_every;
             }

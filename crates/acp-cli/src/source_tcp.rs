@@ -3,15 +3,15 @@
 //! the ACP+ paper's sender-side estimate of the age. The monitor (`acp monitor`, which accepts
 //! TCP on its UDP port) measures the true age.
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use acp_runtime::driver::RunLimits;
 use acp_runtime::tcp_source::{TcpOptions, TcpReport, TcpSource};
 use anyhow::Context;
 use serde_json::{json, Value};
 
-use crate::output::Reports;
-use crate::{signals, timestamp};
+use crate::output::{ReportLines, Reports};
+use crate::signals;
 use crate::{SourceArgs, UsageError};
 
 /// How long the connection may take to open.
@@ -99,16 +99,8 @@ pub fn run(a: SourceArgs) -> anyhow::Result<()> {
         count: a.count,
         stop: Some(stop),
     };
-    let start = Instant::now();
-    let text = |kind: &str, r: &TcpReport| {
-        let (t, time) = (start.elapsed().as_secs_f64(), timestamp::now());
-        let line = if a.json {
-            report_json(kind, &time, t, r).to_string()
-        } else {
-            report_text(kind, &time, t, r)
-        };
-        line + "\n"
-    };
+    let lines = ReportLines::new(a.json, report_json, report_text);
+    let text = |kind: &str, r: &TcpReport| lines.lines(kind, std::slice::from_ref(r));
     let first = source.report(Duration::ZERO);
     eprintln!(
         "acp source → {} tcp {} session {:016x}",
