@@ -57,6 +57,13 @@ pub enum Payload {
     Push,
 }
 
+/// Appends the synthetic payload of update `seq` to `out`: `len` bytes, the first 8 of them `seq`
+/// (big-endian), then zeros; shorter payloads keep the first `len` bytes of `seq`.
+pub fn synthetic_payload(seq: u64, len: usize, out: &mut Vec<u8>) {
+    let bytes = seq.to_be_bytes();
+    out.extend((0..len).map(|i| bytes.get(i).copied().unwrap_or(0)));
+}
+
 /// The sending half of a push-mode feed.
 pub struct PushFeed {
     tx: UnixDatagram,
@@ -173,8 +180,7 @@ impl SourceSet {
                 let mut seq = 0u64;
                 AppMode::GenerateAtWill(Box::new(move |_, out: &mut Vec<u8>| {
                     seq += 1;
-                    let bytes = seq.to_be_bytes();
-                    out.extend((0..n).map(|i| bytes.get(i).copied().unwrap_or(0)));
+                    synthetic_payload(seq, n, out);
                 }))
             }
             Payload::Push => AppMode::Push,
@@ -426,5 +432,20 @@ impl SourceSet {
             }
         }
         Ok(self.reports())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::synthetic_payload;
+
+    #[test]
+    fn a_synthetic_payload_starts_with_its_sequence_then_zeros() {
+        let mut out = vec![0xff];
+        synthetic_payload(0x0102_0304_0506_0708, 10, &mut out);
+        assert_eq!(out, [0xff, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0]);
+        out.clear();
+        synthetic_payload(0x0102_0304_0506_0708, 3, &mut out);
+        assert_eq!(out, [1, 2, 3]);
     }
 }

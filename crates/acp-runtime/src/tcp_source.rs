@@ -24,7 +24,7 @@ use acp_core::accounting::AgeIntegral;
 use acp_core::wire::Update;
 
 use crate::clock;
-use crate::driver::{random_session_id, RunLimits};
+use crate::driver::{random_session_id, synthetic_payload, RunLimits};
 use crate::net::{poll_fds, set_int_option};
 use crate::stream::encode_frame;
 
@@ -279,11 +279,8 @@ impl TcpSource {
         }
         let seq = self.sent + 1;
         let now = clock::now();
-        // The payload: the sequence number, then zeros (as the UDP driver's synthetic payload).
-        let bytes = seq.to_be_bytes();
-        let payload: Vec<u8> = (0..self.payload)
-            .map(|i| bytes.get(i).copied().unwrap_or(0))
-            .collect();
+        let mut payload = Vec::with_capacity(self.payload);
+        synthetic_payload(seq, self.payload, &mut payload);
         let update = Update {
             flags: 0,
             session: self.session,
