@@ -104,8 +104,7 @@ fn row_final(o: &Outcome, warmup: bool, mark: Option<(f64, f64)>) -> Row {
     let age = if warmup {
         let end = m.and_then(experiment::session_age_area);
         mark.zip(end)
-            .filter(|((_, t0), (_, t1))| t1 > t0)
-            .map(|((a0, t0), (a1, t1))| (a1 - a0) / (t1 - t0))
+            .and_then(|(mark, end)| experiment::age_between(mark, end))
     } else {
         o.age()
     };

@@ -22,6 +22,7 @@ use std::{io, thread};
 
 use acp_core::MonitorConfig;
 use acp_runtime::driver::{Payload, RunLimits, SourceSet, SourceSpec};
+use acp_runtime::experiment;
 use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport, TcpConfig};
 use acp_runtime::tcp_source::{RttSamples, TcpInfo, TcpOptions, TcpSource};
 
@@ -212,9 +213,9 @@ fn session(m: &MonitorServer) -> Option<SessionReport> {
 }
 
 /// Age integral (s²) from the first update to the latest arrival.
-fn integral(r: &SessionReport) -> f64 {
-    let span = r.stats.last_seen.saturating_since(r.stats.first_seen);
-    r.avg_age.unwrap_or(0.0) * span.as_secs_f64()
+/// [`experiment::session_age_area`], with no area yet before a session's second update.
+fn age_area(r: &SessionReport) -> (f64, f64) {
+    experiment::session_age_area(r).unwrap_or((0.0, r.stats.last_seen.as_secs_f64()))
 }
 
 /// Results over the window from `before` (the warm-up reading, if any) to `after`.
@@ -229,16 +230,11 @@ fn window_stats(
         return (None, 0, 0.0);
     };
     let (age, delivered, bytes) = match before {
-        Some(b) => {
-            let span = after.stats.last_seen.saturating_since(b.stats.last_seen);
-            let age =
-                (!span.is_zero()).then(|| (integral(after) - integral(b)) / span.as_secs_f64());
-            (
-                age,
-                after.stats.delivered - b.stats.delivered,
-                after.stats.bytes - b.stats.bytes,
-            )
-        }
+        Some(b) => (
+            experiment::age_between(age_area(b), age_area(after)),
+            after.stats.delivered - b.stats.delivered,
+            after.stats.bytes - b.stats.bytes,
+        ),
         None => (after.avg_age, after.stats.delivered, after.stats.bytes),
     };
     let bytes = bytes + delivered * frame_overhead;

@@ -92,6 +92,13 @@ pub fn session_age_area(s: &SessionReport) -> Option<(f64, f64)> {
     Some((s.avg_age? * span, s.stats.last_seen.as_secs_f64()))
 }
 
+/// The average age between two readings of [`session_age_area`], `mark` then `end`: the growth
+/// of the area over the time between their latest updates (none if no update came between).
+pub fn age_between(mark: (f64, f64), end: (f64, f64)) -> Option<f64> {
+    let ((a0, t0), (a1, t1)) = (mark, end);
+    (t1 > t0).then(|| (a1 - a0) / (t1 - t0))
+}
+
 /// Runs the experiment.
 pub fn run(exp: Experiment, mut on_tick: impl FnMut(&Tick<'_>)) -> io::Result<Vec<Outcome>> {
     let host = if exp.ipv6 { "[::1]:0" } else { "127.0.0.1:0" };
@@ -153,4 +160,17 @@ pub fn run(exp: Experiment, mut on_tick: impl FnMut(&Tick<'_>)) -> io::Result<Ve
             ran_for,
         })
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::age_between;
+
+    #[test]
+    fn the_age_between_readings_is_the_area_grown_over_the_time_between() {
+        // Area 1 s² at t = 2 s, then 4 s² at t = 4 s: 3 s² over 2 s.
+        assert_eq!(age_between((1.0, 2.0), (4.0, 4.0)), Some(1.5));
+        // No update between the readings: no average.
+        assert_eq!(age_between((1.0, 2.0), (1.0, 2.0)), None);
+    }
 }
