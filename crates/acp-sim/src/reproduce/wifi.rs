@@ -49,6 +49,8 @@ pub struct AccessNet {
     pub p2p_mbit: f64,
     /// Update payload (bytes).
     pub payload: u32,
+    /// The AP serves its stations in turn (`ap_queue = "per-station"`) instead of one FIFO.
+    pub ap_per_station: bool,
 }
 
 /// Fig. 15: 20 × 20 m², σ = 12 dB, WiFi at 12 Mbit/s, 6 Mbit/s links, 1024-byte updates.
@@ -59,6 +61,7 @@ pub const FIG15_NET: AccessNet = AccessNet {
     wifi_mbit: 12.0,
     p2p_mbit: 6.0,
     payload: 1024,
+    ap_per_station: false,
 };
 
 /// Fig. 3.16: 100 m² (10 × 10 m), σ = 4 dB, otherwise as Fig. 15.
@@ -149,12 +152,18 @@ pub fn access_scenario(
         "format = 2\nname = \"{sources} sources behind 802.11g\"\nseed = {seed}\n\
          duration = \"{secs}s\"\nwarmup = \"{}s\"\n\
          [[wifi]]\nap = \"ap1\"\nstations = \"source\"\ncount = {sources}\nstandard = \"g\"\n\
-         rate = \"{}mbit\"\narea = [{:?}, {:?}]\nshadowing = {:?}\nexponent = 3.0\nqueue = 500\n",
+         rate = \"{}mbit\"\narea = [{:?}, {:?}]\nshadowing = {:?}\nexponent = 3.0\nqueue = 500\n\
+         ap_queue = \"{}\"\n",
         secs / 10,
         net.wifi_mbit,
         net.side_m,
         net.side_m,
-        net.shadowing_db
+        net.shadowing_db,
+        if net.ap_per_station {
+            "per-station"
+        } else {
+            "fifo"
+        }
     );
     for pair in BACKHAUL.windows(2) {
         text += &format!(
