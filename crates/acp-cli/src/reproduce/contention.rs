@@ -77,6 +77,18 @@ impl Metric {
         }
     }
 
+    /// The charts' axis label (short enough for a title too).
+    fn axis(self) -> &'static str {
+        match self {
+            Metric::Age => "age per client (ms)",
+            Metric::TrueAge => "true age per client (ms)",
+            Metric::Rtt => "RTT per client (ms)",
+            Metric::Throughput => "sum throughput (Mbit/s)",
+            Metric::Retries => "WiFi retries (%)",
+            Metric::Starved => "clients starved",
+        }
+    }
+
     /// The row's value in display units (`None`: not measured for this kind).
     fn of(self, r: &Row) -> Option<Stat> {
         let (s, scale) = match self {
@@ -538,9 +550,9 @@ fn write_outputs(dir: &Path, rows: &[Row]) -> anyhow::Result<()> {
                 })
                 .collect();
             charts::versus(
-                &format!("{} ({title})", m.label()),
+                &format!("{} ({title})", m.axis()),
                 "clients sharing the access point",
-                m.label(),
+                m.axis(),
                 &measured,
                 &published,
                 &dir.join(format!("{stem}_{}", m.key())),
