@@ -136,10 +136,8 @@ impl Series {
     /// The papers' numbers for `m` on this curve: (clients, value in display units).
     fn published(&self, m: Metric) -> Vec<(usize, f64)> {
         match (m, self.contention, self.client.as_str(), self.wifi_mbit) {
-            (Metric::Age, Contention::High, "bbr", w) if w == 24.0 => paper::BBR_AGE_24_MS.to_vec(),
-            (Metric::Age, Contention::High, "acp+", w) if w == 24.0 => {
-                paper::ACP_PLUS_AGE_24_MS.to_vec()
-            }
+            (Metric::Age, Contention::High, "bbr", 24.0) => paper::BBR_AGE_24_MS.to_vec(),
+            (Metric::Age, Contention::High, "acp+", 24.0) => paper::ACP_PLUS_AGE_24_MS.to_vec(),
             (Metric::Throughput, Contention::Low, "acp+", _) => {
                 vec![(1, paper::ACP_PLUS_ONE_SOURCE_MBIT)]
             }
