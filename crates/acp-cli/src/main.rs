@@ -163,6 +163,10 @@ enum Reproduction {
     /// One ACP(κ=0.25) source while UDP flows switch on and off (thesis Fig. 3.15).
     #[value(name = "fig3-15")]
     Fig3_15,
+    /// TCP (CUBIC, Vegas, BBR) against ACP+ with 1–5 and 10–80 clients sharing one WiFi access,
+    /// then a 200 ms Internet path (§XI-B, thesis §4.6).
+    #[value(name = "contention-tcp")]
+    ContentionTcp,
     /// Our evaluation suite: Seek, ACP+, ACP(κ=0.25), Lazy (or --controllers) against the
     /// fixed-rate oracle on 36 scenarios (docs/SIMULATOR.md).
     Controllers,
@@ -181,15 +185,20 @@ struct ReproduceArgs {
     /// fig7: simulated updates per point.
     #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1000..))]
     updates: u64,
-    /// fig2, fig4, table1, dd1, fig15, fig3-16: simulated seconds per run (default: 300; 60 for
-    /// dd1).
+    /// fig2, fig4, table1, dd1, fig15, fig3-16, contention-tcp: simulated seconds per run
+    /// (default: 300; 60 for dd1).
     #[arg(long, value_parser = clap::value_parser!(u64).range(10..))]
     secs: Option<u64>,
-    /// fig2, fig4, fig15, fig3-16, fig3-15, controllers: seeds per point (--seed and the next
+    /// fig2, fig4, fig15, fig3-16, fig3-15, contention-tcp, controllers: seeds per point (--seed and the next
     /// ones); a seed places the WiFi stations and drives every random element (default: 5; 3
     /// for controllers).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
     seeds: Option<u64>,
+    /// contention-tcp: only these numbers of clients, comma-separated (up to 5: low contention,
+    /// more: high; default: 1–5 and 10, 20, 40, 80).
+    #[arg(long, value_name = "N,N", value_delimiter = ',',
+          value_parser = clap::value_parser!(u64).range(1..=500))]
+    clients: Vec<u64>,
     /// fig15, fig3-16: update payload in bytes (the papers': 1024).
     #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=9000))]
     payload: u32,

@@ -94,6 +94,7 @@ fn bad_arguments_print_one_line_and_exit_2() {
         &["bench", "monitor", "--rounds", "0"],
         &["reproduce", "fig15", "--seeds", "0"],
         &["reproduce", "fig3-16", "--payload", "0"],
+        &["reproduce", "contention-tcp", "--clients", "0"],
         &["reproduce", "fig16"],
         &["source", "--to", "not-an-address"],
         &["frobnicate"],
@@ -1274,6 +1275,91 @@ fn reproduce_fig15_prints_json_rows_and_writes_a_chart_per_metric() {
     ] {
         for ext in ["png", "svg"] {
             let f = dir.join(format!("fig15/fig15_{metric}.{ext}"));
+            assert!(f.exists(), "{}", f.display());
+        }
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A small `contention-tcp`: 2 clients at low contention, 20 at high, 60 s, one seed (under a
+/// second). The bounds hold with room to spare (measured with seeds 1–3: every TCP sums
+/// 7.5–8.2 Mbit/s at 2 clients against ACP+'s 1.0, and has 1.4–7.4× ACP+'s age; at 20 clients
+/// BBR's age is 2.0–4.1× ACP+'s and its RTT 2.2–3.5×): TCP fills the access, and BBR's clients
+/// keep the AP's queue of their ACKs full, while ACP+ sends too little to queue anywhere and
+/// stays near the 200 ms base RTT.
+#[test]
+fn reproduce_contention_tcp_puts_bbr_above_acp_plus_and_writes_csv_and_charts() {
+    let dir = std::env::temp_dir().join(format!("acp-cli-contention-{}", std::process::id()));
+    let v = json_output(
+        acp()
+            .args([
+                "reproduce",
+                "contention-tcp",
+                "--clients",
+                "2,20",
+                "--secs",
+                "60",
+                "--seeds",
+                "1",
+                "--json",
+                "--out",
+            ])
+            .arg(&dir),
+    );
+    let rows = v["contention-tcp"]["rows"].as_array().unwrap();
+    // Low contention: CUBIC, Vegas, BBR, ACP+ with 2 clients; high: BBR and ACP+ on three rates
+    // with 20.
+    assert_eq!(rows.len(), 4 + 6);
+    let row = |contention: &str, client: &str, wifi: f64| {
+        rows.iter()
+            .find(|r| {
+                r["contention"] == contention
+                    && r["client"] == client
+                    && r["wifi_mbit"].as_f64() == Some(wifi)
+            })
+            .unwrap_or_else(|| panic!("{contention} {client} {wifi}"))
+    };
+    let mean = |r: &serde_json::Value, key: &str| r[key]["mean"].as_f64().unwrap();
+    for tcp in ["cubic", "vegas", "bbr"] {
+        let r = row("low", tcp, 12.0);
+        assert_eq!(r["clients"], 2);
+        assert!(mean(r, "sum_throughput_kbps") > 5000.0, "{r}");
+        assert!(r["true_age_ms"].is_null(), "bulk TCP carries no updates");
+    }
+    let acp = row("low", "acp+", 12.0);
+    assert!(mean(acp, "sum_throughput_kbps") < 2000.0, "{acp}");
+    assert!(mean(acp, "true_age_ms") > 100.0);
+    for tcp in ["cubic", "vegas", "bbr"] {
+        assert!(
+            mean(acp, "age_ms") < mean(row("low", tcp, 12.0), "age_ms"),
+            "{tcp}"
+        );
+    }
+    for wifi in [6.0, 12.0, 24.0] {
+        let (bbr, acp) = (row("high", "bbr", wifi), row("high", "acp+", wifi));
+        assert_eq!(bbr["clients"], 20);
+        assert!(
+            mean(acp, "age_ms") * 1.5 < mean(bbr, "age_ms"),
+            "{wifi} Mbit/s: {acp} {bbr}"
+        );
+        assert!(mean(acp, "rtt_ms") < 250.0, "{acp}");
+        assert!(mean(bbr, "rtt_ms") > 1.8 * mean(acp, "rtt_ms"), "{bbr}");
+    }
+    let csv = std::fs::read_to_string(dir.join("contention-tcp/contention-tcp.csv")).unwrap();
+    assert!(csv.starts_with(
+        "contention,client,wifi_mbit,clients,seeds,age_ms,age_ms_ci95,paper_age_ms,true_age_ms,"
+    ));
+    assert_eq!(csv.lines().count(), 11);
+    // The papers' 24 Mbit/s ages at 20 clients sit beside ours.
+    assert!(csv
+        .lines()
+        .any(|l| l.starts_with("high,bbr,24,20,") && l.contains(",321.5,")));
+    assert!(csv
+        .lines()
+        .any(|l| l.starts_with("high,acp+,24,20,") && l.contains(",215.5,")));
+    for stem in ["low_age_ms", "high_bbr_rtt_ms", "high_acp-plus_age_ms"] {
+        for ext in ["png", "svg"] {
+            let f = dir.join(format!("contention-tcp/{stem}.{ext}"));
             assert!(f.exists(), "{}", f.display());
         }
     }

@@ -125,6 +125,10 @@ enum State {
         rev: u32,
         timer_gen: u64,
         timer_at: Option<Time>,
+        /// The ACP+ paper's estimate of the age (§X): every segment carries an update fresh
+        /// when it is sent, so each RTT sample (Karn's rule: no retransmitted segment) resets
+        /// the age to that RTT at the ACK's arrival.
+        est_age: AgeIntegral,
     },
 }
 
@@ -425,6 +429,7 @@ impl Sim {
                         rev,
                         timer_gen: 0,
                         timer_at: None,
+                        est_age: AgeIntegral::new(start),
                     }
                 }
             };
@@ -559,12 +564,15 @@ impl Sim {
         let now = self.now;
         for f in &mut self.flows {
             f.age.take_window(now);
-            if let State::Acp {
-                source: Some(source),
-                ..
-            } = &mut f.state
-            {
-                source.restart_averages(now);
+            match &mut f.state {
+                State::Acp {
+                    source: Some(source),
+                    ..
+                } => source.restart_averages(now),
+                State::Tcp { est_age, .. } => {
+                    est_age.take_window(now);
+                }
+                _ => {}
             }
         }
     }
@@ -970,10 +978,17 @@ impl Sim {
             tcp::Output::Delivered { generated, .. } => self.record_delivery(i, generated),
             tcp::Output::Read(bytes) => self.count_bytes(i, bytes),
             tcp::Output::Rtt(rtt) => {
+                let now = self.now;
                 let f = &mut self.flows[i];
-                if measuring && f.active {
+                if !f.active {
+                    return; // stopped: as for the true age, later ACKs no longer count
+                }
+                if measuring {
                     f.acks_in_window += 1;
                     f.rtt_sum += rtt.as_secs_f64();
+                }
+                if let State::Tcp { est_age, .. } = &mut f.state {
+                    est_age.reset(now, now.as_nanos().saturating_sub(rtt.as_nanos() as u64));
                 }
             }
         }
@@ -1088,7 +1103,10 @@ impl Sim {
                     age: age.filter(|_| f.spec.is_update_flow()),
                     mean_delay: (f.delays_in_window > 0)
                         .then(|| f.delay_sum / f.delays_in_window as f64),
-                    est_age: s.and_then(|s| s.avg_age),
+                    est_age: match &f.state {
+                        State::Tcp { est_age, .. } => est_age.average(self.now.min(f.stop)),
+                        _ => s.and_then(|s| s.avg_age),
+                    },
                     rtt: s.and_then(|s| s.rtt),
                     source_backlog: s.map(|s| s.avg_backlog),
                     final_rate: s.map(|s| s.rate),

@@ -67,7 +67,9 @@ pub struct FlowResult {
     /// True time-average age at the receiver (s).
     #[serde(rename = "age_ms", serialize_with = "json_units::opt_ms")]
     pub age: Option<f64>,
-    /// The ACP source's time-average estimated age (s).
+    /// Time-average age as the sender estimates it from its ACKs (s): an ACP source's own
+    /// estimate; for TCP the ACP+ paper's (§X), which takes every segment to carry an update
+    /// fresh when it is sent and the age at an ACK to be that segment's RTT (Karn's samples).
     #[serde(rename = "est_age_ms", serialize_with = "json_units::opt_ms")]
     pub est_age: Option<f64>,
     /// The ACP source's RTT̄ at the end (s).

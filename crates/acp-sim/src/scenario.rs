@@ -48,7 +48,7 @@ use acp_core::SourceConfig;
 use std::sync::Arc;
 
 use acp_netmodel::wifi::channel::{ChannelConfig, WifiFrames};
-use acp_netmodel::wifi::medium::{MacTiming, MediumConfig};
+use acp_netmodel::wifi::medium::{ApQueue, MacTiming, MediumConfig};
 use acp_netmodel::wifi::phy::{edca_defaults, Mcs, OfdmRate, PhyConfig};
 use acp_netmodel::wifi::FrameModel;
 use acp_netmodel::{
@@ -150,6 +150,15 @@ enum AccessToml {
     Edca,
 }
 
+/// How the AP orders its frames: one FIFO, or its stations in turn.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum ApQueueToml {
+    #[default]
+    Fifo,
+    PerStation,
+}
+
 /// A shared WiFi channel: an AP and `count` stations named `stations#1…#count` (or `stations`
 /// when `count = 1`).
 #[derive(Debug, Clone, Deserialize)]
@@ -187,6 +196,8 @@ struct WifiToml {
     /// Frames each station (and access category) may hold.
     #[serde(default = "hundred")]
     queue: usize,
+    #[serde(default)]
+    ap_queue: ApQueueToml,
     retry_limit: Option<u32>,
 }
 
@@ -568,6 +579,10 @@ fn add_wifi(topology: &mut Topology, w: &WifiToml) -> Result<(), String> {
     if let Some(r) = w.retry_limit {
         mac.retry_limit = r;
     }
+    mac.ap_queue = match w.ap_queue {
+        ApQueueToml::Fifo => ApQueue::Fifo,
+        ApQueueToml::PerStation => ApQueue::PerStation,
+    };
     let name = w.name.clone().unwrap_or_else(|| w.ap.clone());
     let stations: Vec<String> = (1..=w.count)
         .map(|k| replica_name(&w.stations, k, w.count))

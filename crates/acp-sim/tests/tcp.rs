@@ -2,7 +2,8 @@
 //! window every round trip, the third duplicate ACK (not the second) triggers a fast retransmit
 //! and halves the window, the RTO backs off exponentially into a blackhole, the receive window
 //! caps throughput at rwnd/RTT, data behind a lost segment waits for its retransmission, and
-//! delayed ACKs halve the number of ACKs. All deterministic (fixed seeds, virtual time).
+//! delayed ACKs halve the number of ACKs, and the ACP+ paper's estimate of TCP's age is the RTT
+//! plus half the ACK spacing. All deterministic (fixed seeds, virtual time).
 
 use std::time::Duration;
 
@@ -338,6 +339,38 @@ fn delayed_acks_halve_the_ack_count() {
         (ratio - 0.5).abs() < 0.01,
         "{delayed} ACKs for {segments} segments"
     );
+}
+
+#[test]
+fn the_papers_age_estimate_is_the_rtt_plus_half_the_ack_spacing() {
+    // One 500-byte update every 100 ms, each its own segment (TCP_NODELAY) and each ACKed at
+    // once, on 1 Mbit/s and 50 ms each way: a segment of 540 bytes takes 4.32 ms, an ACK of
+    // 40 bytes 0.32 ms. The paper's estimate resets the age to the RTT (104.64 ms) at every
+    // ACK, 100 ms apart: RTT + 50 ms. The true age at the receiver resets to the one-way delay
+    // (54.32 ms) at every delivery: 104.32 ms. The run's end at 20 s cuts the last sawtooth
+    // short, so the exact averages are those of sawtooths starting at the first reset.
+    let s = one_hop(
+        "1mbit",
+        "50ms",
+        "",
+        "app = \"updates\"\npayload = 500\nrate = 10\nnodelay = true\ndelayed_ack = false",
+        20.0,
+    );
+    let f = &s.build().unwrap().run().flows[0];
+    // Mean age (ms) from the first reset at `first` s to 20 s, resets every 0.1 s to `first`.
+    let sawtooth = |first: f64| {
+        let (period, span) = (0.1, 20.0 - first);
+        let full = (span / period).floor();
+        let rest = span - full * period;
+        let area =
+            full * (first * period + period * period / 2.0) + first * rest + rest * rest / 2.0;
+        area / span * 1e3
+    };
+    let (est, age) = (f.est_age.unwrap() * 1e3, f.age.unwrap() * 1e3);
+    assert!((est - sawtooth(0.10464)).abs() < 1e-6, "estimate {est} ms");
+    assert!((age - sawtooth(0.05432)).abs() < 1e-6, "true age {age} ms");
+    assert!((est - 154.64).abs() < 0.1 && (age - 104.32).abs() < 0.1);
+    assert!((f.mean_rtt.unwrap() * 1e3 - 104.64).abs() < 1e-6);
 }
 
 #[test]

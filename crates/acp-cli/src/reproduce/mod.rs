@@ -1,13 +1,15 @@
-//! `acp reproduce fig2|fig4|fig7|table1|dd1|fig15|fig3-16|fig3-15|controllers`: the papers'
-//! results (and our D/D/1 finding), a table on stdout beside the papers' numbers, plots and CSV
-//! on disk. The TCP results of §III are in [`tcp`], the multi-source WiFi results in [`wifi`],
-//! our controllers' evaluation suite in [`controllers`].
+//! `acp reproduce fig2|fig4|fig7|table1|dd1|fig15|fig3-16|fig3-15|contention-tcp|controllers`:
+//! the papers' results (and our D/D/1 finding), a table on stdout beside the papers' numbers,
+//! plots and CSV on disk. The TCP results of §III are in [`tcp`], the multi-source WiFi results
+//! in [`wifi`], TCP against ACP+ over a shared WiFi access (§XI-B) in [`contention`], our
+//! controllers' evaluation suite in [`controllers`].
 //!
 //! On SIGINT or SIGTERM the runs not yet started are skipped and the runs under way finish
 //! (one [`Cancel`] handle for all the runs of a reproduction); the tables, CSV and charts then
 //! cover the runs done, a first line says "interrupted: N of M runs done" (`--json`:
 //! `interrupted`, `runs_done`, `runs`), and the command succeeds, as `demo` and `bench` do.
 
+mod contention;
 mod controllers;
 mod tcp;
 mod wifi;
@@ -38,6 +40,7 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
         Reproduction::Fig15 => "fig15",
         Reproduction::Fig3_16 => "fig3-16",
         Reproduction::Fig3_15 => "fig3-15",
+        Reproduction::ContentionTcp => "contention-tcp",
         Reproduction::Controllers => "controllers",
     });
     let count = a.seeds.unwrap_or(match a.which {
@@ -65,6 +68,11 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
             wifi::fig3_16(&dir, a.secs.unwrap_or(300), &seeds, a.payload, a.json, c)
         }
         Reproduction::Fig3_15 => wifi::fig3_15(&dir, &seeds, a.json, c),
+        Reproduction::ContentionTcp => {
+            let clients: Vec<usize> = a.clients.iter().map(|&n| n as usize).collect();
+            let secs = a.secs.unwrap_or(contention::DEFAULT_SECS);
+            contention::run(&dir, secs, &seeds, &clients, a.json, c)
+        }
         Reproduction::Controllers => controllers::run(&dir, &a, &seeds, c),
     }
 }

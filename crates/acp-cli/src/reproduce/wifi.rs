@@ -278,7 +278,8 @@ fn seed_list(seeds: &[u64]) -> String {
     each.join(", ")
 }
 
-fn seed_range(seeds: &[u64]) -> String {
+/// `seeds` as a range ("1–5"), "none" if empty.
+pub(super) fn seed_range(seeds: &[u64]) -> String {
     match seeds {
         [one] => one.to_string(),
         [first, .., last] => format!("{first}–{last}"),

@@ -21,6 +21,15 @@
 //! has its own FIFO (bounded by [`MediumConfig::queue_limit`], which counts the frame being sent),
 //! its contention window `CW` and its backoff counter.
 //!
+//! - **The access point's queue.** With [`ApQueue::Fifo`] (the default) the AP's frames leave in
+//!   arrival order like everybody's. With [`ApQueue::PerStation`] the AP takes its destinations
+//!   in turn, as Linux's per-station queues do (start-time fair queueing by packets): a frame's
+//!   round is the later of the round after its destination's previous frame and the round of
+//!   the frame being sent, and it waits behind every frame of an earlier or equal round. A full queue makes room
+//!   by dropping the last frame of the destination holding the most (the arriving frame itself
+//!   if its destination would then hold the most); a frame dropped to make room is handed back
+//!   by [`Medium::poll_delivery`] as `Err(Dropped { reason: DropReason::QueueFull, .. })`.
+//!
 //! - **Slot boundaries.** After the medium turns idle at `t₀` (the end of a frame exchange), an
 //!   entity with `AIFS = SIFS + AIFSN·slot` sees slot boundaries at `t₀ + SIFS + k·slot` for
 //!   `k ≥ AIFSN`. At each boundary (802.11e's rule) an entity with a frame and a zero counter
@@ -146,6 +155,18 @@ pub struct MediumConfig {
     /// Associated stations, not counting the access point: the medium's stations are
     /// `0` (the AP) to `stations` inclusive.
     pub stations: usize,
+    /// How the access point orders and drops its frames.
+    pub ap_queue: ApQueue,
+}
+
+/// How the access point orders its frames (see the module's model).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ApQueue {
+    /// One FIFO per backoff entity, drop-tail, like every station's.
+    #[default]
+    Fifo,
+    /// Destinations served in turn; a full queue drops from the destination holding the most.
+    PerStation,
 }
 
 /// The standard's `dot11ShortRetryLimit`.
@@ -160,6 +181,7 @@ impl MediumConfig {
             retry_limit: DEFAULT_RETRY_LIMIT,
             queue_limit,
             stations,
+            ap_queue: ApQueue::Fifo,
         }
     }
 
@@ -176,6 +198,7 @@ impl MediumConfig {
             retry_limit: DEFAULT_RETRY_LIMIT,
             queue_limit,
             stations,
+            ap_queue: ApQueue::Fifo,
         }
     }
 
@@ -285,6 +308,8 @@ struct Queued<P> {
     parcel: Parcel<P>,
     /// Failed attempts so far.
     tries: u32,
+    /// [`ApQueue::PerStation`]: the round it is served in (0 otherwise).
+    round: u64,
 }
 
 /// One station's backoff entity (one access category under EDCA).
@@ -299,6 +324,9 @@ struct Entity<P> {
     /// The head reached an empty queue at this instant with the medium idle and the counter at
     /// zero: it goes at the first boundary after, without backoff.
     fresh: Option<Time>,
+    /// [`ApQueue::PerStation`] at the AP: per destination, the round after its latest frame's
+    /// (empty otherwise).
+    rounds: Vec<u64>,
 }
 
 #[derive(Debug)]
@@ -412,6 +440,42 @@ impl<P> fmt::Debug for Medium<P> {
     }
 }
 
+/// [`ApQueue::PerStation`]: queues `q` in its destination's next round (start-time fair
+/// queueing: the round after its destination's previous frame, and not before the head's),
+/// behind every frame of an earlier or equal round, never before the head (it may be on the
+/// air).
+fn enqueue_in_turn<P>(ent: &mut Entity<P>, mut q: Queued<P>) {
+    let current = ent.fifo.front().map_or(0, |h| h.round);
+    q.round = ent.rounds[q.to].max(current);
+    ent.rounds[q.to] = q.round + 1;
+    let at = ent
+        .fifo
+        .iter()
+        .skip(1)
+        .position(|w| w.round > q.round)
+        .map_or(ent.fifo.len(), |i| i + 1);
+    ent.fifo.insert(at, q);
+}
+
+/// [`ApQueue::PerStation`], the queue full: takes out the last waiting frame of the destination
+/// holding the most (the head stays), unless a frame for `to` would make `to` hold the most;
+/// returns the packet taken out, if any.
+fn make_room<P>(ent: &mut Entity<P>, to: usize) -> Option<Parcel<P>> {
+    let mut held = vec![0usize; ent.rounds.len()];
+    for w in ent.fifo.iter().skip(1) {
+        held[w.to] += 1;
+    }
+    let (fattest, most) = held.iter().copied().enumerate().max_by_key(|&(_, n)| n)?;
+    if held[to] + 1 > most {
+        return None;
+    }
+    let i = ent.fifo.iter().rposition(|w| w.to == fattest)?;
+    let q = ent.fifo.remove(i)?;
+    ent.held.packets -= 1;
+    ent.held.bytes -= u64::from(q.parcel.bytes);
+    Some(q.parcel)
+}
+
 impl<P> Medium<P> {
     /// A medium called `name` (its random streams' label), idle from `start`. The configuration
     /// should have passed [`MediumConfig::validate`].
@@ -431,6 +495,11 @@ impl<P> Medium<P> {
                 cw: params[e % params.len()].cw_min,
                 counter: 0,
                 fresh: None,
+                rounds: if e < params.len() && cfg.ap_queue == ApQueue::PerStation {
+                    vec![0; total]
+                } else {
+                    Vec::new()
+                },
             })
             .collect();
         let stations = (0..total)
@@ -517,21 +586,40 @@ impl<P> Medium<P> {
         let e = from * per + slot;
         let ent = &mut self.entities[e];
         if !self.cfg.queue_limit.admits(ent.held, parcel.bytes) {
+            let victim = (!ent.rounds.is_empty())
+                .then(|| make_room(ent, to))
+                .flatten();
             self.stations[from].counters.queue_drops += 1;
-            return Err(Dropped {
-                reason: DropReason::QueueFull,
-                parcel,
-                served_at: None,
-            });
+            let Some(dropped) = victim else {
+                return Err(Dropped {
+                    reason: DropReason::QueueFull,
+                    parcel,
+                    served_at: None,
+                });
+            };
+            self.outcomes.push_back((
+                now,
+                Err(Dropped {
+                    reason: DropReason::QueueFull,
+                    parcel: dropped,
+                    served_at: None,
+                }),
+            ));
         }
         ent.held.packets += 1;
         ent.held.bytes += u64::from(parcel.bytes);
         let was_empty = ent.fifo.is_empty();
-        ent.fifo.push_back(Queued {
+        let queued = Queued {
             to,
             parcel,
             tries: 0,
-        });
+            round: 0,
+        };
+        if ent.rounds.is_empty() {
+            ent.fifo.push_back(queued);
+        } else {
+            enqueue_in_turn(ent, queued);
+        }
         if !was_empty {
             return Ok(());
         }
@@ -906,6 +994,55 @@ mod tests {
             bytes: 1500,
             dscp,
         }
+    }
+
+    #[test]
+    fn a_per_station_ap_takes_its_destinations_in_turn() {
+        // Three frames for station 1 and then one for station 2 reach the AP at once: a FIFO
+        // sends them in arrival order, per-station queues send station 2's second.
+        let order = |ap_queue| {
+            let mut m = medium(MediumConfig { ap_queue, ..dcf(2) }, 1.0);
+            let arrivals: Vec<_> = [1, 1, 1, 2]
+                .into_iter()
+                .enumerate()
+                .map(|(i, to)| (Time::ZERO, 0, to, parcel(i as u32, 0)))
+                .collect();
+            let log = run(&mut m, &arrivals);
+            log.iter().map(|o| o.1).collect::<Vec<u32>>()
+        };
+        assert_eq!(order(ApQueue::Fifo), [0, 1, 2, 3]);
+        assert_eq!(order(ApQueue::PerStation), [0, 3, 1, 2]);
+    }
+
+    #[test]
+    fn a_full_per_station_ap_drops_from_the_destination_holding_the_most() {
+        // Room for three frames: 0 (the head) and 1, 2 for station 1. Frame 3, for station 2,
+        // pushes out station 1's last (2); frame 4, for station 2 again, would leave station 2
+        // holding the most, so it is refused.
+        let cfg = MediumConfig {
+            ap_queue: ApQueue::PerStation,
+            ..MediumConfig::dcf(TIMING, 2, QueueLimit::Packets(3))
+        };
+        let mut m = medium(cfg, 1.0);
+        for (i, to) in [1, 1, 1, 2].into_iter().enumerate() {
+            assert!(m.enqueue(Time::ZERO, 0, to, parcel(i as u32, 0)).is_ok());
+        }
+        let refused = m.enqueue(Time::ZERO, 0, 2, parcel(4, 0));
+        assert!(
+            matches!(&refused, Err(d) if d.reason == DropReason::QueueFull && d.parcel.item == 4),
+            "{refused:?}"
+        );
+        let mut log = Vec::new();
+        while let Some(t) = m.poll_timeout() {
+            m.handle_timeout(t);
+            while let Some(o) = m.poll_delivery(t) {
+                let (_, item, delivered) = outcome(o);
+                log.push((item, delivered));
+            }
+        }
+        // Station 2's frame goes in the round after the head's, before station 1's second.
+        assert_eq!(log, [(2, false), (0, true), (3, true), (1, true)]);
+        assert_eq!(m.station_counters(0).map(|c| c.queue_drops), Some(2));
     }
 
     /// The counters station `k` draws, in order.

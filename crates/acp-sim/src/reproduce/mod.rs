@@ -13,11 +13,14 @@
 //!   oracle on 36 scenarios.
 //! - [`tcp_updates`]: §III, status updates over TCP against UDP (Fig. 2) and small payloads
 //!   over TCP (Fig. 4).
+//! - [`contention`]: §XI-B, TCP clients (CUBIC, Vegas, BBR) against ACP+ sources sharing one
+//!   WiFi access, 1 to 80 clients.
 //!
 //! Each takes a [`Cancel`] handle for all its runs: once it is cancelled, the runs not yet started
 //! are skipped and the results cover the runs done (rows or points with no run left out, cells
 //! whose run was skipped `None`).
 
+pub mod contention;
 pub mod controllers;
 pub mod tcp_updates;
 pub mod wifi;

@@ -16,12 +16,15 @@
 //! bytes of payload. `docs/SIMULATOR.md` compares the results with the papers' and explains the
 //! differences.
 
+use std::fmt;
+
 use acp_core::controller::ControllerKind;
 use serde::Serialize;
 
 use crate::report::SimResult;
 use crate::scenario::Scenario;
 use crate::sweep::{self, mean_ci95, parallel, Cancel, SweepPoint};
+use crate::tcp::CcKind;
 
 /// Nodes after the stations, in path order: the access point, the ISP routers, the second
 /// access point and the monitor (five point-to-point links between them).
@@ -34,6 +37,8 @@ const UPDATE_OVERHEAD: u32 = 72;
 /// point-to-point links.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AccessNet {
+    /// Propagation delay of each point-to-point link, each way (ms).
+    pub hop_delay_ms: f64,
     /// Side of the square area (m); the AP is at its centre.
     pub side_m: f64,
     /// σ of the log-normal shadowing (dB).
@@ -44,15 +49,19 @@ pub struct AccessNet {
     pub p2p_mbit: f64,
     /// Update payload (bytes).
     pub payload: u32,
+    /// The AP serves its stations in turn (`ap_queue = "per-station"`) instead of one FIFO.
+    pub ap_per_station: bool,
 }
 
 /// Fig. 15: 20 × 20 m², σ = 12 dB, WiFi at 12 Mbit/s, 6 Mbit/s links, 1024-byte updates.
 pub const FIG15_NET: AccessNet = AccessNet {
+    hop_delay_ms: 0.0,
     side_m: 20.0,
     shadowing_db: 12.0,
     wifi_mbit: 12.0,
     p2p_mbit: 6.0,
     payload: 1024,
+    ap_per_station: false,
 };
 
 /// Fig. 3.16: 100 m² (10 × 10 m), σ = 4 dB, otherwise as Fig. 15.
@@ -92,12 +101,50 @@ pub mod paper {
     pub const FIG3_16_LIGHT_RTT_MS: f64 = 5.0;
 }
 
-/// `sources` stations of `net` each running one ACP flow with `controller` to the monitor for
-/// `secs` seconds (the first tenth not measured).
+/// What each station of the access network runs: one flow to the monitor.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Client {
+    /// An ACP source with this controller, updates of the network's payload.
+    Acp(ControllerKind),
+    /// A bulk TCP transfer (as iPerf3 sends) with this congestion control and the model's
+    /// Linux defaults otherwise.
+    Tcp(CcKind),
+}
+
+impl From<ControllerKind> for Client {
+    fn from(c: ControllerKind) -> Self {
+        Client::Acp(c)
+    }
+}
+
+impl fmt::Display for Client {
+    /// The controller's or congestion control's label (`acp+`, `bbr`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Client::Acp(c) => c.fmt(f),
+            Client::Tcp(cc) => cc.fmt(f),
+        }
+    }
+}
+
+impl Client {
+    /// The fields of its `[[flow]]` after the common ones.
+    fn flow_fields(&self, payload: u32) -> String {
+        match self {
+            Client::Acp(c) => {
+                format!("type = \"acp\"\ncontroller = \"{c}\"\npayload = {payload}\n")
+            }
+            Client::Tcp(cc) => format!("type = \"tcp\"\ncc = \"{cc}\"\n"),
+        }
+    }
+}
+
+/// `sources` stations of `net` each running one flow of `client` to the monitor for `secs`
+/// seconds (the first tenth not measured).
 pub fn access_scenario(
     net: &AccessNet,
     sources: usize,
-    controller: ControllerKind,
+    client: impl Into<Client>,
     secs: u64,
     seed: u64,
 ) -> Scenario {
@@ -105,25 +152,30 @@ pub fn access_scenario(
         "format = 2\nname = \"{sources} sources behind 802.11g\"\nseed = {seed}\n\
          duration = \"{secs}s\"\nwarmup = \"{}s\"\n\
          [[wifi]]\nap = \"ap1\"\nstations = \"source\"\ncount = {sources}\nstandard = \"g\"\n\
-         rate = \"{}mbit\"\narea = [{:?}, {:?}]\nshadowing = {:?}\nexponent = 3.0\nqueue = 500\n",
+         rate = \"{}mbit\"\narea = [{:?}, {:?}]\nshadowing = {:?}\nexponent = 3.0\nqueue = 500\n\
+         ap_queue = \"{}\"\n",
         secs / 10,
         net.wifi_mbit,
         net.side_m,
         net.side_m,
-        net.shadowing_db
+        net.shadowing_db,
+        if net.ap_per_station {
+            "per-station"
+        } else {
+            "fifo"
+        }
     );
     for pair in BACKHAUL.windows(2) {
         text += &format!(
-            "[[link]]\nfrom = \"{}\"\nto = \"{}\"\nrate = \"{}mbit\"\nqueue = 100\n",
-            pair[0], pair[1], net.p2p_mbit
+            "[[link]]\nfrom = \"{}\"\nto = \"{}\"\nrate = \"{}mbit\"\ndelay = \"{}ms\"\nqueue = 100\n",
+            pair[0], pair[1], net.p2p_mbit, net.hop_delay_ms
         );
     }
     let mut path = vec!["source"];
     path.extend(BACKHAUL);
     text += &format!(
-        "[[flow]]\ntype = \"acp\"\nname = \"source\"\ncount = {sources}\ncontroller = \"{controller}\"\n\
-         payload = {}\npath = {path:?}\n",
-        net.payload
+        "[[flow]]\nname = \"source\"\ncount = {sources}\npath = {path:?}\n{}",
+        client.into().flow_fields(net.payload)
     );
     match Scenario::parse(&text) {
         Ok(s) => s,
@@ -141,13 +193,14 @@ pub struct Stat {
 }
 
 impl Stat {
-    fn of(xs: &[f64]) -> Stat {
+    /// The mean of `xs` and its 95 % confidence half-width.
+    pub fn of(xs: &[f64]) -> Stat {
         let (mean, ci95) = mean_ci95(xs);
         Stat { mean, ci95 }
     }
 
     /// A statistic of seconds in milliseconds, for JSON.
-    fn ms<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn ms<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         Stat {
             mean: self.mean * 1e3,
             ci95: self.ci95 * 1e3,
@@ -156,7 +209,7 @@ impl Stat {
     }
 
     /// A statistic of bit/s in kbit/s, for JSON.
-    fn kbps<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+    pub(crate) fn kbps<S: serde::Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
         Stat {
             mean: self.mean / 1e3,
             ci95: self.ci95 / 1e3,
