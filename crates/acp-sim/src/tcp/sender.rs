@@ -3,8 +3,9 @@
 //!
 //! The application writes bytes into a send buffer of `send_buffer` bytes ([`Sender::write`]);
 //! [`Sender::poll_transmit`] cuts them into segments of at most SMSS bytes. A segment goes out
-//! when it fits the congestion window (bytes in flight + its length ≤ window) and the receiver's
-//! window, the pacing rate allows it, and — unless `nodelay` — it is a full segment or nothing
+//! when it fits the congestion window (what is in flight plus the segment ≤ window, counted in
+//! the window's unit: bytes, or segments as Linux counts them, [`WindowUnit`]) and the
+//! receiver's window, the pacing rate allows it, and — unless `nodelay` — it is a full segment or nothing
 //! is unacknowledged (Nagle). Segments are never split to fit a window.
 //!
 //! Loss recovery, the same under every congestion control:
@@ -14,8 +15,8 @@
 //! - once the peer has sent SACK blocks, recovery follows RFC 6675 (as Linux, whose SACK is on by
 //!   default): a scoreboard marks the segments SACK blocks cover; a segment is lost when at
 //!   least three SACKed segments, or more than 2·SMSS SACKed bytes, lie above it (`IsLost`,
-//!   DupThresh = 3); `pipe` counts the bytes of segments neither SACKed nor lost, plus those
-//!   retransmitted in this recovery; while `pipe` leaves an SMSS of the controller's window, the
+//!   DupThresh = 3); `pipe` counts the segments neither SACKed nor lost (in the window's unit),
+//!   plus those retransmitted in this recovery; while `pipe` leaves an SMSS of the controller's window, the
 //!   lowest lost segment not yet resent goes out, else new data (`NextSeg` rules 1 and 2, no
 //!   rescue retransmission);
 //! - against a peer without SACK, NewReno (RFC 5681, RFC 6582): the window is inflated by 3·SMSS,
@@ -31,9 +32,9 @@
 //! lost). RTT samples follow Karn's rule: an ACK that acknowledges a retransmitted segment gives
 //! none.
 //!
-//! Delivery-rate samples follow draft-cheng-iccrg-delivery-rate-estimation over cumulative ACKs:
-//! each segment remembers the bytes delivered and the times when it was sent; the sample of an
-//! ACK is the bytes delivered since its newest acknowledged segment was sent over the longer of
+//! Delivery-rate samples follow draft-cheng-iccrg-delivery-rate-estimation over cumulative ACKs,
+//! in the window's unit: each segment remembers what was delivered and the times when it was
+//! sent; the sample of an ACK is what was delivered since its newest acknowledged segment was sent over the longer of
 //! that segment's send and ACK intervals, and is marked application-limited when the sender ran
 //! out of data with room in its window.
 
@@ -44,7 +45,7 @@ use acp_core::Time;
 
 use super::cc::{AckEvent, CongestionControl, RateSample};
 use super::rto::RtoEstimator;
-use super::{Ack, Segment, TcpConfig};
+use super::{Ack, Segment, TcpConfig, WindowUnit};
 
 /// Duplicate ACKs, or SACKed segments above a hole, that mean a loss (RFC 5681, RFC 6675).
 const DUP_THRESH: u32 = 3;
@@ -125,6 +126,9 @@ pub struct SenderStats {
 #[derive(Debug)]
 pub struct Sender {
     smss: u64,
+    /// What the window counts, and what a full segment counts for in it.
+    unit: WindowUnit,
+    unit_smss: u64,
     nodelay: bool,
     send_buffer: u64,
     cc: Box<dyn CongestionControl>,
@@ -169,6 +173,8 @@ impl Sender {
     pub fn new(cfg: &TcpConfig, cc: Box<dyn CongestionControl>, now: Time) -> Self {
         Sender {
             smss: u64::from(cfg.smss),
+            unit: cfg.window,
+            unit_smss: cfg.window.count(u64::from(cfg.smss)),
             nodelay: cfg.nodelay,
             send_buffer: cfg.send_buffer,
             cc,
@@ -213,15 +219,24 @@ impl Sender {
         self.written += bytes.min(self.send_space());
     }
 
-    /// The window in force: the controller's, plus fast recovery's inflation, at least SMSS.
+    /// The window in force, in its unit: the controller's, plus fast recovery's inflation, at
+    /// least one segment.
     pub fn window(&self) -> u64 {
         let w = self.cc.window() as i64 + self.inflation;
-        w.max(self.smss as i64) as u64
+        w.max(self.unit_smss as i64) as u64
     }
 
-    /// The controller's window (bytes), without recovery's inflation.
+    /// The controller's window in bytes (a packet window at SMSS bytes a segment), without
+    /// recovery's inflation.
     pub fn cwnd(&self) -> u64 {
-        self.cc.window()
+        self.cc.window() * self.unit.bytes(self.smss)
+    }
+
+    /// The controller's pacing rate in bytes/s, if it paces.
+    pub fn pacing_rate(&self) -> Option<f64> {
+        self.cc
+            .pacing_rate()
+            .map(|r| r * self.unit.bytes(self.smss) as f64)
     }
 
     /// The congestion control.
@@ -232,6 +247,15 @@ impl Sender {
     /// Bytes in flight: sent and neither acknowledged nor presumed lost.
     pub fn flight(&self) -> u64 {
         self.nxt - self.una
+    }
+
+    /// What is in flight in the window's unit (the records of what was sent cover exactly the
+    /// bytes in flight).
+    fn in_flight(&self) -> u64 {
+        match self.unit {
+            WindowUnit::Bytes => self.flight(),
+            WindowUnit::Packets => self.sent.len() as u64,
+        }
     }
 
     /// First unacknowledged byte.
@@ -263,7 +287,7 @@ impl Sender {
         if !self.nodelay && len < self.smss && self.nxt > self.una {
             return Err(Blocked::Nagle);
         }
-        if self.outstanding() + len > self.window() {
+        if self.outstanding() + self.unit.count(len) > self.window() {
             return Err(Blocked::Window);
         }
         if self.nxt + len > self.peer_edge {
@@ -316,8 +340,8 @@ impl Sender {
                 return None;
             }
             Err(Blocked::NoData) => {
-                if self.outstanding() + self.smss <= self.window() {
-                    self.app_limited_until = (self.delivered + self.flight()).max(1);
+                if self.outstanding() + self.unit_smss <= self.window() {
+                    self.app_limited_until = (self.delivered + self.in_flight()).max(1);
                 }
                 return None;
             }
@@ -340,10 +364,10 @@ impl Sender {
         self.max = self.max.max(self.nxt);
         self.stats.segments += 1;
         self.stats.retransmits += u64::from(retransmission);
-        if self.outstanding() + self.smss > self.window() {
+        if self.outstanding() + self.unit_smss > self.window() {
             self.limited_this_round = true;
         }
-        if let Some(rate) = self.cc.pacing_rate() {
+        if let Some(rate) = self.pacing_rate() {
             let gap = Duration::from_secs_f64(len as f64 / rate.max(1.0));
             self.next_send = self.next_send.max(now) + gap;
         }
@@ -351,14 +375,13 @@ impl Sender {
         Some(seg)
     }
 
-    /// The delivery state a transmission now records.
-    /// Bytes counted against the window: RFC 6675's `pipe` in SACK-based recovery, else the
-    /// bytes in flight.
+    /// What counts against the window: RFC 6675's `pipe` in SACK-based recovery, else what is
+    /// in flight.
     fn outstanding(&self) -> u64 {
         if self.sack_recovery() {
             self.scoreboard().0
         } else {
-            self.flight()
+            self.in_flight()
         }
     }
 
@@ -380,12 +403,12 @@ impl Sender {
             }
             let lost = sacked_segments >= DUP_THRESH || sacked_bytes > 2 * self.smss;
             if !lost {
-                pipe += len;
+                pipe += self.unit.count(len);
             } else if !s.resent {
                 lost_first = Some(i);
             }
             if s.resent {
-                pipe += len;
+                pipe += self.unit.count(len);
             }
         }
         (pipe, lost_first)
@@ -397,7 +420,7 @@ impl Sender {
         let i = lost?;
         let s = self.sent[i];
         let len = s.end - s.seq;
-        if pipe + len > self.window() {
+        if pipe + self.unit.count(len) > self.window() {
             self.limited_this_round = true;
             return None;
         }
@@ -449,7 +472,8 @@ impl Sender {
             }
             return None;
         }
-        let acked = ack.ack - self.una;
+        let acked_bytes = ack.ack - self.una;
+        let mut acked_segments = 0;
         let mut karn = true;
         let mut newest: Option<Sent> = None;
         while let Some(s) = self.sent.front_mut() {
@@ -463,6 +487,7 @@ impl Sender {
             karn &= !s.retransmitted;
             let s = *s;
             self.sent.pop_front();
+            acked_segments += 1;
             if newest.is_none_or(|n| s.sent_at >= n.sent_at) {
                 newest = Some(s);
             }
@@ -470,6 +495,10 @@ impl Sender {
         let rtt = newest
             .filter(|_| karn)
             .map(|s| now.saturating_since(s.sent_at));
+        let acked = match self.unit {
+            WindowUnit::Bytes => acked_bytes,
+            WindowUnit::Packets => acked_segments,
+        };
         self.delivered += acked;
         self.delivered_time = now;
         let rate = newest.and_then(|p| {
@@ -508,8 +537,8 @@ impl Sender {
                 if !self.sack_seen {
                     self.retransmit_pending = true;
                     self.inflation -= acked as i64;
-                    if acked >= self.smss {
-                        self.inflation += self.smss as i64;
+                    if acked >= self.unit_smss {
+                        self.inflation += self.unit_smss as i64;
                     }
                 }
             }
@@ -521,7 +550,7 @@ impl Sender {
             acked,
             rtt,
             min_rtt: self.rto.min_rtt(),
-            flight: self.flight(),
+            flight: self.in_flight(),
             delivered: self.delivered,
             in_recovery,
             cwnd_limited: self.limited_this_round || self.limited_last_round,
@@ -538,21 +567,21 @@ impl Sender {
         self.dup_acks += 1;
         if self.in_recovery {
             if !self.sack_seen {
-                self.inflation += self.smss as i64;
+                self.inflation += self.unit_smss as i64;
             }
             return;
         }
         if self.dup_acks == DUP_THRESH && self.recover.is_none_or(|r| self.una >= r) {
             self.recover = Some(self.max);
             self.in_recovery = true;
-            self.cc.on_loss(now, self.flight());
+            self.cc.on_loss(now, self.in_flight());
             for s in self.sent.iter_mut() {
                 s.resent = false;
             }
             self.inflation = if self.sack_seen {
                 0
             } else {
-                i64::from(DUP_THRESH) * self.smss as i64
+                i64::from(DUP_THRESH) * self.unit_smss as i64
             };
             self.retransmit_pending = true;
             self.stats.fast_retransmits += 1;
@@ -578,7 +607,7 @@ impl Sender {
             return;
         }
         self.stats.timeouts += 1;
-        self.cc.on_timeout(now, self.flight());
+        self.cc.on_timeout(now, self.in_flight());
         self.rto.back_off();
         self.in_recovery = false;
         self.inflation = 0;
