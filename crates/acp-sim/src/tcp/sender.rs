@@ -437,16 +437,27 @@ impl Sender {
         })
     }
 
-    /// Marks the segments the ACK's SACK blocks cover.
-    fn mark_sacked(&mut self, ack: &Ack) {
+    /// Marks the segments the ACK's SACK blocks cover. A segment is delivered when first
+    /// SACKed, as Linux counts `delivered`; returns the latest sent of those this ACK SACKed.
+    fn mark_sacked(&mut self, now: Time, ack: &Ack) -> Option<Sent> {
+        let (unit, mut delivered, mut newest) = (self.unit, 0, None::<Sent>);
         for &(start, end) in ack.sack.iter().flatten() {
             self.sack_seen = true;
             for s in self.sent.iter_mut() {
-                if s.seq >= start && s.end <= end {
+                if !s.sacked && s.seq >= start && s.end <= end {
                     s.sacked = true;
+                    delivered += unit.count(s.end - s.seq);
+                    if newest.is_none_or(|n| s.sent_at >= n.sent_at) {
+                        newest = Some(*s);
+                    }
                 }
             }
         }
+        if delivered > 0 {
+            self.delivered += delivered;
+            self.delivered_time = now;
+        }
+        newest
     }
 
     fn delivery_state(&self) -> DeliveryState {
@@ -465,7 +476,7 @@ impl Sender {
             return None; // acknowledges bytes never sent
         }
         self.peer_edge = ack.ack + ack.window;
-        self.mark_sacked(&ack);
+        let sacked = self.mark_sacked(now, &ack);
         if ack.ack <= self.una {
             if ack.ack == self.una && self.max > self.una {
                 self.duplicate_ack(now);
@@ -473,9 +484,11 @@ impl Sender {
             return None;
         }
         let acked_bytes = ack.ack - self.una;
-        let mut acked_segments = 0;
+        let (mut acked_segments, mut delivered_before) = (0, 0);
         let mut karn = true;
         let mut newest: Option<Sent> = None;
+        // The latest sent of the segments this ACK delivers (SACKed ones were delivered then).
+        let mut sampled = sacked;
         while let Some(s) = self.sent.front_mut() {
             if s.end > ack.ack {
                 if s.seq < ack.ack {
@@ -491,6 +504,11 @@ impl Sender {
             if newest.is_none_or(|n| s.sent_at >= n.sent_at) {
                 newest = Some(s);
             }
+            if s.sacked {
+                delivered_before += self.unit.count(s.end - s.seq);
+            } else if sampled.is_none_or(|n| s.sent_at >= n.sent_at) {
+                sampled = Some(s);
+            }
         }
         let rtt = newest
             .filter(|_| karn)
@@ -499,9 +517,9 @@ impl Sender {
             WindowUnit::Bytes => acked_bytes,
             WindowUnit::Packets => acked_segments,
         };
-        self.delivered += acked;
+        self.delivered += acked - delivered_before;
         self.delivered_time = now;
-        let rate = newest.and_then(|p| {
+        let rate = sampled.and_then(|p| {
             let send = p.sent_at.saturating_since(p.first_sent_time);
             let ack = now.saturating_since(p.delivered_time);
             self.first_sent_time = p.sent_at;
