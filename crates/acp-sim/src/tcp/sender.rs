@@ -469,7 +469,10 @@ impl Sender {
         }
     }
 
-    /// An ACK arrived; returns its RTT sample, if Karn's rule allows one.
+    /// An ACK arrived; returns the RTT of the oldest segment it newly acknowledges, if Karn's
+    /// rule allows one: what Linux's smoothed RTT averages (`tcp_clean_rtx_queue`'s
+    /// `seq_rtt_us`), reported so that the simulator's mean RTT and the lab's measure the same
+    /// thing. The estimator and the controller take the newest segment's (Linux's `ca_rtt_us`).
     pub fn handle_ack(&mut self, now: Time, ack: Ack) -> Option<Duration> {
         self.stats.acks += 1;
         if ack.ack > self.max {
@@ -486,7 +489,7 @@ impl Sender {
         let acked_bytes = ack.ack - self.una;
         let (mut acked_segments, mut delivered_before) = (0, 0);
         let mut karn = true;
-        let mut newest: Option<Sent> = None;
+        let (mut oldest, mut newest): (Option<Sent>, Option<Sent>) = (None, None);
         // The latest sent of the segments this ACK delivers (SACKed ones were delivered then).
         let mut sampled = sacked;
         while let Some(s) = self.sent.front_mut() {
@@ -501,6 +504,7 @@ impl Sender {
             let s = *s;
             self.sent.pop_front();
             acked_segments += 1;
+            oldest.get_or_insert(s);
             if newest.is_none_or(|n| s.sent_at >= n.sent_at) {
                 newest = Some(s);
             }
@@ -510,9 +514,11 @@ impl Sender {
                 sampled = Some(s);
             }
         }
-        let rtt = newest
-            .filter(|_| karn)
-            .map(|s| now.saturating_since(s.sent_at));
+        let since_sent = |s: Option<Sent>| {
+            s.filter(|_| karn)
+                .map(|s: Sent| now.saturating_since(s.sent_at))
+        };
+        let rtt = since_sent(newest);
         let acked = match self.unit {
             WindowUnit::Bytes => acked_bytes,
             WindowUnit::Packets => acked_segments,
@@ -577,7 +583,7 @@ impl Sender {
         };
         self.cc.on_ack(now, &event);
         self.rto_at = (self.una < self.max || partial).then(|| now + self.rto.rto());
-        rtt
+        since_sent(oldest)
     }
 
     fn duplicate_ack(&mut self, now: Time) {
