@@ -1199,7 +1199,7 @@ fn tcp_counters(conn: &Connection, f: &Flow) -> TcpCounters {
         out_of_order: rx.out_of_order,
         updates_skipped: f.skipped,
         cwnd: sender.cwnd(),
-        ssthresh: (cc.ssthresh() < u64::MAX).then_some(cc.ssthresh()),
+        ssthresh: (sender.ssthresh() < u64::MAX).then_some(sender.ssthresh()),
         phase: cc.phase().into(),
         pacing_rate_bps: sender.pacing_rate().map(|r| r * 8.0),
         srtt: sender.rto().srtt().map(secs),

@@ -62,8 +62,7 @@ impl Connection {
     /// A connection under `cfg` carrying `app`'s data from `start` on; `seed` drives the
     /// congestion control's random choices.
     pub fn new(cfg: &TcpConfig, app: Application, start: Time, seed: u64) -> Self {
-        let smss = cfg.window.count(u64::from(cfg.smss)) as u32;
-        let cc = cfg.cc.build(smss, cfg.initial_window, seed);
+        let cc = cfg.controller(seed);
         let next_write = match app {
             Application::Updates {
                 mode: UpdateMode::Rate(_),

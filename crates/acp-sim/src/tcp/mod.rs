@@ -221,6 +221,13 @@ impl Default for TcpConfig {
 }
 
 impl TcpConfig {
+    /// The congestion control, counting in the window's unit (segments of `smss` bytes, or
+    /// packets); `seed` drives its random choices.
+    pub fn controller(&self, seed: u64) -> Box<dyn cc::CongestionControl> {
+        let smss = self.window.count(u64::from(self.smss)) as u32;
+        self.cc.build(smss, self.initial_window, seed)
+    }
+
     /// Checks the parameters, naming the first one out of range.
     pub fn validate(&self) -> Result<(), String> {
         if self.smss < 64 {

@@ -34,9 +34,11 @@
 //!
 //! Delivery-rate samples follow draft-cheng-iccrg-delivery-rate-estimation over cumulative ACKs,
 //! in the window's unit: each segment remembers what was delivered and the times when it was
-//! sent; the sample of an ACK is what was delivered since its newest acknowledged segment was sent over the longer of
-//! that segment's send and ACK intervals, and is marked application-limited when the sender ran
-//! out of data with room in its window.
+//! sent; a segment is delivered when first SACKed or else when cumulatively acknowledged, as
+//! Linux counts `delivered`; the sample of an ACK is what was delivered since the newest segment
+//! it delivers was sent, over the longer of that segment's send and ACK intervals, dropped if
+//! that is shorter than the minimum RTT (Linux's `tcp_rate_gen`), and marked
+//! application-limited when the sender ran out of data with room in its window.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -230,6 +232,14 @@ impl Sender {
     /// recovery's inflation.
     pub fn cwnd(&self) -> u64 {
         self.cc.window() * self.unit.bytes(self.smss)
+    }
+
+    /// The controller's slow-start threshold in bytes, as [`cwnd`](Self::cwnd) (`u64::MAX`
+    /// before the first loss).
+    pub fn ssthresh(&self) -> u64 {
+        self.cc
+            .ssthresh()
+            .saturating_mul(self.unit.bytes(self.smss))
     }
 
     /// The controller's pacing rate in bytes/s, if it paces.
@@ -487,7 +497,10 @@ impl Sender {
             return None;
         }
         let acked_bytes = ack.ack - self.una;
-        let (mut acked_segments, mut delivered_before) = (0, 0);
+        // Delivered by this ACK: the records it acknowledges that no SACK block covered (bytes
+        // the receiver held that no record stands for any more, after a timeout dropped the
+        // SACK marks, were delivered when first SACKed).
+        let (mut acked_segments, mut delivered) = (0, 0);
         let mut karn = true;
         let (mut oldest, mut newest): (Option<Sent>, Option<Sent>) = (None, None);
         // The latest sent of the segments this ACK delivers (SACKed ones were delivered then).
@@ -495,6 +508,9 @@ impl Sender {
         while let Some(s) = self.sent.front_mut() {
             if s.end > ack.ack {
                 if s.seq < ack.ack {
+                    if self.unit == WindowUnit::Bytes && !s.sacked {
+                        delivered += ack.ack - s.seq;
+                    }
                     s.seq = ack.ack;
                     karn = false;
                 }
@@ -508,10 +524,11 @@ impl Sender {
             if newest.is_none_or(|n| s.sent_at >= n.sent_at) {
                 newest = Some(s);
             }
-            if s.sacked {
-                delivered_before += self.unit.count(s.end - s.seq);
-            } else if sampled.is_none_or(|n| s.sent_at >= n.sent_at) {
-                sampled = Some(s);
+            if !s.sacked {
+                delivered += self.unit.count(s.end - s.seq);
+                if sampled.is_none_or(|n| s.sent_at >= n.sent_at) {
+                    sampled = Some(s);
+                }
             }
         }
         let since_sent = |s: Option<Sent>| {
@@ -523,14 +540,20 @@ impl Sender {
             WindowUnit::Bytes => acked_bytes,
             WindowUnit::Packets => acked_segments,
         };
-        self.delivered += acked - delivered_before;
+        self.delivered += delivered;
         self.delivered_time = now;
+        // Linux's `tcp_rate_gen` drops samples over less than the minimum RTT: what such an
+        // interval delivered was not paced by the path (e.g. data the receiver held, ACKed at
+        // once when a hole fills).
+        let min_rtt = self.rto.min_rtt().into_iter().chain(rtt).min();
         let rate = sampled.and_then(|p| {
             let send = p.sent_at.saturating_since(p.first_sent_time);
             let ack = now.saturating_since(p.delivered_time);
             self.first_sent_time = p.sent_at;
-            let interval = send.max(ack).as_secs_f64();
-            (interval > 0.0).then(|| RateSample {
+            let interval = send.max(ack);
+            let valid = !interval.is_zero() && min_rtt.is_none_or(|m| interval >= m);
+            let interval = interval.as_secs_f64();
+            valid.then(|| RateSample {
                 delivery_rate: (self.delivered - p.delivered) as f64 / interval,
                 app_limited: p.app_limited,
                 prior_delivered: p.delivered,
