@@ -6,7 +6,9 @@
 //! bandwidth estimate takes the maximum of: bulk BBR's mean RTT over 10 Mbit/s, 20 ms measured
 //! 92–95 ms at normal priority and 48 ms under `SCHED_FIFO` with the load average at 6.5
 //! (docs/LAB.md). The kernel's real-time throttling (`sched_rt_runtime_us`) still leaves other
-//! processes their share.
+//! processes their share. The run's threads share one priority, so none preempts another; the
+//! emulator spins at most 250 µs before a departure and otherwise sleeps in `ppoll`, which
+//! lets the others run.
 
 use std::io;
 
