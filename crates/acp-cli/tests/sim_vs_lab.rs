@@ -9,13 +9,17 @@
 //! numbers are printed whether or not they agree.
 //!
 //! The tolerance: both sides measure the same quantities (stream bytes delivered in the window;
-//! the mean RTT over the window's acknowledgements, see `acp_lab::run`), so what is left is
-//! what the model leaves out plus the lab's own error. The lab's packets are 1,500 bytes on the
-//! wire against the model's 1,488 (Linux sends TCP timestamps), under 1 %; the emulator releases
-//! packets up to ~3 ms late at the 99th percentile (docs/LAB.md), a few percent of a 40 ms RTT;
-//! and a 5 s window holds only a few sawteeth of Reno and CUBIC, whose phase against the window
-//! moves the mean RTT by several percent between runs. 10 % covers those and no modelling gap
-//! of consequence.
+//! the mean over the window's acknowledgements of the RTT Linux's smoothed RTT averages, see
+//! `acp_lab::run` and the sender's `handle_ack`), so what is left is what the model leaves out
+//! plus the lab's own error. The lab's packets are 1,500 bytes on the wire against the model's
+//! 1,488 (Linux sends TCP timestamps), under 1 %; the lab runs at `SCHED_FIFO`, which keeps its
+//! timing steady on a loaded machine (the same file's mean RTT varied by under 1 % over runs
+//! with the load average at 4–6; at normal priority bulk BBR's doubled); a 5 s window holds
+//! only a few sawteeth of Reno and CUBIC, whose phase against the window moves the mean RTT by
+//! a few percent. What the model leaves out shows as the gaps measured (docs/LAB.md): at most
+//! 7.5 %, the largest for the update flow under BBR (−7 %: Linux's ACK-aggregation allowance,
+//! which the model leaves out, keeps the queue full where the model's keeps it nearly full).
+//! 10 % covers those; a gap of 10 % or more means a modelling change, not noise.
 
 mod common;
 
@@ -39,68 +43,9 @@ struct Measured {
     age_ms: Option<f64>,
 }
 
-/// One scenario and which of its numbers the model is expected to match.
-struct Case {
-    app: &'static str,
-    cc: &'static str,
-    throughput: bool,
-    rtt: bool,
-}
-
-/// The cases; every exclusion states the measured gap and its cause.
-const CASES: [Case; 6] = [
-    Case {
-        app: "bulk",
-        cc: "reno",
-        throughput: true,
-        rtt: true,
-    },
-    Case {
-        app: "bulk",
-        cc: "cubic",
-        throughput: true,
-        rtt: true,
-    },
-    // Linux BBR's bandwidth estimate, the maximum of noisy delivery-rate samples, runs 1–3 %
-    // above the link's rate behind the emulator's timing noise (`ss -ti`: bw 9.65–9.91 Mbit/s
-    // against 9.65), above its 1 % pacing margin, so a queue builds up to the cwnd_gain = 2
-    // BDP cap (smoothed RTT 50–88 ms; measured means 48–64 ms over runs). The model's samples
-    // are exact, its pacing matches the link and its queue drains (mean RTT 43 ms): −9 % to
-    // −33 % with the noise of the run, which the model has not.
-    Case {
-        app: "bulk",
-        cc: "bbr",
-        throughput: true,
-        rtt: false,
-    },
-    // Linux counts its window in packets and, one ACK per 536-byte segment coming back, sends
-    // each update as its own segment (the emulator saw 544 bytes per data packet on average);
-    // the model counts bytes and its delayed ACKs free 2·SMSS at a time, so it sends two
-    // updates per segment. The 100-packet queue then holds about twice the bytes: mean RTT
-    // 99 ms against 68 ms for Reno, 114 ms against 75 ms for CUBIC (+46 %, +52 %).
-    // Throughput agrees (+6 %: the model's larger segments spend less on headers).
-    Case {
-        app: "updates",
-        cc: "reno",
-        throughput: true,
-        rtt: false,
-    },
-    Case {
-        app: "updates",
-        cc: "cubic",
-        throughput: true,
-        rtt: false,
-    },
-    // The same BBR estimate as for the bulk flow, and with 576-byte packets the 2 BDP cap
-    // (~170 packets) nearly fills the BDP plus the queue (~190): Linux retransmitted ~5,000
-    // segments and measured mean RTTs of 97–107 ms against the model's 43 ms (−56 % to −60 %).
-    Case {
-        app: "updates",
-        cc: "bbr",
-        throughput: true,
-        rtt: false,
-    },
-];
+/// The scenarios: `scenarios/validation/{app}_{cc}.toml`.
+const APPS: [&str; 2] = ["bulk", "updates"];
+const CCS: [&str; 3] = ["reno", "cubic", "bbr"];
 
 /// `scenarios/validation/{app}_{cc}.toml` with the run shortened, written under `dir`.
 fn shortened(dir: &Path, app: &str, cc: &str) -> PathBuf {
@@ -182,42 +127,40 @@ fn the_models_match_the_kernel_on_bulk_and_update_flows() {
     let mut failures = Vec::new();
     let mut sim_ages = Vec::new();
     let mut lab_ages = Vec::new();
-    for case in &CASES {
-        let file = shortened(&dir, case.app, case.cc);
-        let (sim, lab) = (simulate(&file), emulate(&file));
-        let tput = gap(Some(sim.throughput_bps), Some(lab.throughput_bps));
-        let rtt = gap(sim.mean_rtt_ms, lab.mean_rtt_ms);
-        eprintln!(
-            "{:7} {:5}: throughput sim {:.2} lab {:.2} Mbit/s ({} %), mean RTT sim {} lab {} ms \
-             ({} %), age sim {} lab {} ms",
-            case.app,
-            case.cc,
-            sim.throughput_bps / 1e6,
-            lab.throughput_bps / 1e6,
-            shown(tput.map(|g| g * 100.0)),
-            shown(sim.mean_rtt_ms),
-            shown(lab.mean_rtt_ms),
-            shown(rtt.map(|g| g * 100.0)),
-            shown(sim.age_ms),
-            shown(lab.age_ms),
-        );
-        let off = |g: Option<f64>| g.is_none_or(|g| g.abs() > TOLERANCE);
-        if case.throughput && off(tput) {
-            failures.push(format!("{} {}: throughput {tput:?}", case.app, case.cc));
-        }
-        if case.rtt && off(rtt) {
-            failures.push(format!("{} {}: mean RTT {rtt:?}", case.app, case.cc));
-        }
-        // Ages are ranked among the update flows whose throughput and RTT the model matches:
-        // where it does not, the age differs for the reason given in CASES.
-        if case.app == "updates" && case.throughput && case.rtt {
-            sim_ages.push((case.cc, sim.age_ms));
-            lab_ages.push((case.cc, lab.age_ms));
+    for app in APPS {
+        for cc in CCS {
+            let file = shortened(&dir, app, cc);
+            let (sim, lab) = (simulate(&file), emulate(&file));
+            let tput = gap(Some(sim.throughput_bps), Some(lab.throughput_bps));
+            let rtt = gap(sim.mean_rtt_ms, lab.mean_rtt_ms);
+            eprintln!(
+                "{app:7} {cc:5}: throughput sim {:.2} lab {:.2} Mbit/s ({} %), mean RTT sim {} \
+                 lab {} ms ({} %), age sim {} lab {} ms",
+                sim.throughput_bps / 1e6,
+                lab.throughput_bps / 1e6,
+                shown(tput.map(|g| g * 100.0)),
+                shown(sim.mean_rtt_ms),
+                shown(lab.mean_rtt_ms),
+                shown(rtt.map(|g| g * 100.0)),
+                shown(sim.age_ms),
+                shown(lab.age_ms),
+            );
+            let off = |g: Option<f64>| g.is_none_or(|g| g.abs() > TOLERANCE);
+            if off(tput) {
+                failures.push(format!("{app} {cc}: throughput {tput:?}"));
+            }
+            if off(rtt) {
+                failures.push(format!("{app} {cc}: mean RTT {rtt:?}"));
+            }
+            if app == "updates" {
+                sim_ages.push((cc, sim.age_ms));
+                lab_ages.push((cc, lab.age_ms));
+            }
         }
     }
     std::fs::remove_dir_all(&dir).ok();
     let (sim_rank, lab_rank) = (ranked(&sim_ages), ranked(&lab_ages));
-    eprintln!("update ages ranked (matched flows only), youngest first: sim {sim_rank:?}, lab {lab_rank:?}");
+    eprintln!("update ages ranked, youngest first: sim {sim_rank:?}, lab {lab_rank:?}");
     if sim_rank != lab_rank {
         failures.push(format!("age ranking: sim {sim_rank:?}, lab {lab_rank:?}"));
     }

@@ -263,6 +263,7 @@ mod tests {
         type = "tcp"
         name = "t"
         cc = "reno"
+        window = "packets"
         path = ["b", "r", "a"]
     "#;
 

@@ -29,6 +29,7 @@ use acp_runtime::tcp_source::{RttSamples, TcpInfo, TcpOptions, TcpSource};
 use crate::emulator::{Emulator, EmulatorStats};
 use crate::hosts::{self, Host};
 use crate::plan::{FlowPlan, FlowPlanKind, Plan};
+use crate::realtime::RealTime;
 use crate::tcp_flows::FRAME_OVERHEAD;
 
 /// Monitor of flow `i` listens on this port plus `i`.
@@ -245,6 +246,11 @@ fn window_stats(
 /// Runs `plan` for `duration` (its own if `None`) or until `stop` is raised, and reports.
 pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Result<LabResult> {
     crate::privilege::check().map_err(io::Error::other)?;
+    // Every thread of the run inherits it; without it the run goes on at normal priority.
+    let realtime = RealTime::raise();
+    if let Err(e) = &realtime {
+        eprintln!("acp lab: running at normal priority (SCHED_FIFO refused: {e})");
+    }
     let mut hosts = Vec::new();
     let mut ports = Vec::new();
     for (i, name) in plan.hosts.iter().enumerate() {

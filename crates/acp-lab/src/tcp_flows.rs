@@ -3,12 +3,13 @@
 //!
 //! The congestion control, Nagle (`nodelay`), `notsent_lowat` and the two buffers carry over.
 //! What only the simulator's model has — segment size, initial window, delayed ACKs, RTO bounds:
-//! the kernel has its own — and updates at a fixed rate (the lab writes them at will) are refused
-//! when a scenario sets them, never silently ignored.
+//! the kernel has its own; a window counted in bytes: the kernel counts packets, so a flow must
+//! say `window = "packets"` — and updates at a fixed rate (the lab writes them at will) are
+//! refused when a scenario sets them, never silently ignored.
 
 use acp_core::wire::HEADER_LEN;
 use acp_runtime::stream::{MAX_FRAME, PREFIX_LEN};
-use acp_sim::tcp::{Application, TcpConfig, UpdateMode};
+use acp_sim::tcp::{Application, TcpConfig, UpdateMode, WindowUnit};
 
 /// What a TCP flow's application writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +59,12 @@ pub fn from_sim(name: &str, config: &TcpConfig, app: &Application) -> Result<Tcp
         return Err(format!(
             "flow {name}: {field} is the simulator's model; in the lab the kernel chooses it \
              (remove it, or run the scenario in `acp sim`)"
+        ));
+    }
+    if config.window != WindowUnit::Packets {
+        return Err(format!(
+            "flow {name}: the kernel counts its window in packets; set window = \"packets\" \
+             (bytes is the simulator's model only)"
         ));
     }
     let (app, payload, notsent_lowat) = match *app {
@@ -123,6 +130,7 @@ mod tests {
         let config = TcpConfig {
             cc: CcKind::NewReno,
             nodelay: true,
+            window: WindowUnit::Packets,
             receive_buffer: 65_536,
             ..TcpConfig::default()
         };
@@ -141,6 +149,7 @@ mod tests {
         );
         let bulk = TcpConfig {
             cc: CcKind::Bbr,
+            window: WindowUnit::Packets,
             ..TcpConfig::default()
         };
         let f = from_sim("b", &bulk, &Application::Bulk).unwrap();
@@ -149,8 +158,16 @@ mod tests {
 
     #[test]
     fn what_only_the_model_has_is_refused_in_one_line() {
-        let d = TcpConfig::default();
+        let d = TcpConfig {
+            window: WindowUnit::Packets,
+            ..TcpConfig::default()
+        };
         let cases = [
+            (
+                TcpConfig::default(),
+                updates(536, AT_WILL),
+                "window = \"packets\"",
+            ),
             (
                 TcpConfig {
                     smss: 536,

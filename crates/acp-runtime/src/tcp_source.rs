@@ -1,7 +1,8 @@
 //! Status updates over kernel TCP, generated at will: the baseline ACP is compared with.
 //!
 //! A [`TcpSource`] connects to a monitor that accepts TCP ([`crate::server::ServerConfig::tcp`])
-//! and writes a fresh update, framed as in [`crate::stream`], whenever the socket can take one:
+//! and writes a fresh update, framed as in [`crate::stream`], whenever `poll()` reports the
+//! socket writable:
 //! the kernel's congestion control (`TCP_CONGESTION`), its send buffer and, with
 //! `TCP_NOTSENT_LOWAT`, the amount of data it holds unsent decide the rate. The monitor measures
 //! the true age exactly as for ACP.
@@ -347,7 +348,7 @@ impl TcpSource {
         let mut fds = [libc::pollfd {
             fd: self.stream.as_raw_fd(),
             events: libc::POLLOUT,
-            revents: 0,
+            revents: libc::POLLOUT,
         }];
         loop {
             let now = Instant::now();
@@ -363,7 +364,12 @@ impl TcpSource {
                 tick(&self.report(now - start));
                 next_tick += tick_every;
             }
-            self.write()?;
+            // Only when poll() says so: with TCP_NOTSENT_LOWAT the kernel takes a write while
+            // less than the limit is unsent but reports the socket writable only under half of
+            // it, and an application driven by poll() writes then.
+            if fds[0].revents & libc::POLLOUT != 0 {
+                self.write()?;
+            }
             self.sample()?;
             // Wake when the socket takes more (at once if it still does), or within a
             // millisecond to read TCP_INFO again.

@@ -28,9 +28,10 @@
 //! app = "updates"                # bulk (default) | updates
 //! payload = 536                  # updates: bytes per update record
 //! rate = 40                      # updates: one every 1/40 s; without it, at will
-//! # notsent_lowat = 1072         # at will: write only while fewer bytes are unsent
+//! # notsent_lowat = 1072         # at will: write when poll() wakes (under half of it unsent)
 //! smss = 536                     # default 1448
 //! nodelay = true                 # TCP_NODELAY (default false: Nagle on, as in Linux)
+//! window = "packets"             # bytes (default: RFC 5681, ns-3) | packets (Linux)
 //! delayed_ack = { every = 2, timeout = "40ms" }   # default; false ACKs every segment
 //! receive_buffer = 65536         # rwnd (default 1 MiB); send_buffer likewise
 //! path = ["src", "mon"]          # also initial_window (10), min_rto (200ms), initial_rto (1s),
@@ -61,7 +62,7 @@ use thiserror::Error;
 use crate::engine::{BuildError, Sim, SimConfig};
 use crate::flows::{FlowKind, FlowSpec};
 use crate::spec::{describe_toml_error, Dur, LossToml, Rate, ScheduleToml};
-use crate::tcp::{Application, DelayedAck, TcpConfig, UpdateMode};
+use crate::tcp::{Application, DelayedAck, TcpConfig, UpdateMode, WindowUnit};
 use crate::topology::{FramesBuilder, Topology};
 
 /// Why a scenario could not be loaded.
@@ -376,6 +377,8 @@ struct TcpToml {
     smss: Option<u32>,
     initial_window: Option<u32>,
     nodelay: Option<bool>,
+    #[serde(default)]
+    window: WindowUnit,
     delayed_ack: Option<DelayedAckToml>,
     send_buffer: Option<u64>,
     receive_buffer: Option<u64>,
@@ -397,6 +400,7 @@ fn tcp_kind(t: TcpToml) -> Result<FlowKind, String> {
     set(&mut config.smss, t.smss);
     set(&mut config.initial_window, t.initial_window);
     config.nodelay = t.nodelay.unwrap_or(config.nodelay);
+    config.window = t.window;
     config.delayed_ack = match t.delayed_ack {
         None | Some(DelayedAckToml::Switch(true)) => Some(DelayedAck::default()),
         Some(DelayedAckToml::Switch(false)) => None,

@@ -2,8 +2,11 @@
 //! window every round trip, the third duplicate ACK (not the second) triggers a fast retransmit
 //! and halves the window, the RTO backs off exponentially into a blackhole, the receive window
 //! caps throughput at rwnd/RTT, data behind a lost segment waits for its retransmission, and
-//! delayed ACKs halve the number of ACKs, and the ACP+ paper's estimate of TCP's age is the RTT
-//! plus half the ACK spacing. All deterministic (fixed seeds, virtual time).
+//! delayed ACKs halve the number of ACKs; a packet window counts short segments as Linux does,
+//! updates written at will go one per segment when TCP_NOTSENT_LOWAT holds two, the RTT
+//! reported is the oldest newly acknowledged segment's, BBR's bandwidth estimate survives
+//! losses, and the ACP+ paper's estimate of TCP's age is the RTT plus half the ACK spacing. All
+//! deterministic (fixed seeds, virtual time).
 
 use std::time::Duration;
 
@@ -11,7 +14,8 @@ use acp_core::Time;
 use acp_sim::report::SimResult;
 use acp_sim::scenario::Scenario;
 use acp_sim::tcp::{
-    Ack, Application, CcKind, Connection, Output, Segment, Sender, TcpConfig, UpdateMode, Wire,
+    Ack, Application, CcKind, Connection, Output, Segment, Sender, TcpConfig, UpdateMode,
+    WindowUnit, Wire,
 };
 
 /// One link each way between `a` and `b` (`rate`, `delay` one way), a TCP flow with `fields`.
@@ -89,11 +93,7 @@ fn slow_start_doubles_the_window_every_round_trip() {
 }
 
 fn sender(cfg: &TcpConfig) -> Sender {
-    Sender::new(
-        cfg,
-        cfg.cc.build(cfg.smss, cfg.initial_window, 1),
-        Time::ZERO,
-    )
+    Sender::new(cfg, cfg.controller(1), Time::ZERO)
 }
 
 fn ack(n: u64) -> Ack {
@@ -378,4 +378,92 @@ fn congestion_controls_parse_by_name() {
     assert_eq!("newreno".parse::<CcKind>(), Ok(CcKind::NewReno));
     assert_eq!("Reno".parse::<CcKind>(), Ok(CcKind::NewReno));
     assert!("hybla".parse::<CcKind>().is_err());
+}
+
+#[test]
+fn a_packet_window_counts_short_segments_as_linux_does() {
+    // 536-byte writes, each sent before the next: a window of 10 takes 10 of them counted in
+    // packets, 27 counted in bytes (27 · 536 ≤ 10 · 1448 < 28 · 536).
+    for (window, expected) in [(WindowUnit::Packets, 10), (WindowUnit::Bytes, 27)] {
+        let cfg = TcpConfig {
+            nodelay: true,
+            window,
+            ..TcpConfig::default()
+        };
+        let mut s = sender(&cfg);
+        let mut sent = 0;
+        loop {
+            s.write(536);
+            match s.poll_transmit(Time::ZERO) {
+                Some(seg) => {
+                    assert_eq!(seg.len, 536);
+                    sent += 1;
+                }
+                None => break,
+            }
+        }
+        assert_eq!(sent, expected, "{window:?}");
+        assert_eq!(s.cwnd(), 10 * 1448, "{window:?}: the window in bytes");
+    }
+}
+
+#[test]
+fn updates_at_will_go_one_per_segment_when_notsent_lowat_holds_two() {
+    // poll() wakes the writer while under half of notsent_lowat is unsent: with 1072 bytes
+    // (two updates) an update is written only once the one before has left, so every segment
+    // carries one; with 2144 two wait together while the window is full and share a segment.
+    for (lowat, shared) in [(1072, false), (2144, true)] {
+        let fields = format!(
+            "app = \"updates\"\npayload = 536\nnotsent_lowat = {lowat}\nnodelay = true\n\
+             window = \"packets\""
+        );
+        let r = run_logged(one_hop("10mbit", "20ms", "", &fields, 1.0));
+        let sizes: Vec<u32> = r
+            .packet_log
+            .iter()
+            .filter(|e| e.link == "a→b" && e.kind == "segment")
+            .map(|e| e.bytes)
+            .collect();
+        assert!(sizes.len() > 1000, "{lowat}: {} segments", sizes.len());
+        assert!(sizes.iter().all(|&b| b == 576 || b == 1112), "{lowat}");
+        assert_eq!(sizes.contains(&1112), shared, "notsent_lowat {lowat}");
+    }
+}
+
+#[test]
+fn the_reported_rtt_is_the_oldest_newly_acknowledged_segments() {
+    let cfg = TcpConfig {
+        smss: 1000,
+        ..TcpConfig::default()
+    };
+    let mut s = sender(&cfg);
+    s.write(2000);
+    assert!(s.poll_transmit(Time::ZERO).is_some());
+    assert!(s.poll_transmit(Time::from_millis(5)).is_some());
+    // One ACK covers both: the report takes the older's RTT (Linux's seq_rtt_us, what its
+    // smoothed RTT averages), the estimator the newer's (ca_rtt_us).
+    let at = Time::from_millis(45);
+    assert_eq!(s.handle_ack(at, ack(2000)), Some(Duration::from_millis(45)));
+    assert_eq!(s.rto().srtt(), Some(Duration::from_millis(40)));
+}
+
+#[test]
+fn bbr_keeps_its_bandwidth_estimate_at_the_link_rate_through_losses() {
+    // 2 % random loss on 10 Mbit/s: SACK recoveries and timeouts. What the receiver held
+    // beyond a hole counts as delivered when SACKed, not again when the hole fills (nor when a
+    // timeout has dropped the SACK marks), so BBR's pacing rate stays within its 5/4 probing
+    // gain of the link's payload rate (9.73 Mbit/s at 1,448 of 1,488 bytes); counted twice,
+    // such bytes made rate samples of several times the link's rate.
+    for window in ["bytes", "packets"] {
+        let fields = format!("cc = \"bbr\"\nwindow = \"{window}\"");
+        let s = one_hop("10mbit", "20ms", "loss = 0.02", &fields, 10.0);
+        let r = s.build().unwrap().run();
+        let tcp = r.flows[0].tcp.clone().unwrap();
+        let pacing = tcp.pacing_rate_bps.unwrap() / 1e6;
+        assert!(tcp.retransmits > 50, "{window}: losses were recovered");
+        assert!(
+            pacing < 1.25 * 9.73 * 1.01,
+            "{window}: pacing {pacing:.2} Mbit/s"
+        );
+    }
 }

@@ -6,17 +6,22 @@
 //!   stream as records (the length prefix and the generation timestamp count within `payload`).
 //!   The receiving application reads the stream in order and has an update when its record's
 //!   last byte arrives; the update's age counts from its generation time, which is when it was
-//!   written. Updates are written either *at will*, a fresh one whenever the send buffer can
-//!   take it (and, with `notsent_lowat`, only while fewer than that many bytes are written and
-//!   not yet sent, as with Linux's TCP_NOTSENT_LOWAT), or at a fixed rate, one every 1/λ (an
-//!   update that finds the send buffer full is skipped: a non-blocking write that fails).
+//!   written. Updates are written either *at will*, a fresh one whenever the socket is writable
+//!   as `poll()` reports it on Linux — the send buffer can take it and, with `notsent_lowat`
+//!   (TCP_NOTSENT_LOWAT), fewer than half that many bytes are written and not yet sent
+//!   (`tcp_poll`'s `notsent_bytes << 1 < lowat`; a write itself is taken up to the whole limit,
+//!   but an application waiting in `poll()` is not woken before) — or at a fixed rate, one
+//!   every 1/λ (an update that finds the send buffer full is skipped: a non-blocking write that
+//!   fails). With `notsent_lowat` at twice the update's size, an update is written only once the
+//!   one before has been sent: every update is its own segment, as in the lab.
 
 /// How update records are written.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum UpdateMode {
     /// A fresh update whenever the socket can take one.
     AtWill {
-        /// Write only while fewer than this many bytes are written and not yet sent.
+        /// TCP_NOTSENT_LOWAT: write only while fewer than half this many bytes are written and
+        /// not yet sent (when `poll()` reports the socket writable).
         notsent_lowat: Option<u64>,
     },
     /// One update every 1/rate seconds.

@@ -62,7 +62,7 @@ impl Connection {
     /// A connection under `cfg` carrying `app`'s data from `start` on; `seed` drives the
     /// congestion control's random choices.
     pub fn new(cfg: &TcpConfig, app: Application, start: Time, seed: u64) -> Self {
-        let cc = cfg.cc.build(cfg.smss, cfg.initial_window, seed);
+        let cc = cfg.controller(seed);
         let next_write = match app {
             Application::Updates {
                 mode: UpdateMode::Rate(_),
@@ -186,7 +186,7 @@ impl Connection {
                 mode: UpdateMode::AtWill { notsent_lowat },
             } => {
                 while self.sender.send_space() >= u64::from(payload)
-                    && notsent_lowat.is_none_or(|l| self.sender.not_sent() < l)
+                    && notsent_lowat.is_none_or(|l| 2 * self.sender.not_sent() < l)
                 {
                     self.write_update(now, payload, out);
                 }

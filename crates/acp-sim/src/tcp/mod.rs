@@ -9,7 +9,8 @@
 //! What is modelled (the parameters are [`TcpConfig`]'s):
 //! - a byte stream cut into segments of at most SMSS bytes; Nagle's algorithm unless `nodelay`
 //!   (a segment shorter than SMSS waits while data is unacknowledged);
-//! - a congestion window in bytes ([`cc`]): NewReno, CUBIC, BBR v1, Vegas, YeAH;
+//! - a congestion window ([`cc`]: NewReno, CUBIC, BBR v1, Vegas, YeAH) counted in bytes, as
+//!   RFC 5681 and ns-3 count it, or in packets, as Linux does ([`WindowUnit`]);
 //! - duplicate-ACK fast retransmit for every controller (the controller sets the window on
 //!   entry), then SACK-based loss recovery (RFC 2018 blocks, RFC 6675's scoreboard, `pipe` and
 //!   loss rule) as Linux runs by default, or, against a peer that sends no SACK blocks, NewReno
@@ -138,6 +139,42 @@ impl Default for DelayedAck {
     }
 }
 
+/// What the congestion window counts.
+///
+/// In bytes (RFC 5681, ns-3), a segment takes its length from the window and the controllers see
+/// bytes acknowledged, in flight and delivered. In packets (Linux: `snd_cwnd`, `packets_out`,
+/// `delivered`), every segment takes one, however short, and the controllers see segments; a
+/// pacing rate then converts to bytes at SMSS bytes per segment (Linux's `mss_cache`), so short
+/// segments go out faster than the rate says, as in Linux. The two differ only when segments
+/// are shorter than SMSS.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum WindowUnit {
+    /// Bytes.
+    #[default]
+    Bytes,
+    /// Segments.
+    Packets,
+}
+
+impl WindowUnit {
+    /// What a segment of `len` bytes counts for.
+    pub fn count(self, len: u64) -> u64 {
+        match self {
+            WindowUnit::Bytes => len,
+            WindowUnit::Packets => 1,
+        }
+    }
+
+    /// Bytes one unit of a rate stands for, with segments of at most `smss` bytes.
+    pub fn bytes(self, smss: u64) -> u64 {
+        match self {
+            WindowUnit::Bytes => 1,
+            WindowUnit::Packets => smss,
+        }
+    }
+}
+
 /// A connection's parameters; the defaults are Linux's where it has one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TcpConfig {
@@ -161,6 +198,8 @@ pub struct TcpConfig {
     pub max_rto: Duration,
     /// The congestion control.
     pub cc: CcKind,
+    /// What the congestion window counts (bytes by default, as RFC 5681).
+    pub window: WindowUnit,
 }
 
 impl Default for TcpConfig {
@@ -176,11 +215,19 @@ impl Default for TcpConfig {
             initial_rto: Duration::from_secs(1),
             max_rto: Duration::from_secs(60),
             cc: CcKind::NewReno,
+            window: WindowUnit::Bytes,
         }
     }
 }
 
 impl TcpConfig {
+    /// The congestion control, counting in the window's unit (segments of `smss` bytes, or
+    /// packets); `seed` drives its random choices.
+    pub fn controller(&self, seed: u64) -> Box<dyn cc::CongestionControl> {
+        let smss = self.window.count(u64::from(self.smss)) as u32;
+        self.cc.build(smss, self.initial_window, seed)
+    }
+
     /// Checks the parameters, naming the first one out of range.
     pub fn validate(&self) -> Result<(), String> {
         if self.smss < 64 {

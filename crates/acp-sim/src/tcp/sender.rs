@@ -3,8 +3,9 @@
 //!
 //! The application writes bytes into a send buffer of `send_buffer` bytes ([`Sender::write`]);
 //! [`Sender::poll_transmit`] cuts them into segments of at most SMSS bytes. A segment goes out
-//! when it fits the congestion window (bytes in flight + its length ≤ window) and the receiver's
-//! window, the pacing rate allows it, and — unless `nodelay` — it is a full segment or nothing
+//! when it fits the congestion window (what is in flight plus the segment ≤ window, counted in
+//! the window's unit: bytes, or segments as Linux counts them, [`WindowUnit`]) and the
+//! receiver's window, the pacing rate allows it, and — unless `nodelay` — it is a full segment or nothing
 //! is unacknowledged (Nagle). Segments are never split to fit a window.
 //!
 //! Loss recovery, the same under every congestion control:
@@ -14,8 +15,8 @@
 //! - once the peer has sent SACK blocks, recovery follows RFC 6675 (as Linux, whose SACK is on by
 //!   default): a scoreboard marks the segments SACK blocks cover; a segment is lost when at
 //!   least three SACKed segments, or more than 2·SMSS SACKed bytes, lie above it (`IsLost`,
-//!   DupThresh = 3); `pipe` counts the bytes of segments neither SACKed nor lost, plus those
-//!   retransmitted in this recovery; while `pipe` leaves an SMSS of the controller's window, the
+//!   DupThresh = 3); `pipe` counts the segments neither SACKed nor lost (in the window's unit),
+//!   plus those retransmitted in this recovery; while `pipe` leaves an SMSS of the controller's window, the
 //!   lowest lost segment not yet resent goes out, else new data (`NextSeg` rules 1 and 2, no
 //!   rescue retransmission);
 //! - against a peer without SACK, NewReno (RFC 5681, RFC 6582): the window is inflated by 3·SMSS,
@@ -31,11 +32,13 @@
 //! lost). RTT samples follow Karn's rule: an ACK that acknowledges a retransmitted segment gives
 //! none.
 //!
-//! Delivery-rate samples follow draft-cheng-iccrg-delivery-rate-estimation over cumulative ACKs:
-//! each segment remembers the bytes delivered and the times when it was sent; the sample of an
-//! ACK is the bytes delivered since its newest acknowledged segment was sent over the longer of
-//! that segment's send and ACK intervals, and is marked application-limited when the sender ran
-//! out of data with room in its window.
+//! Delivery-rate samples follow draft-cheng-iccrg-delivery-rate-estimation over cumulative ACKs,
+//! in the window's unit: each segment remembers what was delivered and the times when it was
+//! sent; a segment is delivered when first SACKed or else when cumulatively acknowledged, as
+//! Linux counts `delivered`; the sample of an ACK is what was delivered since the newest segment
+//! it delivers was sent, over the longer of that segment's send and ACK intervals, dropped if
+//! that is shorter than the minimum RTT (Linux's `tcp_rate_gen`), and marked
+//! application-limited when the sender ran out of data with room in its window.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -44,7 +47,7 @@ use acp_core::Time;
 
 use super::cc::{AckEvent, CongestionControl, RateSample};
 use super::rto::RtoEstimator;
-use super::{Ack, Segment, TcpConfig};
+use super::{Ack, Segment, TcpConfig, WindowUnit};
 
 /// Duplicate ACKs, or SACKed segments above a hole, that mean a loss (RFC 5681, RFC 6675).
 const DUP_THRESH: u32 = 3;
@@ -125,6 +128,9 @@ pub struct SenderStats {
 #[derive(Debug)]
 pub struct Sender {
     smss: u64,
+    /// What the window counts, and what a full segment counts for in it.
+    unit: WindowUnit,
+    unit_smss: u64,
     nodelay: bool,
     send_buffer: u64,
     cc: Box<dyn CongestionControl>,
@@ -169,6 +175,8 @@ impl Sender {
     pub fn new(cfg: &TcpConfig, cc: Box<dyn CongestionControl>, now: Time) -> Self {
         Sender {
             smss: u64::from(cfg.smss),
+            unit: cfg.window,
+            unit_smss: cfg.window.count(u64::from(cfg.smss)),
             nodelay: cfg.nodelay,
             send_buffer: cfg.send_buffer,
             cc,
@@ -213,15 +221,32 @@ impl Sender {
         self.written += bytes.min(self.send_space());
     }
 
-    /// The window in force: the controller's, plus fast recovery's inflation, at least SMSS.
+    /// The window in force, in its unit: the controller's, plus fast recovery's inflation, at
+    /// least one segment.
     pub fn window(&self) -> u64 {
         let w = self.cc.window() as i64 + self.inflation;
-        w.max(self.smss as i64) as u64
+        w.max(self.unit_smss as i64) as u64
     }
 
-    /// The controller's window (bytes), without recovery's inflation.
+    /// The controller's window in bytes (a packet window at SMSS bytes a segment), without
+    /// recovery's inflation.
     pub fn cwnd(&self) -> u64 {
-        self.cc.window()
+        self.cc.window() * self.unit.bytes(self.smss)
+    }
+
+    /// The controller's slow-start threshold in bytes, as [`cwnd`](Self::cwnd) (`u64::MAX`
+    /// before the first loss).
+    pub fn ssthresh(&self) -> u64 {
+        self.cc
+            .ssthresh()
+            .saturating_mul(self.unit.bytes(self.smss))
+    }
+
+    /// The controller's pacing rate in bytes/s, if it paces.
+    pub fn pacing_rate(&self) -> Option<f64> {
+        self.cc
+            .pacing_rate()
+            .map(|r| r * self.unit.bytes(self.smss) as f64)
     }
 
     /// The congestion control.
@@ -232,6 +257,15 @@ impl Sender {
     /// Bytes in flight: sent and neither acknowledged nor presumed lost.
     pub fn flight(&self) -> u64 {
         self.nxt - self.una
+    }
+
+    /// What is in flight in the window's unit (the records of what was sent cover exactly the
+    /// bytes in flight).
+    fn in_flight(&self) -> u64 {
+        match self.unit {
+            WindowUnit::Bytes => self.flight(),
+            WindowUnit::Packets => self.sent.len() as u64,
+        }
     }
 
     /// First unacknowledged byte.
@@ -263,7 +297,7 @@ impl Sender {
         if !self.nodelay && len < self.smss && self.nxt > self.una {
             return Err(Blocked::Nagle);
         }
-        if self.outstanding() + len > self.window() {
+        if self.outstanding() + self.unit.count(len) > self.window() {
             return Err(Blocked::Window);
         }
         if self.nxt + len > self.peer_edge {
@@ -316,8 +350,8 @@ impl Sender {
                 return None;
             }
             Err(Blocked::NoData) => {
-                if self.outstanding() + self.smss <= self.window() {
-                    self.app_limited_until = (self.delivered + self.flight()).max(1);
+                if self.outstanding() + self.unit_smss <= self.window() {
+                    self.app_limited_until = (self.delivered + self.in_flight()).max(1);
                 }
                 return None;
             }
@@ -340,10 +374,10 @@ impl Sender {
         self.max = self.max.max(self.nxt);
         self.stats.segments += 1;
         self.stats.retransmits += u64::from(retransmission);
-        if self.outstanding() + self.smss > self.window() {
+        if self.outstanding() + self.unit_smss > self.window() {
             self.limited_this_round = true;
         }
-        if let Some(rate) = self.cc.pacing_rate() {
+        if let Some(rate) = self.pacing_rate() {
             let gap = Duration::from_secs_f64(len as f64 / rate.max(1.0));
             self.next_send = self.next_send.max(now) + gap;
         }
@@ -351,14 +385,13 @@ impl Sender {
         Some(seg)
     }
 
-    /// The delivery state a transmission now records.
-    /// Bytes counted against the window: RFC 6675's `pipe` in SACK-based recovery, else the
-    /// bytes in flight.
+    /// What counts against the window: RFC 6675's `pipe` in SACK-based recovery, else what is
+    /// in flight.
     fn outstanding(&self) -> u64 {
         if self.sack_recovery() {
             self.scoreboard().0
         } else {
-            self.flight()
+            self.in_flight()
         }
     }
 
@@ -380,12 +413,12 @@ impl Sender {
             }
             let lost = sacked_segments >= DUP_THRESH || sacked_bytes > 2 * self.smss;
             if !lost {
-                pipe += len;
+                pipe += self.unit.count(len);
             } else if !s.resent {
                 lost_first = Some(i);
             }
             if s.resent {
-                pipe += len;
+                pipe += self.unit.count(len);
             }
         }
         (pipe, lost_first)
@@ -397,7 +430,7 @@ impl Sender {
         let i = lost?;
         let s = self.sent[i];
         let len = s.end - s.seq;
-        if pipe + len > self.window() {
+        if pipe + self.unit.count(len) > self.window() {
             self.limited_this_round = true;
             return None;
         }
@@ -414,16 +447,27 @@ impl Sender {
         })
     }
 
-    /// Marks the segments the ACK's SACK blocks cover.
-    fn mark_sacked(&mut self, ack: &Ack) {
+    /// Marks the segments the ACK's SACK blocks cover. A segment is delivered when first
+    /// SACKed, as Linux counts `delivered`; returns the latest sent of those this ACK SACKed.
+    fn mark_sacked(&mut self, now: Time, ack: &Ack) -> Option<Sent> {
+        let (unit, mut delivered, mut newest) = (self.unit, 0, None::<Sent>);
         for &(start, end) in ack.sack.iter().flatten() {
             self.sack_seen = true;
             for s in self.sent.iter_mut() {
-                if s.seq >= start && s.end <= end {
+                if !s.sacked && s.seq >= start && s.end <= end {
                     s.sacked = true;
+                    delivered += unit.count(s.end - s.seq);
+                    if newest.is_none_or(|n| s.sent_at >= n.sent_at) {
+                        newest = Some(*s);
+                    }
                 }
             }
         }
+        if delivered > 0 {
+            self.delivered += delivered;
+            self.delivered_time = now;
+        }
+        newest
     }
 
     fn delivery_state(&self) -> DeliveryState {
@@ -435,26 +479,38 @@ impl Sender {
         }
     }
 
-    /// An ACK arrived; returns its RTT sample, if Karn's rule allows one.
+    /// An ACK arrived; returns the RTT of the oldest segment it newly acknowledges, if Karn's
+    /// rule allows one: what Linux's smoothed RTT averages (`tcp_clean_rtx_queue`'s
+    /// `seq_rtt_us`), reported so that the simulator's mean RTT and the lab's measure the same
+    /// thing. The estimator and the controller take the newest segment's (Linux's `ca_rtt_us`).
     pub fn handle_ack(&mut self, now: Time, ack: Ack) -> Option<Duration> {
         self.stats.acks += 1;
         if ack.ack > self.max {
             return None; // acknowledges bytes never sent
         }
         self.peer_edge = ack.ack + ack.window;
-        self.mark_sacked(&ack);
+        let sacked = self.mark_sacked(now, &ack);
         if ack.ack <= self.una {
             if ack.ack == self.una && self.max > self.una {
                 self.duplicate_ack(now);
             }
             return None;
         }
-        let acked = ack.ack - self.una;
+        let acked_bytes = ack.ack - self.una;
+        // Delivered by this ACK: the records it acknowledges that no SACK block covered (bytes
+        // the receiver held that no record stands for any more, after a timeout dropped the
+        // SACK marks, were delivered when first SACKed).
+        let (mut acked_segments, mut delivered) = (0, 0);
         let mut karn = true;
-        let mut newest: Option<Sent> = None;
+        let (mut oldest, mut newest): (Option<Sent>, Option<Sent>) = (None, None);
+        // The latest sent of the segments this ACK delivers (SACKed ones were delivered then).
+        let mut sampled = sacked;
         while let Some(s) = self.sent.front_mut() {
             if s.end > ack.ack {
                 if s.seq < ack.ack {
+                    if self.unit == WindowUnit::Bytes && !s.sacked {
+                        delivered += ack.ack - s.seq;
+                    }
                     s.seq = ack.ack;
                     karn = false;
                 }
@@ -463,21 +519,41 @@ impl Sender {
             karn &= !s.retransmitted;
             let s = *s;
             self.sent.pop_front();
+            acked_segments += 1;
+            oldest.get_or_insert(s);
             if newest.is_none_or(|n| s.sent_at >= n.sent_at) {
                 newest = Some(s);
             }
+            if !s.sacked {
+                delivered += self.unit.count(s.end - s.seq);
+                if sampled.is_none_or(|n| s.sent_at >= n.sent_at) {
+                    sampled = Some(s);
+                }
+            }
         }
-        let rtt = newest
-            .filter(|_| karn)
-            .map(|s| now.saturating_since(s.sent_at));
-        self.delivered += acked;
+        let since_sent = |s: Option<Sent>| {
+            s.filter(|_| karn)
+                .map(|s: Sent| now.saturating_since(s.sent_at))
+        };
+        let rtt = since_sent(newest);
+        let acked = match self.unit {
+            WindowUnit::Bytes => acked_bytes,
+            WindowUnit::Packets => acked_segments,
+        };
+        self.delivered += delivered;
         self.delivered_time = now;
-        let rate = newest.and_then(|p| {
+        // Linux's `tcp_rate_gen` drops samples over less than the minimum RTT: what such an
+        // interval delivered was not paced by the path (e.g. data the receiver held, ACKed at
+        // once when a hole fills).
+        let min_rtt = self.rto.min_rtt().into_iter().chain(rtt).min();
+        let rate = sampled.and_then(|p| {
             let send = p.sent_at.saturating_since(p.first_sent_time);
             let ack = now.saturating_since(p.delivered_time);
             self.first_sent_time = p.sent_at;
-            let interval = send.max(ack).as_secs_f64();
-            (interval > 0.0).then(|| RateSample {
+            let interval = send.max(ack);
+            let valid = !interval.is_zero() && min_rtt.is_none_or(|m| interval >= m);
+            let interval = interval.as_secs_f64();
+            valid.then(|| RateSample {
                 delivery_rate: (self.delivered - p.delivered) as f64 / interval,
                 app_limited: p.app_limited,
                 prior_delivered: p.delivered,
@@ -508,8 +584,8 @@ impl Sender {
                 if !self.sack_seen {
                     self.retransmit_pending = true;
                     self.inflation -= acked as i64;
-                    if acked >= self.smss {
-                        self.inflation += self.smss as i64;
+                    if acked >= self.unit_smss {
+                        self.inflation += self.unit_smss as i64;
                     }
                 }
             }
@@ -521,7 +597,7 @@ impl Sender {
             acked,
             rtt,
             min_rtt: self.rto.min_rtt(),
-            flight: self.flight(),
+            flight: self.in_flight(),
             delivered: self.delivered,
             in_recovery,
             cwnd_limited: self.limited_this_round || self.limited_last_round,
@@ -530,7 +606,7 @@ impl Sender {
         };
         self.cc.on_ack(now, &event);
         self.rto_at = (self.una < self.max || partial).then(|| now + self.rto.rto());
-        rtt
+        since_sent(oldest)
     }
 
     fn duplicate_ack(&mut self, now: Time) {
@@ -538,21 +614,21 @@ impl Sender {
         self.dup_acks += 1;
         if self.in_recovery {
             if !self.sack_seen {
-                self.inflation += self.smss as i64;
+                self.inflation += self.unit_smss as i64;
             }
             return;
         }
         if self.dup_acks == DUP_THRESH && self.recover.is_none_or(|r| self.una >= r) {
             self.recover = Some(self.max);
             self.in_recovery = true;
-            self.cc.on_loss(now, self.flight());
+            self.cc.on_loss(now, self.in_flight());
             for s in self.sent.iter_mut() {
                 s.resent = false;
             }
             self.inflation = if self.sack_seen {
                 0
             } else {
-                i64::from(DUP_THRESH) * self.smss as i64
+                i64::from(DUP_THRESH) * self.unit_smss as i64
             };
             self.retransmit_pending = true;
             self.stats.fast_retransmits += 1;
@@ -578,7 +654,7 @@ impl Sender {
             return;
         }
         self.stats.timeouts += 1;
-        self.cc.on_timeout(now, self.flight());
+        self.cc.on_timeout(now, self.in_flight());
         self.rto.back_off();
         self.in_recovery = false;
         self.inflation = 0;

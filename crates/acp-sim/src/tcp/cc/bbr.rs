@@ -2,9 +2,12 @@
 //!
 //! BBR models the path by two numbers: BtlBw, the windowed maximum of the delivery-rate samples
 //! over the last 10 round trips (application-limited samples count only when they raise it), and
-//! RTprop, the minimum RTT over the last 10 s. It paces at `pacing_gain · BtlBw` and caps the
-//! data in flight at `cwnd_gain · BtlBw · RTprop` plus three segments for ACK aggregation,
-//! never below four segments. Its states:
+//! RTprop, the minimum RTT over the last 10 s (refreshed by a smaller sample, or any sample
+//! once it is 10 s old, as Linux's `tcp_bbr.c`). It paces at `pacing_gain · BtlBw` less
+//! Linux's 1 % margin (`bbr_pacing_margin_percent`) and caps the data in flight at
+//! `cwnd_gain · BtlBw · RTprop` plus Linux's quantization budget — three TSO bursts of two
+//! segments (`bbr_tso_segs_goal` at the rates of this model's links), two more in the 5/4 phase
+//! — never below four segments. Its states:
 //! - **Startup**: gains 2/ln 2 ≈ 2.885 until BtlBw has grown by less than 25 % for three
 //!   round trips in a row (the pipe is full);
 //! - **Drain**: pacing gain 1/2.885 until the data in flight falls to one BDP;
@@ -38,6 +41,10 @@ const RTPROP_WINDOW: Duration = Duration::from_secs(10);
 const PROBE_RTT_TIME: Duration = Duration::from_millis(200);
 const FULL_BW_GROWTH: f64 = 1.25;
 const FULL_BW_ROUNDS: u32 = 3;
+/// What Linux paces at, as a fraction of the gain times BtlBw (`bbr_pacing_margin_percent`).
+const PACING_MARGIN: f64 = 0.99;
+/// Segments of a TSO burst (Linux's `bbr_tso_segs_goal`, two above 1.2 Mbit/s of pacing).
+const TSO_SEGS: u64 = 2;
 
 /// BBR's states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -150,6 +157,12 @@ impl Bbr {
         }
     }
 
+    /// `gain` bandwidth-delay products plus Linux's quantization budget (`bbr_inflight`).
+    fn inflight_budget(&self, gain: f64) -> u64 {
+        let probing = self.mode == Mode::ProbeBw && self.cycle_index == 0;
+        self.inflight(gain) + (3 * TSO_SEGS + 2 * u64::from(probing)) * self.smss
+    }
+
     fn enter_probe_bw(&mut self, now: Time) {
         self.mode = Mode::ProbeBw;
         self.pacing_gain = 1.0;
@@ -171,9 +184,9 @@ impl Bbr {
             .rtprop
             .is_some_and(|r| now.saturating_since(self.cycle_stamp) > r);
         if self.pacing_gain > 1.0 {
-            full_length && prior_inflight >= self.inflight(self.pacing_gain)
+            full_length && prior_inflight >= self.inflight_budget(self.pacing_gain)
         } else if self.pacing_gain < 1.0 {
-            full_length || prior_inflight <= self.inflight(1.0)
+            full_length || prior_inflight <= self.inflight_budget(1.0)
         } else {
             full_length
         }
@@ -232,12 +245,12 @@ impl CongestionControl for Bbr {
             self.pacing_gain = 1.0 / HIGH_GAIN;
             self.cwnd_gain = HIGH_GAIN;
         }
-        if self.mode == Mode::Drain && ack.flight <= self.inflight(1.0) {
+        if self.mode == Mode::Drain && ack.flight <= self.inflight_budget(1.0) {
             self.enter_probe_bw(now);
         }
         let expired = now.saturating_since(self.rtprop_stamp) > RTPROP_WINDOW;
         if let Some(rtt) = ack.rtt {
-            if self.rtprop.is_none_or(|r| rtt <= r) || expired {
+            if self.rtprop.is_none_or(|r| rtt < r) || expired {
                 self.rtprop = Some(rtt);
                 self.rtprop_stamp = now;
             }
@@ -266,14 +279,14 @@ impl CongestionControl for Bbr {
             }
         }
         // The controls: pacing rate and window.
-        let rate = self.pacing_gain * self.btlbw();
+        let rate = PACING_MARGIN * self.pacing_gain * self.btlbw();
         if rate > 0.0 && (self.filled_pipe || rate > self.pacing_rate) {
             self.pacing_rate = rate;
         }
         if self.conserve_until_round.is_some_and(|r| self.round >= r) {
             self.conserve_until_round = None;
         }
-        let target = self.inflight(self.cwnd_gain) + 3 * self.smss;
+        let target = self.inflight_budget(self.cwnd_gain);
         if self.conserve_until_round.is_some() {
             self.cwnd = self.cwnd.max(ack.flight + ack.acked);
         } else if self.filled_pipe {

@@ -17,7 +17,7 @@ use acp_core::Time;
 
 use super::hystart::HyStart;
 use super::newreno::RenoWindow;
-use super::{AckEvent, CongestionControl};
+use super::{AckEvent, RenoBased};
 
 /// The cubic's scaling constant (segments / s³).
 pub const C: f64 = 0.4;
@@ -93,8 +93,16 @@ impl Cubic {
     }
 }
 
-impl CongestionControl for Cubic {
-    fn on_ack(&mut self, now: Time, ack: &AckEvent) {
+impl RenoBased for Cubic {
+    fn reno(&self) -> &RenoWindow {
+        &self.window
+    }
+
+    fn reno_mut(&mut self) -> &mut RenoWindow {
+        &mut self.window
+    }
+
+    fn acked(&mut self, now: Time, ack: &AckEvent) {
         if ack.in_recovery {
             return;
         }
@@ -147,28 +155,14 @@ impl CongestionControl for Cubic {
         self.window.cwnd += whole as u64;
     }
 
-    fn on_loss(&mut self, _now: Time, _flight: u64) {
+    fn lost(&mut self, _now: Time, _flight: u64) {
         self.reduce();
     }
 
-    fn on_recovery_end(&mut self, _now: Time) {}
-
-    fn on_timeout(&mut self, _now: Time, _flight: u64) {
+    fn timed_out(&mut self, _now: Time, _flight: u64) {
         self.reduce();
         self.window.cwnd = self.smss as u64;
         self.hystart.reset();
-    }
-
-    fn window(&self) -> u64 {
-        self.window.cwnd
-    }
-
-    fn ssthresh(&self) -> u64 {
-        self.window.ssthresh
-    }
-
-    fn phase(&self) -> &'static str {
-        self.window.phase()
     }
 }
 
@@ -178,6 +172,7 @@ mod tests {
 
     use super::*;
     use crate::tcp::cc::hystart::Exit;
+    use crate::tcp::cc::CongestionControl;
 
     #[test]
     fn hystart_ends_slow_start_at_the_window_a_rising_rtt_finds() {

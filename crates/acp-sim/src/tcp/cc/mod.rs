@@ -3,7 +3,8 @@
 //! draft-cardwell-iccrg-bbr-congestion-control-00), [`vegas`] (Brakmo and Peterson 1995) and
 //! [`yeah`] (Baiocchi, Castellani and Vacirca 2007).
 //!
-//! The window is in bytes. A controller hears about every ACK that acknowledges new data
+//! The window counts the sender's unit ([`crate::tcp::WindowUnit`]): bytes, with `smss` the
+//! segment size, or packets, with `smss` one. A controller hears about every ACK that acknowledges new data
 //! ([`AckEvent`]: bytes acknowledged, the RTT sample if Karn's rule allows one, whether the
 //! sender was limited by the window, a delivery-rate sample, round-trip boundaries), about loss
 //! found by duplicate ACKs (it sets the window fast recovery starts from), about the end of
@@ -23,6 +24,8 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use acp_core::Time;
+
+use newreno::RenoWindow;
 
 /// A delivery-rate sample (draft-cheng-iccrg-delivery-rate-estimation).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -102,6 +105,58 @@ pub trait CongestionControl: fmt::Debug + Send {
     }
     /// The controller's phase, for reports and tests (e.g. `slow start`, `startup`).
     fn phase(&self) -> &'static str;
+}
+
+/// A controller built on a [`RenoWindow`] (NewReno, CUBIC, Vegas, YeAH): implementing this
+/// gives it [`CongestionControl`], its window, threshold and phase the Reno window's, its loss
+/// and timeout hooks Reno's unless it says otherwise, and nothing to do when recovery ends.
+pub trait RenoBased: fmt::Debug + Send {
+    /// The window.
+    fn reno(&self) -> &RenoWindow;
+    /// The window, to change it.
+    fn reno_mut(&mut self) -> &mut RenoWindow;
+    /// New data was acknowledged ([`CongestionControl::on_ack`]).
+    fn acked(&mut self, now: Time, ack: &AckEvent);
+    /// Three duplicate ACKs ([`CongestionControl::on_loss`]): Reno halves.
+    fn lost(&mut self, _now: Time, flight: u64) {
+        self.reno_mut().halve(flight);
+    }
+    /// A timeout ([`CongestionControl::on_timeout`]): Reno's threshold and loss window.
+    fn timed_out(&mut self, _now: Time, flight: u64) {
+        self.reno_mut().collapse(flight);
+    }
+    /// The phase ([`CongestionControl::phase`]): Reno's.
+    fn reno_phase(&self) -> &'static str {
+        self.reno().phase()
+    }
+}
+
+impl<T: RenoBased> CongestionControl for T {
+    fn on_ack(&mut self, now: Time, ack: &AckEvent) {
+        self.acked(now, ack);
+    }
+
+    fn on_loss(&mut self, now: Time, flight: u64) {
+        self.lost(now, flight);
+    }
+
+    fn on_recovery_end(&mut self, _now: Time) {}
+
+    fn on_timeout(&mut self, now: Time, flight: u64) {
+        self.timed_out(now, flight);
+    }
+
+    fn window(&self) -> u64 {
+        self.reno().cwnd
+    }
+
+    fn ssthresh(&self) -> u64 {
+        self.reno().ssthresh
+    }
+
+    fn phase(&self) -> &'static str {
+        self.reno_phase()
+    }
 }
 
 /// Which congestion control a connection runs.

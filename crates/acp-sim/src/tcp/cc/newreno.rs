@@ -15,7 +15,7 @@
 
 use acp_core::Time;
 
-use super::{AckEvent, CongestionControl};
+use super::{AckEvent, RenoBased};
 
 /// Reno's slow start and congestion avoidance over a byte window.
 #[derive(Debug, Clone)]
@@ -112,33 +112,19 @@ impl NewReno {
     }
 }
 
-impl CongestionControl for NewReno {
-    fn on_ack(&mut self, _now: Time, ack: &AckEvent) {
+impl RenoBased for NewReno {
+    fn reno(&self) -> &RenoWindow {
+        &self.window
+    }
+
+    fn reno_mut(&mut self) -> &mut RenoWindow {
+        &mut self.window
+    }
+
+    fn acked(&mut self, _now: Time, ack: &AckEvent) {
         if !ack.in_recovery && ack.cwnd_limited {
             self.window.grow(ack.acked);
         }
-    }
-
-    fn on_loss(&mut self, _now: Time, flight: u64) {
-        self.window.halve(flight);
-    }
-
-    fn on_recovery_end(&mut self, _now: Time) {}
-
-    fn on_timeout(&mut self, _now: Time, flight: u64) {
-        self.window.collapse(flight);
-    }
-
-    fn window(&self) -> u64 {
-        self.window.cwnd
-    }
-
-    fn ssthresh(&self) -> u64 {
-        self.window.ssthresh
-    }
-
-    fn phase(&self) -> &'static str {
-        self.window.phase()
     }
 }
 

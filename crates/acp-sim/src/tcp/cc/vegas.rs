@@ -13,7 +13,7 @@ use std::time::Duration;
 use acp_core::Time;
 
 use super::newreno::RenoWindow;
-use super::{AckEvent, CongestionControl};
+use super::{AckEvent, RenoBased};
 
 /// Fewest queued segments before Vegas grows.
 pub const ALPHA: f64 = 2.0;
@@ -64,8 +64,16 @@ impl Vegas {
     }
 }
 
-impl CongestionControl for Vegas {
-    fn on_ack(&mut self, _now: Time, ack: &AckEvent) {
+impl RenoBased for Vegas {
+    fn reno(&self) -> &RenoWindow {
+        &self.window
+    }
+
+    fn reno_mut(&mut self) -> &mut RenoWindow {
+        &mut self.window
+    }
+
+    fn acked(&mut self, _now: Time, ack: &AckEvent) {
         if let Some(rtt) = ack.rtt {
             self.base_rtt = Some(self.base_rtt.map_or(rtt, |b| b.min(rtt)));
             self.round_rtt = Some(self.round_rtt.map_or(rtt, |r| r.min(rtt)));
@@ -81,27 +89,5 @@ impl CongestionControl for Vegas {
         } else if self.window.in_slow_start() {
             self.window.slow_start(ack.acked);
         }
-    }
-
-    fn on_loss(&mut self, _now: Time, flight: u64) {
-        self.window.halve(flight);
-    }
-
-    fn on_recovery_end(&mut self, _now: Time) {}
-
-    fn on_timeout(&mut self, _now: Time, flight: u64) {
-        self.window.collapse(flight);
-    }
-
-    fn window(&self) -> u64 {
-        self.window.cwnd
-    }
-
-    fn ssthresh(&self) -> u64 {
-        self.window.ssthresh
-    }
-
-    fn phase(&self) -> &'static str {
-        self.window.phase()
     }
 }

@@ -22,7 +22,7 @@ use std::time::Duration;
 use acp_core::Time;
 
 use super::newreno::RenoWindow;
-use super::{AckEvent, CongestionControl};
+use super::{AckEvent, RenoBased};
 
 /// Most segments queued before YeAH leaves fast mode (`Q_max`).
 pub const Q_MAX: f64 = 80.0;
@@ -106,8 +106,16 @@ impl Yeah {
     }
 }
 
-impl CongestionControl for Yeah {
-    fn on_ack(&mut self, _now: Time, ack: &AckEvent) {
+impl RenoBased for Yeah {
+    fn reno(&self) -> &RenoWindow {
+        &self.window
+    }
+
+    fn reno_mut(&mut self) -> &mut RenoWindow {
+        &mut self.window
+    }
+
+    fn acked(&mut self, _now: Time, ack: &AckEvent) {
         if let Some(rtt) = ack.rtt {
             self.base_rtt = Some(self.base_rtt.map_or(rtt, |b| b.min(rtt)));
             self.round_rtt = Some(self.round_rtt.map_or(rtt, |r| r.min(rtt)));
@@ -130,7 +138,7 @@ impl CongestionControl for Yeah {
         }
     }
 
-    fn on_loss(&mut self, _now: Time, _flight: u64) {
+    fn lost(&mut self, _now: Time, _flight: u64) {
         let cwnd = self.segments();
         let half = (cwnd >> 1).max(2);
         let reduction = if self.slow_rounds < RHO {
@@ -145,21 +153,7 @@ impl CongestionControl for Yeah {
         self.window.cwnd = ssthresh;
     }
 
-    fn on_recovery_end(&mut self, _now: Time) {}
-
-    fn on_timeout(&mut self, _now: Time, flight: u64) {
-        self.window.collapse(flight);
-    }
-
-    fn window(&self) -> u64 {
-        self.window.cwnd
-    }
-
-    fn ssthresh(&self) -> u64 {
-        self.window.ssthresh
-    }
-
-    fn phase(&self) -> &'static str {
+    fn reno_phase(&self) -> &'static str {
         match (self.window.in_slow_start(), self.fast_mode()) {
             (true, _) => "slow start",
             (false, true) => "fast",
