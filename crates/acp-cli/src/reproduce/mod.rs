@@ -69,7 +69,9 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
         }
         Reproduction::Fig3_15 => wifi::fig3_15(&dir, &seeds, a.json, c),
         Reproduction::ContentionTcp => {
-            let clients: Vec<usize> = a.clients.iter().map(|&n| n as usize).collect();
+            let mut clients: Vec<usize> = a.clients.iter().map(|&n| n as usize).collect();
+            clients.sort_unstable();
+            clients.dedup();
             let secs = a.secs.unwrap_or(contention::DEFAULT_SECS);
             contention::run(&dir, secs, &seeds, &clients, a.json, c)
         }
