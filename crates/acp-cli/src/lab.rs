@@ -33,7 +33,6 @@ fn flow_json(f: &FlowResult) -> Value {
         let i = &t.info;
         json!({
             "congestion": t.congestion,
-            "est_avg_age_ms": ms(t.est_avg_age),
             "rtt_ms": i.rtt * 1e3,
             "min_rtt_ms": i.min_rtt * 1e3,
             "cwnd": i.cwnd,
@@ -41,6 +40,9 @@ fn flow_json(f: &FlowResult) -> Value {
             "total_retrans": i.total_retrans,
             "bytes_acked": i.bytes_acked,
             "delivery_rate_bps": i.delivery_rate * 8,
+            "snd_wnd": i.snd_wnd,
+            "rwnd_limited_s": i.rwnd_limited,
+            "busy_s": i.busy_time,
         })
     });
     json!({
@@ -50,6 +52,7 @@ fn flow_json(f: &FlowResult) -> Value {
         "to": f.to,
         "sender": f.sender,
         "avg_age_ms": ms(f.avg_age),
+        "est_age_ms": ms(f.est_age),
         "rtt_ms": ms(f.rtt),
         "delivered": f.delivered,
         "throughput_bps": f.throughput_bps,
@@ -115,7 +118,7 @@ fn result_text(r: &LabResult) -> String {
             f.throughput_bps / 1e6,
             t.map_or_else(|| "-".into(), |t| t.info.cwnd.to_string()),
             t.map_or_else(|| "-".into(), |t| t.info.total_retrans.to_string()),
-            cell(t.and_then(|t| ms(t.est_avg_age))),
+            cell(ms(f.est_age)),
         );
     }
     let e = &r.emulator;

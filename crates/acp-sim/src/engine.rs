@@ -145,6 +145,9 @@ struct Flow {
     /// ACKs received in the window and the sum of their round-trip times (s).
     acks_in_window: u64,
     rtt_sum: f64,
+    /// A TCP flow's age as the ACP+ paper estimates it from the sender (§XI-A): each ACK of new
+    /// data delivers a fresh update as old as the ACK's RTT sample.
+    est_age: AgeIntegral,
     /// Updates delivered in the window and the sum of their delays from generation (s).
     delays_in_window: u64,
     delay_sum: f64,
@@ -443,6 +446,7 @@ impl Sim {
                 sent_in_window: 0,
                 acks_in_window: 0,
                 rtt_sum: 0.0,
+                est_age: AgeIntegral::new(start),
                 delays_in_window: 0,
                 delay_sum: 0.0,
                 dropped: 0,
@@ -559,6 +563,7 @@ impl Sim {
         let now = self.now;
         for f in &mut self.flows {
             f.age.take_window(now);
+            f.est_age.take_window(now);
             if let State::Acp {
                 source: Some(source),
                 ..
@@ -970,7 +975,12 @@ impl Sim {
             tcp::Output::Delivered { generated, .. } => self.record_delivery(i, generated),
             tcp::Output::Read(bytes) => self.count_bytes(i, bytes),
             tcp::Output::Rtt(rtt) => {
+                let now = self.now;
                 let f = &mut self.flows[i];
+                if f.active {
+                    let sent = now.as_nanos().saturating_sub(rtt.as_nanos() as u64);
+                    f.est_age.reset(now, sent);
+                }
                 if measuring && f.active {
                     f.acks_in_window += 1;
                     f.rtt_sum += rtt.as_secs_f64();
@@ -1088,7 +1098,10 @@ impl Sim {
                     age: age.filter(|_| f.spec.is_update_flow()),
                     mean_delay: (f.delays_in_window > 0)
                         .then(|| f.delay_sum / f.delays_in_window as f64),
-                    est_age: s.and_then(|s| s.avg_age),
+                    est_age: match &f.state {
+                        State::Tcp { .. } => f.est_age.average(self.now.min(f.stop)),
+                        _ => s.and_then(|s| s.avg_age),
+                    },
                     rtt: s.and_then(|s| s.rtt),
                     source_backlog: s.map(|s| s.avg_backlog),
                     final_rate: s.map(|s| s.rate),

@@ -67,7 +67,8 @@ pub struct FlowResult {
     /// True time-average age at the receiver (s).
     #[serde(rename = "age_ms", serialize_with = "json_units::opt_ms")]
     pub age: Option<f64>,
-    /// The ACP source's time-average estimated age (s).
+    /// The ACP source's time-average estimated age (s); for a TCP flow, the ACP+ paper's
+    /// estimate from the sender (every ACK of new data delivers an update as old as its RTT).
     #[serde(rename = "est_age_ms", serialize_with = "json_units::opt_ms")]
     pub est_age: Option<f64>,
     /// The ACP source's RTT̄ at the end (s).
