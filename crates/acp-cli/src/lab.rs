@@ -2,7 +2,7 @@
 //! flow, or `--json` (fields in `docs/OUTPUTS.md`). SIGINT/SIGTERM end the run early with the
 //! results of the time run.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use acp_lab::run::{FlowResult, LabResult};
@@ -22,6 +22,10 @@ pub struct LabArgs {
     /// Print the result as one JSON object.
     #[arg(long)]
     json: bool,
+    /// Write the record of the run here: the scenario, `flows.csv`, `result.json` and a README
+    /// (kernel, command, date, emulator counters).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
 }
 
 fn ms(v: Option<f64>) -> Option<f64> {
@@ -135,6 +139,61 @@ fn result_text(r: &LabResult) -> String {
     out
 }
 
+/// Writes the record of `result`, a run of `scenario`, into `dir`: `scenario.toml` (a copy),
+/// `flows.csv` (one row per flow, ACP and TCP alike; the TCP columns empty for ACP),
+/// `result.json` (as `--json` prints it) and `README.md` (what ran where, and the emulator's
+/// counters).
+pub fn write_record(dir: &Path, scenario: &Path, result: &LabResult) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::copy(scenario, dir.join("scenario.toml"))?;
+    let opt = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{:.4}", v * 1e3));
+    let csv = acp_sim::report::to_csv(
+        &[
+            "flow", "type", "from", "to", "sender", "age_ms", "est_age_ms", "rtt_ms",
+            "delivered", "throughput_bps", "congestion", "cwnd", "snd_wnd", "total_retrans",
+            "min_rtt_ms",
+        ],
+        result.flows.iter().map(|f| {
+            let t = f.tcp.as_ref();
+            let tcp = |v: &dyn Fn(&acp_lab::run::TcpResult) -> String| t.map_or_else(String::new, v);
+            vec![
+                f.name.clone(),
+                f.kind.to_string(),
+                f.from.clone(),
+                f.to.clone(),
+                f.sender.clone(),
+                opt(f.avg_age),
+                opt(f.est_age),
+                opt(f.rtt),
+                f.delivered.to_string(),
+                format!("{:.0}", f.throughput_bps),
+                tcp(&|t| t.congestion.clone()),
+                tcp(&|t| t.info.cwnd.to_string()),
+                tcp(&|t| t.info.snd_wnd.to_string()),
+                tcp(&|t| t.info.total_retrans.to_string()),
+                tcp(&|t| format!("{:.4}", t.info.min_rtt * 1e3)),
+            ]
+        }),
+    );
+    std::fs::write(dir.join("flows.csv"), csv)?;
+    std::fs::write(dir.join("result.json"), result_json(result).to_string())?;
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let command: Vec<String> = std::env::args().collect();
+    let readme = format!(
+        "# acp lab record: {}\n\n- command: `{}`\n- date: {}\n- kernel: Linux {}\n- acp: {}\n\n\
+         Rerun with `acp lab scenario.toml`. `flows.csv` has a row per flow (docs/OUTPUTS.md, \
+         `acp lab`), `result.json` the whole result.\n\n```\n{}```\n",
+        result.name,
+        command.join(" "),
+        crate::timestamp::now(),
+        kernel.trim(),
+        env!("CARGO_PKG_VERSION"),
+        result_text(result),
+    );
+    std::fs::write(dir.join("README.md"), readme)?;
+    Ok(())
+}
+
 /// Runs the scenario and prints its results.
 pub fn run(a: LabArgs) -> anyhow::Result<()> {
     let plan = acp_lab::plan::load(&a.file)
@@ -150,6 +209,9 @@ pub fn run(a: LabArgs) -> anyhow::Result<()> {
         duration.as_secs_f64()
     );
     let result = acp_lab::run::run(&plan, Some(duration), &stop).context("lab failed")?;
+    if let Some(dir) = &a.out {
+        write_record(dir, &a.file, &result)?;
+    }
     if a.json {
         output::outln!("{}", result_json(&result))?;
     } else {

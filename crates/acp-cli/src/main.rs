@@ -166,6 +166,11 @@ enum Reproduction {
     /// Our evaluation suite: Seek, ACP+, ACP(κ=0.25), Lazy (or --controllers) against the
     /// fixed-rate oracle on 36 scenarios (docs/SIMULATOR.md).
     Controllers,
+    /// ACP+, Lazy, Reno, CUBIC and BBR (three receive buffers) over a long core path, one at a
+    /// time, in the lab if this process may (else the simulator); Vegas and YeAH from the models
+    /// (§XI-A, Figs. 20–21).
+    #[value(name = "core-tcp")]
+    CoreTcp,
 }
 
 #[derive(Debug, Args)]
@@ -181,13 +186,13 @@ struct ReproduceArgs {
     /// fig7: simulated updates per point.
     #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1000..))]
     updates: u64,
-    /// fig2, fig4, table1, dd1, fig15, fig3-16: simulated seconds per run (default: 300; 60 for
-    /// dd1).
+    /// fig2, fig4, table1, dd1, fig15, fig3-16, core-tcp: seconds per run (default: 300; 60 for
+    /// dd1; 30 for core-tcp).
     #[arg(long, value_parser = clap::value_parser!(u64).range(10..))]
     secs: Option<u64>,
-    /// fig2, fig4, fig15, fig3-16, fig3-15, controllers: seeds per point (--seed and the next
-    /// ones); a seed places the WiFi stations and drives every random element (default: 5; 3
-    /// for controllers).
+    /// fig2, fig4, fig15, fig3-16, fig3-15, controllers, core-tcp: seeds per point (--seed and
+    /// the next ones); a seed places the WiFi stations and drives every random element (default:
+    /// 5; 3 for controllers; 1 for core-tcp).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
     seeds: Option<u64>,
     /// fig15, fig3-16: update payload in bytes (the papers': 1024).
@@ -203,6 +208,9 @@ struct ReproduceArgs {
     /// controllers: quarter-length runs (a smoke test, not a result).
     #[arg(long)]
     quick: bool,
+    /// core-tcp: run in the simulator even where the lab could run.
+    #[arg(long)]
+    sim: bool,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,

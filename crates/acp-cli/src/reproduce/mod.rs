@@ -1,7 +1,8 @@
-//! `acp reproduce fig2|fig4|fig7|table1|dd1|fig15|fig3-16|fig3-15|controllers`: the papers'
-//! results (and our D/D/1 finding), a table on stdout beside the papers' numbers, plots and CSV
-//! on disk. The TCP results of §III are in [`tcp`], the multi-source WiFi results in [`wifi`],
-//! our controllers' evaluation suite in [`controllers`].
+//! `acp reproduce fig2|fig4|fig7|table1|dd1|fig15|fig3-16|fig3-15|controllers|core-tcp`: the
+//! papers' results (and our D/D/1 finding), a table on stdout beside the papers' numbers, plots
+//! and CSV on disk. The TCP results of §III are in [`tcp`], the multi-source WiFi results in
+//! [`wifi`], our controllers' evaluation suite in [`controllers`], §XI-A's core network (lab or
+//! simulator) in [`core_tcp`].
 //!
 //! On SIGINT or SIGTERM the runs not yet started are skipped and the runs under way finish
 //! (one [`Cancel`] handle for all the runs of a reproduction); the tables, CSV and charts then
@@ -9,6 +10,7 @@
 //! `interrupted`, `runs_done`, `runs`), and the command succeeds, as `demo` and `bench` do.
 
 mod controllers;
+mod core_tcp;
 mod tcp;
 mod wifi;
 
@@ -39,9 +41,11 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
         Reproduction::Fig3_16 => "fig3-16",
         Reproduction::Fig3_15 => "fig3-15",
         Reproduction::Controllers => "controllers",
+        Reproduction::CoreTcp => "core-tcp",
     });
     let count = a.seeds.unwrap_or(match a.which {
         Reproduction::Controllers => acp_sim::reproduce::controllers::DEFAULT_SEEDS,
+        Reproduction::CoreTcp => 1,
         _ => 5,
     });
     let seeds: Vec<u64> = (0..count).map(|k| a.seed.saturating_add(k)).collect();
@@ -50,7 +54,8 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
         controllers::check(&a)?;
     }
     crate::out_dir(&dir)?;
-    let cancel = Cancel::on(signals::shutdown_flag()?);
+    let stop = signals::shutdown_flag()?;
+    let cancel = Cancel::on(stop.clone());
     let c = &cancel;
     match a.which {
         Reproduction::Fig2 => tcp::fig2(&dir, a.secs.unwrap_or(300), &seeds, a.json, c),
@@ -66,6 +71,10 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
         }
         Reproduction::Fig3_15 => wifi::fig3_15(&dir, &seeds, a.json, c),
         Reproduction::Controllers => controllers::run(&dir, &a, &seeds, c),
+        Reproduction::CoreTcp => {
+            let secs = a.secs.unwrap_or(30);
+            core_tcp::run(&dir, secs, &seeds, a.sim, a.json, &stop, c)
+        }
     }
 }
 
