@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use acp_lab::run::{FlowResult, LabResult};
+use acp_lab::run::{FlowResult, LabResult, TcpSample};
 use anyhow::Context;
 use clap::Args;
 use serde_json::{json, Value};
@@ -141,6 +141,7 @@ fn result_text(r: &LabResult) -> String {
 
 /// Writes the record of `result`, a run of `scenario`, into `dir`: `scenario.toml` (a copy),
 /// `flows.csv` (one row per flow, ACP and TCP alike; the TCP columns empty for ACP),
+/// `tcp_info_FLOW.csv` per TCP flow (its `TCP_INFO` every 10 ms),
 /// `result.json` (as `--json` prints it) and `README.md` (what ran where, and the emulator's
 /// counters).
 pub fn write_record(dir: &Path, scenario: &Path, result: &LabResult) -> anyhow::Result<()> {
@@ -176,13 +177,20 @@ pub fn write_record(dir: &Path, scenario: &Path, result: &LabResult) -> anyhow::
         }),
     );
     std::fs::write(dir.join("flows.csv"), csv)?;
+    for f in &result.flows {
+        if let Some(t) = &f.tcp {
+            let file = format!("tcp_info_{}.csv", file_name(&f.name));
+            std::fs::write(dir.join(file), tcp_info_csv(&t.samples))?;
+        }
+    }
     std::fs::write(dir.join("result.json"), result_json(result).to_string())?;
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let command: Vec<String> = std::env::args().collect();
     let readme = format!(
         "# acp lab record: {}\n\n- command: `{}`\n- date: {}\n- kernel: Linux {}\n- acp: {}\n\n\
-         Rerun with `acp lab scenario.toml`. `flows.csv` has a row per flow (docs/OUTPUTS.md, \
-         `acp lab`), `result.json` the whole result.\n\n```\n{}```\n",
+         Rerun with the command above (or `acp lab scenario.toml`). `flows.csv` has a row per \
+         flow, `tcp_info_FLOW.csv` a TCP flow's `TCP_INFO` every 10 ms, `result.json` the \
+         whole result (docs/OUTPUTS.md, `acp lab`).\n\n```\n{}```\n",
         result.name,
         command.join(" "),
         crate::timestamp::now(),
@@ -192,6 +200,57 @@ pub fn write_record(dir: &Path, scenario: &Path, result: &LabResult) -> anyhow::
     );
     std::fs::write(dir.join("README.md"), readme)?;
     Ok(())
+}
+
+/// `name` with every character but letters, digits, `-` and `_` made `_`.
+fn file_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// A TCP flow's `TCP_INFO` samples, one row each (columns in docs/OUTPUTS.md).
+fn tcp_info_csv(samples: &[TcpSample]) -> String {
+    acp_sim::report::to_csv(
+        &[
+            "t_s", "cwnd", "ssthresh", "rtt_ms", "rttvar_ms", "min_rtt_ms", "delivery_rate_bps",
+            "pacing_rate_bps", "bytes_acked", "bytes_sent", "bytes_retrans", "total_retrans",
+            "lost", "retrans", "notsent_bytes", "unacked", "snd_wnd", "mss", "busy_s",
+            "rwnd_limited_s", "sndbuf_limited_s",
+        ],
+        samples.iter().map(|s| {
+            let i = &s.info;
+            vec![
+                format!("{:.3}", s.at.as_secs_f64()),
+                i.cwnd.to_string(),
+                i.ssthresh.to_string(),
+                format!("{:.3}", i.rtt * 1e3),
+                format!("{:.3}", i.rtt_var * 1e3),
+                format!("{:.3}", i.min_rtt * 1e3),
+                (i.delivery_rate * 8).to_string(),
+                (i.pacing_rate.saturating_mul(8)).to_string(),
+                i.bytes_acked.to_string(),
+                i.bytes_sent.to_string(),
+                i.bytes_retrans.to_string(),
+                i.total_retrans.to_string(),
+                i.lost.to_string(),
+                i.retrans.to_string(),
+                i.notsent_bytes.to_string(),
+                i.unacked.to_string(),
+                i.snd_wnd.to_string(),
+                i.mss.to_string(),
+                format!("{:.3}", i.busy_time),
+                format!("{:.3}", i.rwnd_limited),
+                format!("{:.3}", i.sndbuf_limited),
+            ]
+        }),
+    )
 }
 
 /// Runs the scenario and prints its results.

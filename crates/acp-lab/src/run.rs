@@ -46,7 +46,22 @@ pub struct TcpResult {
     pub info: TcpInfo,
     /// Mean of the smoothed RTT read at each new acknowledgement in the measured window (s).
     pub mean_rtt: Option<f64>,
+    /// `TCP_INFO` every [`SAMPLE_EVERY`] from the connection's start to its end.
+    pub samples: Vec<TcpSample>,
 }
+
+/// `TCP_INFO` at a moment of a run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TcpSample {
+    /// Since the start of the run.
+    pub at: Duration,
+    pub info: TcpInfo,
+}
+
+/// How often a TCP flow's `TCP_INFO` is recorded (the source reads it at least every
+/// millisecond; a sample is its latest reading): 100 samples a second, about 15 kB per second
+/// of a flow's run kept in memory.
+pub const SAMPLE_EVERY: Duration = Duration::from_millis(10);
 
 /// One flow's results over the measured window.
 #[derive(Debug, Clone, PartialEq)]
@@ -197,21 +212,28 @@ fn start_flow(
                     let mut source = src
                         .ns
                         .enter(|| TcpSource::connect(listen, &options, payload, CONNECT_TIMEOUT))?;
-                    // One tick at the warm-up reads the sums taken before the window.
-                    let tick = measure_from.saturating_duration_since(Instant::now());
-                    let mut before: Option<(RunningMean, RunningMean)> = None;
-                    let r = if tick.is_zero() {
-                        source.run(&limits, Duration::from_secs(3600), |_| {})?
-                    } else {
-                        source.run(&limits, tick, |r| {
+                    // A tick every SAMPLE_EVERY records TCP_INFO as the source last read it;
+                    // the first at or after the warm-up reads the sums taken before the window
+                    // (none if the flow starts inside it).
+                    let mut before: Option<(RunningMean, RunningMean)> =
+                        (Instant::now() >= measure_from).then(Default::default);
+                    let mut samples = Vec::new();
+                    let r = source.run(&limits, SAMPLE_EVERY, |r| {
+                        let now = Instant::now();
+                        samples.push(TcpSample {
+                            at: now - t0,
+                            info: r.info,
+                        });
+                        if now >= measure_from {
                             before.get_or_insert((r.est_age, r.rtt_samples));
-                        })?
-                    };
+                        }
+                    })?;
                     let (age0, rtt0) = before.unwrap_or_default();
                     let result = TcpResult {
                         congestion: r.congestion,
                         info: r.info,
                         mean_rtt: r.rtt_samples.mean_since(&rtt0),
+                        samples,
                     };
                     Ok(Sender::Tcp(result, r.est_age.mean_since(&age0)))
                 }

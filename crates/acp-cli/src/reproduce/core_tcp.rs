@@ -172,7 +172,7 @@ pub fn run(
     )?;
     outln!("age: the sender's estimate (TCP: the paper's, every ACK a fresh update as old as its RTT; ACP: its own); mean ± 95 % CI over seeds")?;
     outln!(
-        "{:<10} {:<4} {:>14} {:>9} {:>14} {:>9} {:>14} {:>9}",
+        "{:<10} {:<5} {:>13} {:>9} {:>14} {:>9} {:>14} {:>9}",
         "protocol",
         "bed",
         "age ms",
@@ -206,8 +206,10 @@ pub fn run(
     }
     outln!("the paper's throughput is of a path of 200+ Mbit/s; ours is scaled to {RATE_MBIT} Mbit/s")?;
     outln!(
-        "wrote {0}/core_tcp.csv, {0}/core_tcp_delay_age.png/.svg, {0}/core_tcp_throughput_age.png/.svg, {0}/scenarios/",
-        dir.display()
+        "wrote {0}/core_tcp.csv, {0}/core_tcp_delay_age.png/.svg, \
+         {0}/core_tcp_throughput_age.png/.svg, {0}/scenarios/{1}",
+        dir.display(),
+        if in_lab.is_empty() { "" } else { ", lab/ (each lab run's record)" }
     )?;
     Ok(())
 }
