@@ -371,7 +371,8 @@ impl TcpSource {
     }
 
     /// Sends until a limit of `limits` is reached (`count` counts updates written whole),
-    /// calling `tick` every `tick_every` with the report; returns the final report.
+    /// calling `tick` every `tick_every` with the report (at most once per `tick_every`: ticks
+    /// missed while the thread was held up are skipped); returns the final report.
     pub fn run(
         &mut self,
         limits: &RunLimits,
@@ -398,7 +399,11 @@ impl TcpSource {
             }
             if now >= next_tick {
                 tick(&self.report(now - start));
+                // Ticks missed while the thread was held up are skipped, not made up in a burst.
                 next_tick += tick_every;
+                if next_tick <= now {
+                    next_tick = now + tick_every;
+                }
             }
             self.write()?;
             self.sample()?;
