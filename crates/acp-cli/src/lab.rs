@@ -150,13 +150,26 @@ pub fn write_record(dir: &Path, scenario: &Path, result: &LabResult) -> anyhow::
     let opt = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{:.4}", v * 1e3));
     let csv = acp_sim::report::to_csv(
         &[
-            "flow", "type", "from", "to", "sender", "age_ms", "est_age_ms", "rtt_ms",
-            "delivered", "throughput_bps", "congestion", "cwnd", "snd_wnd", "total_retrans",
+            "flow",
+            "type",
+            "from",
+            "to",
+            "sender",
+            "age_ms",
+            "est_age_ms",
+            "rtt_ms",
+            "delivered",
+            "throughput_bps",
+            "congestion",
+            "cwnd",
+            "snd_wnd",
+            "total_retrans",
             "min_rtt_ms",
         ],
         result.flows.iter().map(|f| {
             let t = f.tcp.as_ref();
-            let tcp = |v: &dyn Fn(&acp_lab::run::TcpResult) -> String| t.map_or_else(String::new, v);
+            let tcp =
+                |v: &dyn Fn(&acp_lab::run::TcpResult) -> String| t.map_or_else(String::new, v);
             vec![
                 f.name.clone(),
                 f.kind.to_string(),
@@ -219,10 +232,27 @@ fn file_name(name: &str) -> String {
 fn tcp_info_csv(samples: &[TcpSample]) -> String {
     acp_sim::report::to_csv(
         &[
-            "t_s", "cwnd", "ssthresh", "rtt_ms", "rttvar_ms", "min_rtt_ms", "delivery_rate_bps",
-            "pacing_rate_bps", "bytes_acked", "bytes_sent", "bytes_retrans", "total_retrans",
-            "lost", "retrans", "notsent_bytes", "unacked", "snd_wnd", "mss", "busy_s",
-            "rwnd_limited_s", "sndbuf_limited_s",
+            "t_s",
+            "cwnd",
+            "ssthresh",
+            "rtt_ms",
+            "rttvar_ms",
+            "min_rtt_ms",
+            "delivery_rate_bps",
+            "pacing_rate_bps",
+            "bytes_acked",
+            "bytes_sent",
+            "bytes_retrans",
+            "total_retrans",
+            "lost",
+            "retrans",
+            "notsent_bytes",
+            "unacked",
+            "snd_wnd",
+            "mss",
+            "busy_s",
+            "rwnd_limited_s",
+            "sndbuf_limited_s",
         ],
         samples.iter().map(|s| {
             let i = &s.info;

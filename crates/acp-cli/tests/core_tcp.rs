@@ -57,9 +57,15 @@ fn num(r: &Value, field: &str) -> f64 {
 fn check_mechanisms(v: &Value, acp_age_max: f64, d1m1_share: (f64, f64)) {
     eprintln!("{v}");
     let acp_plus = run(v, "ACP+");
-    assert!((num(acp_plus, "delay_ms") - BASE_MS).abs() < 5.0, "{acp_plus}");
+    assert!(
+        (num(acp_plus, "delay_ms") - BASE_MS).abs() < 5.0,
+        "{acp_plus}"
+    );
     let age = num(acp_plus, "age_ms");
-    assert!((BASE_MS..acp_age_max * BASE_MS).contains(&age), "{acp_plus}");
+    assert!(
+        (BASE_MS..acp_age_max * BASE_MS).contains(&age),
+        "{acp_plus}"
+    );
     let d1m1 = run(v, "BBR-d1m1");
     let share = num(d1m1, "throughput_bps") / LINK_BPS;
     assert!(
@@ -75,7 +81,19 @@ fn check_mechanisms(v: &Value, acp_age_max: f64, d1m1_share: (f64, f64)) {
 #[test]
 fn the_simulators_core_network_shows_the_papers_mechanisms() {
     let dir = std::env::temp_dir().join(format!("acp-core-tcp-sim-{}", std::process::id()));
-    let v = json_output(acp().args(["reproduce", "core-tcp", "--sim", "--secs", "30", "--json", "--out"]).arg(&dir));
+    let v = json_output(
+        acp()
+            .args([
+                "reproduce",
+                "core-tcp",
+                "--sim",
+                "--secs",
+                "30",
+                "--json",
+                "--out",
+            ])
+            .arg(&dir),
+    );
     for r in v["core_tcp"].as_array().unwrap() {
         assert_eq!(r["bed"], "sim", "{r}");
     }
@@ -97,7 +115,11 @@ fn the_labs_core_network_shows_the_papers_mechanisms() {
         return;
     }
     let dir = std::env::temp_dir().join(format!("acp-core-tcp-lab-{}", std::process::id()));
-    let v = json_output(acp().args(["reproduce", "core-tcp", "--secs", "12", "--json", "--out"]).arg(&dir));
+    let v = json_output(
+        acp()
+            .args(["reproduce", "core-tcp", "--secs", "12", "--json", "--out"])
+            .arg(&dir),
+    );
     for r in v["core_tcp"].as_array().unwrap() {
         let model = r["protocol"] == "Vegas" || r["protocol"] == "YeAH";
         assert_eq!(r["bed"], if model { "sim" } else { "lab" }, "{r}");

@@ -63,7 +63,10 @@ fn check_record(out: &std::path::Path, scenario: &std::path::Path) {
     let flows = std::fs::read_to_string(out.join("flows.csv")).unwrap();
     let rows: Vec<&str> = flows.lines().collect();
     assert_eq!(rows.len(), 3, "{flows}");
-    assert!(rows[1].starts_with("acp,acp,") && rows[2].starts_with("tcp,tcp,"), "{flows}");
+    assert!(
+        rows[1].starts_with("acp,acp,") && rows[2].starts_with("tcp,tcp,"),
+        "{flows}"
+    );
     assert!(out.join("README.md").exists() && out.join("result.json").exists());
     let info = std::fs::read_to_string(out.join("tcp_info_tcp.csv")).unwrap();
     let mut lines = info.lines();
@@ -75,7 +78,10 @@ fn check_record(out: &std::path::Path, scenario: &std::path::Path) {
         .collect();
     let times: Vec<f64> = samples.iter().map(|s| s[t]).collect();
     assert!(times[0] < 0.5 && *times.last().unwrap() > 7.5, "{times:?}");
-    let bad: Vec<&[f64]> = times.windows(2).filter(|w| !(w[1] > w[0] && w[1] - w[0] < 0.05)).collect();
+    let bad: Vec<&[f64]> = times
+        .windows(2)
+        .filter(|w| !(w[1] > w[0] && w[1] - w[0] < 0.05))
+        .collect();
     assert!(bad.is_empty(), "{bad:?}");
     assert!(samples.iter().all(|s| s[cwnd] >= 1.0));
 }

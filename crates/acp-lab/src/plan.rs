@@ -324,12 +324,8 @@ mod tests {
 
     #[test]
     fn rmem_is_the_receiving_hosts_setting() {
-        let with = |rmem: &str| {
-            CHAIN.replace(
-                "cc = \"reno\"",
-                &format!("cc = \"reno\"\nrmem = {rmem}"),
-            )
-        };
+        let with =
+            |rmem: &str| CHAIN.replace("cc = \"reno\"", &format!("cc = \"reno\"\nrmem = {rmem}"));
         let p = plan(&with("[1000000, 3000000]")).unwrap();
         assert_eq!(p.tcp_rmem, [Some((1_000_000, 3_000_000)), None]);
         let second = format!(
@@ -337,7 +333,10 @@ mod tests {
             with("[1000000, 3000000]")
         );
         let e = plan(&second).unwrap_err();
-        assert!(e.contains("flow u: rmem") && e.contains("one setting per host"), "{e}");
+        assert!(
+            e.contains("flow u: rmem") && e.contains("one setting per host"),
+            "{e}"
+        );
     }
 
     #[test]

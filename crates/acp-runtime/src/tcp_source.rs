@@ -285,13 +285,16 @@ impl TcpSource {
             bytes: self.bytes,
             rate: self.sent() as f64 / elapsed.as_secs_f64().max(1e-9),
             est_avg_age: self.estimate.as_ref().and_then(|e| e.average(now)),
-            est_age: self.estimate.as_ref().map_or_else(RunningMean::default, |e| {
-                let span = e.defined(now) as f64 * 1e-9;
-                RunningMean {
-                    sum: e.average(now).unwrap_or(0.0) * span,
-                    weight: span,
-                }
-            }),
+            est_age: self
+                .estimate
+                .as_ref()
+                .map_or_else(RunningMean::default, |e| {
+                    let span = e.defined(now) as f64 * 1e-9;
+                    RunningMean {
+                        sum: e.average(now).unwrap_or(0.0) * span,
+                        weight: span,
+                    }
+                }),
             info: self.info,
             rtt_samples: self.rtt_samples,
         }

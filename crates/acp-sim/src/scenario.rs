@@ -400,7 +400,9 @@ fn tcp_kind(t: TcpToml) -> Result<FlowKind, String> {
     config.receive_buffer = t.receive_buffer.unwrap_or(config.receive_buffer);
     if let Some([default, max]) = t.rmem {
         if t.receive_buffer.is_some() {
-            return Err("give receive_buffer (a fixed window) or rmem (autotuned), not both".into());
+            return Err(
+                "give receive_buffer (a fixed window) or rmem (autotuned), not both".into(),
+            );
         }
         let rmem = Rmem { default, max };
         rmem.validate()?;
@@ -1040,6 +1042,17 @@ mod tests {
             (
                 TCP.replace("app = \"updates\"", "app = \"bulk\""),
                 "need app",
+            ),
+            (
+                TCP.replace(
+                    "smss = 536",
+                    "smss = 536\n        rmem = [1000, 2000]\n        receive_buffer = 6000",
+                ),
+                "receive_buffer (a fixed window) or rmem (autotuned), not both",
+            ),
+            (
+                TCP.replace("smss = 536", "smss = 536\n        rmem = [3000, 2000]"),
+                "0 < default ≤ max",
             ),
             (
                 TCP.replace("smss = 536", "smss = 536\n        receive_buffer = 600"),

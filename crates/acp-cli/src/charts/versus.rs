@@ -191,7 +191,12 @@ impl Figure for Versus<'_> {
                 polyline(root, &chart, &piece, colour(i).stroke_width(2), lines)?;
             }
         }
-        for (p, points) in self.published.iter().zip(&published).filter(|_| self.joined) {
+        for (p, points) in self
+            .published
+            .iter()
+            .zip(&published)
+            .filter(|_| self.joined)
+        {
             for piece in clip_polyline(points, x, y) {
                 let style = colour(p.of).stroke_width(2);
                 dashed_polyline(root, &chart, &piece, DASH, style, lines)?;

@@ -10,9 +10,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use acp_sim::report::to_csv;
-use acp_sim::reproduce::core_tcp::{
-    self, paper, scenario_text, Claim, Protocol, Run, RATE_MBIT,
-};
+use acp_sim::reproduce::core_tcp::{self, paper, scenario_text, Claim, Protocol, Run, RATE_MBIT};
 use acp_sim::sweep::{mean_ci95, parallel, Cancel};
 use anyhow::Context;
 use serde_json::json;
@@ -198,18 +196,25 @@ pub fn run(
             cell(&of(|r| r.age), 1e3),
             claim_ms(pp.age),
             cell(&of(|r| r.delay), 1e3),
-            pp.delay.map_or_else(|| "-".into(), |d| format!("{:.1}", d * 1e3)),
+            pp.delay
+                .map_or_else(|| "-".into(), |d| format!("{:.1}", d * 1e3)),
             cell(&of(|r| Some(r.throughput_bps)), 1e-6),
             pp.throughput_bps
                 .map_or_else(|| "-".into(), |b| format!("{}", b * 1e-6)),
         )?;
     }
-    outln!("the paper's throughput is of a path of 200+ Mbit/s; ours is scaled to {RATE_MBIT} Mbit/s")?;
+    outln!(
+        "the paper's throughput is of a path of 200+ Mbit/s; ours is scaled to {RATE_MBIT} Mbit/s"
+    )?;
     outln!(
         "wrote {0}/core_tcp.csv, {0}/core_tcp_delay_age.png/.svg, \
          {0}/core_tcp_throughput_age.png/.svg, {0}/scenarios/{1}",
         dir.display(),
-        if in_lab.is_empty() { "" } else { ", lab/ (each lab run's record)" }
+        if in_lab.is_empty() {
+            ""
+        } else {
+            ", lab/ (each lab run's record)"
+        }
     )?;
     Ok(())
 }
