@@ -2,10 +2,10 @@
 //! flow, or `--json` (fields in `docs/OUTPUTS.md`). SIGINT/SIGTERM end the run early with the
 //! results of the time run.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use acp_lab::run::{FlowResult, LabResult};
+use acp_lab::run::{FlowResult, LabResult, TcpSample};
 use anyhow::Context;
 use clap::Args;
 use serde_json::{json, Value};
@@ -22,6 +22,10 @@ pub struct LabArgs {
     /// Print the result as one JSON object.
     #[arg(long)]
     json: bool,
+    /// Write the record of the run here: the scenario, `flows.csv`, `result.json` and a README
+    /// (kernel, command, date, emulator counters).
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
 }
 
 fn ms(v: Option<f64>) -> Option<f64> {
@@ -33,7 +37,6 @@ fn flow_json(f: &FlowResult) -> Value {
         let i = &t.info;
         json!({
             "congestion": t.congestion,
-            "est_avg_age_ms": ms(t.est_avg_age),
             "rtt_ms": i.rtt * 1e3,
             "min_rtt_ms": i.min_rtt * 1e3,
             "cwnd": i.cwnd,
@@ -41,6 +44,9 @@ fn flow_json(f: &FlowResult) -> Value {
             "total_retrans": i.total_retrans,
             "bytes_acked": i.bytes_acked,
             "delivery_rate_bps": i.delivery_rate * 8,
+            "snd_wnd": i.snd_wnd,
+            "rwnd_limited_s": i.rwnd_limited,
+            "busy_s": i.busy_time,
         })
     });
     json!({
@@ -50,6 +56,7 @@ fn flow_json(f: &FlowResult) -> Value {
         "to": f.to,
         "sender": f.sender,
         "avg_age_ms": ms(f.avg_age),
+        "est_age_ms": ms(f.est_age),
         "rtt_ms": ms(f.rtt),
         "delivered": f.delivered,
         "throughput_bps": f.throughput_bps,
@@ -115,7 +122,7 @@ fn result_text(r: &LabResult) -> String {
             f.throughput_bps / 1e6,
             t.map_or_else(|| "-".into(), |t| t.info.cwnd.to_string()),
             t.map_or_else(|| "-".into(), |t| t.info.total_retrans.to_string()),
-            cell(t.and_then(|t| ms(t.est_avg_age))),
+            cell(ms(f.est_age)),
         );
     }
     let e = &r.emulator;
@@ -130,6 +137,150 @@ fn result_text(r: &LabResult) -> String {
         );
     }
     out
+}
+
+/// Writes the record of `result`, a run of `scenario`, into `dir`: `scenario.toml` (a copy),
+/// `flows.csv` (one row per flow, ACP and TCP alike; the TCP columns empty for ACP),
+/// `tcp_info_FLOW.csv` per TCP flow (its `TCP_INFO` every 10 ms),
+/// `result.json` (as `--json` prints it) and `README.md` (what ran where, and the emulator's
+/// counters).
+pub fn write_record(dir: &Path, scenario: &Path, result: &LabResult) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    std::fs::copy(scenario, dir.join("scenario.toml"))?;
+    let opt = |v: Option<f64>| v.map_or_else(String::new, |v| format!("{:.4}", v * 1e3));
+    let csv = acp_sim::report::to_csv(
+        &[
+            "flow",
+            "type",
+            "from",
+            "to",
+            "sender",
+            "age_ms",
+            "est_age_ms",
+            "rtt_ms",
+            "delivered",
+            "throughput_bps",
+            "congestion",
+            "cwnd",
+            "snd_wnd",
+            "total_retrans",
+            "min_rtt_ms",
+        ],
+        result.flows.iter().map(|f| {
+            let t = f.tcp.as_ref();
+            let tcp =
+                |v: &dyn Fn(&acp_lab::run::TcpResult) -> String| t.map_or_else(String::new, v);
+            vec![
+                f.name.clone(),
+                f.kind.to_string(),
+                f.from.clone(),
+                f.to.clone(),
+                f.sender.clone(),
+                opt(f.avg_age),
+                opt(f.est_age),
+                opt(f.rtt),
+                f.delivered.to_string(),
+                format!("{:.0}", f.throughput_bps),
+                tcp(&|t| t.congestion.clone()),
+                tcp(&|t| t.info.cwnd.to_string()),
+                tcp(&|t| t.info.snd_wnd.to_string()),
+                tcp(&|t| t.info.total_retrans.to_string()),
+                tcp(&|t| format!("{:.4}", t.info.min_rtt * 1e3)),
+            ]
+        }),
+    );
+    std::fs::write(dir.join("flows.csv"), csv)?;
+    for f in &result.flows {
+        if let Some(t) = &f.tcp {
+            let file = format!("tcp_info_{}.csv", file_name(&f.name));
+            std::fs::write(dir.join(file), tcp_info_csv(&t.samples))?;
+        }
+    }
+    std::fs::write(dir.join("result.json"), result_json(result).to_string())?;
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    let command: Vec<String> = std::env::args().collect();
+    let readme = format!(
+        "# acp lab record: {}\n\n- command: `{}`\n- date: {}\n- kernel: Linux {}\n- acp: {}\n\n\
+         Rerun with the command above (or `acp lab scenario.toml`). `flows.csv` has a row per \
+         flow, `tcp_info_FLOW.csv` a TCP flow's `TCP_INFO` every 10 ms, `result.json` the \
+         whole result (docs/OUTPUTS.md, `acp lab`).\n\n```\n{}```\n",
+        result.name,
+        command.join(" "),
+        crate::timestamp::now(),
+        kernel.trim(),
+        env!("CARGO_PKG_VERSION"),
+        result_text(result),
+    );
+    std::fs::write(dir.join("README.md"), readme)?;
+    Ok(())
+}
+
+/// `name` with every character but letters, digits, `-` and `_` made `_`.
+fn file_name(name: &str) -> String {
+    name.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// A TCP flow's `TCP_INFO` samples, one row each (columns in docs/OUTPUTS.md).
+fn tcp_info_csv(samples: &[TcpSample]) -> String {
+    acp_sim::report::to_csv(
+        &[
+            "t_s",
+            "cwnd",
+            "ssthresh",
+            "rtt_ms",
+            "rttvar_ms",
+            "min_rtt_ms",
+            "delivery_rate_bps",
+            "pacing_rate_bps",
+            "bytes_acked",
+            "bytes_sent",
+            "bytes_retrans",
+            "total_retrans",
+            "lost",
+            "retrans",
+            "notsent_bytes",
+            "unacked",
+            "snd_wnd",
+            "mss",
+            "busy_s",
+            "rwnd_limited_s",
+            "sndbuf_limited_s",
+        ],
+        samples.iter().map(|s| {
+            let i = &s.info;
+            vec![
+                format!("{:.3}", s.at.as_secs_f64()),
+                i.cwnd.to_string(),
+                i.ssthresh.to_string(),
+                format!("{:.3}", i.rtt * 1e3),
+                format!("{:.3}", i.rtt_var * 1e3),
+                format!("{:.3}", i.min_rtt * 1e3),
+                (i.delivery_rate * 8).to_string(),
+                (i.pacing_rate.saturating_mul(8)).to_string(),
+                i.bytes_acked.to_string(),
+                i.bytes_sent.to_string(),
+                i.bytes_retrans.to_string(),
+                i.total_retrans.to_string(),
+                i.lost.to_string(),
+                i.retrans.to_string(),
+                i.notsent_bytes.to_string(),
+                i.unacked.to_string(),
+                i.snd_wnd.to_string(),
+                i.mss.to_string(),
+                format!("{:.3}", i.busy_time),
+                format!("{:.3}", i.rwnd_limited),
+                format!("{:.3}", i.sndbuf_limited),
+            ]
+        }),
+    )
 }
 
 /// Runs the scenario and prints its results.
@@ -147,6 +298,9 @@ pub fn run(a: LabArgs) -> anyhow::Result<()> {
         duration.as_secs_f64()
     );
     let result = acp_lab::run::run(&plan, Some(duration), &stop).context("lab failed")?;
+    if let Some(dir) = &a.out {
+        write_record(dir, &a.file, &result)?;
+    }
     if a.json {
         output::outln!("{}", result_json(&result))?;
     } else {

@@ -170,6 +170,11 @@ enum Reproduction {
     /// Our evaluation suite: Seek, ACP+, ACP(κ=0.25), Lazy (or --controllers) against the
     /// fixed-rate oracle on 36 scenarios (docs/SIMULATOR.md).
     Controllers,
+    /// ACP+, Lazy, Reno, CUBIC and BBR (three receive buffers) over a long core path, one at a
+    /// time, in the lab if this process may (else the simulator); Vegas and YeAH from the models
+    /// (§XI-A, Figs. 20–21).
+    #[value(name = "core-tcp")]
+    CoreTcp,
 }
 
 #[derive(Debug, Args)]
@@ -185,13 +190,13 @@ struct ReproduceArgs {
     /// fig7: simulated updates per point.
     #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1000..))]
     updates: u64,
-    /// fig2, fig4, table1, dd1, fig15, fig3-16, contention-tcp: simulated seconds per run
-    /// (default: 300; 60 for dd1).
+    /// fig2, fig4, table1, dd1, fig15, fig3-16, contention-tcp, core-tcp: seconds per run
+    /// (default: 300; 60 for dd1; 30 for core-tcp).
     #[arg(long, value_parser = clap::value_parser!(u64).range(10..))]
     secs: Option<u64>,
-    /// fig2, fig4, fig15, fig3-16, fig3-15, contention-tcp, controllers: seeds per point (--seed and the next
-    /// ones); a seed places the WiFi stations and drives every random element (default: 5; 3
-    /// for controllers).
+    /// fig2, fig4, fig15, fig3-16, fig3-15, contention-tcp, controllers, core-tcp: seeds per
+    /// point (--seed and the next ones); a seed places the WiFi stations and drives every random
+    /// element (default: 5; 3 for controllers; 1 for core-tcp).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
     seeds: Option<u64>,
     /// contention-tcp: only these numbers of clients, comma-separated (up to 5: low contention,
@@ -212,6 +217,9 @@ struct ReproduceArgs {
     /// controllers: quarter-length runs (a smoke test, not a result).
     #[arg(long)]
     quick: bool,
+    /// core-tcp: run in the simulator even where the lab could run.
+    #[arg(long)]
+    sim: bool,
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,

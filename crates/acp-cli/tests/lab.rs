@@ -26,7 +26,13 @@ fn acp_and_tcp_over_2mbit_20ms_see_the_link() {
         return;
     }
     let file = scenario();
-    let v = json_output(acp().args(["lab", "--json", "--duration", "8s"]).arg(&file));
+    let out = std::env::temp_dir().join(format!("acp-lab-record-{}", std::process::id()));
+    let v = json_output(
+        acp()
+            .args(["lab", "--json", "--duration", "8s", "--out"])
+            .arg(&out)
+            .arg(&file),
+    );
     let flows = v["flows"].as_array().unwrap();
     assert_eq!(flows.len(), 2, "{v}");
     for f in flows {
@@ -40,7 +46,44 @@ fn acp_and_tcp_over_2mbit_20ms_see_the_link() {
     let tcp = &flows[1]["tcp"];
     assert_eq!(tcp["congestion"], "cubic", "{v}");
     assert!(tcp["cwnd"].as_u64().unwrap() > 0 && tcp["min_rtt_ms"].as_f64().unwrap() >= 40.0);
-    assert!(tcp["est_avg_age_ms"].as_f64().is_some(), "{v}");
+    for f in flows {
+        assert!(f["est_age_ms"].as_f64().is_some_and(|a| a >= 40.0), "{f}");
+    }
+    check_record(&out, &file);
+    std::fs::remove_dir_all(&out).ok();
+}
+
+/// `acp lab --out`'s record of the 8 s run of `scenario`: the scenario copied, a row per flow,
+/// and the TCP flow's TCP_INFO every 10 ms over the run: from its first round trip (the
+/// connection opens within 0.5 s) to the end (after 7.5 s), no gap of more than 50 ms (five
+/// samples; the emulator and the flows share two cores), a window of at least one segment.
+fn check_record(out: &std::path::Path, scenario: &std::path::Path) {
+    let copy = std::fs::read_to_string(out.join("scenario.toml")).unwrap();
+    assert_eq!(copy, std::fs::read_to_string(scenario).unwrap());
+    let flows = std::fs::read_to_string(out.join("flows.csv")).unwrap();
+    let rows: Vec<&str> = flows.lines().collect();
+    assert_eq!(rows.len(), 3, "{flows}");
+    assert!(
+        rows[1].starts_with("acp,acp,") && rows[2].starts_with("tcp,tcp,"),
+        "{flows}"
+    );
+    assert!(out.join("README.md").exists() && out.join("result.json").exists());
+    let info = std::fs::read_to_string(out.join("tcp_info_tcp.csv")).unwrap();
+    let mut lines = info.lines();
+    let header: Vec<&str> = lines.next().unwrap().split(',').collect();
+    let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+    let (t, cwnd) = (col("t_s"), col("cwnd"));
+    let samples: Vec<Vec<f64>> = lines
+        .map(|l| l.split(',').map(|x| x.parse().unwrap()).collect())
+        .collect();
+    let times: Vec<f64> = samples.iter().map(|s| s[t]).collect();
+    assert!(times[0] < 0.5 && *times.last().unwrap() > 7.5, "{times:?}");
+    let bad: Vec<&[f64]> = times
+        .windows(2)
+        .filter(|w| !(w[1] > w[0] && w[1] - w[0] < 0.05))
+        .collect();
+    assert!(bad.is_empty(), "{bad:?}");
+    assert!(samples.iter().all(|s| s[cwnd] >= 1.0));
 }
 
 /// Inodes of the network namespaces process `pid` holds through descriptors.

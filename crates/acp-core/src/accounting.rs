@@ -84,6 +84,15 @@ impl AgeIntegral {
         })
     }
 
+    /// Nanoseconds of the window up to `now` during which age was defined (the span
+    /// [`AgeIntegral::average`] averages over).
+    pub fn defined(&self, now: Time) -> u64 {
+        match (self.z, now > self.last) {
+            (Some(_), true) => self.defined_ns + now.nanos_since(self.last),
+            _ => self.defined_ns,
+        }
+    }
+
     /// Time-average age in seconds over the window up to `now`; `None` if age was never defined
     /// in the window.
     pub fn average(&self, now: Time) -> Option<f64> {
@@ -209,8 +218,10 @@ mod tests {
     fn undefined_before_first_reset_and_windows_restart() {
         let mut age = AgeIntegral::new(ms(0));
         assert_eq!(age.average(ms(5)), None);
+        assert_eq!(age.defined(ms(5)), 0);
         age.reset(ms(2), 0); // age 2 ms at t = 2 ms
                              // Window [0, 4]: defined on [2,4], age 2→4, mean 3 ms.
+        assert_eq!(age.defined(ms(4)), 2_000_000);
         approx(age.take_window(ms(4)).unwrap(), 3e-3);
         // New window [4, 6]: age 4→6, mean 5 ms.
         approx(age.average(ms(6)).unwrap(), 5e-3);

@@ -35,6 +35,21 @@ pub fn address(index: usize) -> Ipv4Addr {
     Ipv4Addr::from(u32::from(NETWORK) + k)
 }
 
+/// Sets the host's `net.ipv4.tcp_rmem` (a setting of its namespace): the receive buffer of its
+/// TCP sockets starts at `default` bytes and autotuning grows it up to `max`.
+pub fn set_tcp_rmem(host: &Host, default: usize, max: usize) -> io::Result<()> {
+    let min = TCP_RMEM_MIN.min(default);
+    host.ns.enter(|| {
+        std::fs::write(
+            "/proc/sys/net/ipv4/tcp_rmem",
+            format!("{min} {default} {max}\n"),
+        )
+    })
+}
+
+/// The least receive buffer under memory pressure (Linux's default, one page).
+const TCP_RMEM_MIN: usize = 4096;
+
 /// Creates host `index` called `name`: its namespace, `lo` and its TUN device, whose other end
 /// is returned for the emulator.
 pub fn create(name: &str, index: usize) -> io::Result<(Host, Port)> {

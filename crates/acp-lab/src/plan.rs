@@ -24,7 +24,7 @@ use acp_sim::topology::{Hop, Topology};
 
 use crate::emulator::{LinkSpec, Route};
 use crate::hosts::MAX_HOSTS;
-use crate::tcp_flows::{self, TcpFlow};
+use crate::tcp_flows::{self, ReceiveBuffer, TcpFlow};
 
 /// What a flow runs.
 #[derive(Debug, Clone)]
@@ -66,6 +66,8 @@ pub struct Plan {
     pub links: Vec<LinkSpec>,
     pub routes: Vec<Route>,
     pub flows: Vec<FlowPlan>,
+    /// Per host, the `net.ipv4.tcp_rmem` (default, max) its TCP flows' `rmem` asks for.
+    pub tcp_rmem: Vec<Option<(usize, usize)>>,
 }
 
 /// Reads `path`: the simulator's format 2.
@@ -212,6 +214,7 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
     if flows.is_empty() {
         return Err("the scenario has no flows".into());
     }
+    let tcp_rmem = host_rmem(&flows, b.hosts.len())?;
     let links = (0..s.topology.links.len())
         .map(|id| LinkSpec {
             name: s.topology.link_name(id),
@@ -230,7 +233,35 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
         links,
         routes: b.routes,
         flows,
+        tcp_rmem,
     })
+}
+
+/// Each host's `tcp_rmem`: the `rmem` of the TCP flows ending there, which must agree (it is
+/// one setting of the host's namespace).
+fn host_rmem(flows: &[FlowPlan], hosts: usize) -> Result<Vec<Option<(usize, usize)>>, String> {
+    let mut rmem: Vec<Option<(usize, usize)>> = vec![None; hosts];
+    for f in flows {
+        let FlowPlanKind::Tcp(TcpFlow {
+            receive: ReceiveBuffer::Autotuned { default, max },
+            ..
+        }) = f.kind
+        else {
+            continue;
+        };
+        match rmem[f.to] {
+            Some(known) if known != (default, max) => {
+                return Err(format!(
+                    "flow {}: rmem {:?} differs from {known:?}, which another flow to the same \
+                     host asks for (tcp_rmem is one setting per host)",
+                    f.name,
+                    (default, max)
+                ))
+            }
+            _ => rmem[f.to] = Some((default, max)),
+        }
+    }
+    Ok(rmem)
 }
 
 #[cfg(test)]
@@ -289,6 +320,24 @@ mod tests {
             ]
         );
         assert_eq!((p.flows[1].from, p.flows[1].to), (1, 0));
+        assert_eq!(p.tcp_rmem, [None, None]);
+    }
+
+    #[test]
+    fn rmem_is_the_receiving_hosts_setting() {
+        let with =
+            |rmem: &str| CHAIN.replace("cc = \"reno\"", &format!("cc = \"reno\"\nrmem = {rmem}"));
+        let p = plan(&with("[1000000, 3000000]")).unwrap();
+        assert_eq!(p.tcp_rmem, [Some((1_000_000, 3_000_000)), None]);
+        let second = format!(
+            "{}\n[[flow]]\ntype = \"tcp\"\nname = \"u\"\nwindow = \"packets\"\nrmem = [5000, 6000]\npath = [\"b\", \"r\", \"a\"]\n",
+            with("[1000000, 3000000]")
+        );
+        let e = plan(&second).unwrap_err();
+        assert!(
+            e.contains("flow u: rmem") && e.contains("one setting per host"),
+            "{e}"
+        );
     }
 
     #[test]

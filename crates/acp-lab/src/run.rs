@@ -24,13 +24,13 @@ use acp_core::MonitorConfig;
 use acp_runtime::driver::{Payload, RunLimits, SourceSet, SourceSpec};
 use acp_runtime::experiment;
 use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport, TcpConfig};
-use acp_runtime::tcp_source::{RttSamples, TcpInfo, TcpOptions, TcpSource};
+use acp_runtime::tcp_source::{RunningMean, TcpInfo, TcpOptions, TcpSource};
 
 use crate::emulator::{Emulator, EmulatorStats};
 use crate::hosts::{self, Host};
 use crate::plan::{FlowPlan, FlowPlanKind, Plan};
 use crate::realtime::RealTime;
-use crate::tcp_flows::FRAME_OVERHEAD;
+use crate::tcp_flows::{ReceiveBuffer, FRAME_OVERHEAD};
 
 /// Monitor of flow `i` listens on this port plus `i`.
 const BASE_PORT: u16 = 7000;
@@ -41,16 +41,29 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// How often the main thread looks at the stop flag.
 const LOOK_EVERY: Duration = Duration::from_millis(20);
 
-/// What the kernel reported for a TCP flow, and the paper's estimate of its age.
+/// What the kernel reported for a TCP flow.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TcpResult {
     pub congestion: String,
     pub info: TcpInfo,
-    /// The ACP+ paper's sender-side estimate of the time-average age (s).
-    pub est_avg_age: Option<f64>,
     /// Mean of the smoothed RTT read at each new acknowledgement in the measured window (s).
     pub mean_rtt: Option<f64>,
+    /// `TCP_INFO` every [`SAMPLE_EVERY`] from the connection's start to its end.
+    pub samples: Vec<TcpSample>,
 }
+
+/// `TCP_INFO` at a moment of a run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TcpSample {
+    /// Since the start of the run.
+    pub at: Duration,
+    pub info: TcpInfo,
+}
+
+/// How often a TCP flow's `TCP_INFO` is recorded (the source reads it at least every
+/// millisecond; a sample is its latest reading): 100 samples a second, about 15 kB per second
+/// of a flow's run kept in memory.
+pub const SAMPLE_EVERY: Duration = Duration::from_millis(10);
 
 /// One flow's results over the measured window.
 #[derive(Debug, Clone, PartialEq)]
@@ -64,6 +77,9 @@ pub struct FlowResult {
     pub sender: String,
     /// True time-average age at the monitor (s).
     pub avg_age: Option<f64>,
+    /// The sender's estimate of it over the window (s): the ACP source's own; for TCP the ACP+
+    /// paper's (§XI-A: each ACK of new data delivers an update as old as the smoothed RTT).
+    pub est_age: Option<f64>,
     /// RTT seen by the sender (s): ACP's smoothed RTT̄ at the end; TCP's mean over the measured
     /// window (see the module documentation; `TCP_INFO`'s smoothed RTT at the end is in `tcp`).
     pub rtt: Option<f64>,
@@ -93,7 +109,8 @@ pub struct LabResult {
 /// What a flow's thread hands back.
 enum Sender {
     Acp(acp_core::source::SourceStats, String),
-    Tcp(TcpResult),
+    /// The kernel's view and the windowed estimate of the age.
+    Tcp(TcpResult, Option<f64>),
 }
 
 struct Running {
@@ -135,7 +152,10 @@ fn start_flow(
     );
     if let FlowPlanKind::Tcp(t) = &f.kind {
         cfg.tcp = Some(TcpConfig {
-            recv_buffer: Some(t.receive_buffer),
+            recv_buffer: match t.receive {
+                ReceiveBuffer::Fixed(bytes) => Some(bytes),
+                ReceiveBuffer::Autotuned { .. } => None,
+            },
             ..TcpConfig::default()
         });
     }
@@ -168,7 +188,18 @@ fn start_flow(
                         config,
                         payload: Payload::Synthetic(payload as usize),
                     });
-                    let reports = set.run(&limits, Duration::from_secs(3600), |_| {})?;
+                    // Up to the warm-up, then on with the source's averages restarted.
+                    let warmup = RunLimits {
+                        duration: Some(measure_from.saturating_duration_since(Instant::now())),
+                        ..limits.clone()
+                    };
+                    set.run(&warmup, Duration::from_secs(3600), |_| {})?;
+                    set.restart_averages();
+                    let rest = RunLimits {
+                        duration: Some(stop.saturating_duration_since(Instant::now())),
+                        ..limits
+                    };
+                    let reports = set.run(&rest, Duration::from_secs(3600), |_| {})?;
                     let r = reports.into_iter().next().ok_or(io::ErrorKind::NotFound)?;
                     Ok(Sender::Acp(r.stats, r.controller))
                 }
@@ -183,25 +214,30 @@ fn start_flow(
                     let mut source = src
                         .ns
                         .enter(|| TcpSource::connect(listen, &options, payload, CONNECT_TIMEOUT))?;
-                    // One tick at the warm-up reads the RTT samples taken before the window.
-                    let tick = measure_from.saturating_duration_since(Instant::now());
-                    let mut before = RttSamples::default();
-                    let r = if tick.is_zero() {
-                        source.run(&limits, Duration::from_secs(3600), |_| {})?
-                    } else {
-                        let mut first = true;
-                        source.run(&limits, tick, |r| {
-                            if std::mem::take(&mut first) {
-                                before = r.rtt_samples;
-                            }
-                        })?
-                    };
-                    Ok(Sender::Tcp(TcpResult {
+                    // A tick every SAMPLE_EVERY records TCP_INFO as the source last read it;
+                    // the first at or after the warm-up reads the sums taken before the window
+                    // (none if the flow starts inside it).
+                    let mut before: Option<(RunningMean, RunningMean)> =
+                        (Instant::now() >= measure_from).then(Default::default);
+                    let mut samples = Vec::new();
+                    let r = source.run(&limits, SAMPLE_EVERY, |r| {
+                        let now = Instant::now();
+                        samples.push(TcpSample {
+                            at: now - t0,
+                            info: r.info,
+                        });
+                        if now >= measure_from {
+                            before.get_or_insert((r.est_age, r.rtt_samples));
+                        }
+                    })?;
+                    let (age0, rtt0) = before.unwrap_or_default();
+                    let result = TcpResult {
                         congestion: r.congestion,
                         info: r.info,
-                        est_avg_age: r.est_avg_age,
-                        mean_rtt: r.rtt_samples.mean_since(&before),
-                    }))
+                        mean_rtt: r.rtt_samples.mean_since(&rtt0),
+                        samples,
+                    };
+                    Ok(Sender::Tcp(result, r.est_age.mean_since(&age0)))
                 }
             }
         })?;
@@ -255,6 +291,9 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
     let mut ports = Vec::new();
     for (i, name) in plan.hosts.iter().enumerate() {
         let (host, port) = hosts::create(name, i)?;
+        if let Some((default, max)) = plan.tcp_rmem[i] {
+            hosts::set_tcp_rmem(&host, default, max)?;
+        }
         hosts.push(host);
         ports.push(port);
     }
@@ -299,14 +338,16 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
         };
         let (avg_age, delivered, throughput_bps) =
             window_stats(before.as_ref(), after.as_ref(), window, overhead);
-        let (kind, sender_name, rtt, tcp) = match (sender, &f.kind) {
-            (Ok(Sender::Acp(stats, controller)), _) => ("acp", controller, stats.rtt, None),
-            (Ok(Sender::Tcp(t)), FlowPlanKind::Tcp(spec)) => {
+        let (kind, sender_name, rtt, est_age, tcp) = match (sender, &f.kind) {
+            (Ok(Sender::Acp(stats, controller)), _) => {
+                ("acp", controller, stats.rtt, stats.avg_age, None)
+            }
+            (Ok(Sender::Tcp(t, est)), FlowPlanKind::Tcp(spec)) => {
                 let app = format!("{:?}", spec.app).to_lowercase();
-                ("tcp", app, t.mean_rtt, Some(t))
+                ("tcp", app, t.mean_rtt, est, Some(t))
             }
             (Err(e), _) => return Err(io::Error::new(e.kind(), format!("flow {}: {e}", f.name))),
-            (Ok(Sender::Tcp(_)), FlowPlanKind::Acp { .. }) => unreachable!("a TCP flow's thread"),
+            (Ok(Sender::Tcp(..)), FlowPlanKind::Acp { .. }) => unreachable!("a TCP flow's thread"),
         };
         flows.push(FlowResult {
             name: f.name.clone(),
@@ -315,6 +356,7 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
             to: plan.hosts[f.to].clone(),
             sender: sender_name,
             avg_age,
+            est_age,
             rtt,
             delivered,
             throughput_bps,

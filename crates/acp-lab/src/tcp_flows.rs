@@ -1,7 +1,10 @@
 //! `type = "tcp"` flows as the lab runs them: the simulator's TCP flow (its scenario parser reads
 //! them, so `acp sim` and `acp lab` run the same file) mapped onto a kernel socket's options.
 //!
-//! The congestion control, Nagle (`nodelay`), `notsent_lowat` and the two buffers carry over.
+//! The congestion control, Nagle (`nodelay`), `notsent_lowat` and the two buffers carry over:
+//! a fixed `receive_buffer` as the receiver's `SO_RCVBUF` (autotuning off), an `rmem = [default,
+//! max]` as the receiving host's `net.ipv4.tcp_rmem` (per network namespace; autotuning grows
+//! the buffer from the default up to the maximum, as on the ACP+ paper's hosts).
 //! What only the simulator's model has — segment size, initial window, delayed ACKs, RTO bounds:
 //! the kernel has its own; a window counted in bytes: the kernel counts packets, so a flow must
 //! say `window = "packets"` — and updates at a fixed rate (the lab writes them at will) are
@@ -32,9 +35,19 @@ pub struct TcpFlow {
     pub payload: usize,
     pub nodelay: bool,
     pub notsent_lowat: Option<u32>,
-    /// `SO_SNDBUF` of the sender and `SO_RCVBUF` of the receiver (it bounds the window).
+    /// `SO_SNDBUF` of the sender.
     pub send_buffer: usize,
-    pub receive_buffer: usize,
+    /// The receiver's buffer, which bounds the window.
+    pub receive: ReceiveBuffer,
+}
+
+/// How the receiver's buffer is set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReceiveBuffer {
+    /// `SO_RCVBUF` on the receiving socket (bytes); autotuning off.
+    Fixed(usize),
+    /// The receiving host's `net.ipv4.tcp_rmem` default and maximum (bytes); autotuning on.
+    Autotuned { default: usize, max: usize },
 }
 
 /// Bytes a frame spends before its payload.
@@ -99,9 +112,19 @@ pub fn from_sim(name: &str, config: &TcpConfig, app: &Application) -> Result<Tcp
         payload,
         nodelay: config.nodelay,
         notsent_lowat,
-        send_buffer: usize::try_from(config.send_buffer).unwrap_or(usize::MAX),
-        receive_buffer: usize::try_from(config.receive_buffer).unwrap_or(usize::MAX),
+        send_buffer: bytes(config.send_buffer),
+        receive: match config.rmem {
+            Some(r) => ReceiveBuffer::Autotuned {
+                default: bytes(r.default),
+                max: bytes(r.max),
+            },
+            None => ReceiveBuffer::Fixed(bytes(config.receive_buffer)),
+        },
     })
+}
+
+fn bytes(v: u64) -> usize {
+    usize::try_from(v).unwrap_or(usize::MAX)
 }
 
 /// The kernel's name of the congestion control (`newreno` is `reno` there).
@@ -115,7 +138,7 @@ fn kernel_name(config: &TcpConfig) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use acp_sim::tcp::{CcKind, DelayedAck};
+    use acp_sim::tcp::{CcKind, DelayedAck, Rmem};
 
     fn updates(payload: u32, mode: UpdateMode) -> Application {
         Application::Updates { payload, mode }
@@ -144,7 +167,23 @@ mod tests {
                 nodelay: true,
                 notsent_lowat: Some(2000),
                 send_buffer: 1 << 20,
-                receive_buffer: 65_536,
+                receive: ReceiveBuffer::Fixed(65_536),
+            }
+        );
+        let autotuned = TcpConfig {
+            rmem: Some(Rmem {
+                default: 100_000,
+                max: 300_000,
+            }),
+            window: WindowUnit::Packets,
+            ..TcpConfig::default()
+        };
+        let f = from_sim("a", &autotuned, &Application::Bulk).unwrap();
+        assert_eq!(
+            f.receive,
+            ReceiveBuffer::Autotuned {
+                default: 100_000,
+                max: 300_000
             }
         );
         let bulk = TcpConfig {

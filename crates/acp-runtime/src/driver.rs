@@ -282,6 +282,15 @@ impl SourceSet {
         None
     }
 
+    /// Restarts every source's time averages now (the end of a warm-up): their reports' `avg_age`
+    /// and `avg_backlog` then cover only what follows.
+    pub fn restart_averages(&mut self) {
+        let now = clock::now();
+        for e in &mut self.entries {
+            e.source.restart_averages(now);
+        }
+    }
+
     /// Reports for every source as of now.
     pub fn reports(&self) -> Vec<SourceReport> {
         let now = clock::now();

@@ -66,6 +66,22 @@ pub struct TcpInfo {
     /// Bytes written but not yet sent, and segments sent but not yet acknowledged.
     pub notsent_bytes: u32,
     pub unacked: u32,
+    /// Slow-start threshold (segments; the kernel's "infinity" above 2³⁰ when unset).
+    pub ssthresh: u32,
+    /// The window the receiver last advertised (bytes).
+    pub snd_wnd: u32,
+    /// Segments now counted lost and now being retransmitted.
+    pub lost: u32,
+    pub retrans: u32,
+    /// Bytes sent (retransmissions included) and retransmitted, and segments delivered.
+    pub bytes_sent: u64,
+    pub bytes_retrans: u64,
+    pub delivered: u32,
+    /// Time (s) the connection had data to send, and the part of it limited by the receive
+    /// window and by the send buffer.
+    pub busy_time: f64,
+    pub rwnd_limited: f64,
+    pub sndbuf_limited: f64,
 }
 
 /// A source's state as of now.
@@ -83,27 +99,28 @@ pub struct TcpReport {
     /// The paper's estimate of the time-average age (s; see the module documentation), from the
     /// first acknowledgement on.
     pub est_avg_age: Option<f64>,
+    /// The same estimate as a running sum: its integral (s²) over its span (s).
+    pub est_age: RunningMean,
     /// The kernel's view.
     pub info: TcpInfo,
-    /// The smoothed RTT read at each `TCP_INFO` reading that found new bytes acknowledged.
-    pub rtt_samples: RttSamples,
+    /// The smoothed RTT (s) read at each `TCP_INFO` reading that found new bytes acknowledged,
+    /// one unit of weight each.
+    pub rtt_samples: RunningMean,
 }
 
-/// A running sum of RTT readings, so that the mean over any window is the difference of two
-/// reports: `(b.sum - a.sum) / (b.count - a.count)`.
+/// A running weighted sum, so that the mean over any window is the difference of two reports:
+/// `(b.sum - a.sum) / (b.weight - a.weight)`.
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
-pub struct RttSamples {
-    /// Sum of the readings (s).
+pub struct RunningMean {
     pub sum: f64,
-    /// Number of readings.
-    pub count: u64,
+    pub weight: f64,
 }
 
-impl RttSamples {
-    /// The mean RTT (s) of the readings taken after `earlier`, if any were.
-    pub fn mean_since(&self, earlier: &RttSamples) -> Option<f64> {
-        let count = self.count.checked_sub(earlier.count)?;
-        (count > 0).then(|| (self.sum - earlier.sum) / count as f64)
+impl RunningMean {
+    /// The mean of what was added after `earlier`, if anything was.
+    pub fn mean_since(&self, earlier: &RunningMean) -> Option<f64> {
+        let weight = self.weight - earlier.weight;
+        (weight > 0.0).then(|| (self.sum - earlier.sum) / weight)
     }
 }
 
@@ -123,7 +140,7 @@ pub struct TcpSource {
     estimate: Option<AgeIntegral>,
     acked: u64,
     info: TcpInfo,
-    rtt_samples: RttSamples,
+    rtt_samples: RunningMean,
 }
 
 /// Chooses the congestion control by name.
@@ -208,6 +225,16 @@ fn tcp_info(stream: &TcpStream) -> io::Result<TcpInfo> {
         pacing_rate: raw.tcpi_pacing_rate,
         notsent_bytes: raw.tcpi_notsent_bytes,
         unacked: raw.tcpi_unacked,
+        ssthresh: raw.tcpi_snd_ssthresh,
+        snd_wnd: raw.tcpi_snd_wnd,
+        lost: raw.tcpi_lost,
+        retrans: raw.tcpi_retrans,
+        bytes_sent: raw.tcpi_bytes_sent,
+        bytes_retrans: raw.tcpi_bytes_retrans,
+        delivered: raw.tcpi_delivered,
+        busy_time: raw.tcpi_busy_time as f64 * 1e-6,
+        rwnd_limited: raw.tcpi_rwnd_limited as f64 * 1e-6,
+        sndbuf_limited: raw.tcpi_sndbuf_limited as f64 * 1e-6,
     })
 }
 
@@ -245,7 +272,7 @@ impl TcpSource {
             estimate: None,
             acked: 0,
             info: TcpInfo::default(),
-            rtt_samples: RttSamples::default(),
+            rtt_samples: RunningMean::default(),
         })
     }
 
@@ -259,6 +286,16 @@ impl TcpSource {
             bytes: self.bytes,
             rate: self.sent() as f64 / elapsed.as_secs_f64().max(1e-9),
             est_avg_age: self.estimate.as_ref().and_then(|e| e.average(now)),
+            est_age: self
+                .estimate
+                .as_ref()
+                .map_or_else(RunningMean::default, |e| {
+                    let span = e.defined(now) as f64 * 1e-9;
+                    RunningMean {
+                        sum: e.average(now).unwrap_or(0.0) * span,
+                        weight: span,
+                    }
+                }),
             info: self.info,
             rtt_samples: self.rtt_samples,
         }
@@ -324,7 +361,7 @@ impl TcpSource {
         if self.info.bytes_acked > self.acked && self.info.rtt > 0.0 {
             self.acked = self.info.bytes_acked;
             self.rtt_samples.sum += self.info.rtt;
-            self.rtt_samples.count += 1;
+            self.rtt_samples.weight += 1.0;
             let now = clock::now();
             let delivered = now.as_nanos().saturating_sub((self.info.rtt * 1e9) as u64);
             self.estimate
@@ -335,7 +372,8 @@ impl TcpSource {
     }
 
     /// Sends until a limit of `limits` is reached (`count` counts updates written whole),
-    /// calling `tick` every `tick_every` with the report; returns the final report.
+    /// calling `tick` every `tick_every` with the report (at most once per `tick_every`: ticks
+    /// missed while the thread was held up are skipped); returns the final report.
     pub fn run(
         &mut self,
         limits: &RunLimits,
@@ -362,7 +400,11 @@ impl TcpSource {
             }
             if now >= next_tick {
                 tick(&self.report(now - start));
+                // Ticks missed while the thread was held up are skipped, not made up in a burst.
                 next_tick += tick_every;
+                if next_tick <= now {
+                    next_tick = now + tick_every;
+                }
             }
             // Only when poll() says so: with TCP_NOTSENT_LOWAT the kernel takes a write while
             // less than the limit is unsent but reports the socket writable only under half of

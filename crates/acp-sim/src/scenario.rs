@@ -34,6 +34,7 @@
 //! window = "packets"             # bytes (default: RFC 5681, ns-3) | packets (Linux)
 //! delayed_ack = { every = 2, timeout = "40ms" }   # default; false ACKs every segment
 //! receive_buffer = 65536         # rwnd (default 1 MiB); send_buffer likewise
+//! # rmem = [300000, 900000]      # or Linux's tcp_rmem default, max: window max/2 (autotuned)
 //! path = ["src", "mon"]          # also initial_window (10), min_rto (200ms), initial_rto (1s),
 //! ```                            #   max_rto (60s)
 //!
@@ -62,7 +63,7 @@ use thiserror::Error;
 use crate::engine::{BuildError, Sim, SimConfig};
 use crate::flows::{FlowKind, FlowSpec};
 use crate::spec::{describe_toml_error, Dur, LossToml, Rate, ScheduleToml};
-use crate::tcp::{Application, DelayedAck, TcpConfig, UpdateMode, WindowUnit};
+use crate::tcp::{Application, DelayedAck, Rmem, TcpConfig, UpdateMode, WindowUnit};
 use crate::topology::{FramesBuilder, Topology};
 
 /// Why a scenario could not be loaded.
@@ -382,6 +383,7 @@ struct TcpToml {
     delayed_ack: Option<DelayedAckToml>,
     send_buffer: Option<u64>,
     receive_buffer: Option<u64>,
+    rmem: Option<[u64; 2]>,
     min_rto: Option<Dur>,
     initial_rto: Option<Dur>,
     max_rto: Option<Dur>,
@@ -411,6 +413,17 @@ fn tcp_kind(t: TcpToml) -> Result<FlowKind, String> {
     };
     config.send_buffer = t.send_buffer.unwrap_or(config.send_buffer);
     config.receive_buffer = t.receive_buffer.unwrap_or(config.receive_buffer);
+    if let Some([default, max]) = t.rmem {
+        if t.receive_buffer.is_some() {
+            return Err(
+                "give receive_buffer (a fixed window) or rmem (autotuned), not both".into(),
+            );
+        }
+        let rmem = Rmem { default, max };
+        rmem.validate()?;
+        config.receive_buffer = rmem.window();
+        config.rmem = Some(rmem);
+    }
     config.min_rto = t.min_rto.map_or(config.min_rto, |d| d.0);
     config.initial_rto = t.initial_rto.map_or(config.initial_rto, |d| d.0);
     config.max_rto = t.max_rto.map_or(config.max_rto, |d| d.0);
@@ -1048,6 +1061,17 @@ mod tests {
             (
                 TCP.replace("app = \"updates\"", "app = \"bulk\""),
                 "need app",
+            ),
+            (
+                TCP.replace(
+                    "smss = 536",
+                    "smss = 536\n        rmem = [1000, 2000]\n        receive_buffer = 6000",
+                ),
+                "receive_buffer (a fixed window) or rmem (autotuned), not both",
+            ),
+            (
+                TCP.replace("smss = 536", "smss = 536\n        rmem = [3000, 2000]"),
+                "0 < default ≤ max",
             ),
             (
                 TCP.replace("smss = 536", "smss = 536\n        receive_buffer = 600"),

@@ -1,7 +1,8 @@
 //! A measured quantity against a count (e.g. the average age against the number of sources):
 //! each [`Measured`] series a line with filled markers and vertical 95 % error bars, and the
 //! [`Published`] numbers it is compared with beside it, hollow squares joined by a dashed line
-//! in the same colour.
+//! in the same colour. [`scatter`] draws the same without the lines: runs as points (e.g. each
+//! run's (delay, age)), a series per protocol.
 
 use std::path::Path;
 
@@ -54,6 +55,29 @@ pub fn versus(
             y_desc,
             measured,
             published,
+            joined: true,
+        },
+        stem,
+    )
+}
+
+/// As [`versus`], with no lines: each point stands alone.
+pub fn scatter(
+    title: &str,
+    x_desc: &str,
+    y_desc: &str,
+    measured: &[Measured],
+    published: &[Published],
+    stem: &Path,
+) -> anyhow::Result<()> {
+    write_both(
+        &Versus {
+            title,
+            x_desc,
+            y_desc,
+            measured,
+            published,
+            joined: false,
         },
         stem,
     )
@@ -68,6 +92,8 @@ struct Versus<'a> {
     y_desc: &'a str,
     measured: &'a [Measured],
     published: &'a [Published],
+    /// Points joined by lines (a curve) or not (a scatter).
+    joined: bool,
 }
 
 /// A measured series' finite points, by x: (x, mean, half-width or 0).
@@ -140,7 +166,14 @@ impl Figure for Versus<'_> {
             .measured
             .iter()
             .enumerate()
-            .map(|(i, m)| entry(m.name.clone(), Symbol::LineAndMarker(colour(i))))
+            .map(|(i, m)| {
+                let symbol = if self.joined {
+                    Symbol::LineAndMarker(colour(i))
+                } else {
+                    Symbol::Marker(colour(i))
+                };
+                entry(m.name.clone(), symbol)
+            })
             .collect();
         legend.extend(
             self.published
@@ -152,13 +185,18 @@ impl Figure for Versus<'_> {
 
         // Lines first, then error bars, then markers, the published squares last: hollow, they
         // frame a measured marker at the same place rather than hide it.
-        for (i, points) in measured.iter().enumerate() {
+        for (i, points) in measured.iter().enumerate().filter(|_| self.joined) {
             let line: Vec<(f64, f64)> = points.iter().map(|p| (p.0, p.1)).collect();
             for piece in clip_polyline(&line, x, y) {
                 polyline(root, &chart, &piece, colour(i).stroke_width(2), lines)?;
             }
         }
-        for (p, points) in self.published.iter().zip(&published) {
+        for (p, points) in self
+            .published
+            .iter()
+            .zip(&published)
+            .filter(|_| self.joined)
+        {
             for piece in clip_polyline(points, x, y) {
                 let style = colour(p.of).stroke_width(2);
                 dashed_polyline(root, &chart, &piece, DASH, style, lines)?;

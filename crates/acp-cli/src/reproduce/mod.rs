@@ -1,8 +1,9 @@
-//! `acp reproduce fig2|fig4|fig7|table1|dd1|fig15|fig3-16|fig3-15|contention-tcp|controllers`:
+//! `acp reproduce fig2|fig4|fig7|table1|dd1|fig15|fig3-16|fig3-15|contention-tcp|controllers|core-tcp`:
 //! the papers' results (and our D/D/1 finding), a table on stdout beside the papers' numbers,
 //! plots and CSV on disk. The TCP results of §III are in [`tcp`], the multi-source WiFi results
 //! in [`wifi`], TCP against ACP+ over a shared WiFi access (§XI-B) in [`contention`], our
-//! controllers' evaluation suite in [`controllers`].
+//! controllers' evaluation suite in [`controllers`], §XI-A's core network (lab or simulator) in
+//! [`core_tcp`].
 //!
 //! On SIGINT or SIGTERM the runs not yet started are skipped and the runs under way finish
 //! (one [`Cancel`] handle for all the runs of a reproduction); the tables, CSV and charts then
@@ -11,6 +12,7 @@
 
 mod contention;
 mod controllers;
+mod core_tcp;
 mod tcp;
 mod wifi;
 
@@ -42,9 +44,11 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
         Reproduction::Fig3_15 => "fig3-15",
         Reproduction::ContentionTcp => "contention-tcp",
         Reproduction::Controllers => "controllers",
+        Reproduction::CoreTcp => "core-tcp",
     });
     let count = a.seeds.unwrap_or(match a.which {
         Reproduction::Controllers => acp_sim::reproduce::controllers::DEFAULT_SEEDS,
+        Reproduction::CoreTcp => 1,
         _ => 5,
     });
     let seeds: Vec<u64> = (0..count).map(|k| a.seed.saturating_add(k)).collect();
@@ -53,7 +57,8 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
         controllers::check(&a)?;
     }
     crate::out_dir(&dir)?;
-    let cancel = Cancel::on(signals::shutdown_flag()?);
+    let stop = signals::shutdown_flag()?;
+    let cancel = Cancel::on(stop.clone());
     let c = &cancel;
     match a.which {
         Reproduction::Fig2 => tcp::fig2(&dir, a.secs.unwrap_or(300), &seeds, a.json, c),
@@ -76,6 +81,10 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
             contention::run(&dir, secs, &seeds, &clients, a.json, c)
         }
         Reproduction::Controllers => controllers::run(&dir, &a, &seeds, c),
+        Reproduction::CoreTcp => {
+            let secs = a.secs.unwrap_or(30);
+            core_tcp::run(&dir, secs, &seeds, a.sim, a.json, &stop, c)
+        }
     }
 }
 

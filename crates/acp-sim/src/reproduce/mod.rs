@@ -11,6 +11,7 @@
 //!   Figs. 3.15 and 3.16).
 //! - [`controllers`]: our evaluation suite, every controller of a list against the fixed-rate
 //!   oracle on 36 scenarios.
+//! - [`core_tcp`]: §XI-A, ACP+, Lazy and bulk TCP over a long core path, one at a time.
 //! - [`tcp_updates`]: §III, status updates over TCP against UDP (Fig. 2) and small payloads
 //!   over TCP (Fig. 4).
 //! - [`contention`]: §XI-B, TCP clients (CUBIC, Vegas, BBR) against ACP+ sources sharing one
@@ -22,6 +23,7 @@
 
 pub mod contention;
 pub mod controllers;
+pub mod core_tcp;
 pub mod tcp_updates;
 pub mod wifi;
 

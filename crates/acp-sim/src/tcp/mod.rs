@@ -175,6 +175,35 @@ impl WindowUnit {
     }
 }
 
+/// A Linux receiver's `net.ipv4.tcp_rmem` default and maximum (bytes): the receive buffer
+/// starts at `default` and autotuning grows it up to `max` while the application keeps up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rmem {
+    pub default: u64,
+    pub max: u64,
+}
+
+impl Rmem {
+    /// The share of the buffer Linux advertises as window: half (`tcp_adv_win_scale = 1`
+    /// before Linux 6.6, and the initial `scaling_ratio` since; `docs/LAB.md` has the share
+    /// measured in the lab).
+    pub const WINDOW_SHARE: f64 = 0.5;
+
+    /// The largest window (bytes) the buffer grows to: the model's `receive_buffer`. The
+    /// model's window is fixed, so `default` (where the buffer starts) plays no part in it.
+    pub fn window(&self) -> u64 {
+        (self.max as f64 * Self::WINDOW_SHARE) as u64
+    }
+
+    /// Checks the pair, naming what is wrong.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.default == 0 || self.default > self.max {
+            return Err("rmem = [default, max] needs 0 < default ≤ max".into());
+        }
+        Ok(())
+    }
+}
+
 /// A connection's parameters; the defaults are Linux's where it has one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TcpConfig {
@@ -190,6 +219,10 @@ pub struct TcpConfig {
     pub send_buffer: u64,
     /// Receive buffer (bytes): the largest window the receiver advertises.
     pub receive_buffer: u64,
+    /// The Linux receiver's `net.ipv4.tcp_rmem` this connection stands for, if the scenario
+    /// gave one (`rmem = [default, max]`): `receive_buffer` is then the window Linux's
+    /// autotuning grows to, [`Rmem::window`]. The lab sets the receiving host's `tcp_rmem`.
+    pub rmem: Option<Rmem>,
     /// Lower bound of the RTO (Linux: 200 ms; RFC 6298: 1 s).
     pub min_rto: Duration,
     /// RTO before the first RTT sample (RFC 6298: 1 s).
@@ -211,6 +244,7 @@ impl Default for TcpConfig {
             delayed_ack: Some(DelayedAck::default()),
             send_buffer: 1 << 20,
             receive_buffer: 1 << 20,
+            rmem: None,
             min_rto: Duration::from_millis(200),
             initial_rto: Duration::from_secs(1),
             max_rto: Duration::from_secs(60),

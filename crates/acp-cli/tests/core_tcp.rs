@@ -1,0 +1,133 @@
+//! `acp reproduce core-tcp` (the ACP+ paper's §XI-A on a 20 Mbit/s, 110 ms path): the
+//! simulator's variant (30 s runs, under a second in all) asserting the mechanisms the
+//! experiment shows; and the lab's, root only (without root it says why and passes), in 12 s
+//! runs (about 90 s in all).
+//!
+//! The assertions are the mechanisms, each with a margin well beyond the run-to-run spread:
+//! - ACP+ keeps the path's queue empty: its mean RTT within 5 ms of the 110 ms base (measured
+//!   110.5 in the simulator, 110.7 in the lab), and its age between the base RTT (the estimate
+//!   is at least one RTT) and 1.25 times it in the simulator (measured 114) and 1.5 times it in
+//!   the lab (measured 145: a 12 s run's 4 s warm-up is short of the time ACP+ takes to raise
+//!   its rate over a 110 ms RTT, and it sent 0.26 Mbit/s; over 30 s, 115 ms at 1.0 Mbit/s);
+//! - BBR-d1m1 is limited by its receive window, 0.55 of the path's bandwidth-delay product: its
+//!   throughput between 0.45 and 0.65 of the link (measured 0.53 simulated, 0.65 in the lab
+//!   where Linux advertises 0.62 of the buffer, not 0.5: the lab's bound is 0.75) and its mean
+//!   RTT within 3 ms of the base (no queue; measured 110.6 and 111.3);
+//! - CUBIC, loss-based with a window of 2.7 BDP, fills the link (above 0.8 of it; measured
+//!   0.97) and its queue: its mean RTT at least 5 ms above the base (measured 126 in both; the
+//!   60-packet queue holds 36 ms). Not Reno: after its first loss it regains one segment per
+//!   110 ms round trip and takes some 10 s to fill the queue again, longer than the lab's
+//!   12 s run measures (112.7 ms there).
+//!
+//! BBR-d5m5's age is not asserted against BBR-d1m1's: the paper's > 140 ms does not appear on
+//! the emulated path (docs/LAB.md explains), and in the model it depends on the run's length.
+
+mod common;
+
+use common::{acp, json_output};
+use serde_json::Value;
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+/// The base RTT (ms) and the link's rate (bit/s).
+const BASE_MS: f64 = 110.0;
+const LINK_BPS: f64 = 20e6;
+
+/// The run of `protocol` in `v`'s `core_tcp` rows.
+fn run<'a>(v: &'a Value, protocol: &str) -> &'a Value {
+    v["core_tcp"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["protocol"] == protocol)
+        .unwrap_or_else(|| panic!("no {protocol} run in {v}"))
+}
+
+fn num(r: &Value, field: &str) -> f64 {
+    r[field]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{field} missing in {r}"))
+}
+
+/// The mechanisms of the module documentation; `acp_age_max` bounds ACP+'s age as a multiple
+/// of the base RTT, `d1m1_share` BBR-d1m1's throughput as a share of the link.
+fn check_mechanisms(v: &Value, acp_age_max: f64, d1m1_share: (f64, f64)) {
+    eprintln!("{v}");
+    let acp_plus = run(v, "ACP+");
+    assert!(
+        (num(acp_plus, "delay_ms") - BASE_MS).abs() < 5.0,
+        "{acp_plus}"
+    );
+    let age = num(acp_plus, "age_ms");
+    assert!(
+        (BASE_MS..acp_age_max * BASE_MS).contains(&age),
+        "{acp_plus}"
+    );
+    let d1m1 = run(v, "BBR-d1m1");
+    let share = num(d1m1, "throughput_bps") / LINK_BPS;
+    assert!(
+        (d1m1_share.0..d1m1_share.1).contains(&share),
+        "{share} {d1m1}"
+    );
+    assert!((num(d1m1, "delay_ms") - BASE_MS).abs() < 3.0, "{d1m1}");
+    let cubic = run(v, "CUBIC");
+    assert!(num(cubic, "throughput_bps") > 0.8 * LINK_BPS, "{cubic}");
+    assert!(num(cubic, "delay_ms") > BASE_MS + 5.0, "{cubic}");
+}
+
+#[test]
+fn the_simulators_core_network_shows_the_papers_mechanisms() {
+    let dir = std::env::temp_dir().join(format!("acp-core-tcp-sim-{}", std::process::id()));
+    let v = json_output(
+        acp()
+            .args([
+                "reproduce",
+                "core-tcp",
+                "--sim",
+                "--secs",
+                "30",
+                "--json",
+                "--out",
+            ])
+            .arg(&dir),
+    );
+    for r in v["core_tcp"].as_array().unwrap() {
+        assert_eq!(r["bed"], "sim", "{r}");
+    }
+    check_mechanisms(&v, 1.25, (0.45, 0.65));
+    let out = dir.join("core-tcp");
+    let csv = std::fs::read_to_string(out.join("core_tcp.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 9, "{csv}");
+    for chart in ["core_tcp_delay_age.png", "core_tcp_throughput_age.svg"] {
+        assert!(out.join(chart).exists(), "{chart}");
+    }
+    assert!(out.join("scenarios/bbr-d5m5-seed1.toml").exists());
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_labs_core_network_shows_the_papers_mechanisms() {
+    if !is_root() {
+        eprintln!("skipped: acp lab needs root");
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("acp-core-tcp-lab-{}", std::process::id()));
+    let v = json_output(
+        acp()
+            .args(["reproduce", "core-tcp", "--secs", "12", "--json", "--out"])
+            .arg(&dir),
+    );
+    for r in v["core_tcp"].as_array().unwrap() {
+        let model = r["protocol"] == "Vegas" || r["protocol"] == "YeAH";
+        assert_eq!(r["bed"], if model { "sim" } else { "lab" }, "{r}");
+    }
+    check_mechanisms(&v, 1.5, (0.45, 0.75));
+    let record = dir.join("core-tcp/lab/reno-seed1");
+    for file in ["scenario.toml", "flows.csv", "README.md", "result.json"] {
+        assert!(record.join(file).exists(), "{file}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

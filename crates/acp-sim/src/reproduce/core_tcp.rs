@@ -1,0 +1,274 @@
+//! The ACP+ paper's §XI-A, "Ageing over the Core Network": ACP+, Lazy and bulk TCP (iPerf3)
+//! over a long path (Frankfurt → Mumbai, RTT ≈ 110 ms), one protocol at a time; the age, delay
+//! (mean RTT) and throughput of each run.
+//!
+//! The paper's age of a TCP flow is its estimate from the sender (every new segment a fresh
+//! update, as old as its RTT when its ACK arrives; [`crate::report::FlowResult::est_age`]); an
+//! ACP source's is its own estimate, made the same way from its ACKs. Both are compared here.
+//!
+//! The path is scaled: the paper's flows reached 200 Mbit/s, beyond what the lab's emulator
+//! forwards on a shared machine, so the bottleneck here is [`RATE_MBIT`] Mbit/s with the paper's
+//! RTT, and the receive buffers keep the paper's ratios to the path (window against
+//! bandwidth-delay product): BBR-d1m1's window about half the BDP (the paper's d1m1 reached 110
+//! of d1m3's 200 Mbit/s), d1m3's three times that, d5m5's five. [`scenario_text`] is the one
+//! scenario file `acp sim` and `acp lab` both run. `docs/LAB.md` compares the results.
+
+use serde::Serialize;
+
+use crate::report::SimResult;
+use crate::scenario::Scenario;
+
+/// The bottleneck's rate (Mbit/s).
+pub const RATE_MBIT: u32 = 20;
+/// Propagation one way (ms): the paper's RTT ≈ 110 ms.
+pub const ONE_WAY_MS: u32 = 55;
+/// The bottleneck's drop-tail queue (packets): about a third of the BDP (36 ms of 1,500-byte
+/// packets), so that loss-based TCP adds a few tens of ms, as the paper's CUBIC and Reno did.
+pub const QUEUE_PACKETS: u32 = 60;
+/// d1: the `tcp_rmem` default and maximum of BBR-d1m1 (bytes); the window Linux grows it to is
+/// half of it ([`crate::tcp::Rmem::window`]), 0.55 of the path's BDP.
+pub const D1_BYTES: u64 = 300_000;
+/// ACP+'s and Lazy's payload (bytes), the paper's.
+pub const ACP_PAYLOAD: u32 = 1024;
+
+/// A protocol of the experiment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum Protocol {
+    AcpPlus,
+    Lazy,
+    Reno,
+    Cubic,
+    BbrD1m1,
+    BbrD1m3,
+    BbrD5m5,
+    Vegas,
+    Yeah,
+}
+
+impl Protocol {
+    /// All of them, in the paper's order of runs.
+    pub const ALL: [Protocol; 9] = [
+        Protocol::AcpPlus,
+        Protocol::Lazy,
+        Protocol::BbrD1m1,
+        Protocol::BbrD1m3,
+        Protocol::BbrD5m5,
+        Protocol::Cubic,
+        Protocol::Reno,
+        Protocol::Vegas,
+        Protocol::Yeah,
+    ];
+
+    /// Its label, the paper's.
+    pub fn label(self) -> &'static str {
+        match self {
+            Protocol::AcpPlus => "ACP+",
+            Protocol::Lazy => "Lazy",
+            Protocol::Reno => "Reno",
+            Protocol::Cubic => "CUBIC",
+            Protocol::BbrD1m1 => "BBR-d1m1",
+            Protocol::BbrD1m3 => "BBR-d1m3",
+            Protocol::BbrD5m5 => "BBR-d5m5",
+            Protocol::Vegas => "Vegas",
+            Protocol::Yeah => "YeAH",
+        }
+    }
+
+    /// True if only the simulator has it (Linux has Vegas and YeAH as modules, which the lab's
+    /// kernel may lack; the reproduction takes them from the models always).
+    pub fn model_only(self) -> bool {
+        matches!(self, Protocol::Vegas | Protocol::Yeah)
+    }
+
+    /// The receiver's `tcp_rmem` (default, max) of a TCP protocol: d1m1, d1m3, or d5m5 (the
+    /// paper's setting for every TCP but BBR's two others).
+    fn rmem(self) -> (u64, u64) {
+        match self {
+            Protocol::BbrD1m1 => (D1_BYTES, D1_BYTES),
+            Protocol::BbrD1m3 => (D1_BYTES, 3 * D1_BYTES),
+            _ => (5 * D1_BYTES, 5 * D1_BYTES),
+        }
+    }
+
+    /// The `[[flow]]` of its run.
+    fn flow(self) -> String {
+        let tcp = |cc: &str| {
+            let (default, max) = self.rmem();
+            format!(
+                "type = \"tcp\"\ncc = \"{cc}\"\napp = \"bulk\"\nwindow = \"packets\"\n\
+                 rmem = [{default}, {max}]\n"
+            )
+        };
+        let acp = |controller: &str| {
+            format!("type = \"acp\"\ncontroller = \"{controller}\"\npayload = {ACP_PAYLOAD}\n")
+        };
+        match self {
+            Protocol::AcpPlus => acp("acp+"),
+            Protocol::Lazy => acp("lazy"),
+            Protocol::Reno => tcp("newreno"),
+            Protocol::Cubic => tcp("cubic"),
+            Protocol::BbrD1m1 | Protocol::BbrD1m3 | Protocol::BbrD5m5 => tcp("bbr"),
+            Protocol::Vegas => tcp("vegas"),
+            Protocol::Yeah => tcp("yeah"),
+        }
+    }
+}
+
+/// The scenario file of `protocol`'s run: `secs` long, the first third warm-up.
+pub fn scenario_text(protocol: Protocol, secs: u64, seed: u64) -> String {
+    format!(
+        "format = 2\nname = \"core-tcp {label}\"\nseed = {seed}\nduration = \"{secs}s\"\n\
+         warmup = \"{warmup}s\"\n\n[[link]]\nfrom = \"frankfurt\"\nto = \"mumbai\"\n\
+         rate = \"{RATE_MBIT}mbit\"\ndelay = \"{ONE_WAY_MS}ms\"\nqueue = {QUEUE_PACKETS}\n\n\
+         [[flow]]\nname = \"{name}\"\n{flow}path = [\"frankfurt\", \"mumbai\"]\n",
+        label = protocol.label(),
+        warmup = secs as f64 / 3.0,
+        name = protocol.label().to_lowercase(),
+        flow = protocol.flow(),
+    )
+}
+
+/// One run's numbers.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Run {
+    pub protocol: Protocol,
+    pub seed: u64,
+    /// The sender's estimate of the time-average age (s; see the module documentation).
+    pub age: Option<f64>,
+    /// True time-average age at the receiver (s), where it is measured (ACP flows in the
+    /// simulator; every flow in the lab).
+    pub true_age: Option<f64>,
+    /// Mean RTT (s): the paper's "delay".
+    pub delay: Option<f64>,
+    /// Bits per second delivered.
+    pub throughput_bps: f64,
+}
+
+impl Run {
+    /// The numbers of `result`, a run of [`scenario_text`] in the simulator.
+    pub fn from_sim(protocol: Protocol, seed: u64, result: &SimResult) -> Option<Run> {
+        let f = result.flows.first()?;
+        Some(Run {
+            protocol,
+            seed,
+            age: f.est_age,
+            true_age: f.age,
+            delay: f.mean_rtt,
+            throughput_bps: f.throughput_bps,
+        })
+    }
+}
+
+/// Simulates `protocol`'s run.
+pub fn simulate(protocol: Protocol, secs: u64, seed: u64) -> Option<Run> {
+    let text = scenario_text(protocol, secs, seed);
+    let scenario = match Scenario::parse(&text) {
+        Ok(s) => s,
+        Err(e) => unreachable!("the core-tcp scenario is well formed: {e}"),
+    };
+    let result = scenario.build().ok()?.run();
+    Run::from_sim(protocol, seed, &result)
+}
+
+/// What the paper says of an age.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub enum Claim {
+    /// About this (s).
+    About(f64),
+    /// Above this (s).
+    Above(f64),
+    /// Between these (s).
+    Between(f64, f64),
+}
+
+/// The paper's numbers for a protocol (§XI-A text; Figs. 20–21 give no others as numbers).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct Paper {
+    pub age: Option<Claim>,
+    /// Mean RTT (s).
+    pub delay: Option<f64>,
+    /// Bits per second.
+    pub throughput_bps: Option<f64>,
+}
+
+/// The paper's numbers for `protocol`.
+pub fn paper(protocol: Protocol) -> Paper {
+    let none = Paper {
+        age: None,
+        delay: None,
+        throughput_bps: None,
+    };
+    match protocol {
+        Protocol::AcpPlus => Paper {
+            age: Some(Claim::About(0.1155)),
+            delay: Some(0.11079),
+            throughput_bps: Some(0.77e6),
+        },
+        Protocol::BbrD1m1 => Paper {
+            age: Some(Claim::About(0.1145)),
+            delay: Some(0.11233),
+            throughput_bps: Some(110e6),
+        },
+        Protocol::BbrD1m3 => Paper {
+            age: Some(Claim::About(0.1235)),
+            throughput_bps: Some(200e6),
+            ..none
+        },
+        Protocol::BbrD5m5 => Paper {
+            age: Some(Claim::Above(0.140)),
+            ..none
+        },
+        Protocol::Cubic => Paper {
+            age: Some(Claim::About(0.121)),
+            ..none
+        },
+        // "Reno, Vegas and BBR-d1m3 achieve higher ages than CUBIC, with YeAH achieving the
+        // highest age of about 125 ms among them."
+        Protocol::Reno | Protocol::Vegas => Paper {
+            age: Some(Claim::Between(0.121, 0.125)),
+            ..none
+        },
+        Protocol::Yeah => Paper {
+            age: Some(Claim::About(0.125)),
+            ..none
+        },
+        // "the average delay of 112.33 ms when using BBR-d1m1 is the same as that obtained by
+        // a Lazy … protocol we ran alongside the others".
+        Protocol::Lazy => Paper {
+            delay: Some(0.11233),
+            ..none
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_protocols_scenario_parses_with_its_buffers() {
+        for p in Protocol::ALL {
+            let s = Scenario::parse(&scenario_text(p, 30, 1)).unwrap();
+            assert_eq!(s.flows.len(), 1, "{p:?}");
+            if let crate::flows::FlowKind::Tcp { config, .. } = &s.flows[0].kind {
+                let rmem = config.rmem.unwrap();
+                assert_eq!((rmem.default, rmem.max), p.rmem());
+                assert_eq!(config.receive_buffer, p.rmem().1 / 2);
+            }
+        }
+    }
+
+    /// The scaling keeps the paper's mechanism: d1m1's window below the path's BDP (so the
+    /// receiver, not the path, limits it and no queue forms), d1m3's and d5m5's above.
+    #[test]
+    fn windows_straddle_the_bandwidth_delay_product() {
+        let bdp = f64::from(RATE_MBIT) * 1e6 / 8.0 * f64::from(2 * ONE_WAY_MS) * 1e-3;
+        let window = |p: Protocol| {
+            let (default, max) = p.rmem();
+            crate::tcp::Rmem { default, max }.window() as f64 / bdp
+        };
+        assert!((0.5..0.6).contains(&window(Protocol::BbrD1m1)));
+        assert!(window(Protocol::BbrD1m3) > 1.5);
+        assert!(window(Protocol::BbrD5m5) > 2.5);
+    }
+}
