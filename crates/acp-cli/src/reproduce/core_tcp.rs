@@ -125,16 +125,19 @@ pub fn run(
     .flatten()
     .map(|r| (Bed::Sim, r))
     .collect();
-    // In the lab one run at a time, in the paper's order, for each seed in turn.
-    for &seed in seeds {
-        for &p in &in_lab {
-            if cancel.is_cancelled() {
-                cancel.skip(1);
-                continue;
-            }
-            eprintln!("core-tcp: lab run {} seed {seed} ({secs} s)", p.label());
-            runs.push((Bed::Lab, lab_run(dir, p, secs, seed, stop)?));
-        }
+    // In the lab one run at a time (one thread), in the paper's order, for each seed in turn.
+    let jobs: Vec<(Protocol, u64)> = seeds
+        .iter()
+        .flat_map(|&s| in_lab.iter().map(move |&p| (p, s)))
+        .collect();
+    for r in parallel(jobs, 1, cancel, |(p, seed)| {
+        eprintln!("core-tcp: lab run {} seed {seed} ({secs} s)", p.label());
+        lab_run(dir, p, secs, seed, stop)
+    })
+    .into_iter()
+    .flatten()
+    {
+        runs.push((Bed::Lab, r?));
     }
     runs.sort_by_key(|(_, r)| (Protocol::ALL.iter().position(|&p| p == r.protocol), r.seed));
     for (_, r) in runs.iter().filter(|(b, _)| *b == Bed::Sim) {
