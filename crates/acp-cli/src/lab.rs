@@ -287,9 +287,17 @@ fn tcp_info_csv(samples: &[TcpSample]) -> String {
 pub fn run(a: LabArgs) -> anyhow::Result<()> {
     let plan = acp_lab::plan::load(&a.file)
         .map_err(|e| UsageError(format!("{}: {e}", a.file.display())))?;
+    let duration = a.duration.unwrap_or(plan.duration);
+    if duration <= plan.warmup {
+        return Err(UsageError(format!(
+            "--duration {:.1}s leaves nothing to measure: the scenario's warm-up is {:.1}s",
+            duration.as_secs_f64(),
+            plan.warmup.as_secs_f64()
+        ))
+        .into());
+    }
     acp_lab::privilege::check()?;
     let stop = signals::shutdown_flag().context("cannot install the signal handlers")?;
-    let duration = a.duration.unwrap_or(plan.duration);
     eprintln!(
         "acp lab: {}: {} hosts, {} flows, {:.1} s",
         plan.name,
