@@ -191,8 +191,8 @@ fn without_root_it_says_so_in_one_line() {
 fn a_duration_within_the_warm_up_is_refused_in_one_line() {
     // The validation scenarios warm up for 5 s; a 3 s run would measure nothing. The check
     // comes before the privilege check, so it holds with or without root.
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../../scenarios/validation/bulk_reno.toml");
+    let file =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/validation/bulk_reno.toml");
     let out = acp()
         .args(["lab", "--duration", "3s"])
         .arg(&file)
