@@ -443,15 +443,10 @@ fn chart_stems(rows: &[Row]) -> Vec<String> {
 /// `contention-tcp.csv` (a row per point, every metric with its CI and the papers' value) and
 /// the charts of [`chart_stems`].
 fn write_outputs(dir: &Path, rows: &[Row]) -> anyhow::Result<()> {
-    let mut header: Vec<String> = ["contention", "client", "wifi_mbit", "clients", "seeds"]
-        .iter()
-        .map(|h| h.to_string())
-        .collect();
-    for m in METRICS {
-        header.push(m.key().into());
-        header.push(format!("{}_ci95", m.key()));
-        header.push(format!("paper_{}", m.key()));
-    }
+    let header = super::metric_header(
+        &["contention", "client", "wifi_mbit", "clients", "seeds"],
+        METRICS.map(Metric::key),
+    );
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     std::fs::write(
         dir.join("contention-tcp.csv"),

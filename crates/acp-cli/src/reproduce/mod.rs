@@ -88,6 +88,16 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
     }
 }
 
+/// A CSV header: the `first` columns, then for each metric its column (`key`), its 95 % CI
+/// (`key_ci95`) and the papers' value (`paper_key`).
+fn metric_header(first: &[&str], keys: impl IntoIterator<Item = &'static str>) -> Vec<String> {
+    let mut header: Vec<String> = first.iter().map(|h| h.to_string()).collect();
+    for key in keys {
+        header.extend([key.into(), format!("{key}_ci95"), format!("paper_{key}")]);
+    }
+    header
+}
+
 /// Prints `result`, the `--json` output of a reproduction (an object), with `interrupted: true`,
 /// `runs_done` and `runs` added if `tally` says runs were skipped.
 fn print_json(mut result: serde_json::Value, tally: Tally) -> std::io::Result<()> {

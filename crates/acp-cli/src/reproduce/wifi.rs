@@ -360,12 +360,10 @@ fn write_outputs(
     published: &Paper,
 ) -> anyhow::Result<()> {
     let names = controllers(rows);
-    let mut header: Vec<String> = vec!["controller".into(), "sources".into(), "seeds".into()];
-    for m in METRICS {
-        header.push(m.key().into());
-        header.push(format!("{}_ci95", m.key()));
-        header.push(format!("paper_{}", m.key()));
-    }
+    let header = super::metric_header(
+        &["controller", "sources", "seeds"],
+        METRICS.map(Metric::key),
+    );
     let header: Vec<&str> = header.iter().map(String::as_str).collect();
     std::fs::write(
         dir.join(format!("{name}.csv")),
