@@ -249,7 +249,6 @@ fn session(m: &MonitorServer) -> Option<SessionReport> {
     m.snapshot().sessions.into_iter().next()
 }
 
-/// Age integral (s²) from the first update to the latest arrival.
 /// [`experiment::session_age_area`], with no area yet before a session's second update.
 fn age_area(r: &SessionReport) -> (f64, f64) {
     experiment::session_age_area(r).unwrap_or((0.0, r.stats.last_seen.as_secs_f64()))
