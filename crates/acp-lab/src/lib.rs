@@ -10,7 +10,7 @@
 //! Nothing outlives the process: namespaces are held by file descriptors only, TUN devices are
 //! not persistent, and everything runs in this process's threads.
 //!
-//! Non-goals: WiFi media (refused), cross and fixed-rate update flows (refused), IPv6, more than
+//! Non-goals: WiFi media (refused), IPv6, more than
 //! [`hosts::MAX_HOSTS`] hosts, running without root.
 //!
 //! Modules:
@@ -22,10 +22,12 @@
 //! - [`ipv4`]: the header fields routed by;
 //! - [`emulator`]: the forwarding thread;
 //! - [`tcp_flows`]: the simulator's `type = "tcp"` flows as kernel socket settings;
+//! - [`datagrams`]: the simulator's `cross` and `updates` flows as UDP datagrams and a sink;
 //! - [`plan`]: hosts, links, routes and flows of a scenario;
 //! - [`run`]: running a plan and its results;
 //! - [`bench`](mod@bench): the emulator's throughput ceiling and delay accuracy (`acp bench lab`).
 pub mod bench;
+pub mod datagrams;
 pub mod emulator;
 pub mod hosts;
 pub mod ipv4;

@@ -3,12 +3,13 @@
 //! Hosts are the nodes flows start and end at; other nodes are only where links meet. Every
 //! directed link of the scenario becomes an emulator link named as in the simulator (`a→b`, also
 //! its random streams' label). A flow's path gives the route from its source host to its
-//! destination, and the reversed path the route back (ACKs of ACP and TCP return along it, so
-//! every link on the path must exist both ways). Packets are routed by address, so two flows
+//! destination, and for ACP and TCP flows the reversed path the route back (their ACKs return
+//! along it, so every link on the path must exist both ways); `cross` and `updates` flows have
+//! no feedback and need only the route there. Packets are routed by address, so two flows
 //! joining the same hosts must take the same path.
 //!
-//! What the lab cannot emulate is refused with one line naming it: WiFi media, `updates` and
-//! `cross` flows, age traces (`trace_points`).
+//! What the lab cannot emulate is refused with one line naming it: WiFi media, age traces
+//! (`trace_points`), datagrams larger than the hosts' MTU.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -22,6 +23,7 @@ use acp_sim::flows::{FlowKind, FlowSpec};
 use acp_sim::scenario::Scenario;
 use acp_sim::topology::{Hop, Topology};
 
+use crate::datagrams::DatagramFlow;
 use crate::emulator::{LinkSpec, Route};
 use crate::hosts::MAX_HOSTS;
 use crate::tcp_flows::{self, ReceiveBuffer, TcpFlow};
@@ -38,6 +40,8 @@ pub enum FlowPlanKind {
     },
     /// A kernel TCP connection to a monitor.
     Tcp(TcpFlow),
+    /// A `cross` or `updates` flow: datagrams to a sink, no feedback.
+    Datagrams(DatagramFlow),
 }
 
 /// A flow between two hosts (indices into [`Plan::hosts`]).
@@ -123,20 +127,29 @@ impl Builder<'_> {
             .collect()
     }
 
-    /// The hosts of a flow along `path`, with the routes there and back.
-    fn connect(&mut self, flow: &str, path: &[String]) -> Result<(usize, usize), String> {
+    /// The hosts of a flow along `path`, with the route there and, if `back`, back.
+    fn connect(
+        &mut self,
+        flow: &str,
+        path: &[String],
+        back: bool,
+    ) -> Result<(usize, usize), String> {
         let err = |e: String| format!("flow {flow}: {e}");
         let (first, last) = match path {
             [first, .., last] => (first, last),
             _ => return Err(err(format!("a path needs two nodes, got {path:?}"))),
         };
         let (from, to) = (self.host(first)?, self.host(last)?);
-        let back: Vec<String> = path.iter().rev().cloned().collect();
-        for (a, b, nodes) in [(from, to, path.to_vec()), (to, from, back)] {
-            let links = self.links(&nodes).map_err(|e| {
-                err(format!(
+        let mut ways = vec![(from, to, path.to_vec())];
+        if back {
+            ways.push((to, from, path.iter().rev().cloned().collect()));
+        }
+        for (a, b, nodes) in ways {
+            let links = self.links(&nodes).map_err(|e| match back {
+                true => err(format!(
                     "{e} (ACKs return along the reversed path, so its links must exist both ways)"
-                ))
+                )),
+                false => err(e),
             })?;
             match self.by_ends.get(&(a, b)) {
                 Some(known) if *known != nodes => {
@@ -179,6 +192,7 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
     };
     let mut flows = Vec::new();
     for f in &s.flows {
+        let start = start_of(f, &streams);
         let kind = match &f.kind {
             FlowKind::Acp {
                 controller,
@@ -192,20 +206,34 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
             FlowKind::Tcp { config, app } => {
                 FlowPlanKind::Tcp(tcp_flows::from_sim(&f.name, config, app)?)
             }
-            other => {
-                return Err(format!(
-                    "flow {}: the lab runs acp and tcp flows, not {}",
-                    f.name,
-                    other.label()
-                ))
-            }
+            FlowKind::Updates {
+                process,
+                rate,
+                size,
+            } => FlowPlanKind::Datagrams(DatagramFlow::new(
+                &f.name, true, *process, *rate, *size, start, &streams,
+            )?),
+            FlowKind::Cross {
+                process,
+                rate_bps,
+                size,
+            } => FlowPlanKind::Datagrams(DatagramFlow::new(
+                &f.name,
+                false,
+                *process,
+                rate_bps / (8.0 * f64::from(*size)),
+                *size,
+                start,
+                &streams,
+            )?),
         };
-        let (from, to) = b.connect(&f.name, &f.path)?;
+        let back = !matches!(kind, FlowPlanKind::Datagrams(_));
+        let (from, to) = b.connect(&f.name, &f.path, back)?;
         flows.push(FlowPlan {
             name: f.name.clone(),
             from,
             to,
-            start: start_of(f, &streams),
+            start,
             stop: f.stop,
             dscp: f.dscp,
             kind,
@@ -341,11 +369,70 @@ mod tests {
     }
 
     #[test]
+    fn cross_and_updates_flows_run_one_way_at_the_simulators_times() {
+        let text = r#"
+            format = 2
+            seed = 7
+            duration = "10s"
+            [[link]]
+            from = "a"
+            to = "b"
+            rate = "2mbit"
+            delay = "10ms"
+            both_ways = false
+            [[flow]]
+            type = "cross"
+            name = "c"
+            rate = "1mbit"
+            size = 1000
+            process = "poisson"
+            path = ["a", "b"]
+            [[flow]]
+            type = "updates"
+            name = "u"
+            rate = 20
+            start = "1s"
+            path = ["a", "b"]
+        "#;
+        let p = plan(text).unwrap();
+        // No link back from b: only the route there.
+        assert_eq!(
+            p.routes,
+            [Route {
+                from: 0,
+                to: 1,
+                links: vec![0]
+            }]
+        );
+        let streams = Streams::new(7);
+        let datagrams = |i: usize| match &p.flows[i].kind {
+            FlowPlanKind::Datagrams(d) => d.clone(),
+            other => panic!("{other:?}"),
+        };
+        let (mut c, mut u) = (datagrams(0), datagrams(1));
+        assert!(!c.updates && u.updates && (c.size, u.size) == (1000, 100));
+        // The simulator's arrivals: its stream for the flow, 1 Mbit/s of 1000-byte packets
+        // (125 a second) from the flow's start.
+        let mut sim = acp_netmodel::Arrivals::new(
+            acp_netmodel::Process::Poisson,
+            125.0,
+            streams.stream("flow c arrivals"),
+            acp_core::Time::ZERO,
+        );
+        for _ in 0..100 {
+            assert_eq!(c.arrivals.pop(), sim.pop());
+        }
+        // Periodic updates: the first at the start, then every 50 ms.
+        assert_eq!(u.arrivals.pop(), acp_core::Time::from_secs(1));
+        assert_eq!(u.arrivals.pop(), acp_core::Time::from_millis(1050));
+    }
+
+    #[test]
     fn what_the_lab_cannot_emulate_is_refused_in_one_line() {
         let cases = [
             (
-                CHAIN.replace("type = \"acp\"", "type = \"cross\"\nrate = \"1mbit\""),
-                "flow x: the lab runs acp and tcp flows, not cross",
+                CHAIN.replace("type = \"acp\"", "type = \"cross\"\nrate = \"1mbit\"\nsize = 9000"),
+                "flow x: size 9000 is outside 28..=1500",
             ),
             (
                 CHAIN.replace("duration = \"10s\"", "duration = \"10s\"\ntrace_points = 5"),

@@ -1,10 +1,16 @@
-//! Running a [`Plan`]: the hosts, the emulator, and for each flow a monitor server in its
-//! destination host and a source in its source host, all in this process's threads (so that one
-//! clock serves sources and monitors, which measure the true age).
+//! Running a [`Plan`]: the hosts, the emulator, and for each flow a receiver in its destination
+//! host — a monitor server for ACP and TCP flows, a [`Sink`] for `cross` and `updates` flows —
+//! and a sender in its source host, all in this process's threads (so that one clock serves
+//! senders and receivers, which measure the true age).
 //!
-//! Results count from the warm-up on: the monitor's statistics are read at the warm-up and at
-//! the end, and the differences give the window's age (the age integral between the last
-//! arrivals before each reading, over that span), updates delivered and throughput.
+//! Results count from the warm-up on: the receiver's counts are read at the warm-up and at the
+//! end, and the differences give the window's age (a monitor's: the age integral between the
+//! last arrivals before each reading, over that span; a sink's: between the readings),
+//! updates (datagrams) delivered and throughput.
+//!
+//! `cross` and `updates` flows are measured as `acp sim` measures them: throughput counts the
+//! datagrams' bytes on the wire (IPv4 and UDP headers included), an updates flow's only for
+//! the updates fresher than all before, which alone count as delivered.
 //!
 //! TCP flows are measured as `acp sim` measures them: throughput counts the stream's bytes
 //! delivered (each update's whole frame, length prefix and ACP header included, as the
@@ -13,7 +19,7 @@
 //! the RTT samples of the ACKs in its window; a smoothed RTT is a moving average of those
 //! samples, so over many ACKs the two means agree).
 
-use std::net::{Ipv4Addr, SocketAddr};
+use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -26,6 +32,7 @@ use acp_runtime::experiment;
 use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport, TcpConfig};
 use acp_runtime::tcp_source::{RunningMean, TcpInfo, TcpOptions, TcpSource};
 
+use crate::datagrams::Sink;
 use crate::emulator::{Emulator, EmulatorStats};
 use crate::hosts::{self, Host};
 use crate::plan::{FlowPlan, FlowPlanKind, Plan};
@@ -69,11 +76,12 @@ pub const SAMPLE_EVERY: Duration = Duration::from_millis(10);
 #[derive(Debug, Clone, PartialEq)]
 pub struct FlowResult {
     pub name: String,
-    /// `acp` or `tcp`.
+    /// `acp`, `tcp`, `cross` or `updates`.
     pub kind: &'static str,
     pub from: String,
     pub to: String,
-    /// The controller (ACP) or the application (TCP: `updates`, `bulk`).
+    /// The controller (ACP), the application (TCP: `updates`, `bulk`) or the arrival process
+    /// (`cross`, `updates`: `periodic`, `poisson`, `on-off`).
     pub sender: String,
     /// True time-average age at the monitor (s).
     pub avg_age: Option<f64>,
@@ -83,10 +91,13 @@ pub struct FlowResult {
     /// RTT seen by the sender (s): ACP's smoothed RTT̄ at the end; TCP's mean over the measured
     /// window (see the module documentation; `TCP_INFO`'s smoothed RTT at the end is in `tcp`).
     pub rtt: Option<f64>,
-    /// Updates delivered to the monitor, and their throughput (bit/s): payload for ACP, the
-    /// stream's bytes (frames whole) for TCP, as `acp sim` counts each.
+    /// Updates (datagrams) delivered, and their throughput (bit/s): payload for ACP, the
+    /// stream's bytes (frames whole) for TCP, bytes on the wire for `cross` and `updates`, as
+    /// `acp sim` counts each.
     pub delivered: u64,
     pub throughput_bps: f64,
+    /// Datagrams of an `updates` flow that did not decode (dropped by the sink) over the run.
+    pub undecodable: u64,
     /// TCP flows only.
     pub tcp: Option<TcpResult>,
 }
@@ -111,15 +122,66 @@ enum Sender {
     Acp(acp_core::source::SourceStats, String),
     /// The kernel's view and the windowed estimate of the age.
     Tcp(TcpResult, Option<f64>),
+    /// A `cross` or `updates` flow's datagrams, all sent.
+    Datagrams,
+}
+
+/// Where a flow's packets end.
+enum Receiver {
+    Monitor(MonitorServer),
+    Sink(Sink),
+}
+
+/// A receiver's counts at a moment.
+struct Reading {
+    /// The average age so far, and what [`experiment::age_between`] takes to average it
+    /// between two readings.
+    avg_age: Option<f64>,
+    age_area: Option<(f64, f64)>,
+    delivered: u64,
+    bytes: u64,
+    undecodable: u64,
+}
+
+impl Receiver {
+    /// Its counts now; none from a monitor before its session opens.
+    fn read(&self) -> Option<Reading> {
+        match self {
+            Receiver::Monitor(m) => session(m).map(|r| Reading {
+                avg_age: r.avg_age,
+                age_area: Some(age_area(&r)),
+                delivered: r.stats.delivered,
+                bytes: r.stats.bytes,
+                undecodable: 0,
+            }),
+            Receiver::Sink(s) => {
+                let r = s.read();
+                Some(Reading {
+                    avg_age: (r.age_defined > 0.0).then(|| r.age_area / r.age_defined),
+                    age_area: (r.age_defined > 0.0).then_some((r.age_area, r.age_defined)),
+                    delivered: r.delivered,
+                    bytes: r.bytes,
+                    undecodable: r.undecodable,
+                })
+            }
+        }
+    }
+
+    fn stop(self) -> io::Result<()> {
+        match self {
+            Receiver::Monitor(m) => m.stop().map(drop),
+            Receiver::Sink(s) => s.stop(),
+        }
+    }
 }
 
 struct Running {
-    monitor: MonitorServer,
+    receiver: Receiver,
     thread: JoinHandle<io::Result<Sender>>,
 }
 
 /// Sleeps until `at` or until `stop` is raised; false if stopped.
-fn sleep_until(at: Instant, stop: &AtomicBool) -> bool {
+pub(crate) fn sleep_until(at: Instant, stop: &AtomicBool) -> bool {
     loop {
         if stop.load(Ordering::Relaxed) {
             return false;
@@ -143,23 +205,28 @@ fn start_flow(
 ) -> io::Result<Running> {
     let (src, dst) = (hosts[f.from].clone(), hosts[f.to].clone());
     let listen = SocketAddr::from((dst.addr, port));
-    let mut cfg = ServerConfig::new(
-        listen,
-        MonitorConfig {
-            clocks_synchronised: true,
-            ..MonitorConfig::default()
-        },
-    );
-    if let FlowPlanKind::Tcp(t) = &f.kind {
-        cfg.tcp = Some(TcpConfig {
-            recv_buffer: match t.receive {
-                ReceiveBuffer::Fixed(bytes) => Some(bytes),
-                ReceiveBuffer::Autotuned { .. } => None,
+    let receiver = if let FlowPlanKind::Datagrams(d) = &f.kind {
+        let socket = dst.ns.enter(|| UdpSocket::bind(listen))?;
+        Receiver::Sink(Sink::start(socket, d.updates, t0)?)
+    } else {
+        let mut cfg = ServerConfig::new(
+            listen,
+            MonitorConfig {
+                clocks_synchronised: true,
+                ..MonitorConfig::default()
             },
-            ..TcpConfig::default()
-        });
-    }
-    let monitor = dst.ns.enter(|| MonitorServer::start(cfg, None))?;
+        );
+        if let FlowPlanKind::Tcp(t) = &f.kind {
+            cfg.tcp = Some(TcpConfig {
+                recv_buffer: match t.receive {
+                    ReceiveBuffer::Fixed(bytes) => Some(bytes),
+                    ReceiveBuffer::Autotuned { .. } => None,
+                },
+                ..TcpConfig::default()
+            });
+        }
+        Receiver::Monitor(dst.ns.enter(|| MonitorServer::start(cfg, None))?)
+    };
     let (kind, dscp, finish) = (f.kind.clone(), f.dscp, finish.clone());
     let (start, stop) = (t0 + f.start, f.stop.map_or(end, |s| (t0 + s).min(end)));
     let measure_from = t0 + warmup;
@@ -172,7 +239,7 @@ fn start_flow(
             let limits = RunLimits {
                 duration: Some(stop.saturating_duration_since(Instant::now())),
                 count: None,
-                stop: Some(finish),
+                stop: Some(finish.clone()),
             };
             match kind {
                 FlowPlanKind::Acp {
@@ -239,9 +306,16 @@ fn start_flow(
                     };
                     Ok(Sender::Tcp(result, r.est_age.mean_since(&age0)))
                 }
+                FlowPlanKind::Datagrams(d) => {
+                    let socket = src.ns.enter(|| UdpSocket::bind((src.addr, 0)))?;
+                    acp_runtime::net::set_dscp(&socket, dscp)?;
+                    socket.connect(listen)?;
+                    d.send(&socket, t0, stop, &finish)?;
+                    Ok(Sender::Datagrams)
+                }
             }
         })?;
-    Ok(Running { monitor, thread })
+    Ok(Running { receiver, thread })
 }
 
 /// The flow's single session at a monitor, if it has one yet.
@@ -257,8 +331,8 @@ fn age_area(r: &SessionReport) -> (f64, f64) {
 /// Results over the window from `before` (the warm-up reading, if any) to `after`.
 /// `frame_overhead` is added to each delivered update's payload in the throughput.
 fn window_stats(
-    before: Option<&SessionReport>,
-    after: Option<&SessionReport>,
+    before: Option<&Reading>,
+    after: Option<&Reading>,
     window: Duration,
     frame_overhead: u64,
 ) -> (Option<f64>, u64, f64) {
@@ -267,11 +341,15 @@ fn window_stats(
     };
     let (age, delivered, bytes) = match before {
         Some(b) => (
-            experiment::age_between(age_area(b), age_area(after)),
-            after.stats.delivered - b.stats.delivered,
-            after.stats.bytes - b.stats.bytes,
+            match (b.age_area, after.age_area) {
+                (Some(mark), Some(end)) => experiment::age_between(mark, end),
+                (None, _) => after.avg_age,
+                (Some(_), None) => None,
+            },
+            after.delivered - b.delivered,
+            after.bytes - b.bytes,
         ),
-        None => (after.avg_age, after.stats.delivered, after.stats.bytes),
+        None => (after.avg_age, after.delivered, after.bytes),
     };
     let bytes = bytes + delivered * frame_overhead;
     let throughput = bytes as f64 * 8.0 / window.as_secs_f64().max(1e-9);
@@ -313,10 +391,10 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
         }
     };
     watch(t0 + warmup);
-    let at_warmup: Vec<Option<SessionReport>> = if warmup.is_zero() {
+    let at_warmup: Vec<Option<Reading>> = if warmup.is_zero() {
         running.iter().map(|_| None).collect()
     } else {
-        running.iter().map(|r| session(&r.monitor)).collect()
+        running.iter().map(|r| r.receiver.read()).collect()
     };
     let measured_from = Instant::now();
     watch(end);
@@ -329,11 +407,11 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
             .thread
             .join()
             .map_err(|_| io::Error::other("a flow panicked"))?;
-        let after = session(&r.monitor);
-        r.monitor.stop()?;
+        let after = r.receiver.read();
+        r.receiver.stop()?;
         let overhead = match f.kind {
             FlowPlanKind::Tcp(_) => FRAME_OVERHEAD as u64,
-            FlowPlanKind::Acp { .. } => 0,
+            FlowPlanKind::Acp { .. } | FlowPlanKind::Datagrams(_) => 0,
         };
         let (avg_age, delivered, throughput_bps) =
             window_stats(before.as_ref(), after.as_ref(), window, overhead);
@@ -345,8 +423,12 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
                 let app = format!("{:?}", spec.app).to_lowercase();
                 ("tcp", app, t.mean_rtt, est, Some(t))
             }
+            (Ok(Sender::Datagrams), FlowPlanKind::Datagrams(d)) => {
+                let kind = if d.updates { "updates" } else { "cross" };
+                (kind, d.process_label().to_string(), None, None, None)
+            }
             (Err(e), _) => return Err(io::Error::new(e.kind(), format!("flow {}: {e}", f.name))),
-            (Ok(Sender::Tcp(..)), FlowPlanKind::Acp { .. }) => unreachable!("a TCP flow's thread"),
+            (Ok(_), _) => unreachable!("each kind of flow's thread hands back its own"),
         };
         flows.push(FlowResult {
             name: f.name.clone(),
@@ -359,6 +441,7 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
             rtt,
             delivered,
             throughput_bps,
+            undecodable: after.map_or(0, |a| a.undecodable),
             tcp,
         });
     }
