@@ -60,6 +60,7 @@ fn flow_json(f: &FlowResult) -> Value {
         "rtt_ms": ms(f.rtt),
         "delivered": f.delivered,
         "throughput_bps": f.throughput_bps,
+        "undecodable": f.undecodable,
         "tcp": tcp,
     })
 }

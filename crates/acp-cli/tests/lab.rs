@@ -53,6 +53,49 @@ fn acp_and_tcp_over_2mbit_20ms_see_the_link() {
     std::fs::remove_dir_all(&out).ok();
 }
 
+/// 500 kbit/s of CBR cross traffic beside an ACP flow, and 10 periodic updates a second the
+/// other way, over 2 Mbit/s and 20 ms, measured over 4 s after a 2 s warm-up.
+#[test]
+fn cross_traffic_keeps_its_rate_and_updates_age_as_d_d_1() {
+    if !is_root() {
+        eprintln!("skipped: acp lab needs root");
+        return;
+    }
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/lab/acp_cross_updates_2mbit.toml");
+    let v = json_output(acp().args(["lab", "--json", "--duration", "6s"]).arg(&file));
+    let flows = v["flows"].as_array().unwrap();
+    let flow = |name: &str| flows.iter().find(|f| f["name"] == name).unwrap();
+    let (cbr, status) = (flow("cbr"), flow("status"));
+    assert_eq!(
+        (&cbr["type"], &cbr["sender"]),
+        (&"cross".into(), &"periodic".into()),
+        "{v}"
+    );
+    assert_eq!(status["type"], "updates", "{v}");
+    // 62.5 packets of 1000 bytes a second: 250 in the 4 s window, give or take one at each
+    // end (0.8 %). The link has room for them (the ACP flow keeps its queue short of the 100
+    // packets it holds), so nothing is lost; 3 % allows a few packets' drop or a late window.
+    let bps = cbr["throughput_bps"].as_f64().unwrap();
+    assert!((bps / 500e3 - 1.0).abs() < 0.03, "{cbr}");
+    assert!(cbr["avg_age_ms"].is_null(), "{cbr}");
+    // Updates every T = 100 ms through a constant delay D age on average D + T/2 (D/D/1 with
+    // a light load): D = 20 ms + 0.4 ms to send 100 bytes at 2 Mbit/s, so 70.4 ms. Any jitter
+    // of the gaps or delays only adds to it; the window's ends cut a period short by at most
+    // T²/2 over 4 s (0.1 ms either way). The emulator and the threads add well under a
+    // millisecond to each crossing; 5 ms above covers a busy machine.
+    let age = status["avg_age_ms"].as_f64().unwrap();
+    assert!((70.0..75.4).contains(&age), "{status}");
+    // 40 updates of 100 bytes in the window: 8 kbit/s.
+    let delivered = status["delivered"].as_u64().unwrap();
+    assert!((39..=41).contains(&delivered), "{status}");
+    assert!(
+        (status["throughput_bps"].as_f64().unwrap() / 8e3 - 1.0).abs() < 0.05,
+        "{status}"
+    );
+    assert_eq!(status["undecodable"], 0, "{status}");
+}
+
 /// `acp lab --out`'s record of the 8 s run of `scenario`: the scenario copied, a row per flow,
 /// and the TCP flow's TCP_INFO every 10 ms over the run: from its first round trip (the
 /// connection opens within 0.5 s) to the end (after 7.5 s), no gap of more than 50 ms (five

@@ -431,7 +431,10 @@ mod tests {
     fn what_the_lab_cannot_emulate_is_refused_in_one_line() {
         let cases = [
             (
-                CHAIN.replace("type = \"acp\"", "type = \"cross\"\nrate = \"1mbit\"\nsize = 9000"),
+                CHAIN.replace(
+                    "type = \"acp\"",
+                    "type = \"cross\"\nrate = \"1mbit\"\nsize = 9000",
+                ),
                 "flow x: size 9000 is outside 28..=1500",
             ),
             (
