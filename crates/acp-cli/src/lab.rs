@@ -99,7 +99,7 @@ fn cell(v: Option<f64>) -> String {
 
 fn result_text(r: &LabResult) -> String {
     let mut out = format!(
-        "{}: {:.1} s run, {:.1} s measured{}\n{:<14} {:<4} {:<12} {:<14} {:>10} {:>9} {:>9} {:>10} {:>7} {:>7} {:>10}\n",
+        "{}: {:.1} s run, {:.1} s measured{}\n{:<14} {:<7} {:<12} {:<14} {:>10} {:>9} {:>9} {:>10} {:>7} {:>7} {:>10}\n",
         r.name,
         r.ran.as_secs_f64(),
         r.window.as_secs_f64(),
@@ -109,7 +109,7 @@ fn result_text(r: &LabResult) -> String {
     for f in &r.flows {
         let t = f.tcp.as_ref();
         out += &format!(
-            "{:<14} {:<4} {:<12} {:<14} {:>10} {:>9} {:>9} {:>10.3} {:>7} {:>7} {:>10}\n",
+            "{:<14} {:<7} {:<12} {:<14} {:>10} {:>9} {:>9} {:>10.3} {:>7} {:>7} {:>10}\n",
             f.name,
             f.kind,
             format!("{}→{}", f.from, f.to),
