@@ -10,6 +10,7 @@ use anyhow::Context;
 use clap::Args;
 use serde_json::{json, Value};
 
+use crate::source_tcp::tcp_info_json;
 use crate::{output, parse_duration, signals, UsageError};
 
 #[derive(Debug, Args)]
@@ -35,19 +36,15 @@ fn ms(v: Option<f64>) -> Option<f64> {
 fn flow_json(f: &FlowResult) -> Value {
     let tcp = f.tcp.as_ref().map(|t| {
         let i = &t.info;
-        json!({
-            "congestion": t.congestion,
-            "rtt_ms": i.rtt * 1e3,
-            "min_rtt_ms": i.min_rtt * 1e3,
-            "cwnd": i.cwnd,
-            "mss": i.mss,
-            "total_retrans": i.total_retrans,
-            "bytes_acked": i.bytes_acked,
-            "delivery_rate_bps": i.delivery_rate * 8,
-            "snd_wnd": i.snd_wnd,
-            "rwnd_limited_s": i.rwnd_limited,
-            "busy_s": i.busy_time,
-        })
+        tcp_info_json(
+            i,
+            json!({
+                "congestion": t.congestion,
+                "snd_wnd": i.snd_wnd,
+                "rwnd_limited_s": i.rwnd_limited,
+                "busy_s": i.busy_time,
+            }),
+        )
     });
     json!({
         "name": f.name,

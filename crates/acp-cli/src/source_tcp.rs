@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use acp_runtime::driver::RunLimits;
-use acp_runtime::tcp_source::{TcpOptions, TcpReport, TcpSource};
+use acp_runtime::tcp_source::{TcpInfo, TcpOptions, TcpReport, TcpSource};
 use anyhow::Context;
 use serde_json::{json, Value};
 
@@ -17,31 +17,45 @@ use crate::{SourceArgs, UsageError};
 /// How long the connection may take to open.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
-fn report_json(kind: &str, time: &str, elapsed: f64, r: &TcpReport) -> Value {
-    let i = &r.info;
-    json!({
-        "type": kind,
-        "time": time,
-        "elapsed_s": elapsed,
-        "transport": "tcp",
-        "congestion": r.congestion,
-        "session": format!("{:016x}", r.session),
-        "sent": r.sent,
-        "bytes": r.bytes,
-        "rate_hz": r.rate,
-        "est_avg_age_ms": r.est_avg_age.map(|a| a * 1e3),
+/// The fields of a `TCP_INFO` reading that both `acp source --transport tcp` and `acp lab`
+/// report, with the object `extra`'s own fields added.
+pub fn tcp_info_json(i: &TcpInfo, extra: Value) -> Value {
+    let mut fields = json!({
         "rtt_ms": i.rtt * 1e3,
-        "rtt_var_ms": i.rtt_var * 1e3,
         "min_rtt_ms": i.min_rtt * 1e3,
         "cwnd": i.cwnd,
         "mss": i.mss,
         "total_retrans": i.total_retrans,
         "bytes_acked": i.bytes_acked,
         "delivery_rate_bps": i.delivery_rate * 8,
-        "pacing_rate_bps": i.pacing_rate * 8,
-        "notsent_bytes": i.notsent_bytes,
-        "unacked": i.unacked,
-    })
+    });
+    if let (Value::Object(fields), Value::Object(extra)) = (&mut fields, extra) {
+        fields.extend(extra);
+    }
+    fields
+}
+
+fn report_json(kind: &str, time: &str, elapsed: f64, r: &TcpReport) -> Value {
+    let i = &r.info;
+    tcp_info_json(
+        i,
+        json!({
+            "type": kind,
+            "time": time,
+            "elapsed_s": elapsed,
+            "transport": "tcp",
+            "congestion": r.congestion,
+            "session": format!("{:016x}", r.session),
+            "sent": r.sent,
+            "bytes": r.bytes,
+            "rate_hz": r.rate,
+            "est_avg_age_ms": r.est_avg_age.map(|a| a * 1e3),
+            "rtt_var_ms": i.rtt_var * 1e3,
+            "pacing_rate_bps": i.pacing_rate * 8,
+            "notsent_bytes": i.notsent_bytes,
+            "unacked": i.unacked,
+        }),
+    )
 }
 
 fn report_text(kind: &str, time: &str, elapsed: f64, r: &TcpReport) -> String {
