@@ -24,10 +24,8 @@ use std::time::{Duration, Instant};
 use acp_core::accounting::AgeIntegral;
 use acp_core::wire::{self, Update};
 use acp_core::Time;
-use acp_netmodel::{Arrivals, Process, Streams};
-
-/// IPv4 and UDP headers: what a datagram adds to its payload on the wire.
-pub const UDP_IP_OVERHEAD: u32 = 28;
+use acp_netmodel::{Arrivals, Process};
+use acp_sim::engine::UDP_IP_OVERHEAD;
 
 /// The hosts' TUN devices keep the kernel's default MTU; a larger datagram would be fragmented.
 pub const MTU: u32 = 1500;
@@ -51,16 +49,14 @@ pub struct DatagramFlow {
 }
 
 impl DatagramFlow {
-    /// Flow `name`'s datagrams of `size` bytes at `rate` per second (while on), from `start`,
-    /// drawn from `streams` as the simulator draws them.
+    /// Flow `name`'s datagrams of `size` bytes at the times of `arrivals` (the simulator's:
+    /// [`acp_sim::flows::FlowSpec::arrivals`]).
     pub fn new(
         name: &str,
         updates: bool,
         process: Process,
-        rate: f64,
         size: u32,
-        start: Duration,
-        streams: &Streams,
+        arrivals: Arrivals,
     ) -> Result<Self, String> {
         let least = UDP_IP_OVERHEAD + if updates { wire::HEADER_LEN as u32 } else { 0 };
         if !(least..=MTU).contains(&size) {
@@ -70,16 +66,11 @@ impl DatagramFlow {
                 if updates { " and the ACP header" } else { "" }
             ));
         }
-        if !(rate.is_finite() && rate > 0.0) {
-            return Err(format!("flow {name}: the rate must be positive"));
-        }
-        let rng = streams.stream(&format!("flow {name} arrivals"));
-        let start = Time::from_nanos(acp_core::time::duration_nanos(start));
         Ok(DatagramFlow {
             updates,
             size,
             process,
-            arrivals: Arrivals::new(process, rate, rng, start),
+            arrivals,
         })
     }
 
@@ -269,16 +260,13 @@ mod tests {
     use super::*;
 
     fn flow(updates: bool, size: u32) -> Result<DatagramFlow, String> {
-        let streams = Streams::new(1);
-        DatagramFlow::new(
-            "f",
-            updates,
+        let arrivals = Arrivals::new(
             Process::Periodic,
             10.0,
-            size,
-            Duration::ZERO,
-            &streams,
-        )
+            acp_netmodel::Streams::new(1).stream("f"),
+            Time::ZERO,
+        );
+        DatagramFlow::new("f", updates, Process::Periodic, size, arrivals)
     }
 
     #[test]

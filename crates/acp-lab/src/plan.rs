@@ -82,18 +82,6 @@ pub fn load(path: &Path) -> Result<Plan, String> {
     from_scenario(&scenario)
 }
 
-/// The start of a replica, its stagger drawn as the simulator draws it.
-fn start_of(spec: &FlowSpec, streams: &Streams) -> Duration {
-    let offset = match spec.stagger.as_secs_f64() {
-        0.0 => Duration::ZERO,
-        s => {
-            let mut rng = streams.stream(&format!("flow {} start", spec.name));
-            acp_core::time::secs_to_duration(rng.uniform(0.0, s)).min(spec.stagger)
-        }
-    };
-    spec.start + offset
-}
-
 struct Builder<'a> {
     topology: &'a Topology,
     hosts: Vec<String>,
@@ -192,41 +180,34 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
     };
     let mut flows = Vec::new();
     for f in &s.flows {
-        let start = start_of(f, &streams);
-        let kind = match &f.kind {
-            FlowKind::Acp {
-                controller,
-                config,
-                payload,
-            } => FlowPlanKind::Acp {
-                controller: *controller,
-                config: config.clone(),
-                payload: *payload,
-            },
-            FlowKind::Tcp { config, app } => {
-                FlowPlanKind::Tcp(tcp_flows::from_sim(&f.name, config, app)?)
-            }
-            FlowKind::Updates {
-                process,
-                rate,
-                size,
-            } => FlowPlanKind::Datagrams(DatagramFlow::new(
-                &f.name, true, *process, *rate, *size, start, &streams,
-            )?),
-            FlowKind::Cross {
-                process,
-                rate_bps,
-                size,
-            } => FlowPlanKind::Datagrams(DatagramFlow::new(
-                &f.name,
-                false,
-                *process,
-                rate_bps / (8.0 * f64::from(*size)),
-                *size,
-                start,
-                &streams,
-            )?),
+        acp_sim::engine::check_flow(f).map_err(|e| e.to_string())?;
+        let start = f.staggered_start(&streams);
+        let arrivals = |f: &FlowSpec| {
+            let at = acp_netmodel::Time::from_nanos(acp_core::time::duration_nanos(start));
+            f.arrivals(&streams, at)
+                .unwrap_or_else(|| unreachable!("updates and cross flows have arrivals"))
         };
+        let kind =
+            match &f.kind {
+                FlowKind::Acp {
+                    controller,
+                    config,
+                    payload,
+                } => FlowPlanKind::Acp {
+                    controller: *controller,
+                    config: config.clone(),
+                    payload: *payload,
+                },
+                FlowKind::Tcp { config, app } => {
+                    FlowPlanKind::Tcp(tcp_flows::from_sim(&f.name, config, app)?)
+                }
+                FlowKind::Updates { process, size, .. } => FlowPlanKind::Datagrams(
+                    DatagramFlow::new(&f.name, true, *process, *size, arrivals(f))?,
+                ),
+                FlowKind::Cross { process, size, .. } => FlowPlanKind::Datagrams(
+                    DatagramFlow::new(&f.name, false, *process, *size, arrivals(f))?,
+                ),
+            };
         let back = !matches!(kind, FlowPlanKind::Datagrams(_));
         let (from, to) = b.connect(&f.name, &f.path, back)?;
         flows.push(FlowPlan {

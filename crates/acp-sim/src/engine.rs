@@ -262,7 +262,9 @@ pub struct Sim {
     log: Vec<PacketEvent>,
 }
 
-fn check(spec: &FlowSpec) -> Result<(), BuildError> {
+/// Checks what a flow asks for (rates, sizes, TCP settings, DSCP, stop time) before it runs;
+/// `acp lab` checks its flows with it too.
+pub fn check_flow(spec: &FlowSpec) -> Result<(), BuildError> {
     let bad = |why: &str| Err(BuildError::BadFlow(spec.name.clone(), why.into()));
     let positive = |x: f64| x.is_finite() && x > 0.0;
     match &spec.kind {
@@ -331,7 +333,7 @@ impl Sim {
         let mut names = std::collections::HashSet::new();
         let mut next_tracked = 0;
         for (i, spec) in specs.into_iter().enumerate() {
-            check(&spec)?;
+            check_flow(&spec)?;
             if !names.insert(spec.name.clone()) {
                 return Err(BuildError::BadFlow(
                     spec.name,
@@ -346,18 +348,7 @@ impl Sim {
                 next_tracked += 1;
                 next_tracked - 1
             });
-            let offset = match spec.stagger.as_secs_f64() {
-                0.0 => Duration::ZERO,
-                s => {
-                    let mut rng = streams.stream(&format!("flow {} start", spec.name));
-                    acp_core::time::secs_to_duration(rng.uniform(0.0, s)).min(spec.stagger)
-                }
-            };
-            let flow_start = start + spec.start + offset;
-            let arrivals = |process, rate| {
-                let rng = streams.stream(&format!("flow {} arrivals", spec.name));
-                Arrivals::new(process, rate, rng, flow_start)
-            };
+            let flow_start = start + spec.staggered_start(&streams);
             let state = match &spec.kind {
                 FlowKind::Acp {
                     controller,
@@ -394,23 +385,10 @@ impl Sim {
                         timer_at: None,
                     }
                 }
-                FlowKind::Updates {
-                    process,
-                    rate,
-                    size,
-                } => State::Stream {
-                    arrivals: arrivals(*process, *rate),
-                    size: *size,
-                    route: fwd,
-                    next_seq: 1,
-                    freshest: 0,
-                },
-                FlowKind::Cross {
-                    process,
-                    rate_bps,
-                    size,
-                } => State::Stream {
-                    arrivals: arrivals(*process, rate_bps / (8.0 * f64::from(*size))),
+                FlowKind::Updates { size, .. } | FlowKind::Cross { size, .. } => State::Stream {
+                    arrivals: spec
+                        .arrivals(&streams, flow_start)
+                        .unwrap_or_else(|| unreachable!("updates and cross flows have arrivals")),
                     size: *size,
                     route: fwd,
                     next_seq: 1,

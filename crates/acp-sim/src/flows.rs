@@ -17,6 +17,7 @@ use std::time::Duration;
 use acp_core::controller::ControllerKind;
 use acp_core::SourceConfig;
 pub use acp_netmodel::Process;
+use acp_netmodel::{Arrivals, Streams, Time};
 
 use crate::tcp::{Application, TcpConfig};
 
@@ -92,6 +93,36 @@ pub struct FlowSpec {
 }
 
 impl FlowSpec {
+    /// When the flow starts, after the run's start: `start` plus its stagger, drawn uniformly
+    /// from its stream `flow NAME start` (the lab draws it as the simulator does).
+    pub fn staggered_start(&self, streams: &Streams) -> Duration {
+        let offset = match self.stagger.as_secs_f64() {
+            0.0 => Duration::ZERO,
+            s => {
+                let mut rng = streams.stream(&format!("flow {} start", self.name));
+                acp_core::time::secs_to_duration(rng.uniform(0.0, s)).min(self.stagger)
+            }
+        };
+        self.start + offset
+    }
+
+    /// An `updates` or `cross` flow's packet arrivals from `start`, drawn from its stream
+    /// `flow NAME arrivals` (cross traffic: packets of `size` at `rate_bps`); none for the
+    /// flows that send when their protocol says.
+    pub fn arrivals(&self, streams: &Streams, start: Time) -> Option<Arrivals> {
+        let (process, rate) = match &self.kind {
+            FlowKind::Updates { process, rate, .. } => (*process, *rate),
+            FlowKind::Cross {
+                process,
+                rate_bps,
+                size,
+            } => (*process, rate_bps / (8.0 * f64::from(*size))),
+            FlowKind::Acp { .. } | FlowKind::Tcp { .. } => return None,
+        };
+        let rng = streams.stream(&format!("flow {} arrivals", self.name));
+        Some(Arrivals::new(process, rate, rng, start))
+    }
+
     /// Whether the flow carries status updates whose age and backlog are measured.
     pub fn is_update_flow(&self) -> bool {
         !matches!(
