@@ -223,6 +223,9 @@ struct ReproduceArgs {
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+    /// Print the tables as markdown (as docs/ shows them).
+    #[arg(long, conflicts_with = "json")]
+    markdown: bool,
 }
 
 #[derive(Debug, Args)]

@@ -23,10 +23,12 @@ use acp_sim::reproduce::{self, ControllerRun};
 use acp_sim::sweep::{Cancel, Tally};
 use serde_json::json;
 
-use crate::output::outln;
+use crate::output::{out, outln};
 use crate::signals;
-use crate::sim::threads;
-use crate::{ReproduceArgs, Reproduction};
+use crate::sim::{progress_bar, threads};
+use crate::{ReproduceArgs, Reproduction, UsageError};
+use acp_sim::reproduce::harness::{Options, Reproduction as Declared};
+use acp_sim::reproduce::write;
 
 /// A table cell whose run was skipped.
 const NOT_RUN: &str = "not run";
@@ -65,7 +67,7 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
         Reproduction::Fig4 => tcp::fig4(&dir, a.secs.unwrap_or(300), &seeds, a.json, c),
         Reproduction::Fig7 => fig7(&dir, a.updates, a.seed, a.json, c),
         Reproduction::Table1 => table1(&dir, a.secs.unwrap_or(300), a.seed, a.json, c),
-        Reproduction::Dd1 => dd1(&dir, a.secs.unwrap_or(60), a.json, c),
+        Reproduction::Dd1 => declared(&dir, &a, &acp_sim::reproduce::dd1::Dd1, c),
         Reproduction::Fig15 => {
             wifi::fig15(&dir, a.secs.unwrap_or(300), &seeds, a.payload, a.json, c)
         }
@@ -298,91 +300,65 @@ fn table1(dir: &Path, secs: u64, seed: u64, json_out: bool, cancel: &Cancel) -> 
     Ok(())
 }
 
-/// The D/D/1 table of `docs/ALGORITHMS.md` §8 (our finding; the paper has no such table, it
-/// claims ACP+ reaches the optimum with about one update at the bottleneck).
-fn dd1(dir: &Path, secs: u64, json_out: bool, cancel: &Cancel) -> anyhow::Result<()> {
-    let rows = reproduce::dd1_table(secs, threads(), cancel);
-    let names = controller_names(rows.first().map(|r| &r.controllers[..]));
-    let mut header = vec![
-        "service_ms".to_string(),
-        "delay_ms".into(),
-        "optimal_age_ms".into(),
-    ];
-    for c in &names {
-        header.push(format!("{c} ratio"));
-        header.push(format!("{c} at server"));
-    }
-    let header: Vec<&str> = header.iter().map(String::as_str).collect();
-    let csv = to_csv(
-        &header,
-        rows.iter().map(|r| {
-            let mut row = vec![
-                r.service_ms.to_string(),
-                r.delay_ms.to_string(),
-                format!("{:.4}", r.optimal_age * 1e3),
-            ];
-            for (_, run) in &r.controllers {
-                // A skipped run's cells are empty.
-                let (ratio, b) = run.map_or_else(Default::default, |(ratio, b)| {
-                    (format!("{ratio:.4}"), format!("{b:.4}"))
-                });
-                row.push(ratio);
-                row.push(b);
-            }
-            row
-        }),
-    );
-    std::fs::write(dir.join("dd1.csv"), csv)?;
-    if json_out {
-        let out: Vec<_> = rows
-            .iter()
-            .map(|r| {
-                json!({"service_ms": r.service_ms, "delay_ms": r.delay_ms, "optimal_age_ms": r.optimal_age * 1e3,
-                       "controllers": r.controllers.iter().filter_map(|(c, run)| run.map(|(ratio, b)| json!({"controller": c, "ratio": ratio, "at_server": b}))).collect::<Vec<_>>()})
-            })
-            .collect();
-        print_json(json!({ "dd1": out }), cancel.tally())?;
-        return Ok(());
-    }
-    print_interrupted(cancel.tally())?;
-    outln!(
-        "D/D/1 path: service S, propagation P each way; {secs} s per run (last two thirds measured)"
-    )?;
-    outln!("optimum: rate 1/S, age S + P + S/2, one update at the server (paper: ACP+ ≈ optimum, ≈ 1 update at the bottleneck)")?;
-    let heads: Vec<String> = names
-        .iter()
-        .map(|c| format!("{:>13} {:>7}", format!("{c} age/opt"), "server"))
-        .collect();
-    outln!(
-        "{:>4} {:>4} {:>8}  {}",
-        "S ms",
-        "P ms",
-        "opt ms",
-        heads.join("  ")
-    )?;
-    for r in &rows {
-        let cells: Vec<String> = r
-            .controllers
-            .iter()
-            .map(|(_, run)| match run {
-                Some((ratio, b)) => format!("{ratio:>13.2} {b:>7.2}"),
-                None => format!("{NOT_RUN:>21}"),
-            })
-            .collect();
-        outln!(
-            "{:>4} {:>4} {:>8.2}  {}",
-            r.service_ms,
-            r.delay_ms,
-            r.optimal_age * 1e3,
-            cells.join("  ")
-        )?;
-    }
-    outln!("wrote {}/dd1.csv", dir.display())?;
-    Ok(())
-}
-
 /// The controllers' labels of a row of results.
 fn controller_names(row: Option<&[ControllerRun]>) -> Vec<String> {
     row.map(|c| c.iter().map(|(name, _)| name.clone()).collect())
         .unwrap_or_default()
+}
+
+/// The options of `a` for the reproductions.
+fn options(a: &ReproduceArgs) -> Options {
+    Options {
+        seed: a.seed,
+        seeds: a.seeds,
+        secs: a.secs,
+        updates: Some(a.updates),
+        payload: Some(a.payload),
+        clients: a.clients.iter().map(|&n| n as usize).collect(),
+        scenarios: a.scenarios.clone(),
+        controllers: a.controllers.clone(),
+        quick: a.quick,
+        threads: threads(),
+    }
+}
+
+/// Runs the reproduction `r` as its declaration says, with a progress bar, and writes its
+/// CSV and charts under `dir` and its tables (or `--json`, or `--markdown`) to stdout.
+fn declared(
+    dir: &Path,
+    a: &ReproduceArgs,
+    r: &dyn Declared,
+    cancel: &Cancel,
+) -> anyhow::Result<()> {
+    let o = options(a);
+    r.check(&o).map_err(UsageError)?;
+    let bar = progress_bar(0, a.json);
+    let report = r
+        .run(
+            &o,
+            cancel,
+            &|done, total| {
+                bar.set_length(total as u64);
+                bar.set_position(done as u64);
+            },
+            None,
+        )
+        .map_err(anyhow::Error::msg)?;
+    bar.finish_and_clear();
+    let name = report.name;
+    std::fs::write(dir.join(format!("{name}.csv")), write::csv(&report))?;
+    let mut written = vec![format!("{name}.csv")];
+    for chart in &report.charts {
+        crate::charts::draw(chart, &report.rows, dir)?;
+        written.push(format!("{}.png/.svg", chart.stem));
+    }
+    if a.json {
+        return Ok(outln!("{}", report.to_json())?);
+    }
+    if a.markdown {
+        return Ok(out!("{}", write::markdown(&report))?);
+    }
+    out!("{}", write::text(&report))?;
+    outln!("wrote {}/{{{}}}", dir.display(), written.join(", "))?;
+    Ok(())
 }

@@ -24,8 +24,23 @@
 pub mod contention;
 pub mod controllers;
 pub mod core_tcp;
+pub mod dd1;
+pub mod harness;
 pub mod tcp_updates;
 pub mod wifi;
+pub mod write;
+
+use harness::Reproduction;
+
+/// Every reproduction, in the order `acp reproduce` lists them.
+pub fn registry() -> Vec<&'static dyn Reproduction> {
+    vec![&dd1::Dd1]
+}
+
+/// The reproduction called `name`.
+pub fn find(name: &str) -> Option<&'static dyn Reproduction> {
+    registry().into_iter().find(|r| r.name() == name)
+}
 
 use std::time::Duration;
 
@@ -83,62 +98,6 @@ pub fn queue_chain(lambda: f64, mus: &[f64], updates: u64, seed: u64) -> SimResu
     match Sim::new(cfg, topo, flows) {
         Ok(sim) => sim.run(),
         Err(e) => unreachable!("a chain of distinct links always builds: {e}"),
-    }
-}
-
-/// Payload of the D/D/1 path's updates (bytes).
-pub const DD1_PAYLOAD: u32 = 64;
-
-/// The D/D/1 path of `docs/ALGORITHMS.md` §8: one ACP flow with `controller` through a server
-/// that takes exactly `service` per update, then `delay` of propagation; ACKs come back after
-/// `delay` without queueing. Rate 1/S is optimal there, with age `S + P + S/2` and one update at
-/// the server. Measured over the last two thirds of `secs`.
-pub fn dd1_scenario(
-    service: Duration,
-    delay: Duration,
-    controller: ControllerKind,
-    secs: u64,
-) -> Scenario {
-    let bits = 8.0 * f64::from(DD1_PAYLOAD + acp_core::wire::HEADER_LEN as u32 + 28);
-    let mut topology = Topology::default();
-    let forward = LinkConfig::new(
-        bits / service.as_secs_f64(),
-        delay,
-        QueueLimit::Packets(10_000),
-    );
-    let back = LinkConfig::new(f64::INFINITY, delay, QueueLimit::Packets(10_000));
-    for (from, to, cfg) in [("source", "monitor", forward), ("monitor", "source", back)] {
-        if let Err(e) = topology.add_link(from, to, cfg) {
-            unreachable!("the D/D/1 path's two links are valid and distinct: {e}");
-        }
-    }
-    Scenario {
-        name: format!(
-            "D/D/1 S = {} ms, P = {} ms",
-            service.as_secs_f64() * 1e3,
-            delay.as_secs_f64() * 1e3
-        ),
-        config: SimConfig {
-            seed: 1,
-            duration: Duration::from_secs(secs),
-            warmup: Duration::from_secs(secs / 3),
-            trace_points: 0,
-            packet_log: false,
-        },
-        topology,
-        flows: vec![FlowSpec {
-            name: "updates".into(),
-            kind: FlowKind::Acp {
-                controller,
-                config: acp_core::SourceConfig::default(),
-                payload: DD1_PAYLOAD,
-            },
-            path: vec!["source".into(), "monitor".into()],
-            start: Duration::ZERO,
-            stagger: Duration::ZERO,
-            stop: None,
-            dscp: 0,
-        }],
     }
 }
 
@@ -332,77 +291,4 @@ pub fn table1(
         progress(n + 1, total);
     }
     rows
-}
-
-/// The paths of the D/D/1 table in `docs/ALGORITHMS.md` §8: (service S, propagation P) in ms.
-pub const DD1_PATHS: [(u64, u64); 10] = [
-    (1, 2),
-    (1, 5),
-    (1, 10),
-    (1, 20),
-    (2, 2),
-    (2, 5),
-    (2, 10),
-    (5, 2),
-    (5, 10),
-    (5, 20),
-];
-
-/// One row of the D/D/1 table.
-#[derive(Debug, Clone)]
-pub struct Dd1Row {
-    /// Service time (ms).
-    pub service_ms: u64,
-    /// Propagation each way (ms).
-    pub delay_ms: u64,
-    /// The analytic optimum's age `S + P + S/2` (s).
-    pub optimal_age: f64,
-    /// (controller, (age / optimum, updates at the server)) for Seek, ACP+, ACP κ = 0.25, Lazy;
-    /// `None` if the controller's run was skipped.
-    pub controllers: Vec<ControllerRun>,
-}
-
-/// The D/D/1 table: Seek, ACP+, ACP (κ = 0.25) and Lazy on every path of [`DD1_PATHS`], `secs`
-/// per run. Paths none of whose runs `cancel` let start have no row.
-pub fn dd1_table(secs: u64, threads: usize, cancel: &Cancel) -> Vec<Dd1Row> {
-    let controllers = [
-        ControllerKind::Seek,
-        ControllerKind::AcpPlus,
-        ControllerKind::Acp(0.25),
-        ControllerKind::Lazy,
-    ];
-    let jobs: Vec<(u64, u64, ControllerKind)> = DD1_PATHS
-        .iter()
-        .flat_map(|&(s, p)| controllers.iter().map(move |&c| (s, p, c)))
-        .collect();
-    let runs = parallel(jobs, threads, cancel, |(s, p, c)| {
-        let scenario = dd1_scenario(Duration::from_millis(s), Duration::from_millis(p), c, secs);
-        let r = scenario.build().map(Sim::run);
-        let (age, backlog) =
-            r.ok()
-                .and_then(|r| r.flows.into_iter().next())
-                .map_or((f64::NAN, f64::NAN), |f| {
-                    let b = f.backlog.first().map_or(f64::NAN, |h| h.backlog);
-                    (f.age.unwrap_or(f64::INFINITY), b)
-                });
-        (age, backlog)
-    });
-    DD1_PATHS
-        .iter()
-        .zip(runs.chunks(controllers.len()))
-        .filter(|(_, row)| row.iter().any(Option::is_some))
-        .map(|(&(s, p), row)| {
-            let optimal_age = (1.5 * s as f64 + p as f64) * 1e-3;
-            Dd1Row {
-                service_ms: s,
-                delay_ms: p,
-                optimal_age,
-                controllers: controllers
-                    .iter()
-                    .zip(row)
-                    .map(|(c, r)| (c.to_string(), r.map(|(age, b)| (age / optimal_age, b))))
-                    .collect(),
-            }
-        })
-        .collect()
 }
