@@ -18,10 +18,7 @@ mod wifi;
 
 use std::path::Path;
 
-use acp_sim::report::to_csv;
-use acp_sim::reproduce::{self, ControllerRun};
 use acp_sim::sweep::{Cancel, Tally};
-use serde_json::json;
 
 use crate::output::{out, outln};
 use crate::signals;
@@ -65,8 +62,8 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
     match a.which {
         Reproduction::Fig2 => tcp::fig2(&dir, a.secs.unwrap_or(300), &seeds, a.json, c),
         Reproduction::Fig4 => tcp::fig4(&dir, a.secs.unwrap_or(300), &seeds, a.json, c),
-        Reproduction::Fig7 => fig7(&dir, a.updates, a.seed, a.json, c),
-        Reproduction::Table1 => table1(&dir, a.secs.unwrap_or(300), a.seed, a.json, c),
+        Reproduction::Fig7 => declared(&dir, &a, &acp_sim::reproduce::fig7::Fig7, c),
+        Reproduction::Table1 => declared(&dir, &a, &acp_sim::reproduce::table1::Table1, c),
         Reproduction::Dd1 => declared(&dir, &a, &acp_sim::reproduce::dd1::Dd1, c),
         Reproduction::Fig15 => {
             wifi::fig15(&dir, a.secs.unwrap_or(300), &seeds, a.payload, a.json, c)
@@ -122,188 +119,6 @@ fn print_interrupted(tally: Tally) -> std::io::Result<()> {
         )?;
     }
     Ok(())
-}
-
-fn fig7(
-    dir: &Path,
-    updates: u64,
-    seed: u64,
-    json_out: bool,
-    cancel: &Cancel,
-) -> anyhow::Result<()> {
-    let points = reproduce::fig7(12, updates, seed, threads(), cancel);
-    let csv = to_csv(
-        &["system", "lambda", "analytic", "simulated", "error_pct"],
-        points.iter().map(|p| {
-            vec![
-                p.system.clone(),
-                p.lambda.to_string(),
-                p.analytic.to_string(),
-                p.simulated.to_string(),
-                ((p.simulated / p.analytic - 1.0) * 100.0).to_string(),
-            ]
-        }),
-    );
-    std::fs::write(dir.join("fig7.csv"), csv)?;
-    let systems: Vec<_> = reproduce::fig7_systems()
-        .into_iter()
-        .map(|(name, mus)| {
-            // The analytic curve on a fine grid up to the slowest server's rate.
-            let slowest = mus.iter().copied().fold(f64::INFINITY, f64::min);
-            let analysis = (1..400)
-                .map(|k| slowest * k as f64 / 400.0)
-                .map(|l| (l, reproduce::chain_age(l, &mus)))
-                .collect();
-            let simulation = points.iter().filter(|p| p.system == name);
-            let simulation = simulation.map(|p| (p.lambda, p.simulated)).collect();
-            crate::charts::Fig7Series {
-                name,
-                analysis,
-                simulation,
-            }
-        })
-        .collect();
-    crate::charts::fig7(&systems, &dir.join("fig7"))?;
-    if json_out {
-        let rows: Vec<_> = points
-            .iter()
-            .map(|p| {
-                json!({"system": p.system, "rate_hz": p.lambda, "analytic_age_ms": p.analytic * 1e3,
-                          "simulated_age_ms": p.simulated * 1e3})
-            })
-            .collect();
-        print_json(json!({ "fig7": rows }), cancel.tally())?;
-    } else {
-        print_interrupted(cancel.tally())?;
-        outln!(
-            "Fig. 7a: average age against λ ({updates} simulated updates per point, seed {seed})"
-        )?;
-        outln!(
-            "{:<16} {:>8} {:>10} {:>10} {:>8}",
-            "system",
-            "lambda",
-            "analytic",
-            "simulated",
-            "error%"
-        )?;
-        for p in &points {
-            outln!(
-                "{:<16} {:>8.4} {:>10.4} {:>10.4} {:>+8.2}",
-                p.system,
-                p.lambda,
-                p.analytic,
-                p.simulated,
-                (p.simulated / p.analytic - 1.0) * 100.0
-            )?;
-        }
-        outln!(
-            "wrote {0}/fig7.png, {0}/fig7.svg, {0}/fig7.csv",
-            dir.display()
-        )?;
-    }
-    Ok(())
-}
-
-fn table1(dir: &Path, secs: u64, seed: u64, json_out: bool, cancel: &Cancel) -> anyhow::Result<()> {
-    let rows = reproduce::table1(secs, seed, threads(), cancel, &|done, total| {
-        tracing::info!("table1: {done}/{total} networks done");
-    });
-    let names = controller_names(rows.first().map(|r| &r.controllers[..]));
-    let mut header: Vec<String> = ["network", "oracle_rate", "oracle_age_ms"]
-        .iter()
-        .map(|h| h.to_string())
-        .collect();
-    header.extend((1..=6).map(|h| format!("backlog_hop{h}")));
-    header.extend(names.iter().map(|c| format!("{c} ratio")));
-    let header: Vec<&str> = header.iter().map(String::as_str).collect();
-    let csv = to_csv(
-        &header,
-        rows.iter().map(|r| {
-            let mut row = vec![
-                r.network.clone(),
-                format!("{:.3}", r.oracle_rate),
-                format!("{:.4}", r.oracle_age * 1e3),
-            ];
-            row.extend(r.backlog.iter().map(|x| format!("{x:.4}")));
-            // A skipped run's cell is empty.
-            let ratio = |(_, run): &ControllerRun| run.map(|(ratio, _)| format!("{ratio:.4}"));
-            row.extend(r.controllers.iter().map(|c| ratio(c).unwrap_or_default()));
-            row
-        }),
-    );
-    std::fs::write(dir.join("table1.csv"), csv)?;
-    let backlog: Vec<_> = rows
-        .iter()
-        .map(|r| (r.network.clone(), r.backlog.clone()))
-        .collect();
-    crate::charts::backlog_per_hop(
-        "Backlog of updates per hop at the age-optimal rate (Fig. 8)",
-        &backlog,
-        &dir.join("fig8_backlog"),
-    )?;
-    if json_out {
-        let out: Vec<_> = rows
-            .iter()
-            .map(|r| {
-                json!({"network": r.network, "oracle_rate_hz": r.oracle_rate, "oracle_age_ms": r.oracle_age * 1e3,
-                       "backlog": r.backlog,
-                       "controllers": r.controllers.iter().filter_map(|(c, run)| run.map(|(ratio, age)| json!({"controller": c, "age_ms": age * 1e3, "ratio": ratio}))).collect::<Vec<_>>()})
-            })
-            .collect();
-        print_json(json!({ "table1": out }), cancel.tally())?;
-        return Ok(());
-    }
-    print_interrupted(cancel.tally())?;
-    outln!("Table I networks, {secs} s per run (10 % warm-up), 0.2 Mbit/s Poisson other traffic per hop, seed {seed}")?;
-    outln!("\nbacklog of updates per hop at the oracle's rate (Fig. 8):")?;
-    outln!(
-        "{:<6} {:>9} {:>9}  {:>6} {:>6} {:>6} {:>6} {:>6} {:>6}",
-        "net",
-        "λ* (/s)",
-        "age (ms)",
-        "hop1",
-        "hop2",
-        "hop3",
-        "hop4",
-        "hop5",
-        "hop6"
-    )?;
-    for r in &rows {
-        let b: Vec<String> = r.backlog.iter().map(|x| format!("{x:>6.3}")).collect();
-        outln!(
-            "{:<6} {:>9.2} {:>9.2}  {}",
-            r.network,
-            r.oracle_rate,
-            r.oracle_age * 1e3,
-            b.join(" ")
-        )?;
-    }
-    outln!("paper (Fig. 8): the bottleneck nodes hold ≈ 0.8–1 update at the optimal λ")?;
-    outln!("\nage as a ratio to the oracle's:")?;
-    let heads: Vec<String> = names.iter().map(|c| format!("{c:>12}")).collect();
-    outln!("{:<6} {}", "net", heads.join(" "))?;
-    for r in &rows {
-        let c: Vec<String> = r
-            .controllers
-            .iter()
-            .map(|(_, run)| match run {
-                Some((ratio, _)) => format!("{ratio:>12.3}"),
-                None => format!("{NOT_RUN:>12}"),
-            })
-            .collect();
-        outln!("{:<6} {}", r.network, c.join(" "))?;
-    }
-    outln!(
-        "wrote {0}/table1.csv, {0}/fig8_backlog.png, {0}/fig8_backlog.svg",
-        dir.display()
-    )?;
-    Ok(())
-}
-
-/// The controllers' labels of a row of results.
-fn controller_names(row: Option<&[ControllerRun]>) -> Vec<String> {
-    row.map(|c| c.iter().map(|(name, _)| name.clone()).collect())
-        .unwrap_or_default()
 }
 
 /// The options of `a` for the reproductions.
