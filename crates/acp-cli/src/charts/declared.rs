@@ -47,9 +47,19 @@ fn measured(chart: &Chart, rows: &[Map<String, Value>], names: &[String]) -> Vec
         .collect()
 }
 
-/// Draws `chart` of `rows` into `dir` (`stem.png` and `stem.svg`).
-pub fn draw(chart: &Chart, rows: &[Map<String, Value>], dir: &Path) -> anyhow::Result<()> {
-    let stem = dir.join(&chart.stem);
+/// Draws `chart` of `rows` into `dir` (`stem.png` and `stem.svg`); false, and nothing drawn, if
+/// the chart has no row to draw (its points were not asked for, or not run).
+pub fn draw(chart: &Chart, rows: &[Map<String, Value>], dir: &Path) -> anyhow::Result<bool> {
+    let empty = chart.rows(rows).next().is_none();
+    if empty && !matches!(chart.draw, Draw::OverTime(..) | Draw::Model(_)) {
+        return Ok(false);
+    }
+    draw_on(chart, rows, &dir.join(&chart.stem))?;
+    Ok(true)
+}
+
+/// Draws `chart` of `rows` at `stem`.
+fn draw_on(chart: &Chart, rows: &[Map<String, Value>], stem: &Path) -> anyhow::Result<()> {
     let names = series_names(chart, rows);
     let (title, x_desc, y_desc) = (&chart.title, &chart.x.1, &chart.y.1);
     match &chart.draw {
@@ -73,7 +83,7 @@ pub fn draw(chart: &Chart, rows: &[Map<String, Value>], dir: &Path) -> anyhow::R
                 })
                 .collect();
             let measured = measured(chart, rows, &names);
-            versus(title, x_desc, y_desc, &measured, &published, &stem)
+            versus(title, x_desc, y_desc, &measured, &published, stem)
         }
         Draw::Scatter(papers) => {
             let published: Vec<Published> = papers
@@ -88,7 +98,7 @@ pub fn draw(chart: &Chart, rows: &[Map<String, Value>], dir: &Path) -> anyhow::R
                 })
                 .collect();
             let measured = measured(chart, rows, &names);
-            scatter(title, x_desc, y_desc, &measured, &published, &stem)
+            scatter(title, x_desc, y_desc, &measured, &published, stem)
         }
         Draw::Bars(fields) => {
             let groups: Vec<(String, Vec<f64>)> = names
@@ -98,7 +108,7 @@ pub fn draw(chart: &Chart, rows: &[Map<String, Value>], dir: &Path) -> anyhow::R
                     Some((name.clone(), fields.iter().map(|f| number(r, f)).collect()))
                 })
                 .collect();
-            backlog_per_hop(title, &groups, &stem)
+            backlog_per_hop(title, &groups, stem)
         }
         Draw::Ratios => {
             let mut items: Vec<Value> = Vec::new();
@@ -120,14 +130,14 @@ pub fn draw(chart: &Chart, rows: &[Map<String, Value>], dir: &Path) -> anyhow::R
                     (name.clone(), items.iter().map(ratio).collect())
                 })
                 .collect();
-            ratios(title, x_desc, &series, &stem)
+            ratios(title, x_desc, &series, stem)
         }
         Draw::OverTime(traces, bands) => {
             let series: Vec<(String, Vec<(f64, f64)>)> = traces
                 .iter()
                 .map(|t| (t.name.clone(), t.points.clone()))
                 .collect();
-            age_over_time(title, &series, 0.0, bands, &stem)
+            age_over_time(title, &series, 0.0, bands, stem)
         }
         Draw::Model(curves) => {
             let systems: Vec<Fig7Series> = curves
@@ -142,7 +152,7 @@ pub fn draw(chart: &Chart, rows: &[Map<String, Value>], dir: &Path) -> anyhow::R
                         .collect(),
                 })
                 .collect();
-            fig7(&systems, &stem)
+            fig7(&systems, stem)
         }
     }
 }

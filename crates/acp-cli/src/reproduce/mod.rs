@@ -10,13 +10,12 @@
 //! cover the runs done, a first line says "interrupted: N of M runs done" (`--json`:
 //! `interrupted`, `runs_done`, `runs`), and the command succeeds, as `demo` and `bench` do.
 
-mod contention;
 mod controllers;
 mod core_tcp;
 mod tcp;
-mod wifi;
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use acp_sim::sweep::{Cancel, Tally};
 
@@ -25,7 +24,7 @@ use crate::signals;
 use crate::sim::{progress_bar, threads};
 use crate::{ReproduceArgs, Reproduction, UsageError};
 use acp_sim::reproduce::harness::{Options, Reproduction as Declared};
-use acp_sim::reproduce::write;
+use acp_sim::reproduce::{self, write};
 
 /// A table cell whose run was skipped.
 const NOT_RUN: &str = "not run";
@@ -62,39 +61,19 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
     match a.which {
         Reproduction::Fig2 => tcp::fig2(&dir, a.secs.unwrap_or(300), &seeds, a.json, c),
         Reproduction::Fig4 => tcp::fig4(&dir, a.secs.unwrap_or(300), &seeds, a.json, c),
-        Reproduction::Fig7 => declared(&dir, &a, &acp_sim::reproduce::fig7::Fig7, c),
-        Reproduction::Table1 => declared(&dir, &a, &acp_sim::reproduce::table1::Table1, c),
-        Reproduction::Dd1 => declared(&dir, &a, &acp_sim::reproduce::dd1::Dd1, c),
-        Reproduction::Fig15 => {
-            wifi::fig15(&dir, a.secs.unwrap_or(300), &seeds, a.payload, a.json, c)
-        }
-        Reproduction::Fig3_16 => {
-            wifi::fig3_16(&dir, a.secs.unwrap_or(300), &seeds, a.payload, a.json, c)
-        }
-        Reproduction::Fig3_15 => wifi::fig3_15(&dir, &seeds, a.json, c),
-        Reproduction::ContentionTcp => {
-            let mut clients: Vec<usize> = a.clients.iter().map(|&n| n as usize).collect();
-            clients.sort_unstable();
-            clients.dedup();
-            let secs = a.secs.unwrap_or(contention::DEFAULT_SECS);
-            contention::run(&dir, secs, &seeds, &clients, a.json, c)
-        }
+        Reproduction::Fig7 => declared(&dir, &a, &reproduce::fig7::Fig7, c),
+        Reproduction::Table1 => declared(&dir, &a, &reproduce::table1::Table1, c),
+        Reproduction::Dd1 => declared(&dir, &a, &reproduce::dd1::Dd1, c),
+        Reproduction::Fig15 => declared(&dir, &a, &reproduce::fig15::FIG15, c),
+        Reproduction::Fig3_16 => declared(&dir, &a, &reproduce::fig3_16::FIG3_16, c),
+        Reproduction::Fig3_15 => declared(&dir, &a, &reproduce::fig3_15::Fig3_15, c),
+        Reproduction::ContentionTcp => declared(&dir, &a, &reproduce::contention::ContentionTcp, c),
         Reproduction::Controllers => controllers::run(&dir, &a, &seeds, c),
         Reproduction::CoreTcp => {
             let secs = a.secs.unwrap_or(30);
             core_tcp::run(&dir, secs, &seeds, a.sim, a.json, &stop, c)
         }
     }
-}
-
-/// A CSV header: the `first` columns, then for each metric its column (`key`), its 95 % CI
-/// (`key_ci95`) and the papers' value (`paper_key`).
-fn metric_header(first: &[&str], keys: impl IntoIterator<Item = &'static str>) -> Vec<String> {
-    let mut header: Vec<String> = first.iter().map(|h| h.to_string()).collect();
-    for key in keys {
-        header.extend([key.into(), format!("{key}_ci95"), format!("paper_{key}")]);
-    }
-    header
 }
 
 /// Prints `result`, the `--json` output of a reproduction (an object), with `interrupted: true`,
@@ -148,6 +127,8 @@ fn declared(
     let o = options(a);
     r.check(&o).map_err(UsageError)?;
     let bar = progress_bar(0, a.json);
+    // The log says each tenth of the runs done (the bar shows only on a terminal).
+    let tenths = AtomicUsize::new(0);
     let report = r
         .run(
             &o,
@@ -155,6 +136,10 @@ fn declared(
             &|done, total| {
                 bar.set_length(total as u64);
                 bar.set_position(done as u64);
+                let tenth = done * 10 / total.max(1);
+                if tenths.fetch_max(tenth, Ordering::Relaxed) < tenth {
+                    tracing::info!("{}: {done}/{total} runs done", r.name());
+                }
             },
             None,
         )
@@ -164,8 +149,9 @@ fn declared(
     std::fs::write(dir.join(format!("{name}.csv")), write::csv(&report))?;
     let mut written = vec![format!("{name}.csv")];
     for chart in &report.charts {
-        crate::charts::draw(chart, &report.rows, dir)?;
-        written.push(format!("{}.png/.svg", chart.stem));
+        if crate::charts::draw(chart, &report.rows, dir)? {
+            written.push(format!("{}.png/.svg", chart.stem));
+        }
     }
     if a.json {
         return Ok(outln!("{}", report.to_json())?);

@@ -23,8 +23,8 @@ use acp_netmodel::LinkConfig;
 use crate::flows::{FlowKind, FlowSpec};
 use crate::report::SimResult;
 use crate::reproduce::dd1::dd1_scenario;
+use crate::reproduce::harness::jain;
 use crate::reproduce::table1::{table1_scenario, TABLE1};
-use crate::reproduce::wifi::jain;
 use crate::scenario::Scenario;
 use crate::sweep::{self, mean_age, mean_ci95, parallel, Cancel};
 

@@ -21,22 +21,34 @@
 //! are skipped and the results cover the runs done (rows or points with no run left out, cells
 //! whose run was skipped `None`).
 
+pub mod access;
 pub mod contention;
 pub mod controllers;
 pub mod core_tcp;
 pub mod dd1;
+pub mod fig15;
+pub mod fig3_15;
+pub mod fig3_16;
 pub mod fig7;
 pub mod harness;
+pub mod sources;
 pub mod table1;
 pub mod tcp_updates;
-pub mod wifi;
 pub mod write;
 
 use harness::Reproduction;
 
 /// Every reproduction, in the order `acp reproduce` lists them.
 pub fn registry() -> Vec<&'static dyn Reproduction> {
-    vec![&fig7::Fig7, &table1::Table1, &dd1::Dd1]
+    vec![
+        &fig7::Fig7,
+        &table1::Table1,
+        &dd1::Dd1,
+        &fig15::FIG15,
+        &fig3_16::FIG3_16,
+        &fig3_15::Fig3_15,
+        &contention::ContentionTcp,
+    ]
 }
 
 /// The reproduction called `name`.
