@@ -51,7 +51,12 @@ fn measured(chart: &Chart, rows: &[Map<String, Value>], names: &[String]) -> Vec
 /// the chart has no row to draw (its points were not asked for, or not run).
 pub fn draw(chart: &Chart, rows: &[Map<String, Value>], dir: &Path) -> anyhow::Result<bool> {
     let empty = chart.rows(rows).next().is_none();
-    if empty && !matches!(chart.draw, Draw::OverTime(..) | Draw::Model(_)) {
+    if empty
+        && !matches!(
+            chart.draw,
+            Draw::OverTime(..) | Draw::Model(_) | Draw::Curves(_)
+        )
+    {
         return Ok(false);
     }
     draw_on(chart, rows, &dir.join(&chart.stem))?;
@@ -138,6 +143,16 @@ fn draw_on(chart: &Chart, rows: &[Map<String, Value>], stem: &Path) -> anyhow::R
                 .map(|t| (t.name.clone(), t.points.clone()))
                 .collect();
             age_over_time(title, &series, 0.0, bands, stem)
+        }
+        Draw::Curves(traces) => {
+            let measured: Vec<Measured> = traces
+                .iter()
+                .map(|t| Measured {
+                    name: t.name.clone(),
+                    points: t.points.iter().map(|&(x, y)| (x, y, 0.0)).collect(),
+                })
+                .collect();
+            versus(title, x_desc, y_desc, &measured, &[], stem)
         }
         Draw::Model(curves) => {
             let systems: Vec<Fig7Series> = curves

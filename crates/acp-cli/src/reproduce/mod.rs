@@ -12,7 +12,6 @@
 
 mod controllers;
 mod core_tcp;
-mod tcp;
 
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -59,8 +58,8 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
     let cancel = Cancel::on(stop.clone());
     let c = &cancel;
     match a.which {
-        Reproduction::Fig2 => tcp::fig2(&dir, a.secs.unwrap_or(300), &seeds, a.json, c),
-        Reproduction::Fig4 => tcp::fig4(&dir, a.secs.unwrap_or(300), &seeds, a.json, c),
+        Reproduction::Fig2 => declared(&dir, &a, &reproduce::fig2::Fig2, c),
+        Reproduction::Fig4 => declared(&dir, &a, &reproduce::fig4::Fig4, c),
         Reproduction::Fig7 => declared(&dir, &a, &reproduce::fig7::Fig7, c),
         Reproduction::Table1 => declared(&dir, &a, &reproduce::table1::Table1, c),
         Reproduction::Dd1 => declared(&dir, &a, &reproduce::dd1::Dd1, c),

@@ -247,6 +247,8 @@ pub enum Draw {
     Ratios,
     /// The traces as lines over time, the bands shaded (the rows are not drawn).
     OverTime(Vec<Trace>, Vec<Band>),
+    /// The traces as lines with markers (the rows are not drawn).
+    Curves(Vec<Trace>),
     /// The traces as analytic curves, the rows as simulated points on them.
     Model(Vec<Trace>),
 }

@@ -27,8 +27,10 @@ pub mod controllers;
 pub mod core_tcp;
 pub mod dd1;
 pub mod fig15;
+pub mod fig2;
 pub mod fig3_15;
 pub mod fig3_16;
+pub mod fig4;
 pub mod fig7;
 pub mod harness;
 pub mod sources;
@@ -41,6 +43,8 @@ use harness::Reproduction;
 /// Every reproduction, in the order `acp reproduce` lists them.
 pub fn registry() -> Vec<&'static dyn Reproduction> {
     vec![
+        &fig2::Fig2,
+        &fig4::Fig4,
         &fig7::Fig7,
         &table1::Table1,
         &dd1::Dd1,
