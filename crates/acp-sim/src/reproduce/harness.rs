@@ -379,6 +379,11 @@ pub trait Declaration: Sync {
     fn notes(&self, _o: &Options, _rows: &[Self::Row]) -> Vec<String> {
         Vec::new()
     }
+    /// Files to write beside the results: (path under the output directory, contents), e.g.
+    /// the scenario file of every run.
+    fn files(&self, _o: &Options) -> Vec<(String, String)> {
+        Vec::new()
+    }
 }
 
 /// A reproduction's result, generic over what it reproduces: every writer reads this.
@@ -402,6 +407,8 @@ pub struct Report {
     pub charts: Vec<Chart>,
     /// The papers' claims beside ours.
     pub notes: Vec<String>,
+    /// Files to write beside the results: (path under the output directory, contents).
+    pub files: Vec<(String, String)>,
     /// The runs done and skipped.
     pub tally: Tally,
 }
@@ -416,7 +423,7 @@ impl Report {
     }
 
     /// The result as one JSON object: name, setup, seeds, rows, traces (if any), the
-    /// published numbers' sources, and, if runs were skipped, `interrupted`, `runs_done`, `runs`.
+    /// published numbers' sources, the notes, and, if runs were skipped, `interrupted`, `runs_done`, `runs`.
     pub fn to_json(&self) -> Value {
         let mut out = Map::new();
         out.insert("reproduction".into(), self.name.into());
@@ -430,6 +437,7 @@ impl Report {
             out.insert("traces".into(), json_of(&self.traces));
         }
         out.insert("sources".into(), json_of(&self.sources));
+        out.insert("notes".into(), json_of(&self.notes));
         if self.tally.interrupted() {
             out.insert("interrupted".into(), true.into());
             out.insert("runs_done".into(), self.tally.done.into());
@@ -454,6 +462,8 @@ pub trait Reproduction: Sync {
     fn default_seeds(&self) -> u64;
     /// Refuses options it cannot run.
     fn check(&self, o: &Options) -> Result<(), String>;
+    /// Whether some of its jobs may run in a [`Lab`].
+    fn uses_lab(&self, o: &Options) -> bool;
     /// Runs it: `progress(done, total)` after each run of its plan (an oracle counts as its
     /// coarse stage's runs); `lab` runs the jobs that can run in a lab, else the simulator does.
     /// An error only from the lab.
@@ -481,6 +491,10 @@ impl<D: Declaration> Reproduction for D {
 
     fn check(&self, o: &Options) -> Result<(), String> {
         Declaration::check(self, o)
+    }
+
+    fn uses_lab(&self, o: &Options) -> bool {
+        self.plan(o).jobs.iter().any(|j| j.lab.is_some())
     }
 
     fn run(
@@ -519,6 +533,7 @@ impl<D: Declaration> Reproduction for D {
             views,
             rows,
             notes,
+            files: self.files(o),
             tally: cancel.tally(),
         })
     }

@@ -52,6 +52,8 @@ pub fn registry() -> Vec<&'static dyn Reproduction> {
         &fig3_16::FIG3_16,
         &fig3_15::Fig3_15,
         &contention::ContentionTcp,
+        &controllers::Controllers,
+        &core_tcp::CoreTcp,
     ]
 }
 
