@@ -1282,6 +1282,17 @@ fn reproduce_fig15_prints_json_rows_and_writes_a_chart_per_metric() {
     let csv = std::fs::read_to_string(dir.join("fig15/fig15.csv")).unwrap();
     assert!(csv.starts_with("controller,sources,seeds,age_ms,age_ms_ci95,paper_age_ms,"));
     assert_eq!(csv.lines().count(), 17);
+    // One name per quantity: the CSV's header is the JSON rows' keys.
+    let keys: Vec<&str> = rows[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    assert_eq!(
+        csv.lines().next().unwrap().split(',').collect::<Vec<_>>(),
+        keys
+    );
     for metric in [
         "age_ms",
         "backlog",

@@ -139,16 +139,7 @@ mod tests {
 
     #[test]
     fn the_access_network_has_its_stations_hops_and_flows() {
-        let net = AccessNet {
-            hop_delay_ms: 0.0,
-            side_m: 20.0,
-            shadowing_db: 12.0,
-            wifi_mbit: 12.0,
-            p2p_mbit: 6.0,
-            payload: 1024,
-            ap_per_station: false,
-        };
-        let s = access_scenario(&net, 6, ControllerKind::Lazy, 30, 4);
+        let s = access_scenario(&super::super::fig15::NET, 6, ControllerKind::Lazy, 30, 4);
         assert_eq!(s.flows.len(), 6);
         assert!(s.flows.iter().all(|f| f.path.len() == 7));
         assert_eq!(s.flows[0].path[0], "source#1");

@@ -231,7 +231,7 @@ pub struct Row {
     /// The paper's, where it gives a value.
     pub paper_age_ms: Option<f64>,
     /// The paper's, where it gives a bound ("> 140", "121–125").
-    pub paper_age_bound: Option<String>,
+    pub paper_age_ms_bound: Option<String>,
     /// True time-average age at the receiver (ms), where it is measured (ACP flows in the
     /// simulator; every flow in the lab).
     pub true_age_ms: Option<f64>,
@@ -323,7 +323,7 @@ impl Declaration for CoreTcp {
                         Some(Claim::About(a)) => Some(a * 1e3),
                         _ => None,
                     },
-                    paper_age_bound: match pp.age {
+                    paper_age_ms_bound: match pp.age {
                         Some(Claim::Above(a)) => Some(format!("> {:.0}", a * 1e3)),
                         Some(Claim::Between(a, b)) => {
                             Some(format!("{:.0}–{:.0}", a * 1e3, b * 1e3))
@@ -360,7 +360,7 @@ impl Declaration for CoreTcp {
         let locator = "ACP+ paper §XI-A (text; Figs. 20–21 give no other numbers)";
         [
             "paper_age_ms",
-            "paper_age_bound",
+            "paper_age_ms_bound",
             "paper_rtt_ms",
             "paper_throughput_mbit_s",
         ]
@@ -377,7 +377,7 @@ impl Declaration for CoreTcp {
                 "bed",
                 "seed",
                 "age_ms",
-                "paper_age_bound",
+                "paper_age_ms_bound",
                 "true_age_ms",
                 "rtt_ms",
                 "throughput_mbit_s",

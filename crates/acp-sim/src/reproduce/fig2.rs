@@ -87,17 +87,7 @@ impl Declaration for Fig2 {
     }
 
     fn views(&self) -> Vec<View> {
-        vec![View::new(
-            "",
-            &[
-                "series",
-                "utilisation",
-                "age_ms",
-                "delay_ms",
-                "delivered_utilisation",
-                "timeouts",
-            ],
-        )]
+        vec![tcp_updates::view()]
     }
 
     fn charts(&self, _o: &Options, _traces: &[Trace]) -> Vec<Chart> {

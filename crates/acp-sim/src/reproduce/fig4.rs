@@ -114,17 +114,7 @@ impl Declaration for Fig4 {
     }
 
     fn views(&self) -> Vec<View> {
-        vec![View::new(
-            "",
-            &[
-                "series",
-                "utilisation",
-                "age_ms",
-                "delay_ms",
-                "delivered_utilisation",
-                "timeouts",
-            ],
-        )]
+        vec![tcp_updates::view()]
     }
 
     fn charts(&self, _o: &Options, traces: &[Trace]) -> Vec<Chart> {

@@ -327,10 +327,9 @@ impl Chart {
         let parts: Vec<String> = self
             .series
             .iter()
-            .map(|f| match row.get(*f) {
-                Some(Value::String(s)) => s.clone(),
-                Some(v) => v.to_string(),
-                None => String::new(),
+            .map(|f| {
+                row.get(*f)
+                    .map_or_else(String::new, super::write::csv_field)
             })
             .collect();
         parts.join(" ")

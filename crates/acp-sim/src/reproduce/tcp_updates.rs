@@ -13,7 +13,7 @@
 
 use serde::Serialize;
 
-use super::harness::{by_point, stat, Job};
+use super::harness::{by_point, stat, Job, View};
 use crate::report::SimResult;
 use crate::scenario::Scenario;
 
@@ -185,6 +185,21 @@ pub fn rows(
         }
     }
     rows
+}
+
+/// The table of [`Row`]s.
+pub fn view() -> View {
+    View::new(
+        "",
+        &[
+            "series",
+            "utilisation",
+            "age_ms",
+            "delay_ms",
+            "delivered_utilisation",
+            "timeouts",
+        ],
+    )
 }
 
 /// The lowest age of `series` among `rows`.

@@ -30,11 +30,13 @@ pub fn cell(v: Option<&Value>) -> String {
     }
 }
 
-/// One CSV field: a string as it is, a number in full precision, null empty, else JSON.
-fn csv_field(v: &Value) -> String {
+/// One CSV field: a string as it is, a number in full precision (the shortest form that reads
+/// back the same: `24`, not `24.0`), null empty, else JSON.
+pub fn csv_field(v: &Value) -> String {
     match v {
         Value::Null => String::new(),
         Value::String(s) => s.clone(),
+        Value::Number(n) if n.is_f64() => n.as_f64().map_or_else(String::new, |x| x.to_string()),
         v => v.to_string(),
     }
 }
