@@ -523,9 +523,9 @@ struct Grid {
 impl Grid {
     /// The boundaries of the idle period that began at `since`.
     #[inline]
-    fn new(since: Time, sifs: Duration, slot_ns: u64) -> Self {
+    fn new(since: Time, sifs_ns: u64, slot_ns: u64) -> Self {
         Grid {
-            origin: since.as_nanos().saturating_add(duration_nanos(sifs)),
+            origin: since.as_nanos().saturating_add(sifs_ns),
             slot: slot_ns.max(1),
         }
     }
@@ -650,6 +650,7 @@ pub struct Medium<P> {
     counters: MediumCounters,
     slot_ns: u64,
     sifs: Duration,
+    sifs_ns: u64,
 }
 
 impl<P> fmt::Debug for Medium<P> {
@@ -754,6 +755,7 @@ impl<P> Medium<P> {
         let mut medium = Medium {
             slot_ns: duration_nanos(cfg.timing.slot).max(1),
             sifs: cfg.timing.sifs,
+            sifs_ns: duration_nanos(cfg.timing.sifs),
             alone: if sinr {
                 vec![empty; total * total]
             } else {
@@ -904,13 +906,13 @@ impl<P> Medium<P> {
             }
             Air::Idle { .. } => {
                 let aifsn = u64::from(self.params[slot].aifsn);
-                let grid = Grid::new(self.origin[from], self.sifs, self.slot_ns);
+                let grid = self.grid(from);
                 let counted = self.counted(&grid, now, aifsn);
                 let ent = &mut self.entities[e];
                 if u64::from(ent.counter) <= counted {
                     ent.fresh = Some(now);
                 }
-                let t = self.entity_access(e, &grid);
+                let t = self.entity_access(e, aifsn, &grid);
                 self.access_at[e] = t;
                 self.next_access = self.next_access.into_iter().chain(t).min();
             }
@@ -956,22 +958,23 @@ impl<P> Medium<P> {
     /// The slot boundaries of station `station`'s current idle period.
     #[inline]
     fn grid(&self, station: usize) -> Grid {
-        Grid::new(self.origin[station], self.sifs, self.slot_ns)
+        Grid::new(self.origin[station], self.sifs_ns, self.slot_ns)
     }
 
     /// When entity `e` would transmit in the current idle period (its station's `grid`).
     #[inline]
-    fn entity_access(&self, e: usize, grid: &Grid) -> Option<Time> {
+    fn entity_access(&self, e: usize, aifsn: u64, grid: &Grid) -> Option<Time> {
         let ent = &self.entities[e];
         if ent.fifo.is_empty() {
             return None;
         }
-        let aifsn = u64::from(self.params[e % self.params.len()].aifsn);
         let counted = grid.boundary(aifsn + u64::from(ent.counter));
-        Some(match (ent.fresh, self.cfg.countdown) {
-            (Some(t), Countdown::Edca) => counted.max(grid.boundary(grid.first_after(t, aifsn))),
-            (Some(t), Countdown::Legacy) => counted.max(t + self.cfg.timing.aifs(aifsn as u32)),
-            (None, _) => counted,
+        let Some(t) = ent.fresh else {
+            return Some(counted);
+        };
+        Some(match self.cfg.countdown {
+            Countdown::Edca => counted.max(grid.boundary(grid.first_after(t, aifsn))),
+            Countdown::Legacy => counted.max(t + self.cfg.timing.aifs(aifsn as u32)),
         })
     }
 
@@ -980,24 +983,42 @@ impl<P> Medium<P> {
     fn beacon_time(&self) -> Option<Time> {
         let b = self.beacon.as_ref()?;
         let start = b.queued().max(self.origin[0]);
-        Some(Grid::new(start, self.sifs, self.slot_ns).boundary(u64::from(BEACON_AIFSN)))
+        Some(Grid::new(start, self.sifs_ns, self.slot_ns).boundary(u64::from(BEACON_AIFSN)))
     }
 
     /// Recomputes [`Medium::next_access`] from every entity and the beacons.
     fn refresh_next_access(&mut self) {
         let per = self.params.len();
-        let mut next = self.beacon_time();
-        for station in 0..self.stations.len() {
+        let mut next = self.beacon_time().map_or(u64::MAX, Time::as_nanos);
+        let mut access_at = std::mem::take(&mut self.access_at);
+        for (station, (ats, ents)) in access_at
+            .chunks_mut(per)
+            .zip(self.entities.chunks(per))
+            .enumerate()
+        {
             let grid = self.grid(station);
-            for e in station * per..(station + 1) * per {
-                let at = self.entity_access(e, &grid);
-                self.access_at[e] = at;
-                if let Some(t) = at {
-                    next = Some(next.map_or(t, |n| n.min(t)));
+            for (slot, (at, ent)) in ats.iter_mut().zip(ents).enumerate() {
+                *at = match (ent.fifo.is_empty(), ent.fresh) {
+                    (true, _) => None,
+                    // The usual case, kept to integer arithmetic.
+                    (false, None) => Some(Time::from_nanos(grid.origin.saturating_add(
+                        grid.slot.saturating_mul(
+                            u64::from(self.params[slot].aifsn) + u64::from(ent.counter),
+                        ),
+                    ))),
+                    (false, Some(_)) => self.entity_access(
+                        station * per + slot,
+                        u64::from(self.params[slot].aifsn),
+                        &grid,
+                    ),
+                };
+                if let Some(t) = *at {
+                    next = next.min(t.as_nanos());
                 }
             }
         }
-        self.next_access = next;
+        self.access_at = access_at;
+        self.next_access = (next != u64::MAX).then(|| Time::from_nanos(next));
     }
 
     fn next_event(&self) -> Option<Event> {
@@ -1054,9 +1075,9 @@ impl<P> Medium<P> {
         }
         // Stations mostly share their idle period's start: count its slots once per AIFSN.
         let mut memo: Option<(Time, u64, u64)> = None;
+        let legacy = self.cfg.countdown == Countdown::Legacy;
         for station in 0..self.stations.len() {
             let mut sent = false;
-            let grid = self.grid(station);
             // Highest access category first: it wins an internal collision.
             for slot in (0..per).rev() {
                 let e = station * per + slot;
@@ -1088,12 +1109,11 @@ impl<P> Medium<P> {
                 let counted = match memo {
                     Some((o, a, c)) if o == origin && a == aifsn => c,
                     _ => {
-                        let c = self.counted(&grid, t, aifsn);
+                        let c = self.counted(&self.grid(station), t, aifsn);
                         memo = Some((origin, aifsn, c));
                         c
                     }
                 };
-                let legacy = self.cfg.countdown == Countdown::Legacy;
                 let ent = &mut self.entities[e];
                 if ent.fresh.take().is_some() {
                     // ns-3's DCF keeps a zero counter and goes after the busy period; EDCA draws.
