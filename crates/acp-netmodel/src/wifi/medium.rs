@@ -587,6 +587,10 @@ impl BeaconState {
     }
 }
 
+/// Two overlapping frames as [`Medium::overlapped`] remembers them: (sender, receiver, bytes,
+/// the other frame's sender, the other frame's airtime in ns).
+type OverlapKey = (usize, usize, u32, usize, u64);
+
 /// Hashes the overlap cache's keys, a few small integers, by multiply and rotate (SipHash, the
 /// default, costs more than the look-up saves). Not resistant to chosen keys, which the medium
 /// never sees.
@@ -644,7 +648,7 @@ pub struct Medium<P> {
     locks: Vec<(usize, Rx)>,
     /// [`Medium::overlapped`]'s answers for two overlapping frames: (from, at, bytes, other
     /// sender, other's airtime in ns) → (header, payload).
-    pairs: HashMap<(usize, usize, u32, usize, u64), (f64, f64), BuildHasherDefault<KeyHasher>>,
+    pairs: HashMap<OverlapKey, (f64, f64), BuildHasherDefault<KeyHasher>>,
     outcomes: VecDeque<(Time, Outcome<P>)>,
     counters: MediumCounters,
     slot_ns: u64,
@@ -2351,7 +2355,7 @@ mod tests {
             }
         }
         let first = starts[0].as_nanos();
-        assert!((SIFS + SLOT) * 1000 <= first && first < (SIFS + SLOT + 102_400) * 1000);
+        assert!(((SIFS + SLOT) * 1000..(SIFS + SLOT + 102_400) * 1000).contains(&first));
         assert!(starts
             .windows(2)
             .all(|w| w[1] - w[0] == Duration::from_micros(102_400)));
