@@ -19,7 +19,8 @@
 //               --ack-size B > 0 the sink answers every update with a B-byte UDP datagram
 //               (as ACP's monitor does) and each source first sends one probe and waits for
 //               its answer, as an ACP source with one probe and a fixed rate does.
-// Both: --starts gives each station's start time (s); the measurement window is
+// Both: --starts gives each station's start time (s) and --rates its rate (instead of --rate
+// for all); the measurement window is
 // [--warmup, --duration]. Output: one JSON object on stdout, with the wall time.
 
 #include "ns3/applications-module.h"
@@ -31,6 +32,7 @@
 #include "ns3/traffic-control-module.h"
 #include "ns3/wifi-module.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -81,9 +83,9 @@ ParsePositions(const std::string& text)
     return out;
 }
 
-// Parses "t;t;..." (seconds).
+// Parses "v;v;..." (non-negative numbers: start times in seconds, rates per second).
 std::vector<double>
-ParseTimes(const std::string& text)
+ParseList(const std::string& text)
 {
     std::vector<double> out;
     std::stringstream all(text);
@@ -98,7 +100,7 @@ ParseTimes(const std::string& text)
         double t = std::strtod(item.c_str(), &end);
         if (*end != '\0' || t < 0)
         {
-            std::cerr << "wifi_check: bad start time '" << item << "'" << std::endl;
+            std::cerr << "wifi_check: bad number '" << item << "'" << std::endl;
             std::exit(2);
         }
         out.push_back(t);
@@ -393,6 +395,7 @@ main(int argc, char* argv[])
     std::string mode = "saturation";
     std::string positionsText;
     std::string startsText;
+    std::string ratesText;
     double rate = 0;
     uint32_t size = 1024;
     double duration = 10;
@@ -419,6 +422,7 @@ main(int argc, char* argv[])
     cmd.AddValue("starts", "each station's start time: t;t;... (s; default --start)", startsText);
     cmd.AddValue("start", "start time of every station without --starts (s)", start);
     cmd.AddValue("rate", "datagrams per second per station", rate);
+    cmd.AddValue("rates", "each station's datagrams per second: r;r;... (default --rate)", ratesText);
     cmd.AddValue("size", "UDP payload bytes per datagram", size);
     cmd.AddValue("duration", "simulated time (s)", duration);
     cmd.AddValue("warmup", "measurements start here (s)", warmup);
@@ -452,9 +456,18 @@ main(int argc, char* argv[])
     {
         fail("--mode must be saturation or ages");
     }
-    if (rate <= 0)
+    std::vector<double> rates = ParseList(ratesText);
+    if (rates.empty())
     {
-        fail("--rate must be positive");
+        rates.assign(n, rate);
+    }
+    if (rates.size() != n)
+    {
+        fail("--rates must give one rate per station");
+    }
+    if (*std::min_element(rates.begin(), rates.end()) <= 0)
+    {
+        fail("rates must be positive (--rate or --rates)");
     }
     if (size < kHeaderBytes)
     {
@@ -464,7 +477,7 @@ main(int argc, char* argv[])
     {
         fail("need 0 <= --warmup < --duration");
     }
-    std::vector<double> starts = ParseTimes(startsText);
+    std::vector<double> starts = ParseList(startsText);
     if (starts.empty())
     {
         starts.assign(n, start);
@@ -596,7 +609,7 @@ main(int argc, char* argv[])
         Ptr<UpdateSource> src = CreateObject<UpdateSource>();
         src->Configure(i,
                        InetSocketAddress(sinkAddr, kPort),
-                       rate,
+                       rates[i],
                        size,
                        mode == "ages" && ackSize > 0);
         stations.Get(i)->AddApplication(src);

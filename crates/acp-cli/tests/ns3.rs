@@ -11,9 +11,10 @@
 //!   header, LLC/SNAP and FCS from the medium (`PhyConfig::psdu_bytes`), so the frames last the
 //!   same (754 µs at 12 Mbit/s).
 //! - **ages**: n stations behind the AP send periodic updates (1024-byte UDP payloads, the
-//!   rates summing to 560/s, 79 % of the first point-to-point hop) across five 6 Mbit/s
-//!   point-to-point hops to a sink, which integrates each source's age exactly over the window;
-//!   the station k starts at 1 s + (k·0.618… mod 1) periods in both simulators.
+//!   rates summing to 560/s, 79 % of the first point-to-point hop, spread ±0.5 % around their
+//!   mean, see [`RATE_SPREAD`]) across five 6 Mbit/s point-to-point hops to a sink, which
+//!   integrates each source's age exactly over the window; the station k starts at
+//!   1 s + (k·0.618… mod 1) periods in both simulators.
 //! - **ages with ACKs**: the same, with a 44-byte UDP answer from the sink to the station for
 //!   every update, across the hops and the WiFi downlink: our side runs ACP sources with the
 //!   fixed controller and one probe (980 bytes of payload + the 44-byte ACP header = the same
@@ -177,12 +178,33 @@ fn timed(command: &mut Command) -> (Value, f64) {
     (v, t.elapsed().as_secs_f64())
 }
 
-/// Station k's start time (s) in the ages configurations: one second for association, then a
-/// fraction k·φ mod 1 of a period (φ the golden ratio's fraction), spreading the phases.
-fn starts(n: usize, rate: f64) -> Vec<f64> {
-    let phi = (5f64.sqrt() - 1.0) / 2.0;
+/// Spread of the ages configurations' rates: station k of n sends at
+/// `TOTAL_RATE / n · (1 + RATE_SPREAD · (k / (n − 1) − ½))`. With equal rates the sources' phases
+/// stay locked for the whole run, and whether two of them (or an update and another source's
+/// ACK) collide at every period then turns on microseconds (ns-3's PPP header alone moves an
+/// ACK by 13 µs); spread rates let every pair's offset drift through a period or more in the
+/// window, so both simulators average over offsets.
+const RATE_SPREAD: f64 = 0.01;
+
+/// Each station's update rate (/s) in the ages configurations; they sum to `TOTAL_RATE`.
+fn rates(n: usize) -> Vec<f64> {
+    let base = TOTAL_RATE / n as f64;
+    if n == 1 {
+        return vec![base];
+    }
     (0..n)
-        .map(|k| 1.0 + (k as f64 * phi).fract() / rate)
+        .map(|k| base * (1.0 + RATE_SPREAD * (k as f64 / (n - 1) as f64 - 0.5)))
+        .collect()
+}
+
+/// Each station's start time (s) in the ages configurations: one second for association, then
+/// a fraction k·φ mod 1 of its period (φ the golden ratio's fraction), spreading the phases.
+fn starts(rates: &[f64]) -> Vec<f64> {
+    let phi = (5f64.sqrt() - 1.0) / 2.0;
+    rates
+        .iter()
+        .enumerate()
+        .map(|(k, r)| 1.0 + (k as f64 * phi).fract() / r)
         .collect()
 }
 
@@ -199,6 +221,11 @@ fn station(n: usize, k: usize) -> String {
     } else {
         format!("sta#{k}")
     }
+}
+
+/// "1 station", "5 stations".
+fn stations(n: usize) -> String {
+    format!("{n} station{}", if n == 1 { "" } else { "s" })
 }
 
 /// Our scenario for `config`.
@@ -230,8 +257,8 @@ fn scenario(config: Config, len: Length, seed: u64) -> String {
                     hop[0], hop[1]
                 );
             }
-            let rate = TOTAL_RATE / n as f64;
-            for (k, start) in starts(n, rate).into_iter().enumerate() {
+            let rates = rates(n);
+            for (k, (rate, start)) in rates.iter().zip(starts(&rates)).enumerate() {
                 let path: Vec<String> = std::iter::once(station(n, k + 1))
                     .chain(HOPS.iter().map(|h| h.to_string()))
                     .collect();
@@ -280,15 +307,20 @@ fn ns3_args(config: Config, len: Length, seed: u64) -> Vec<String> {
             args.push(format!("--rate={}", saturating_rate(n)));
         }
         Config::Ages { n, acks } => {
-            let rate = TOTAL_RATE / n as f64;
-            let times: Vec<String> = starts(n, rate).iter().map(|t| format!("{t:?}")).collect();
+            let rates = rates(n);
+            let list = |v: &[f64]| {
+                v.iter()
+                    .map(|x| format!("{x:?}"))
+                    .collect::<Vec<_>>()
+                    .join(";")
+            };
             args.push("--mode=ages".into());
             args.push(format!(
                 "--positions={}",
                 join(Placement::Circle(10.0).positions(n))
             ));
-            args.push(format!("--starts={}", times.join(";")));
-            args.push(format!("--rate={rate}"));
+            args.push(format!("--starts={}", list(&starts(&rates))));
+            args.push(format!("--rates={}", list(&rates)));
             args.push(format!("--hops={}", HOPS.len() - 1));
             if acks {
                 args.push(format!("--ack-size={ACP_HEADER}"));
@@ -311,7 +343,7 @@ fn compare(program: &Path, dir: &Path, config: Config, len: Length, seed: u64) -
             let ip_kbps: f64 = flows.iter().map(|f| field(f, "throughput_kbps")).sum();
             let goodput = ip_kbps / 1e3 * f64::from(PAYLOAD) / f64::from(PAYLOAD + UDP_IP);
             (
-                format!("saturation, {n} stations, {}", placement.label()),
+                format!("saturation, {}, {}", stations(n), placement.label()),
                 "Mbit/s",
                 goodput,
                 field(&theirs, "goodput_mbps"),
@@ -322,7 +354,7 @@ fn compare(program: &Path, dir: &Path, config: Config, len: Length, seed: u64) -
             let mean = flows.iter().map(|f| field(f, "age_ms")).sum::<f64>() / n as f64;
             let with = if acks { ", ACKs" } else { "" };
             (
-                format!("ages, {n} stations{with}"),
+                format!("ages, {}{with}", stations(n)),
                 "ms",
                 mean,
                 field(&theirs, "mean_age_ms"),
