@@ -50,6 +50,8 @@ const TIMING: MacTiming = MacTiming {
     slot: Duration::from_micros(9),
     sifs: Duration::from_micros(16),
     ack_timeout: Duration::from_micros(50),
+    // Unused by the whole-medium reception these checks run.
+    eifs_beyond_difs: Duration::from_micros(60),
 };
 
 const RATE_54: FixedAirtime = FixedAirtime {
