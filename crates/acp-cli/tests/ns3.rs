@@ -126,6 +126,22 @@ enum Config {
     Ages { n: usize, acks: bool },
 }
 
+impl Config {
+    fn stations(self) -> usize {
+        match self {
+            Config::Saturation { n, .. } | Config::Ages { n, .. } => n,
+        }
+    }
+
+    /// The ages configurations place their stations on the circle.
+    fn placement(self) -> Placement {
+        match self {
+            Config::Saturation { placement, .. } => placement,
+            Config::Ages { .. } => Placement::Circle(10.0),
+        }
+    }
+}
+
 /// Run length and warm-up (s).
 #[derive(Debug, Clone, Copy)]
 struct Length {
@@ -230,14 +246,22 @@ fn stations(n: usize) -> String {
 
 /// Our scenario for `config`.
 fn scenario(config: Config, len: Length, seed: u64) -> String {
-    let n = match config {
-        Config::Saturation { n, .. } | Config::Ages { n, .. } => n,
-    };
+    let n = config.stations();
+    let positions: Vec<String> = config
+        .placement()
+        .positions(n)
+        .iter()
+        .map(|(x, y)| format!("[{x:?}, {y:?}]"))
+        .collect();
     let mut s = format!(
         "format = 2\nseed = {seed}\nduration = \"{}s\"\nwarmup = \"{}s\"\n\n\
          [[wifi]]\nap = \"ap\"\nstations = \"sta\"\ncount = {n}\nstandard = \"g\"\n\
-         rate = \"12mbit\"\narea = [20.0, 20.0]\nexponent = 3.0\nqueue = 500\n",
-        len.secs, len.warmup
+         rate = \"12mbit\"\nqueue = 500\narea = [20.0, 20.0]\npositions = [{}]\n\
+         exponent = 3.0\nreference_loss = 46.6777\nreception = \"sinr\"\n\
+         countdown = \"legacy\"\nbeacons = true\n",
+        len.secs,
+        len.warmup,
+        positions.join(", ")
     );
     match config {
         Config::Saturation { .. } => {
@@ -300,13 +324,17 @@ fn ns3_args(config: Config, len: Length, seed: u64) -> Vec<String> {
             .collect::<Vec<_>>()
             .join(";")
     };
+    let n = config.stations();
+    args.push(format!(
+        "--positions={}",
+        join(config.placement().positions(n))
+    ));
     match config {
-        Config::Saturation { n, placement } => {
+        Config::Saturation { .. } => {
             args.push("--mode=saturation".into());
-            args.push(format!("--positions={}", join(placement.positions(n))));
             args.push(format!("--rate={}", saturating_rate(n)));
         }
-        Config::Ages { n, acks } => {
+        Config::Ages { acks, .. } => {
             let rates = rates(n);
             let list = |v: &[f64]| {
                 v.iter()
@@ -315,10 +343,6 @@ fn ns3_args(config: Config, len: Length, seed: u64) -> Vec<String> {
                     .join(";")
             };
             args.push("--mode=ages".into());
-            args.push(format!(
-                "--positions={}",
-                join(Placement::Circle(10.0).positions(n))
-            ));
             args.push(format!("--starts={}", list(&starts(&rates))));
             args.push(format!("--rates={}", list(&rates)));
             args.push(format!("--hops={}", HOPS.len() - 1));
