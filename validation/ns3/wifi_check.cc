@@ -19,7 +19,8 @@
 //               --ack-size B > 0 the sink answers every update with a B-byte UDP datagram
 //               (as ACP's monitor does) and each source first sends one probe and waits for
 //               its answer, as an ACP source with one probe and a fixed rate does.
-// Both: --starts gives each station's start time (s) and --rates its rate (instead of --rate
+// Both: --beacons=false turns the AP's beacons off (the stations then associate by active
+// probing); --starts gives each station's start time (s) and --rates its rate (instead of --rate
 // for all); the measurement window is
 // [--warmup, --duration]. Output: one JSON object on stdout, with the wall time.
 
@@ -38,6 +39,7 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <limits>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -414,6 +416,7 @@ main(int argc, char* argv[])
     double hopDelayMs = 0;
     uint32_t hopQueue = 100;
     uint32_t ackSize = 0;
+    bool beacons = true;
 
     CommandLine cmd(__FILE__);
     cmd.AddValue("mode", "saturation | ages", mode);
@@ -440,6 +443,10 @@ main(int argc, char* argv[])
     cmd.AddValue("hop-queue", "point-to-point device queue (packets)", hopQueue);
     cmd.AddValue("ack-size", "ages: the sink answers each update with this many bytes (0: no)",
                  ackSize);
+    cmd.AddValue("beacons",
+                 "the AP sends beacons (without them the stations associate by active probing; "
+                 "with many stations some may never associate: see associated_stations)",
+                 beacons);
     cmd.Parse(argc, argv);
 
     auto fail = [](const std::string& msg) {
@@ -532,9 +539,23 @@ main(int argc, char* argv[])
                                  StringValue("ErpOfdmRate" + wifiRate + "Mbps"));
     Ssid ssid("acp-check");
     WifiMacHelper mac;
-    mac.SetType("ns3::StaWifiMac", "Ssid", SsidValue(ssid), "QosSupported", BooleanValue(qos));
+    mac.SetType("ns3::StaWifiMac",
+                "Ssid",
+                SsidValue(ssid),
+                "QosSupported",
+                BooleanValue(qos),
+                "ActiveProbing",
+                BooleanValue(!beacons),
+                "MaxMissedBeacons",
+                UintegerValue(beacons ? 10 : std::numeric_limits<uint32_t>::max()));
     NetDeviceContainer staDevs = wifi.Install(phy, mac, stations);
-    mac.SetType("ns3::ApWifiMac", "Ssid", SsidValue(ssid), "QosSupported", BooleanValue(qos));
+    mac.SetType("ns3::ApWifiMac",
+                "Ssid",
+                SsidValue(ssid),
+                "QosSupported",
+                BooleanValue(qos),
+                "BeaconGeneration",
+                BooleanValue(beacons));
     NetDeviceContainer apDev = wifi.Install(phy, mac, ap);
 
     MobilityHelper mobility;
@@ -668,6 +689,13 @@ main(int argc, char* argv[])
         acks += s->Acks();
     }
     std::printf("\"acks_received\": %lu, ", (unsigned long)acks);
+    uint32_t associated = 0;
+    for (uint32_t i = 0; i < n; ++i)
+    {
+        Ptr<WifiNetDevice> dev = DynamicCast<WifiNetDevice>(staDevs.Get(i));
+        associated += DynamicCast<StaWifiMac>(dev->GetMac())->IsAssociated();
+    }
+    std::printf("\"associated_stations\": %u, ", associated);
     double runWall = std::chrono::duration<double>(runEnd - runStart).count();
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
     std::printf("\"run_wall_s\": %.4f, \"wall_s\": %.4f}\n", runWall, wall);
