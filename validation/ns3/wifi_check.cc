@@ -59,19 +59,30 @@ struct Point
     double y;
 };
 
+// The non-empty items of "a;b;...".
+std::vector<std::string>
+Items(const std::string& text)
+{
+    std::vector<std::string> out;
+    std::stringstream all(text);
+    std::string item;
+    while (std::getline(all, item, ';'))
+    {
+        if (!item.empty())
+        {
+            out.push_back(item);
+        }
+    }
+    return out;
+}
+
 // Parses "x,y;x,y;..." into points; exits with a message on malformed input.
 std::vector<Point>
 ParsePositions(const std::string& text)
 {
     std::vector<Point> out;
-    std::stringstream all(text);
-    std::string item;
-    while (std::getline(all, item, ';'))
+    for (const auto& item : Items(text))
     {
-        if (item.empty())
-        {
-            continue;
-        }
         Point p;
         char comma = 0;
         std::stringstream one(item);
@@ -90,22 +101,16 @@ std::vector<double>
 ParseList(const std::string& text)
 {
     std::vector<double> out;
-    std::stringstream all(text);
-    std::string item;
-    while (std::getline(all, item, ';'))
+    for (const auto& item : Items(text))
     {
-        if (item.empty())
-        {
-            continue;
-        }
         char* end = nullptr;
-        double t = std::strtod(item.c_str(), &end);
-        if (*end != '\0' || t < 0)
+        double v = std::strtod(item.c_str(), &end);
+        if (*end != '\0' || !(v >= 0))
         {
             std::cerr << "wifi_check: bad number '" << item << "'" << std::endl;
             std::exit(2);
         }
-        out.push_back(t);
+        out.push_back(v);
     }
     return out;
 }
