@@ -1094,6 +1094,89 @@ mod tests {
         path = ["a", "b"]
     "#;
 
+    /// Two stations at given positions, free-space reference loss, beacons every 50 ms.
+    const WIFI: &str = r#"
+        format = 2
+        duration = "2s"
+        [[wifi]]
+        ap = "ap"
+        stations = "sta"
+        count = 2
+        positions = [[3.0, 4.0], [-6.0, 0.0]]
+        reference_loss = "friis"
+        countdown = "edca"
+        beacons = "50ms"
+        reception = "sinr"
+        [[flow]]
+        type = "cross"
+        count = 2
+        process = "cbr"
+        rate = "1mbit"
+        size = 1000
+        path = ["sta", "ap"]
+    "#;
+
+    #[test]
+    fn wifi_keys_place_the_stations_and_report_their_links() {
+        let r = Scenario::parse(WIFI).unwrap().build().unwrap().run();
+        let w = &r.wifi[0];
+        assert_eq!(w.reception, "sinr");
+        // A beacon every 50 ms, the first one jittered within the first interval.
+        assert!((39..=40).contains(&w.beacons), "{}", w.beacons);
+        let at = |k: usize| (w.placement[k].x_m, w.placement[k].y_m);
+        assert!((at(0).0 - 3.0).abs() < 1e-9 && (at(0).1 - 4.0).abs() < 1e-9);
+        assert!((at(1).0 + 6.0).abs() < 1e-9 && at(1).1.abs() < 1e-9);
+        // 5 m away: 16.0206 dBm − (40.0953 dB at 1 m, Friis at 2.412 GHz, + 30·log₁₀ 5 =
+        // 20.9691 dB) = −45.0438 dBm, over a −93.9897 dBm noise floor: 48.9459 dB.
+        assert!(
+            (w.placement[0].rx_power_dbm + 45.0438).abs() < 1e-3,
+            "{w:?}"
+        );
+        assert!((w.placement[0].snr_db - 48.9459).abs() < 1e-3, "{w:?}");
+        assert_eq!(w.placement[1].name, "sta#2");
+        // ns-3's reference loss is the default: 46.6777 dB, 6.5824 dB more.
+        let ns3 = WIFI.replace("reference_loss = \"friis\"", "");
+        let r = Scenario::parse(&ns3).unwrap().build().unwrap().run();
+        assert!((r.wifi[0].placement[0].rx_power_dbm + 45.0438 + 6.5824).abs() < 1e-3);
+        // Whole-medium reception and no beacons, on request.
+        let old = WIFI
+            .replace("reception = \"sinr\"", "reception = \"collision\"")
+            .replace("beacons = \"50ms\"", "beacons = false");
+        let w = &Scenario::parse(&old).unwrap().build().unwrap().run().wifi[0];
+        assert_eq!(
+            (w.reception.as_str(), w.beacons, w.captures),
+            ("collision", 0, 0)
+        );
+    }
+
+    #[test]
+    fn bad_wifi_keys_name_their_line() {
+        for (from, to, says) in [
+            (
+                "positions = [[3.0, 4.0], [-6.0, 0.0]]",
+                "positions = [[3.0, 4.0]]",
+                "positions gives 1 stations, count is 2",
+            ),
+            (
+                "reference_loss = \"friis\"",
+                "reference_loss = \"free\"",
+                "friis",
+            ),
+            ("beacons = \"50ms\"", "beacons = 3", "beacon interval"),
+            (
+                "beacons = \"50ms\"",
+                "beacons = \"0.1ms\"",
+                "beacon interval",
+            ),
+            ("reception = \"sinr\"", "reception = \"capture\"", "sinr"),
+            ("countdown = \"edca\"", "countdown = \"dcf\"", "legacy"),
+        ] {
+            let text = WIFI.replace(from, to);
+            let e = Scenario::parse(&text).unwrap_err().to_string();
+            assert!(e.contains("line ") && e.contains(says), "{to}: {e}");
+        }
+    }
+
     #[test]
     fn reads_tcp_flows() {
         let s = Scenario::parse(TCP).unwrap();

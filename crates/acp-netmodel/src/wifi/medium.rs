@@ -3,10 +3,10 @@
 //! # Scope
 //!
 //! One infrastructure BSS on one channel: station 0 is the access point, stations
-//! `1..=stations` are associated to it. Everybody hears everybody (no hidden terminals, no
-//! exposed terminals), so carrier sense is global and two frames overlap only when they start in
-//! the same slot. The medium carries a frame between any two stations it is given; relaying a
-//! station-to-station packet through the AP is the caller's business (two frames).
+//! `1..=stations` are associated to it. Everybody defers to everybody (carrier sense is global
+//! and instantaneous; no hidden or exposed terminals), so frames overlap only when they start
+//! at the same instant. The medium carries a frame between any two stations it is given;
+//! relaying a station-to-station packet through the AP is the caller's business (two frames).
 //!
 //! Like a [`crate::Link`] the medium is sans-IO and is driven by its caller, in this order:
 //! [`Medium::enqueue`] when a packet reaches a station's MAC, [`Medium::handle_timeout`] at (or
@@ -30,60 +30,90 @@
 //!   if its destination would then hold the most); a frame dropped to make room is handed back
 //!   by [`Medium::poll_delivery`] as `Err(Dropped { reason: DropReason::QueueFull, .. })`.
 //!
-//! - **Slot boundaries.** After the medium turns idle at `t₀` (the end of a frame exchange), an
-//!   entity with `AIFS = SIFS + AIFSN·slot` sees slot boundaries at `t₀ + SIFS + k·slot` for
-//!   `k ≥ AIFSN`. At each boundary (802.11e's rule) an entity with a frame and a zero counter
-//!   transmits; one with a non-zero counter decrements it, *including at the boundary where
-//!   another entity starts to transmit*. A counter drawn as `c` therefore sends at
-//!   `t₀ + AIFS + c·slot` if nobody else goes first, counting freezes while the medium is busy, and
-//!   every virtual slot (idle slot or busy period) costs a waiting entity exactly one count: the
-//!   slot structure of Bianchi's model ([`super::bianchi`]). DCF is an AIFSN of 2 (`DIFS =
-//!   SIFS + 2·slot`) with the same rule (legacy DCF stations that count only whole idle slots
-//!   would wait one slot more after each busy period they were interrupted by; Bianchi's chain
-//!   assumes the rule used here). The model jumps straight to the earliest boundary at
-//!   which somebody transmits; it never steps slot by slot.
+//! - **Slot boundaries.** After the medium turns idle for a station at `t₀` (the end of a frame
+//!   exchange; later for a station in EIFS or waiting out an ACK timeout), an entity with
+//!   `AIFS = SIFS + AIFSN·slot` sees slot boundaries at `t₀ + SIFS + k·slot` for `k ≥ AIFSN`. A
+//!   counter drawn as `c` sends at `t₀ + AIFS + c·slot` if nobody else goes first; counting
+//!   freezes while the medium is busy. What an interruption costs depends on
+//!   [`MediumConfig::countdown`] (ns-3 3.37's `ChannelAccessManager::UpdateBackoff`):
+//!   [`Countdown::Edca`] (802.11e, ns-3's QoS stations) counts every boundary `k ≥ AIFSN` up to
+//!   and *including the one where another entity starts to transmit*, so every virtual slot
+//!   (idle slot or busy period) costs a waiting entity exactly one count: the slot structure of
+//!   Bianchi's model ([`super::bianchi`]). [`Countdown::Legacy`] (ns-3's non-QoS DCF) counts
+//!   only the whole idle slots after AIFS, one fewer, so it resumes one slot later after each
+//!   busy period it was interrupted by. The model jumps straight to the earliest instant at which
+//!   somebody transmits; it never steps slot by slot.
 //! - **Backoff.** Counters are uniform in `[0, CW]`, drawn from the station's own stream (`"wifi
 //!   NAME station K backoff"`). `CW` starts at `CWmin`, becomes `min(2·CW + 1, CWmax)` after each
 //!   failure and returns to `CWmin` after a success or a drop. A counter is drawn after every
 //!   exchange the entity took part in, whether or not more frames wait (post-backoff), and when
 //!   a frame reaches the head of an empty queue while the medium is busy and the counter is zero.
 //!   A frame that reaches the head of an empty queue with the counter at zero while the medium
-//!   is idle is sent at the next slot boundary (strictly after it arrived, and not before AIFS)
-//!   without backoff; if the medium turns busy first, it draws a counter as DCF prescribes.
-//! - **Collisions.** Entities of different stations that transmit at the same boundary collide:
-//!   all their frames fail (no capture). Entities of one station that pick the same boundary
-//!   collide internally: the highest access category sends, the others fail as if they had
-//!   collided (without occupying the medium), as EDCA specifies.
-//! - **Exchanges.** A frame sent alone is received with probability
-//!   [`FrameModel::success_probability`], drawn from the sender's stream `"wifi NAME station K
-//!   errors"`. Received: it is delivered to the receiver at the end of the data frame, and the
-//!   medium stays busy for `SIFS + ACK` (the sender learns of its success at the ACK's end; ACKs
-//!   are never lost). Lost or collided: the medium stays reserved until the ACK timeout after the
-//!   end of the (longest) frame, and every entity then waits its AIFS as usual. This symmetric
-//!   deferral stands in for EIFS (which the model does not distinguish); it is what
-//!   [`super::bianchi::Exchange::basic_access`] charges for a collision.
+//!   is idle is sent without backoff (ns-3's `ChannelAccessManager::NeedBackoffUponAccess`):
+//!   under [`Countdown::Edca`] at the next slot boundary (strictly after it arrived, and not
+//!   before AIFS), and if the medium turns busy first it draws a counter; under
+//!   [`Countdown::Legacy`] a full AIFS after it arrived (or after the station's idle period
+//!   began, if later), and if the medium turns busy first it still goes without backoff, AIFS
+//!   after the busy period.
+//! - **Reception** ([`MediumConfig::reception`]). Entities of one station that pick the same
+//!   instant collide internally: the highest access category sends, the others fail as if they
+//!   had collided (without occupying the medium), as EDCA specifies. Frames of different
+//!   stations that start together overlap.
+//!   - [`Reception::Collision`] decides once for the whole medium: overlapping frames are all
+//!     lost; a frame sent alone is received with probability [`FrameModel::success_probability`],
+//!     drawn from the sender's stream `"wifi NAME station K errors"`. Lost or collided: the
+//!     medium stays reserved until the ACK timeout after the end of the (longest) frame, and
+//!     every entity then waits its AIFS as usual. This symmetric deferral stands in for EIFS;
+//!     it is what [`super::bianchi::Exchange::basic_access`] charges for a collision.
+//!   - [`Reception::Sinr`] decides per receiver, as ns-3's `PhyEntity` does, from the received
+//!     powers of [`FrameModel::radio`]: a station that is not sending synchronises on the
+//!     strongest frame if [`super::radio::Radio::detects`] its preamble (ns-3's threshold
+//!     preamble detection against the other frames plus noise; ns-3 keeps the strongest of the
+//!     preambles that start within its detection window), then decodes its PHY header and
+//!     payload with [`FrameModel::decode_probabilities`] at the SINR of each chunk of constant
+//!     interference (ns-3's `InterferenceHelper`), one draw from the receiver's stream `"wifi
+//!     NAME station K reception"`. A frame is received when its destination decodes it, so the
+//!     stronger of two overlapping frames may survive (capture). A lost header leaves the
+//!     receiver deferring to the end of the air; a lost payload costs it EIFS − DIFS more
+//!     ([`MacTiming::eifs_beyond_difs`]). Received frames are acknowledged SIFS later and the
+//!     medium is idle for everybody from the last ACK's end (a received ACK cancels EIFS; a
+//!     loser hears it instead of timing out, unless its own frame outlasted the ACK's start).
+//!     When nothing was received the air is idle when the last frame ends; senders then wait
+//!     out their ACK timeout and stations that received a frame in error their EIFS.
+//! - **Exchanges.** A received frame is delivered to its receiver at the end of the data frame,
+//!   and the medium stays busy for `SIFS + ACK` (the sender learns of its success at the ACK's
+//!   end; ACKs are never lost).
 //! - **Retries.** A failed frame is retried with a doubled window; after
 //!   [`MediumConfig::retry_limit`] failed attempts (the standard's `dot11ShortRetryLimit`, which
 //!   counts *attempts*: 7 means the first transmission and six retries) it is dropped and handed
 //!   back by [`Medium::poll_delivery`] as `Err(Dropped { reason: DropReason::Loss, .. })`, with
-//!   `served_at` the end of its last ACK timeout (or the instant of the internal collision that
-//!   exhausted it). Internal collisions count as failed attempts.
-//! - **TXOP.** After a successful exchange, an entity whose TXOP limit is non-zero sends its next
-//!   frame a SIFS after the ACK, without contention, as long as that whole exchange (data, SIFS,
-//!   ACK) ends within the limit counted from the start of its first frame; the first frame is
-//!   always allowed. A failure ends the TXOP. SIFS gaps inside an exchange or a TXOP count as busy.
+//!   `served_at` the end of the exchange (with [`Reception::Collision`] its ACK timeout; with
+//!   [`Reception::Sinr`] the end of the air) or the instant of the internal collision that
+//!   exhausted it. Internal collisions count as failed attempts.
+//! - **TXOP.** After a successful exchange in which it sent alone, an entity whose TXOP limit is
+//!   non-zero sends its next frame a SIFS after the ACK, without contention, as long as that
+//!   whole exchange (data, SIFS, ACK) ends within the limit counted from the start of its first
+//!   frame; the first frame is always allowed. A failure ends the TXOP. SIFS gaps inside an
+//!   exchange or a TXOP count as busy.
+//! - **Beacons** ([`MediumConfig::beacons`]). The AP queues a beacon every interval, the first at
+//!   a uniform draw in the first interval (stream `"wifi NAME beacons"`), and sends it like ns-3's
+//!   beacon `Txop`: AIFSN [`BEACON_AIFSN`], no backoff, legacy access, so SIFS + one slot after it
+//!   was queued or after the AP's idle period began. A beacon is a broadcast: no ACK, no retry;
+//!   it holds the medium for its airtime, and receivers that detect it decode it.
 //!
-//! In saturation, the throughput is Bianchi's `S = Ps·Ptr·E[P] / ((1−Ptr)·σ + Ptr·Ps·Ts +
-//! Ptr·(1−Ps)·Tc)` with `Ts = data + SIFS + ACK + DIFS` and `Tc = data + ACK timeout + DIFS`;
-//! `tests/wifi_bianchi.rs` checks this medium against it.
+//! In saturation with [`Reception::Collision`] and [`Countdown::Edca`], the throughput is
+//! Bianchi's `S = Ps·Ptr·E[P] / ((1−Ptr)·σ + Ptr·Ps·Ts + Ptr·(1−Ps)·Tc)` with
+//! `Ts = data + SIFS + ACK + DIFS` and `Tc = data + ACK timeout + DIFS`; `tests/wifi_bianchi.rs`
+//! checks this medium against it.
 //!
 //! # Non-goals
 //!
-//! Hidden and exposed terminals, capture, RTS/CTS and NAV, fragmentation, aggregation (A-MPDU:
-//! [`FrameModel`] is where it would plug in), block ACKs, rate adaptation (the frame model gives
-//! each frame its airtime), lost ACKs, EIFS as such, beacons and management frames, power save,
-//! several channels or BSSs, the receive/transmit turnaround time, and the PIFS recovery a TXOP
-//! holder may attempt after a failure.
+//! Hidden and exposed terminals, ns-3's 4 µs blind spot for transmissions that start off the slot
+//! grid, a later and stronger frame capturing a receiver, RTS/CTS and NAV, fragmentation,
+//! aggregation (A-MPDU: [`FrameModel`] is where it would plug in), block ACKs, rate adaptation
+//! (the frame model gives each frame its airtime), lost ACKs, management frames other than
+//! beacons, power save, several channels or BSSs, propagation delay, the receive/transmit
+//! turnaround time, and the PIFS recovery a TXOP holder may attempt after a failure.
 //!
 //! Nothing here panics on a configuration that passed [`MediumConfig::validate`], except
 //! [`Medium::enqueue`] given a station that does not exist.
@@ -493,9 +523,9 @@ struct Grid {
 impl Grid {
     /// The boundaries of the idle period that began at `since`.
     #[inline]
-    fn new(since: Time, sifs: Duration, slot_ns: u64) -> Self {
+    fn new(since: Time, sifs_ns: u64, slot_ns: u64) -> Self {
         Grid {
-            origin: since.as_nanos().saturating_add(duration_nanos(sifs)),
+            origin: since.as_nanos().saturating_add(sifs_ns),
             slot: slot_ns.max(1),
         }
     }
@@ -602,8 +632,9 @@ pub struct Medium<P> {
     origin: Vec<Time>,
     beacon: Option<BeaconState>,
     air: Air,
-    /// While the medium is idle: the earliest instant somebody transmits (kept up to date by
-    /// every change, so that polling costs nothing).
+    /// While the medium is idle: when each entity transmits, and the earliest instant somebody
+    /// does (kept up to date by every change, so that polling costs nothing).
+    access_at: Vec<Option<Time>>,
     next_access: Option<Time>,
     /// Frames of the next exchange, kept to reuse their allocation.
     spare: Vec<OnAir>,
@@ -619,6 +650,7 @@ pub struct Medium<P> {
     counters: MediumCounters,
     slot_ns: u64,
     sifs: Duration,
+    sifs_ns: u64,
 }
 
 impl<P> fmt::Debug for Medium<P> {
@@ -679,8 +711,9 @@ impl<P> Medium<P> {
         start: Time,
     ) -> Self {
         let params = cfg.access.params().to_vec();
+        let per = params.len();
         let total = cfg.stations + 1;
-        let entities = (0..total * params.len())
+        let entities = (0..total * per)
             .map(|e| Entity {
                 fifo: VecDeque::new(),
                 held: Occupancy::default(),
@@ -722,6 +755,7 @@ impl<P> Medium<P> {
         let mut medium = Medium {
             slot_ns: duration_nanos(cfg.timing.slot).max(1),
             sifs: cfg.timing.sifs,
+            sifs_ns: duration_nanos(cfg.timing.sifs),
             alone: if sinr {
                 vec![empty; total * total]
             } else {
@@ -735,6 +769,7 @@ impl<P> Medium<P> {
             origin: vec![start; total],
             beacon,
             air: Air::Idle { since: start },
+            access_at: vec![None; total * per],
             next_access: None,
             spare: Vec::new(),
             ends: Vec::new(),
@@ -871,13 +906,14 @@ impl<P> Medium<P> {
             }
             Air::Idle { .. } => {
                 let aifsn = u64::from(self.params[slot].aifsn);
-                let grid = Grid::new(self.origin[from], self.sifs, self.slot_ns);
+                let grid = self.grid(from);
                 let counted = self.counted(&grid, now, aifsn);
                 let ent = &mut self.entities[e];
                 if u64::from(ent.counter) <= counted {
                     ent.fresh = Some(now);
                 }
-                let t = self.entity_access(e, &grid);
+                let t = self.entity_access(e, aifsn, &grid);
+                self.access_at[e] = t;
                 self.next_access = self.next_access.into_iter().chain(t).min();
             }
         }
@@ -922,22 +958,23 @@ impl<P> Medium<P> {
     /// The slot boundaries of station `station`'s current idle period.
     #[inline]
     fn grid(&self, station: usize) -> Grid {
-        Grid::new(self.origin[station], self.sifs, self.slot_ns)
+        Grid::new(self.origin[station], self.sifs_ns, self.slot_ns)
     }
 
     /// When entity `e` would transmit in the current idle period (its station's `grid`).
     #[inline]
-    fn entity_access(&self, e: usize, grid: &Grid) -> Option<Time> {
+    fn entity_access(&self, e: usize, aifsn: u64, grid: &Grid) -> Option<Time> {
         let ent = &self.entities[e];
         if ent.fifo.is_empty() {
             return None;
         }
-        let aifsn = u64::from(self.params[e % self.params.len()].aifsn);
         let counted = grid.boundary(aifsn + u64::from(ent.counter));
-        Some(match (ent.fresh, self.cfg.countdown) {
-            (Some(t), Countdown::Edca) => counted.max(grid.boundary(grid.first_after(t, aifsn))),
-            (Some(t), Countdown::Legacy) => counted.max(t + self.cfg.timing.aifs(aifsn as u32)),
-            (None, _) => counted,
+        let Some(t) = ent.fresh else {
+            return Some(counted);
+        };
+        Some(match self.cfg.countdown {
+            Countdown::Edca => counted.max(grid.boundary(grid.first_after(t, aifsn))),
+            Countdown::Legacy => counted.max(t + self.cfg.timing.aifs(aifsn as u32)),
         })
     }
 
@@ -946,22 +983,42 @@ impl<P> Medium<P> {
     fn beacon_time(&self) -> Option<Time> {
         let b = self.beacon.as_ref()?;
         let start = b.queued().max(self.origin[0]);
-        Some(Grid::new(start, self.sifs, self.slot_ns).boundary(u64::from(BEACON_AIFSN)))
+        Some(Grid::new(start, self.sifs_ns, self.slot_ns).boundary(u64::from(BEACON_AIFSN)))
     }
 
     /// Recomputes [`Medium::next_access`] from every entity and the beacons.
     fn refresh_next_access(&mut self) {
         let per = self.params.len();
-        let mut next = self.beacon_time();
-        for station in 0..self.stations.len() {
+        let mut next = self.beacon_time().map_or(u64::MAX, Time::as_nanos);
+        let mut access_at = std::mem::take(&mut self.access_at);
+        for (station, (ats, ents)) in access_at
+            .chunks_mut(per)
+            .zip(self.entities.chunks(per))
+            .enumerate()
+        {
             let grid = self.grid(station);
-            for e in station * per..(station + 1) * per {
-                if let Some(t) = self.entity_access(e, &grid) {
-                    next = Some(next.map_or(t, |n| n.min(t)));
+            for (slot, (at, ent)) in ats.iter_mut().zip(ents).enumerate() {
+                *at = match (ent.fifo.is_empty(), ent.fresh) {
+                    (true, _) => None,
+                    // The usual case, kept to integer arithmetic.
+                    (false, None) => Some(Time::from_nanos(grid.origin.saturating_add(
+                        grid.slot.saturating_mul(
+                            u64::from(self.params[slot].aifsn) + u64::from(ent.counter),
+                        ),
+                    ))),
+                    (false, Some(_)) => self.entity_access(
+                        station * per + slot,
+                        u64::from(self.params[slot].aifsn),
+                        &grid,
+                    ),
+                };
+                if let Some(t) = *at {
+                    next = next.min(t.as_nanos());
                 }
             }
         }
-        self.next_access = next;
+        self.access_at = access_at;
+        self.next_access = (next != u64::MAX).then(|| Time::from_nanos(next));
     }
 
     fn next_event(&self) -> Option<Event> {
@@ -1018,13 +1075,13 @@ impl<P> Medium<P> {
         }
         // Stations mostly share their idle period's start: count its slots once per AIFSN.
         let mut memo: Option<(Time, u64, u64)> = None;
+        let legacy = self.cfg.countdown == Countdown::Legacy;
         for station in 0..self.stations.len() {
             let mut sent = false;
-            let grid = self.grid(station);
             // Highest access category first: it wins an internal collision.
             for slot in (0..per).rev() {
                 let e = station * per + slot;
-                if self.entity_access(e, &grid) == Some(t) {
+                if self.access_at[e] == Some(t) {
                     if sent {
                         self.stations[station].counters.internal_collisions += 1;
                         self.fail(e, t);
@@ -1052,12 +1109,11 @@ impl<P> Medium<P> {
                 let counted = match memo {
                     Some((o, a, c)) if o == origin && a == aifsn => c,
                     _ => {
-                        let c = self.counted(&grid, t, aifsn);
+                        let c = self.counted(&self.grid(station), t, aifsn);
                         memo = Some((origin, aifsn, c));
                         c
                     }
                 };
-                let legacy = self.cfg.countdown == Countdown::Legacy;
                 let ent = &mut self.entities[e];
                 if ent.fresh.take().is_some() {
                     // ns-3's DCF keeps a zero counter and goes after the busy period; EDCA draws.
