@@ -51,6 +51,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
+use acp_netmodel::rng::Streams;
 use common::{acp, json_output};
 use serde_json::Value;
 
@@ -66,12 +67,15 @@ const TOTAL_RATE: f64 = 560.0;
 /// Point-to-point hops from the AP to the sink, and their names in our scenario.
 const HOPS: [&str; 6] = ["ap", "isp1", "core", "isp2", "gateway", "sink"];
 
+/// Seed of the square's positions (the same in every run, whatever the run's seed).
+const SQUARE_SEED: u64 = 1;
+
 /// Where the stations are.
 #[derive(Debug, Clone, Copy)]
 enum Placement {
     /// Evenly on a circle of this radius (m): equal received powers at the AP.
     Circle(f64),
-    /// Uniform in a square of this side (m) centred on the AP, from a fixed generator.
+    /// Uniform in a square of this side (m) centred on the AP, from a fixed stream.
     Square(f64),
 }
 
@@ -86,10 +90,10 @@ impl Placement {
                 })
                 .collect(),
             Placement::Square(side) => {
-                let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-                let mut uniform = || (splitmix64(&mut state) >> 11) as f64 / (1u64 << 53) as f64;
+                let mut rng = Streams::new(SQUARE_SEED).stream("ns-3 cross-validation square");
+                let half = side / 2.0;
                 (0..n)
-                    .map(|_| ((uniform() - 0.5) * side, (uniform() - 0.5) * side))
+                    .map(|_| (rng.uniform(-half, half), rng.uniform(-half, half)))
                     .collect()
             }
         }
@@ -109,15 +113,6 @@ impl Placement {
             Placement::Square(_) => 0.05,
         }
     }
-}
-
-/// SplitMix64: a fixed, dependency-free stream for the square's positions.
-fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// One configuration run in both simulators.
