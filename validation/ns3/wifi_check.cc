@@ -59,60 +59,52 @@ struct Point
     double y;
 };
 
-// The non-empty items of "a;b;...".
-std::vector<std::string>
-Items(const std::string& text)
+// Parses the non-empty items of "a;b;..." with parse(item, value); exits with a message naming
+// `what` on the first it rejects.
+template <typename T, typename Parse>
+std::vector<T>
+ParseItems(const std::string& text, const char* what, Parse parse)
 {
-    std::vector<std::string> out;
+    std::vector<T> out;
     std::stringstream all(text);
     std::string item;
     while (std::getline(all, item, ';'))
     {
-        if (!item.empty())
+        T value;
+        if (item.empty())
         {
-            out.push_back(item);
+            continue;
         }
+        if (!parse(item, value))
+        {
+            std::cerr << "wifi_check: bad " << what << " '" << item << "'" << std::endl;
+            std::exit(2);
+        }
+        out.push_back(value);
     }
     return out;
 }
 
-// Parses "x,y;x,y;..." into points; exits with a message on malformed input.
+// Parses "x,y;x,y;..." into points.
 std::vector<Point>
 ParsePositions(const std::string& text)
 {
-    std::vector<Point> out;
-    for (const auto& item : Items(text))
-    {
-        Point p;
+    return ParseItems<Point>(text, "position (want x,y)", [](const std::string& item, Point& p) {
         char comma = 0;
         std::stringstream one(item);
-        if (!(one >> p.x >> comma >> p.y) || comma != ',' || !one.eof())
-        {
-            std::cerr << "wifi_check: bad position '" << item << "' (want x,y)" << std::endl;
-            std::exit(2);
-        }
-        out.push_back(p);
-    }
-    return out;
+        return (one >> p.x >> comma >> p.y) && comma == ',' && one.eof();
+    });
 }
 
 // Parses "v;v;..." (non-negative numbers: start times in seconds, rates per second).
 std::vector<double>
 ParseList(const std::string& text)
 {
-    std::vector<double> out;
-    for (const auto& item : Items(text))
-    {
+    return ParseItems<double>(text, "number", [](const std::string& item, double& v) {
         char* end = nullptr;
-        double v = std::strtod(item.c_str(), &end);
-        if (*end != '\0' || !(v >= 0))
-        {
-            std::cerr << "wifi_check: bad number '" << item << "'" << std::endl;
-            std::exit(2);
-        }
-        out.push_back(v);
-    }
-    return out;
+        v = std::strtod(item.c_str(), &end);
+        return *end == '\0' && v >= 0;
+    });
 }
 
 void
