@@ -632,9 +632,8 @@ pub struct Medium<P> {
     origin: Vec<Time>,
     beacon: Option<BeaconState>,
     air: Air,
-    /// While the medium is idle: when each entity transmits, and the earliest instant somebody
-    /// does (kept up to date by every change, so that polling costs nothing).
-    access_at: Vec<Option<Time>>,
+    /// While the medium is idle: the earliest instant somebody transmits (kept up to date by
+    /// every change, so that polling costs nothing).
     next_access: Option<Time>,
     /// Frames of the next exchange, kept to reuse their allocation.
     spare: Vec<OnAir>,
@@ -769,7 +768,6 @@ impl<P> Medium<P> {
             origin: vec![start; total],
             beacon,
             air: Air::Idle { since: start },
-            access_at: vec![None; total * per],
             next_access: None,
             spare: Vec::new(),
             ends: Vec::new(),
@@ -913,7 +911,6 @@ impl<P> Medium<P> {
                     ent.fresh = Some(now);
                 }
                 let t = self.entity_access(e, aifsn, &grid);
-                self.access_at[e] = t;
                 self.next_access = self.next_access.into_iter().chain(t).min();
             }
         }
@@ -974,7 +971,11 @@ impl<P> Medium<P> {
         };
         Some(match self.cfg.countdown {
             Countdown::Edca => counted.max(grid.boundary(grid.first_after(t, aifsn))),
-            Countdown::Legacy => counted.max(t + self.cfg.timing.aifs(aifsn as u32)),
+            Countdown::Legacy => counted.max(Time::from_nanos(
+                t.as_nanos()
+                    .saturating_add(self.sifs_ns)
+                    .saturating_add(aifsn.saturating_mul(self.slot_ns)),
+            )),
         })
     }
 
@@ -986,39 +987,33 @@ impl<P> Medium<P> {
         Some(Grid::new(start, self.sifs_ns, self.slot_ns).boundary(u64::from(BEACON_AIFSN)))
     }
 
-    /// Recomputes [`Medium::next_access`] from every entity and the beacons.
+    /// Recomputes [`Medium::next_access`] from every entity and the beacons. Entities without a
+    /// fresh frame whose station's idle period began with the medium's (nearly all) are compared
+    /// by boundary index on the common grid, as cheaply as possible.
     fn refresh_next_access(&mut self) {
+        let Air::Idle { since } = self.air else {
+            return;
+        };
         let per = self.params.len();
-        let mut next = self.beacon_time().map_or(u64::MAX, Time::as_nanos);
-        let mut access_at = std::mem::take(&mut self.access_at);
-        for (station, (ats, ents)) in access_at
-            .chunks_mut(per)
-            .zip(self.entities.chunks(per))
-            .enumerate()
-        {
-            let grid = self.grid(station);
-            for (slot, (at, ent)) in ats.iter_mut().zip(ents).enumerate() {
-                *at = match (ent.fifo.is_empty(), ent.fresh) {
-                    (true, _) => None,
-                    // The usual case, kept to integer arithmetic.
-                    (false, None) => Some(Time::from_nanos(grid.origin.saturating_add(
-                        grid.slot.saturating_mul(
-                            u64::from(self.params[slot].aifsn) + u64::from(ent.counter),
-                        ),
-                    ))),
-                    (false, Some(_)) => self.entity_access(
-                        station * per + slot,
-                        u64::from(self.params[slot].aifsn),
-                        &grid,
-                    ),
-                };
-                if let Some(t) = *at {
-                    next = next.min(t.as_nanos());
-                }
+        let common = Grid::new(since, self.sifs_ns, self.slot_ns);
+        let mut best_k = u64::MAX;
+        let mut best = self.beacon_time();
+        for (e, ent) in self.entities.iter().enumerate() {
+            if ent.fifo.is_empty() {
+                continue;
+            }
+            let (station, aifsn) = (e / per, u64::from(self.params[e % per].aifsn));
+            if ent.fresh.is_none() && self.origin[station] == since {
+                best_k = best_k.min(aifsn + u64::from(ent.counter));
+            } else if let Some(t) = self.entity_access(e, aifsn, &self.grid(station)) {
+                best = Some(best.map_or(t, |b| b.min(t)));
             }
         }
-        self.access_at = access_at;
-        self.next_access = (next != u64::MAX).then(|| Time::from_nanos(next));
+        if best_k != u64::MAX {
+            let t = common.boundary(best_k);
+            best = Some(best.map_or(t, |b| b.min(t)));
+        }
+        self.next_access = best;
     }
 
     fn next_event(&self) -> Option<Event> {
@@ -1076,12 +1071,28 @@ impl<P> Medium<P> {
         // Stations mostly share their idle period's start: count its slots once per AIFSN.
         let mut memo: Option<(Time, u64, u64)> = None;
         let legacy = self.cfg.countdown == Countdown::Legacy;
+        // `t` as a boundary of the common grid, if it is one.
+        let common = Grid::new(since, self.sifs_ns, self.slot_ns);
+        let k_t = t
+            .as_nanos()
+            .checked_sub(common.origin)
+            .filter(|d| d % common.slot == 0)
+            .map(|d| d / common.slot);
         for station in 0..self.stations.len() {
             let mut sent = false;
+            let shared = self.origin[station] == since;
             // Highest access category first: it wins an internal collision.
             for slot in (0..per).rev() {
                 let e = station * per + slot;
-                if self.access_at[e] == Some(t) {
+                let ent = &self.entities[e];
+                let aifsn = u64::from(self.params[slot].aifsn);
+                let goes = !ent.fifo.is_empty()
+                    && if shared && ent.fresh.is_none() {
+                        k_t == Some(aifsn + u64::from(ent.counter))
+                    } else {
+                        self.entity_access(e, aifsn, &self.grid(station)) == Some(t)
+                    };
+                if goes {
                     if sent {
                         self.stations[station].counters.internal_collisions += 1;
                         self.fail(e, t);
@@ -1104,7 +1115,6 @@ impl<P> Medium<P> {
                     }
                     continue;
                 }
-                let aifsn = u64::from(self.params[slot].aifsn);
                 let origin = self.origin[station];
                 let counted = match memo {
                     Some((o, a, c)) if o == origin && a == aifsn => c,
