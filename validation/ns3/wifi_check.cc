@@ -460,15 +460,20 @@ main(int argc, char* argv[])
     {
         fail("--mode must be saturation or ages");
     }
-    std::vector<double> rates = ParseList(ratesText);
-    if (rates.empty())
-    {
-        rates.assign(n, rate);
-    }
-    if (rates.size() != n)
-    {
-        fail("--rates must give one rate per station");
-    }
+    // One value per station: the list if given, else `fallback` for every station.
+    auto perStation = [&](const std::string& text, double fallback, const std::string& option) {
+        std::vector<double> values = ParseList(text);
+        if (values.empty())
+        {
+            values.assign(n, fallback);
+        }
+        if (values.size() != n)
+        {
+            fail(option + " must give one value per station");
+        }
+        return values;
+    };
+    std::vector<double> rates = perStation(ratesText, rate, "--rates");
     if (*std::min_element(rates.begin(), rates.end()) <= 0)
     {
         fail("rates must be positive (--rate or --rates)");
@@ -481,15 +486,7 @@ main(int argc, char* argv[])
     {
         fail("need 0 <= --warmup < --duration");
     }
-    std::vector<double> starts = ParseList(startsText);
-    if (starts.empty())
-    {
-        starts.assign(n, start);
-    }
-    if (starts.size() != n)
-    {
-        fail("--starts must give one time per station");
-    }
+    std::vector<double> starts = perStation(startsText, start, "--starts");
     if (mode == "ages" && hops == 0)
     {
         fail("--hops must be at least 1 in ages mode");
