@@ -1720,6 +1720,17 @@ mod tests {
         }
     }
 
+    /// Stations 1 and 2 each have a frame for the AP at 0, an idle medium.
+    fn both_at_once(m: &mut Medium<u32>) -> Log {
+        run(
+            m,
+            &[
+                (Time::ZERO, 1, 0, parcel(1, 0)),
+                (Time::ZERO, 2, 0, parcel(2, 0)),
+            ],
+        )
+    }
+
     #[test]
     fn a_frame_on_an_idle_medium_goes_at_the_next_boundary_after_difs() {
         let mut m = medium(dcf(1), 1.0);
@@ -1794,13 +1805,7 @@ mod tests {
     #[test]
     fn stations_starting_together_collide_then_count_down_through_busy_slots() {
         let mut m = medium(dcf(2), 1.0);
-        let log = run(
-            &mut m,
-            &[
-                (Time::ZERO, 1, 0, parcel(1, 0)),
-                (Time::ZERO, 2, 0, parcel(2, 0)),
-            ],
-        );
+        let log = both_at_once(&mut m);
         // Both go at DIFS and collide; the medium is held to the ACK timeout.
         let free = DIFS + DATA + TIMEOUT;
         let k1 = u64::from(backoff_stream(1).up_to(31));
@@ -2188,13 +2193,7 @@ mod tests {
         // at −50 dBm and 2 at −70 dBm: 1's SINR is 20 dB, above the 10 dB its rate needs, so the
         // AP receives it and acknowledges it; 2 times out and retries.
         let mut m = sinr_medium(powers(&[-50.0, -70.0], -60.0), 10.0, Countdown::Edca);
-        let log = run(
-            &mut m,
-            &[
-                (Time::ZERO, 1, 0, parcel(1, 0)),
-                (Time::ZERO, 2, 0, parcel(2, 0)),
-            ],
-        );
+        let log = both_at_once(&mut m);
         assert_eq!(log[0], (at(DIFS + DATA), 1, true));
         // 2 draws a counter from the doubled window at the end of the ACK, when everybody's
         // next idle period starts (the ACK cancels 2's wait for its own).
@@ -2207,13 +2206,7 @@ mod tests {
         assert_eq!((c2.collisions, c2.captures, c2.retries), (1, 0, 1));
         // The capture needs the SINR: at a 25 dB requirement both frames are lost.
         let mut strict = sinr_medium(powers(&[-50.0, -70.0], -60.0), 25.0, Countdown::Edca);
-        let first = run(
-            &mut strict,
-            &[
-                (Time::ZERO, 1, 0, parcel(1, 0)),
-                (Time::ZERO, 2, 0, parcel(2, 0)),
-            ],
-        );
+        let first = both_at_once(&mut strict);
         assert!(
             first.iter().all(|o| o.0 > at(DIFS + DATA + TIMEOUT)),
             "{first:?}"
@@ -2311,13 +2304,7 @@ mod tests {
                 },
                 1.0,
             );
-            let log = run(
-                &mut m,
-                &[
-                    (Time::ZERO, 1, 0, parcel(1, 0)),
-                    (Time::ZERO, 2, 0, parcel(2, 0)),
-                ],
-            );
+            let log = both_at_once(&mut m);
             let free = DIFS + DATA + TIMEOUT;
             let k1 = u64::from(backoff_stream(1).up_to(31));
             let k2 = u64::from(backoff_stream(2).up_to(31));
