@@ -155,13 +155,13 @@ struct ReproduceArgs {
     /// fig7: simulated updates per point (default: 1,000,000).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1000..))]
     updates: Option<u64>,
-    /// fig2, fig4, table1, dd1, fig15, fig3-16, contention-tcp, core-tcp: seconds per run
+    /// fig2, fig4, table1[-per-hop], dd1, fig15, fig3-16, contention-tcp, core-tcp: seconds per run
     /// (default: 300; 60 for dd1; 30 for core-tcp).
     #[arg(long, value_parser = clap::value_parser!(u64).range(10..))]
     secs: Option<u64>,
-    /// fig2, fig4, fig15, fig3-16, fig3-15, contention-tcp, controllers, core-tcp: seeds per
-    /// point (--seed and the next ones); a seed places the WiFi stations and drives every random
-    /// element (default: 5; 3 for controllers; 1 for core-tcp).
+    /// fig2, fig4, fig15, fig3-16, fig3-15[-poisson], contention-tcp, controllers, core-tcp: seeds
+    /// per point (--seed and the next ones); a seed places the WiFi stations and drives every
+    /// random element (default: 5; 3 for controllers; 1 for core-tcp and fig3-15).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
     seeds: Option<u64>,
     /// contention-tcp: only these numbers of clients, comma-separated (up to 5: low contention,
@@ -169,7 +169,8 @@ struct ReproduceArgs {
     #[arg(long, value_name = "N,N", value_delimiter = ',',
           value_parser = clap::value_parser!(u64).range(1..=500))]
     clients: Vec<u64>,
-    /// fig15, fig3-16: update payload in bytes (default: the papers' 1024).
+    /// fig15, fig3-16: update payload in bytes (default: 560, the size the papers' RTTs imply;
+    /// 1024 is the size of their real-world experiments).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=9000))]
     payload: Option<u32>,
     /// controllers: only these scenarios (ids, comma-separated; default: all of them).

@@ -1,4 +1,4 @@
-//! Every example scenario in `scenarios/` parses, builds and runs (shortened), and runs are
+//! Every example scenario in `scenarios/` and `scenarios/paper/` parses, builds and runs (shortened), and runs are
 //! reproducible byte for byte.
 
 use std::path::PathBuf;
@@ -8,8 +8,9 @@ use acp_sim::scenario::Scenario;
 
 fn examples() -> Vec<(PathBuf, Scenario)> {
     let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
-    let mut out: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
+    let mut out: Vec<_> = [dir.clone(), dir.join("paper")]
+        .iter()
+        .flat_map(|d| std::fs::read_dir(d).unwrap())
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "toml"))
         .map(|p| {

@@ -111,8 +111,8 @@ pub enum AcpVariant {
     /// ACP+ (ACP+ paper Algorithm 1): step 1, λ = 1/Z̄ + b*/RTT̄ clamped to [0.75, 1.25]·λ_{k−1},
     /// epoch 10/λ.
     Plus,
-    /// Original ACP (thesis Algorithm 2): step κ, 𝒯 = min(RTT̄, Z̄), λ = 1/Z̄ + b*/𝒯 with λ ≤ 0
-    /// replaced by 1/RTT̄, epoch 10·𝒯, and an MDEC on a weak backlog increase.
+    /// Original ACP (thesis Algorithm 2): step κ, 𝒯 = min(RTT̄, Z̄), λ = 1/Z̄ + b*/𝒯 but at least
+    /// one update per RTT̄, epoch 10·𝒯, and an MDEC on a weak backlog increase.
     Original {
         /// Step size κ > 0.
         kappa: f64,
@@ -213,13 +213,10 @@ impl Acp {
         match self.variant {
             AcpVariant::Plus => (1.0 / est.z + target / est.rtt)
                 .clamp(PLUS_MIN_FACTOR * est.rate, PLUS_MAX_FACTOR * est.rate),
+            // Thesis §3.10: "we reset λ_k to be at least one packet per round-trip time", the
+            // floor that keeps "a minimum backlog of 1 per source" (§3.13).
             AcpVariant::Original { .. } => {
-                let lambda = 1.0 / est.z + target / est.rtt.min(est.z);
-                if lambda > 0.0 {
-                    lambda
-                } else {
-                    1.0 / est.rtt
-                }
+                (1.0 / est.z + target / est.rtt.min(est.z)).max(1.0 / est.rtt)
             }
         }
     }
@@ -589,6 +586,11 @@ mod tests {
             row("rise no flag", (false, 0, -2.0), (0.5, -0.1, 0.4), EST, Inc, 62.5, (false, 0)),
             row("down-up", (true, 3, -1.0), (-0.5, 0.1, 0.4), EST, Inc, 62.5, (false, 0)),
             row("down-down mdec", (true, 3, -1.0), (-0.5, -0.1, 0.8), EST, Mdec(3), 15.0, (true, 3)),
+            // The floor binds on a positive rate too: MDEC(3) with B̄ = 1: 50 − 0.875/0.02 = 6.25,
+            // below one update per RTT̄ → 10.
+            row("below floor", (true, 3, -1.0), (-0.5, -0.1, 1.0), EST, Mdec(3), 10.0, (true, 3)),
+            // DEC near the floor: 1/Z̄ = 12.5 (Z̄ = 80 ms = 𝒯), 12.5 − 0.25/0.08 = 9.375 → 10.
+            row("dec to floor", (false, 0, 0.25), (-0.5, -0.1, 0.8), Estimates { z: 0.08, rate: 12.5, ..EST }, Dec, 10.0, (false, 0)),
             row("down-down", (false, 0, 0.25), (-0.5, -0.1, 0.8), EST, Dec, 37.5, (false, 0)),
             row("tie b=0 δ=0", (false, 0, 0.0), (0.0, 0.0, 1.0), EST, Inc, 62.5, (false, 0)),
         ];

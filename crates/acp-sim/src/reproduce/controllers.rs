@@ -26,7 +26,7 @@ use super::dd1::dd1_scenario;
 use super::harness::{
     by_point, jain, Chart, Declaration, Done, Draw, Job, Options, Plan, Source, Trace, View,
 };
-use super::table1::{table1_scenario, TABLE1};
+use super::table1::{table1_scenario, OtherTraffic, TABLE1};
 use crate::flows::{FlowKind, FlowSpec};
 use crate::report::SimResult;
 use crate::scenario::Scenario;
@@ -503,6 +503,7 @@ fn table1_entries(length: Length) -> impl Iterator<Item = SuiteScenario> {
         about: "Table I network: six hops, 2 ms each, 0.2 Mbit/s Poisson on every hop, 1024-byte updates",
         scenario: table1_scenario(
             &TABLE1[k].1,
+            OtherTraffic::PerHop,
             ControllerKind::AcpPlus,
             length.whole_secs(MODEL_SECS),
             1,

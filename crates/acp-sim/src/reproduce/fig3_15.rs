@@ -4,8 +4,10 @@
 //! between switches (ACP's age and rate of fresh updates over it, over the seeds), and the age
 //! on a 1 s grid over time per seed (the first three drawn).
 //!
-//! The thesis does not say how its UDP clients send; Poisson (the other traffic of its Table I
-//! networks) makes the seeds differ, where constant rate would make every seed's run the same.
+//! The thesis does not say how its UDP clients send. ns-3's `UdpClient`, the papers' simulator's
+//! UDP application, sends at a constant rate, so `fig3-15` does (and, nothing else being random,
+//! runs one seed); `fig3-15-poisson` sends Poisson streams instead (the other traffic of the
+//! Table I networks, our reading before issue 23).
 
 use serde::Serialize;
 
@@ -53,8 +55,29 @@ pub const UDP: [UdpFlow; 2] = [
 /// Bytes of each UDP packet (ns-3's `UdpClient` default).
 const UDP_BYTES: u32 = 1024;
 
-/// The network with seed `seed`, the age traced on a 1 s grid.
-pub fn scenario(seed: u64) -> Scenario {
+/// How the UDP clients send.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum UdpProcess {
+    /// Evenly spaced packets, as ns-3's `UdpClient`.
+    ConstantRate,
+    /// Poisson packet streams.
+    Poisson,
+}
+
+impl UdpProcess {
+    /// Its `process` in a scenario's `[[flow]]`.
+    fn scenario_name(self) -> &'static str {
+        match self {
+            UdpProcess::ConstantRate => "cbr",
+            UdpProcess::Poisson => "poisson",
+        }
+    }
+}
+
+/// The network with seed `seed` and UDP clients sending as `process` says, the age traced on a
+/// 1 s grid.
+pub fn scenario(seed: u64, process: UdpProcess) -> Scenario {
+    let process = process.scenario_name();
     let mut text = format!(
         "format = 2\nname = \"ACP and switching UDP flows\"\nseed = {seed}\n\
          duration = \"{SECS}s\"\n"
@@ -80,7 +103,7 @@ pub fn scenario(seed: u64) -> Scenario {
         let from = BACKHAUL.iter().position(|n| *n == entry).unwrap_or(0);
         for (k, (on, off)) in intervals.iter().enumerate() {
             text += &format!(
-                "[[flow]]\ntype = \"cross\"\nname = \"{name}-{}\"\nprocess = \"poisson\"\nrate = \"{bps}bit\"\n\
+                "[[flow]]\ntype = \"cross\"\nname = \"{name}-{}\"\nprocess = \"{process}\"\nrate = \"{bps}bit\"\n\
                  size = {UDP_BYTES}\nstart = \"{on}s\"\nstop = \"{}s\"\npath = {:?}\n",
                 k + 1,
                 off,
@@ -158,26 +181,55 @@ pub struct Row {
     pub fresh_rate_hz_ci95: f64,
 }
 
-/// The reproduction.
-pub struct Fig3_15;
+/// The reproduction, with how its UDP clients send.
+pub struct Fig3_15 {
+    /// How the UDP clients send.
+    pub process: UdpProcess,
+}
+
+/// `fig3-15`: constant-rate UDP clients.
+pub const FIG3_15: Fig3_15 = Fig3_15 {
+    process: UdpProcess::ConstantRate,
+};
+
+/// `fig3-15-poisson`: Poisson UDP clients.
+pub const FIG3_15_POISSON: Fig3_15 = Fig3_15 {
+    process: UdpProcess::Poisson,
+};
 
 impl Declaration for Fig3_15 {
     type Measure = Measure;
     type Row = Row;
 
     fn name(&self) -> &'static str {
-        "fig3-15"
+        match self.process {
+            UdpProcess::ConstantRate => "fig3-15",
+            UdpProcess::Poisson => "fig3-15-poisson",
+        }
     }
 
     fn about(&self) -> &'static str {
-        "One ACP(κ=0.25) source while UDP flows switch on and off (thesis Fig. 3.15)"
+        match self.process {
+            UdpProcess::ConstantRate => {
+                "One ACP(κ=0.25) source while UDP flows switch on and off (thesis Fig. 3.15)"
+            }
+            UdpProcess::Poisson => "fig3-15 with Poisson UDP clients",
+        }
+    }
+
+    fn default_seeds(&self) -> u64 {
+        match self.process {
+            // Nothing is random: every seed runs the same.
+            UdpProcess::ConstantRate => 1,
+            UdpProcess::Poisson => 5,
+        }
     }
 
     fn plan(&self, o: &Options) -> Plan {
         let jobs = o
             .seed_list(self.default_seeds())
             .into_iter()
-            .map(|seed| Job::sim(0, scenario(seed)))
+            .map(|seed| Job::sim(0, scenario(seed, self.process)))
             .collect();
         Plan { jobs }
     }
@@ -238,9 +290,13 @@ impl Declaration for Fig3_15 {
     fn setup(&self, o: &Options) -> String {
         format!(
             "thesis Fig. 3.15: one ACP (κ = 0.25) source, {PAYLOAD}-byte updates over six 1 Mbit/s \
-             hops; Poisson UDP flows of {UDP_BYTES}-byte packets, 0.2 Mbit/s from AP-1 and 0.3 \
+             hops; {} UDP flows of {UDP_BYTES}-byte packets, 0.2 Mbit/s from AP-1 and 0.3 \
              Mbit/s from AP-2 to the monitor, on at the thesis's times; {SECS} s per run, seeds \
              {}; mean ± 95 % CI over the seeds",
+            match self.process {
+                UdpProcess::ConstantRate => "constant-rate",
+                UdpProcess::Poisson => "Poisson",
+            },
             seed_range(&o.seed_list(self.default_seeds()))
         )
     }

@@ -1,6 +1,7 @@
 //! `fig3-16`: ACP (κ = 0.25, the thesis's simulation setting) and Seek against Lazy with 1 to 20
 //! sources behind one 802.11g access point (thesis Fig. 3.16, §3.10): 100 m² (10 × 10 m),
-//! σ = 4 dB, otherwise the network of `fig15`.
+//! σ = 4 dB, otherwise the network of `fig15` (560-byte updates, the size the papers' RTTs
+//! imply).
 
 use acp_core::controller::ControllerKind;
 
@@ -68,5 +69,8 @@ pub const FIG3_16: SourcesFigure = SourcesFigure {
             locator: "thesis §3.10 (\"RTT … under light load … about 5 msec\")",
         },
     ],
-    claims: &["paper (thesis §3.10): Lazy as good as ACP from about 5 sources on"],
+    claims: &[
+        "paper (thesis §3.10): Lazy as good as ACP from about 5 sources on",
+        "paper (thesis §3.13): ACP keeps \"a minimum backlog of 1 per source\" (its rate floor, one update per RTT)",
+    ],
 };

@@ -4,8 +4,8 @@
 //!   simulation points against the analytic curves.
 //! - [`dd1_scenario`]: the D/D/1 "virtual path" of `docs/ALGORITHMS.md` §8, whose optimum is known
 //!   exactly.
-//! - [`table1`]: the six-hop networks Net A–E of Table I with 0.2 Mbit/s of other traffic on every
-//!   hop: the oracle's per-node backlog (Fig. 8) and the age of ACP+, ACP (κ = 0.25) and Lazy as a
+//! - [`table1`]: the six-hop networks Net A–E of Table I with 0.2 Mbit/s of other traffic from
+//!   the client (or on every hop, `table1-per-hop`): the oracle's per-node backlog (Fig. 8) and the age of ACP+, ACP (κ = 0.25) and Lazy as a
 //!   ratio to the oracle's.
 //! - [`wifi`]: the multi-source results behind a shared 802.11 access point (Fig. 15, thesis
 //!   Figs. 3.15 and 3.16).
@@ -46,11 +46,13 @@ pub fn registry() -> Vec<&'static dyn Reproduction> {
         &fig2::Fig2,
         &fig4::Fig4,
         &fig7::Fig7,
-        &table1::Table1,
+        &table1::TABLE1_FROM_CLIENT,
+        &table1::TABLE1_PER_HOP,
         &dd1::Dd1,
         &fig15::FIG15,
         &fig3_16::FIG3_16,
-        &fig3_15::Fig3_15,
+        &fig3_15::FIG3_15,
+        &fig3_15::FIG3_15_POISSON,
         &contention::ContentionTcp,
         &controllers::Controllers,
         &core_tcp::CoreTcp,

@@ -53,6 +53,7 @@ pub const DEFAULT_SECS: u64 = 300;
 #[derive(Debug, Clone, Copy)]
 pub struct PerSource {
     age: f64,
+    est_age: f64,
     backlog: f64,
     rtt: f64,
     rate: f64,
@@ -83,6 +84,7 @@ fn per_source(r: &SimResult) -> PerSource {
     let ages: Vec<f64> = acp.iter().map(|f| f.age.unwrap_or(f64::INFINITY)).collect();
     PerSource {
         age: ages.iter().sum::<f64>() / ages.len().max(1) as f64,
+        est_age: mean(&|f| f.est_age),
         backlog: mean(&|f| f.source_backlog),
         rtt: mean(&|f| f.mean_rtt),
         rate: mean(&|f| Some(f.send_rate)),
@@ -106,6 +108,13 @@ pub struct Row {
     pub age_ms_ci95: f64,
     /// The papers'.
     pub paper_age_ms: Option<f64>,
+    /// Per-source time-average of the source's own age estimate (ms): the age as the source
+    /// sees it from its ACKs, RTT-based, what the papers plot for ACP+ (docs/ALGORITHMS.md §6).
+    pub est_age_ms: f64,
+    /// Its 95 % confidence half-width.
+    pub est_age_ms_ci95: f64,
+    /// The papers'.
+    pub paper_est_age_ms: Option<f64>,
     /// The age over Lazy's with as many sources.
     pub age_over_lazy: Option<f64>,
     /// The papers'.
@@ -116,6 +125,9 @@ pub struct Row {
     pub backlog_ci95: f64,
     /// The papers'.
     pub paper_backlog: Option<f64>,
+    /// The backlog per source of an ideal round-robin, contention-free schedule, as the papers
+    /// work it out (`None` where they do not).
+    pub round_robin_backlog: Option<f64>,
     /// Per-source mean RTT of the ACKs (ms).
     pub rtt_ms: f64,
     /// Its 95 % confidence half-width.
@@ -143,8 +155,12 @@ pub struct Row {
 }
 
 /// The measured fields, with their descriptions (tables, chart axes).
-const METRICS: [(&str, &str); 7] = [
+const METRICS: [(&str, &str); 8] = [
     ("age_ms", "average age per source (ms)"),
+    (
+        "est_age_ms",
+        "average age per source as the source estimates it (ms)",
+    ),
     ("age_over_lazy", "age over Lazy's"),
     ("backlog", "average backlog per source (updates)"),
     ("rtt_ms", "average RTT (ms)"),
@@ -249,6 +265,7 @@ impl Declaration for SourcesFigure {
                 }
                 let paper = |field: &str| (self.published)(field, &label, sources);
                 let (age, age_ci) = stat(&point, |r| r.age);
+                let (est_age, est_age_ci) = stat(&point, |r| r.est_age);
                 let (backlog, backlog_ci) = stat(&point, |r| r.backlog);
                 let (rtt, rtt_ci) = stat(&point, |r| r.rtt);
                 let (rate, rate_ci) = stat(&point, |r| r.rate);
@@ -261,11 +278,15 @@ impl Declaration for SourcesFigure {
                     age_ms: age * 1e3,
                     age_ms_ci95: age_ci * 1e3,
                     paper_age_ms: paper("age_ms"),
+                    est_age_ms: est_age * 1e3,
+                    est_age_ms_ci95: est_age_ci * 1e3,
+                    paper_est_age_ms: paper("est_age_ms"),
                     age_over_lazy: lazy.map(|l| age / mean_age(self.point(l, n))),
                     paper_age_over_lazy: paper("age_over_lazy"),
                     backlog,
                     backlog_ci95: backlog_ci,
                     paper_backlog: paper("backlog"),
+                    round_robin_backlog: paper("round_robin_backlog"),
                     rtt_ms: rtt * 1e3,
                     rtt_ms_ci95: rtt_ci * 1e3,
                     paper_rtt_ms: paper("rtt_ms"),
@@ -297,11 +318,15 @@ impl Declaration for SourcesFigure {
                     age_ms: age * 1e3,
                     age_ms_ci95: ci95 * 1e3,
                     paper_age_ms: paper("age_ms"),
+                    est_age_ms: f64::NAN,
+                    est_age_ms_ci95: f64::NAN,
+                    paper_est_age_ms: None,
                     age_over_lazy: None,
                     paper_age_over_lazy: None,
                     backlog: f64::NAN,
                     backlog_ci95: f64::NAN,
                     paper_backlog: None,
+                    round_robin_backlog: None,
                     rtt_ms: f64::NAN,
                     rtt_ms_ci95: f64::NAN,
                     paper_rtt_ms: None,
@@ -363,8 +388,10 @@ impl Declaration for SourcesFigure {
                     "controller",
                     "sources",
                     "age_ms",
+                    "est_age_ms",
                     "age_over_lazy",
                     "backlog",
+                    "round_robin_backlog",
                     "rtt_ms",
                 ],
             ),

@@ -1,5 +1,7 @@
-//! `table1`: the six-hop networks Net A–E of the ACP+ paper's Table I, 0.2 Mbit/s of Poisson
-//! other traffic on every hop. Per network the oracle (the best fixed rate, with the backlog of
+//! `table1`: the six-hop networks Net A–E of the ACP+ paper's Table I with 0.2 Mbit/s of Poisson
+//! other traffic: one flow from the client across all six hops ("the other flow, which also
+//! originates at the client", ACP+ paper §V-B), or, as `table1-per-hop`, an independent flow on
+//! every hop (our reading before issue 23). Per network the oracle (the best fixed rate, with the backlog of
 //! updates it keeps at each hop: the paper's Fig. 8) and Seek, ACP+, ACP (κ = 0.25) and Lazy, each
 //! one's age as a ratio to the oracle's, in rows of one type: the oracle is the row whose
 //! controller is `oracle`.
@@ -35,11 +37,22 @@ pub const CONTROLLERS: [ControllerKind; 4] = [
 /// Simulated seconds per run unless the caller says otherwise.
 pub const DEFAULT_SECS: u64 = 300;
 
+/// Where the Table I networks' 0.2 Mbit/s of other traffic flows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OtherTraffic {
+    /// One flow from the source to the monitor across every hop: the paper's "other flow, which
+    /// also originates at the client" (ACP+ paper §V-B).
+    FromClient,
+    /// An independent flow on each hop.
+    PerHop,
+}
+
 /// A Table I network as a scenario: seven nodes in a line, links of the given rates with 2 ms of
 /// propagation and 100-packet queues in both directions, one ACP flow with `controller`, and
-/// 0.2 Mbit/s of Poisson other traffic of 1000-byte packets across every hop.
+/// 0.2 Mbit/s of Poisson other traffic of 1000-byte packets as `other` says.
 pub fn table1_scenario(
     rates: &[f64; 6],
+    other: OtherTraffic,
     controller: ControllerKind,
     secs: u64,
     seed: u64,
@@ -49,6 +62,11 @@ pub fn table1_scenario(
         "format = 2\nname = \"table1\"\nseed = {seed}\nduration = \"{secs}s\"\nwarmup = \"{}s\"\n",
         secs / 10
     );
+    let cross = |name: String, path: &[&str]| {
+        format!(
+            "[[flow]]\nname = \"{name}\"\ntype = \"cross\"\nprocess = \"poisson\"\nrate = \"0.2mbit\"\nsize = 1000\npath = {path:?}\n"
+        )
+    };
     for (i, r) in rates.iter().enumerate() {
         text += &format!(
             "[[link]]\nfrom = \"{}\"\nto = \"{}\"\nrate = \"{}mbit\"\ndelay = \"2ms\"\nqueue = 100\n",
@@ -56,12 +74,12 @@ pub fn table1_scenario(
             nodes[i + 1],
             r
         );
-        text += &format!(
-            "[[flow]]\nname = \"other{}\"\ntype = \"cross\"\nprocess = \"poisson\"\nrate = \"0.2mbit\"\nsize = 1000\npath = [\"{}\", \"{}\"]\n",
-            i + 1,
-            nodes[i],
-            nodes[i + 1]
-        );
+        if other == OtherTraffic::PerHop {
+            text += &cross(format!("other{}", i + 1), &nodes[i..i + 2]);
+        }
+    }
+    if other == OtherTraffic::FromClient {
+        text += &cross("other".into(), &nodes);
     }
     text += &format!(
         "[[flow]]\nname = \"updates\"\ntype = \"acp\"\ncontroller = \"{controller}\"\npayload = {TABLE1_PAYLOAD}\npath = {:?}\n",
@@ -132,19 +150,40 @@ const HOPS: [&str; 6] = [
 /// Points per network: the controllers, then the oracle.
 const PER_NETWORK: usize = CONTROLLERS.len() + 1;
 
-/// The reproduction.
-pub struct Table1;
+/// The reproduction, with its other traffic.
+pub struct Table1 {
+    /// Where the other traffic flows.
+    pub other: OtherTraffic,
+}
+
+/// `table1`: the paper's one other flow from the client.
+pub const TABLE1_FROM_CLIENT: Table1 = Table1 {
+    other: OtherTraffic::FromClient,
+};
+
+/// `table1-per-hop`: an independent other flow on every hop.
+pub const TABLE1_PER_HOP: Table1 = Table1 {
+    other: OtherTraffic::PerHop,
+};
 
 impl Declaration for Table1 {
     type Measure = Measure;
     type Row = Row;
 
     fn name(&self) -> &'static str {
-        "table1"
+        match self.other {
+            OtherTraffic::FromClient => "table1",
+            OtherTraffic::PerHop => "table1-per-hop",
+        }
     }
 
     fn about(&self) -> &'static str {
-        "Net A–E: oracle backlog per hop (Fig. 8) and Seek, ACP+, ACP(κ=0.25), Lazy against the oracle"
+        match self.other {
+            OtherTraffic::FromClient => {
+                "Net A–E: oracle backlog per hop (Fig. 8) and Seek, ACP+, ACP(κ=0.25), Lazy against the oracle"
+            }
+            OtherTraffic::PerHop => "table1 with an independent other flow on every hop",
+        }
     }
 
     fn default_seeds(&self) -> u64 {
@@ -156,7 +195,7 @@ impl Declaration for Table1 {
         let mut jobs = Vec::new();
         for (n, (_, rates)) in TABLE1.iter().enumerate() {
             for (c, &controller) in CONTROLLERS.iter().enumerate() {
-                let s = table1_scenario(rates, controller, secs, o.seed);
+                let s = table1_scenario(rates, self.other, controller, secs, o.seed);
                 jobs.push(Job::sim(n * PER_NETWORK + c, s));
             }
             // Updates are 1024 + 44 + 28 bytes; the slowest link bounds the useful rates, and
@@ -164,7 +203,7 @@ impl Declaration for Table1 {
             let bits = f64::from(TABLE1_PAYLOAD + 72) * 8.0;
             let cap = rates.iter().copied().fold(f64::INFINITY, f64::min) * 1e6 / bits;
             let coarse = (1..=24).map(|k| cap * f64::from(k) / 24.0).collect();
-            let base = table1_scenario(rates, ControllerKind::Fixed(1.0), secs, o.seed);
+            let base = table1_scenario(rates, self.other, ControllerKind::Fixed(1.0), secs, o.seed);
             jobs.push(Job::oracle(
                 n * PER_NETWORK + CONTROLLERS.len(),
                 base,
@@ -190,7 +229,7 @@ impl Declaration for Table1 {
                 age: p.age,
                 backlog: backlog(updates(&p.result.flows)),
             },
-            Done::Lab(_) => unreachable!("table1 has no lab runs"),
+            Done::Lab(_) => unreachable!("{} has no lab runs", self.name()),
         }
     }
 
@@ -232,10 +271,16 @@ impl Declaration for Table1 {
     }
 
     fn setup(&self, o: &Options) -> String {
+        let other = match self.other {
+            OtherTraffic::FromClient => {
+                "one 0.2 Mbit/s Poisson flow from the client across all hops"
+            }
+            OtherTraffic::PerHop => "0.2 Mbit/s Poisson other traffic per hop",
+        };
         format!(
-            "Table I networks, {} s per run (10 % warm-up), 0.2 Mbit/s Poisson other traffic per \
-             hop, 1024-byte updates, seed {}; the oracle is the best fixed rate (24 rates up to \
-             the slowest link's, then ±6 % in 1 % steps)",
+            "Table I networks, {} s per run (10 % warm-up), {other}, 1024-byte updates, seed {}; \
+             the oracle is the best fixed rate (24 rates up to the slowest link's, then ±6 % in \
+             1 % steps)",
             o.secs.unwrap_or(DEFAULT_SECS),
             o.seed
         )

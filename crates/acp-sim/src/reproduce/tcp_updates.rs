@@ -4,8 +4,9 @@
 //! against 536-byte updates over TCP without loss).
 //!
 //! The utilisation is the update payload's share of a link: `λ · payload · 8 / 1 Mbit/s`. What
-//! the paper leaves unstated (it ran ns-3) is chosen here: 1 ms of propagation per hop,
-//! 100-packet drop-tail queues, the loss on the router → monitor hop in the data direction only
+//! the paper leaves unstated (it ran ns-3) is chosen as ns-3 does by default where it can: no
+//! propagation delay (ns-3's point-to-point channel has none; §III gives none), 100-packet
+//! drop-tail queues, the loss on the router → monitor hop in the data direction only
 //! (so each update is lost with probability 0.1 and ACKs are not), SMSS 536 bytes, a 128 KiB
 //! send buffer (ns-3's default) and otherwise our TCP model's Linux defaults (initial window 10,
 //! minimum RTO 200 ms, delayed ACKs every two full segments or 40 ms). `docs/SIMULATOR.md`
@@ -68,8 +69,8 @@ pub fn scenario(
     };
     let link = |from: &str, to: &str, loss: f64| {
         format!(
-            "[[link]]\nfrom = \"{from}\"\nto = \"{to}\"\nrate = \"1mbit\"\ndelay = \"1ms\"\n\
-             queue = 100\nboth_ways = false\nloss = {loss}\n"
+            "[[link]]\nfrom = \"{from}\"\nto = \"{to}\"\nrate = \"1mbit\"\nqueue = 100\n\
+             both_ways = false\nloss = {loss}\n"
         )
     };
     let text = format!(
