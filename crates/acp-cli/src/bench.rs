@@ -8,7 +8,7 @@ use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use acp_runtime::bench;
-use acp_sim::reproduce::queue_chain;
+use acp_sim::reproduce::fig7::queue_chain;
 use acp_sim::scenario::Scenario;
 use serde_json::json;
 

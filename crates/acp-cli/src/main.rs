@@ -141,55 +141,20 @@ struct SweepArgs {
     out: Option<PathBuf>,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum Reproduction {
-    /// Status updates over TCP (NewReno) and UDP, two 1 Mbit/s hops, 10 % loss: age and delay
-    /// against utilisation (§III, Fig. 2).
-    Fig2,
-    /// 500- against 536-byte updates over TCP without loss, Nagle on and off: age against
-    /// utilisation and the congestion window (§III, Fig. 4).
-    Fig4,
-    /// Age against λ: three M/M/1 queues and the tandem, simulation over analysis.
-    Fig7,
-    /// Net A–E: oracle backlog per hop (Fig. 8) and ACP+, ACP(κ=0.25), Lazy against the oracle.
-    Table1,
-    /// The D/D/1 paths of docs/ALGORITHMS.md §8: Seek, ACP+, ACP(κ=0.25), Lazy against the exact optimum.
-    Dd1,
-    /// ACP+ and Lazy with 1–48 sources behind one 802.11g AP (Fig. 15, thesis Figs. 3.20–3.21).
-    Fig15,
-    /// ACP(κ=0.25) and Lazy with 1–20 sources behind one 802.11g AP (thesis Fig. 3.16).
-    #[value(name = "fig3-16")]
-    Fig3_16,
-    /// One ACP(κ=0.25) source while UDP flows switch on and off (thesis Fig. 3.15).
-    #[value(name = "fig3-15")]
-    Fig3_15,
-    /// TCP (CUBIC, Vegas, BBR) against ACP+ with 1–5 and 10–80 clients sharing one WiFi access,
-    /// then a 200 ms Internet path (§XI-B, thesis §4.6).
-    #[value(name = "contention-tcp")]
-    ContentionTcp,
-    /// Our evaluation suite: Seek, ACP+, ACP(κ=0.25), Lazy (or --controllers) against the
-    /// fixed-rate oracle on 36 scenarios (docs/SIMULATOR.md).
-    Controllers,
-    /// ACP+, Lazy, Reno, CUBIC and BBR (three receive buffers) over a long core path, one at a
-    /// time, in the lab if this process may (else the simulator); Vegas and YeAH from the models
-    /// (§XI-A, Figs. 20–21).
-    #[value(name = "core-tcp")]
-    CoreTcp,
-}
-
 #[derive(Debug, Args)]
 struct ReproduceArgs {
     /// Which result.
-    which: Reproduction,
+    #[arg(value_parser = reproduce::names())]
+    which: String,
     /// Directory for plots and CSV (a subdirectory per result).
     #[arg(long, default_value = "acp-out")]
     out: PathBuf,
     /// Seed.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// fig7: simulated updates per point.
-    #[arg(long, default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1000..))]
-    updates: u64,
+    /// fig7: simulated updates per point (default: 1,000,000).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1000..))]
+    updates: Option<u64>,
     /// fig2, fig4, table1, dd1, fig15, fig3-16, contention-tcp, core-tcp: seconds per run
     /// (default: 300; 60 for dd1; 30 for core-tcp).
     #[arg(long, value_parser = clap::value_parser!(u64).range(10..))]
@@ -204,9 +169,9 @@ struct ReproduceArgs {
     #[arg(long, value_name = "N,N", value_delimiter = ',',
           value_parser = clap::value_parser!(u64).range(1..=500))]
     clients: Vec<u64>,
-    /// fig15, fig3-16: update payload in bytes (the papers': 1024).
-    #[arg(long, default_value_t = 1024, value_parser = clap::value_parser!(u32).range(1..=9000))]
-    payload: u32,
+    /// fig15, fig3-16: update payload in bytes (default: the papers' 1024).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=9000))]
+    payload: Option<u32>,
     /// controllers: only these scenarios (ids, comma-separated; default: all of them).
     #[arg(long, value_name = "ID,ID", value_delimiter = ',')]
     scenarios: Vec<String>,
@@ -223,6 +188,9 @@ struct ReproduceArgs {
     /// Print the result as JSON.
     #[arg(long)]
     json: bool,
+    /// Print the tables as markdown (as docs/ shows them).
+    #[arg(long, conflicts_with = "json")]
+    markdown: bool,
 }
 
 #[derive(Debug, Args)]

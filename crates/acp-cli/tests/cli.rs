@@ -1157,7 +1157,7 @@ fn reproduce_fig2_prints_tcp_and_udp_ages_and_writes_csv_and_charts() {
             ])
             .arg(&dir),
     );
-    let points = v["fig2"].as_array().unwrap();
+    let points = v["rows"].as_array().unwrap();
     // TCP and UDP at the 19 utilisations 0.05 … 0.95.
     assert_eq!(points.len(), 38);
     let age = |series: &str, u: f64| {
@@ -1173,12 +1173,19 @@ fn reproduce_fig2_prints_tcp_and_udp_ages_and_writes_csv_and_charts() {
     for u in [0.1, 0.2] {
         assert!(age("TCP", u) > 3.0 * age("UDP", u), "at {u}");
     }
-    let minima = v["minima"].as_array().unwrap();
-    assert_eq!(minima[0]["series"], "TCP");
-    assert_eq!(minima[0]["paper_age_ms"], 180.0);
-    assert_eq!(minima[1]["paper_utilisation"], 0.8);
+    // The paper's minima sit beside ours where it puts them (§III).
+    let paper: Vec<(&str, f64, f64)> = points
+        .iter()
+        .filter_map(|p| {
+            let age = p["paper_age_ms"].as_f64()?;
+            Some((p["series"].as_str()?, p["utilisation"].as_f64()?, age))
+        })
+        .collect();
+    assert_eq!(paper.len(), 2, "{paper:?}");
+    assert_eq!((paper[0].0, paper[0].2), ("TCP", 180.0));
+    assert!((paper[0].1 - 0.2).abs() < 1e-9 && (paper[1].1 - 0.8).abs() < 1e-9);
     let csv = std::fs::read_to_string(dir.join("fig2/fig2.csv")).unwrap();
-    assert!(csv.starts_with("series,utilisation,age_ms,age_ci95_ms,delay_ms,"));
+    assert!(csv.starts_with("series,utilisation,seeds,age_ms,age_ms_ci95,paper_age_ms,delay_ms,"));
     assert_eq!(csv.lines().count(), 39);
     for f in [
         "fig2_age.png",
@@ -1206,8 +1213,9 @@ fn reproduce_fig4_compares_500_and_536_byte_updates() {
     );
     let text = String::from_utf8(out.stdout).unwrap();
     for needle in [
-        "500 B, Nagle age (ms)",
-        "536 B, nodelay age (ms)",
+        "series  utilisation",
+        "500 B, Nagle",
+        "536 B, nodelay",
         "age of 500-byte updates",
     ] {
         assert!(text.contains(needle), "{needle} in {text}");
@@ -1243,34 +1251,54 @@ fn reproduce_fig15_prints_json_rows_and_writes_a_chart_per_metric() {
             ])
             .arg(&dir),
     );
-    let rows = v["fig15"]["rows"].as_array().unwrap();
-    // Two controllers × 1, 6, 12, 24, 48 sources, each over both seeds.
-    assert_eq!(rows.len(), 10);
+    assert_eq!(v["reproduction"], "fig15");
+    let rows = v["rows"].as_array().unwrap();
+    // Three controllers × 1, 6, 12, 24, 48 sources, each over both seeds, then the oracle.
+    assert_eq!(rows.len(), 16);
     let sources: Vec<u64> = rows[..5]
         .iter()
         .map(|r| r["sources"].as_u64().unwrap())
         .collect();
     assert_eq!(sources, [1, 6, 12, 24, 48]);
     assert!(rows.iter().all(|r| r["seeds"] == 2));
-    assert_eq!(rows[0]["controller"], "acp+");
-    assert_eq!(rows[5]["controller"], "lazy");
+    let controllers: Vec<&str> = rows
+        .iter()
+        .step_by(5)
+        .map(|r| r["controller"].as_str().unwrap())
+        .collect();
+    assert_eq!(controllers, ["acp+", "seek", "lazy", "oracle"]);
     for r in rows {
-        let age = r["age_ms"]["mean"].as_f64().unwrap();
+        let age = r["age_ms"].as_f64().unwrap();
         assert!(age > 5.0 && age < 1000.0, "age in milliseconds: {age}");
-        assert!(r["age_ms"]["ci95"].as_f64().unwrap() >= 0.0);
+        assert!(r["age_ms_ci95"].as_f64().unwrap() >= 0.0);
     }
+    // The papers' numbers beside ours: ACP+'s backlog with 6 sources (Fig. 15b), the best
+    // fixed rate's age (thesis §3.13).
+    assert_eq!(rows[1]["paper_backlog"], 1.39);
+    assert_eq!(rows[15]["paper_age_ms"], 5.69);
     // The oracle of one source lies below the link's 684 updates/s.
-    let rate = v["fig15"]["one_source_oracle"]["rate_hz"].as_f64().unwrap();
+    let rate = rows[15]["rate_hz"].as_f64().unwrap();
     assert!(rate > 300.0 && rate < 684.0, "{rate}");
     let csv = std::fs::read_to_string(dir.join("fig15/fig15.csv")).unwrap();
     assert!(csv.starts_with("controller,sources,seeds,age_ms,age_ms_ci95,paper_age_ms,"));
-    assert_eq!(csv.lines().count(), 11);
+    assert_eq!(csv.lines().count(), 17);
+    // One name per quantity: the CSV's header is the JSON rows' keys.
+    let keys: Vec<&str> = rows[0]
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(|k| k.as_str())
+        .collect();
+    assert_eq!(
+        csv.lines().next().unwrap().split(',').collect::<Vec<_>>(),
+        keys
+    );
     for metric in [
         "age_ms",
         "backlog",
         "rtt_ms",
         "rate_hz",
-        "throughput_mbps",
+        "throughput_mbit_s",
         "jain",
     ] {
         for ext in ["png", "svg"] {
@@ -1306,28 +1334,28 @@ fn reproduce_contention_tcp_puts_bbr_above_acp_plus_and_writes_csv_and_charts() 
             ])
             .arg(&dir),
     );
-    let rows = v["contention-tcp"]["rows"].as_array().unwrap();
-    // Low contention: CUBIC, Vegas, BBR, ACP+ with 2 clients; high: BBR and ACP+ on three rates
-    // with 20.
-    assert_eq!(rows.len(), 4 + 6);
+    let rows = v["rows"].as_array().unwrap();
+    // Low contention: CUBIC, Vegas, BBR, ACP+, Seek with 2 clients; high: BBR, ACP+ and Seek on
+    // three rates with 20.
+    assert_eq!(rows.len(), 5 + 9);
     let row = |contention: &str, client: &str, wifi: f64| {
         rows.iter()
             .find(|r| {
                 r["contention"] == contention
                     && r["client"] == client
-                    && r["wifi_mbit"].as_f64() == Some(wifi)
+                    && r["wifi_mbit_s"].as_f64() == Some(wifi)
             })
             .unwrap_or_else(|| panic!("{contention} {client} {wifi}"))
     };
-    let mean = |r: &serde_json::Value, key: &str| r[key]["mean"].as_f64().unwrap();
+    let mean = |r: &serde_json::Value, key: &str| r[key].as_f64().unwrap();
     for tcp in ["cubic", "vegas", "bbr"] {
         let r = row("low", tcp, 12.0);
         assert_eq!(r["clients"], 2);
-        assert!(mean(r, "sum_throughput_kbps") > 5000.0, "{r}");
+        assert!(mean(r, "sum_throughput_mbit_s") > 5.0, "{r}");
         assert!(r["true_age_ms"].is_null(), "bulk TCP carries no updates");
     }
     let acp = row("low", "acp+", 12.0);
-    assert!(mean(acp, "sum_throughput_kbps") < 2000.0, "{acp}");
+    assert!(mean(acp, "sum_throughput_mbit_s") < 2.0, "{acp}");
     assert!(mean(acp, "true_age_ms") > 100.0);
     for tcp in ["cubic", "vegas", "bbr"] {
         assert!(
@@ -1347,9 +1375,9 @@ fn reproduce_contention_tcp_puts_bbr_above_acp_plus_and_writes_csv_and_charts() 
     }
     let csv = std::fs::read_to_string(dir.join("contention-tcp/contention-tcp.csv")).unwrap();
     assert!(csv.starts_with(
-        "contention,client,wifi_mbit,clients,seeds,age_ms,age_ms_ci95,paper_age_ms,true_age_ms,"
+        "contention,client,wifi_mbit_s,clients,seeds,age_ms,age_ms_ci95,paper_age_ms,true_age_ms,"
     ));
-    assert_eq!(csv.lines().count(), 11);
+    assert_eq!(csv.lines().count(), 15);
     // The papers' 24 Mbit/s ages at 20 clients sit beside ours.
     assert!(csv
         .lines()
@@ -1357,7 +1385,12 @@ fn reproduce_contention_tcp_puts_bbr_above_acp_plus_and_writes_csv_and_charts() 
     assert!(csv
         .lines()
         .any(|l| l.starts_with("high,acp+,24,20,") && l.contains(",215.5,")));
-    for stem in ["low_age_ms", "high_bbr_rtt_ms", "high_acp-plus_age_ms"] {
+    for stem in [
+        "low_age_ms",
+        "high_bbr_rtt_ms",
+        "high_acp-plus_age_ms",
+        "high_seek_age_ms",
+    ] {
         for ext in ["png", "svg"] {
             let f = dir.join(format!("contention-tcp/{stem}.{ext}"));
             assert!(f.exists(), "{}", f.display());
@@ -1383,7 +1416,7 @@ fn reproduce_fig3_15_prints_the_phases_beside_the_load() {
     assert!(text.contains("seeds 1–2"), "{text}");
     let both = text
         .lines()
-        .find(|l| l.contains("1000–1200"))
+        .find(|l| l.trim_start().starts_with("1000  1200"))
         .expect("the interval with both flows");
     assert!(
         both.contains("udp-ap1 + udp-ap2") && both.contains("0.5"),
@@ -1409,9 +1442,9 @@ fn reproduce_prints_its_partial_results_on_sigint() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // The first network is done (40 of the 200 runs): interrupt during the second.
+    // A tenth of the runs is done: interrupt.
     let mut err = BufReader::new(run.stderr.take().unwrap());
-    read_until(&mut err, "table1: 1/5 networks done");
+    read_until(&mut err, "table1: ");
     interrupt(&run);
     let started = Instant::now();
     let status = wait_within(&mut run, Duration::from_secs(30));
@@ -1429,48 +1462,28 @@ fn reproduce_prints_its_partial_results_on_sigint() {
         .read_to_string(&mut text)
         .unwrap();
     let first = text.lines().next().unwrap_or_default();
+    // 20 controller runs, then per network an oracle of 24 + 13 rates.
     let done: usize = first
         .strip_prefix("interrupted: ")
-        .and_then(|l| l.strip_suffix(" of 200 runs done; the results below cover those runs"))
+        .and_then(|l| l.strip_suffix(" of 205 runs done; the results below cover those runs"))
         .expect(&text)
         .parse()
         .expect(first);
-    assert!((40..200).contains(&done), "{text}");
-    // Net A's row in both tables, with its oracle and its three controllers; not every network.
-    let rows = |table: &str| -> Vec<String> {
-        text.split_once(table)
-            .expect(&text)
-            .1
-            .lines()
-            .skip(2)
-            .take_while(|l| l.starts_with("Net "))
-            .map(String::from)
-            .collect()
-    };
-    let backlog = rows("at the oracle's rate (Fig. 8):");
-    let ratios = rows("as a ratio to the oracle's:");
-    assert!((1..5).contains(&backlog.len()), "{text}");
-    assert_eq!(ratios.len(), backlog.len(), "{text}");
-    let oracle_age: f64 = backlog[0]
-        .split_whitespace()
-        .nth(3)
-        .unwrap()
-        .parse()
-        .unwrap();
-    assert!(oracle_age > 0.0, "{}", backlog[0]);
-    let cells: Vec<f64> = ratios[0]
-        .split_whitespace()
-        .skip(2)
-        .map(|c| c.parse().expect(&ratios[0]))
+    assert!((1..205).contains(&done), "{text}");
+    // The runs done are in the table, Net A's first; not all of them.
+    let rows: Vec<&str> = text
+        .split_once("age against the oracle's\n")
+        .expect(&text)
+        .1
+        .lines()
+        .skip(1)
+        .take_while(|l| l.trim_start().starts_with("Net "))
         .collect();
-    assert_eq!(cells.len(), 3, "{}", ratios[0]);
-    assert!(
-        cells.iter().all(|r| *r >= 0.9),
-        "ACP+, ACP and Lazy against the oracle: {cells:?}"
-    );
-    // The CSV holds the same networks.
+    assert!((1..25).contains(&rows.len()), "{text}");
+    assert!(rows[0].trim_start().starts_with("Net A"), "{text}");
+    // The CSV holds the same rows.
     let csv = std::fs::read_to_string(dir.join("table1/table1.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + backlog.len(), "{csv}");
+    assert_eq!(csv.lines().count(), 1 + rows.len(), "{csv}");
     assert!(csv.lines().nth(1).unwrap().starts_with("Net A,"), "{csv}");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -2051,52 +2064,50 @@ fn reproduce_controllers_prints_ratios_to_the_oracle_and_writes_csv_and_chart() 
             .arg(&dir)
             .args(subset),
     );
-    let c = &v["controllers"];
-    assert_eq!(c["seeds"], serde_json::json!([1, 2]));
-    let scenarios = c["scenarios"].as_array().unwrap();
-    let ids: Vec<&str> = scenarios
-        .iter()
-        .map(|s| s["id"].as_str().unwrap())
-        .collect();
-    assert_eq!(ids, ["dd1-s2-p5", "demo-share4"]);
+    assert_eq!(v["reproduction"], "controllers");
+    assert_eq!(v["seeds"], 2);
+    let rows = v["rows"].as_array().unwrap();
+    // A row per scenario and controller, in the order asked.
+    let ids: Vec<&str> = rows.iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert_eq!(ids, [["dd1-s2-p5"; 4], ["demo-share4"; 4]].concat());
     // The D/D/1 path's oracle: 1/S = 500 updates/s, age S + P + S/2 = 8 ms.
-    let oracle = &scenarios[0]["oracle"];
     let (rate, age) = (
-        oracle["rate_hz"].as_f64().unwrap(),
-        oracle["age_ms"].as_f64().unwrap(),
+        rows[0]["oracle_rate_hz"].as_f64().unwrap(),
+        rows[0]["oracle_age_ms"].as_f64().unwrap(),
     );
     assert!(
         (rate - 500.0).abs() < 15.0 && (age - 8.0).abs() < 0.25,
-        "{oracle}"
+        "{}",
+        rows[0]
     );
-    for s in scenarios {
-        let outcomes = s["controllers"].as_array().unwrap();
-        let names: Vec<&str> = outcomes
+    for pair in rows.chunks(4) {
+        let names: Vec<&str> = pair
             .iter()
             .map(|o| o["controller"].as_str().unwrap())
             .collect();
         assert_eq!(names, ["seek", "acp+", "acp(κ=0.25)", "lazy"]);
-        for o in outcomes {
-            let ratio = o["ratio"].as_f64().unwrap();
-            assert!(ratio.is_finite() && ratio >= 0.9, "{}: {o}", s["id"]);
-            assert_eq!(o["seeds"], 2);
-            // Fairness only where sources share the path.
-            assert_eq!(o["jain"].is_null(), s["sources"] == 1, "{o}");
-        }
     }
-    let summary = c["summary"].as_array().unwrap();
-    assert_eq!(summary.len(), 4);
-    // ACP+ is never worse than itself.
-    assert_eq!(summary[1]["controller"], "acp+");
-    assert_eq!(summary[1]["worse_than_acp_plus"], 0);
-    for s in summary {
-        assert_eq!(s["scenarios"], 2);
-        let (median, worst) = (s["median"].as_f64().unwrap(), s["worst"].as_f64().unwrap());
-        assert!(median >= 0.9 && worst >= median, "{s}");
-        assert!(ids.contains(&s["worst_scenario"].as_str().unwrap()));
+    for o in rows {
+        let ratio = o["age_ratio"].as_f64().unwrap();
+        assert!(ratio.is_finite() && ratio >= 0.9, "{o}");
+        assert_eq!(o["seeds"], 2);
+        // Fairness only where sources share the path.
+        assert_eq!(o["jain"].is_null(), o["sources"] == 1, "{o}");
     }
+    // The summary per controller follows the rows: ACP+ is never worse than itself.
+    let notes: Vec<&str> = v["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n.as_str().unwrap())
+        .collect();
+    assert_eq!(notes[0], "summary over 2 scenarios (age / oracle's):");
+    let plus = notes.iter().find(|n| n.starts_with("acp+ ")).unwrap();
+    assert!(plus.ends_with(" 0"), "{plus}");
     let csv = std::fs::read_to_string(dir.join("controllers/controllers.csv")).unwrap();
-    assert!(csv.starts_with("id,sources,oracle_rate_hz,oracle_age_ms,oracle_ci95_ms,controller,"));
+    assert!(csv.starts_with(
+        "id,about,sources,oracle_rate_hz,oracle_age_ms,oracle_age_ms_ci95,controller,"
+    ));
     assert_eq!(csv.lines().count(), 1 + 2 * 4);
     for ext in ["png", "svg"] {
         assert!(
@@ -2120,11 +2131,12 @@ fn reproduce_controllers_prints_ratios_to_the_oracle_and_writes_csv_and_chart() 
         .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    let row = text.lines().find(|l| l.contains("dd1-s2-p5")).unwrap();
-    let cells: Vec<&str> = row.split_whitespace().collect();
-    // #, id, sources, λ*, age ± CI (three words), then lazy and fixed:400.
-    assert_eq!(cells.len(), 9, "{row}");
-    let fixed: f64 = cells[8].parse().unwrap();
+    let row = text
+        .lines()
+        .find(|l| l.contains("dd1-s2-p5") && l.contains("fixed:400"))
+        .unwrap();
+    // The last cell is the age over the oracle's.
+    let fixed: f64 = row.split_whitespace().last().unwrap().parse().unwrap();
     // 400 updates/s on a 500/s D/D/1 path: S + P + T/2 = 8.25 ms against 8 ms.
     assert!((fixed - 1.03125).abs() < 0.01, "{row}");
     assert!(text.contains("summary over 2 scenarios"));

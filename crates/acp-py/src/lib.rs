@@ -33,7 +33,7 @@ use acp_runtime::driver::{Payload, PushFeed, RunLimits, SourceReport, SourceSet,
 use acp_runtime::mailbox::{Mailbox, MailboxConfig, OwnedUpdate};
 use acp_runtime::resolve::{resolve, Purpose};
 use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport};
-use acp_sim::reproduce::{self, wifi};
+use acp_sim::reproduce::{self, harness::Options};
 use acp_sim::scenario::Scenario;
 use acp_sim::sweep::{self, Cancel};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
@@ -123,21 +123,42 @@ fn sweep_rates(
     Ok(Value::Array(rows).to_string())
 }
 
-/// Runs one of the papers' reproductions; returns JSON rows in long form (one row per
-/// controller where a result compares controllers), named as `acp reproduce --json` names them.
+/// The reproductions `reproduce` runs: (name, one line on what it reproduces), in the order
+/// `acp reproduce` lists them.
 #[pyfunction]
-#[pyo3(name = "reproduce", signature = (name, seed=1, seeds=1, secs=None, updates=None, points=12, payload=1024))]
+fn reproductions() -> Vec<(&'static str, &'static str)> {
+    reproduce::registry()
+        .into_iter()
+        .map(|r| (r.name(), r.about()))
+        .collect()
+}
+
+/// Runs one of the reproductions as `acp reproduce NAME --json` does (in the simulator; the lab
+/// is the command's) and returns its JSON: the rows with the same fields, the setup, the
+/// published numbers' sources, the notes.
+#[pyfunction]
+#[pyo3(name = "reproduce", signature = (name, seed=1, seeds=None, secs=None, updates=None, payload=None, clients=None, scenarios=None, controllers=None, quick=false))]
 #[allow(clippy::too_many_arguments)]
 fn run_reproduction(
     py: Python<'_>,
     name: &str,
     seed: u64,
-    seeds: u64,
+    seeds: Option<u64>,
     secs: Option<u64>,
     updates: Option<u64>,
-    points: usize,
-    payload: u32,
+    payload: Option<u32>,
+    clients: Option<Vec<usize>>,
+    scenarios: Option<Vec<String>>,
+    controllers: Option<Vec<String>>,
+    quick: bool,
 ) -> PyResult<String> {
+    let Some(r) = reproduce::find(name) else {
+        let known: Vec<&str> = reproduce::registry().iter().map(|r| r.name()).collect();
+        return Err(value_error(format!(
+            "unknown reproduction {name:?} (expected one of {})",
+            known.join(", ")
+        )));
+    };
     // The ranges `acp reproduce` accepts.
     let checks = [
         (secs.is_some_and(|s| s < 10), "secs must be at least 10"),
@@ -145,86 +166,47 @@ fn run_reproduction(
             updates.is_some_and(|u| u < 1000),
             "updates must be at least 1000",
         ),
-        (!(1..=1000).contains(&seeds), "seeds must be within 1-1000"),
         (
-            !(1..=9000).contains(&payload),
+            seeds.is_some_and(|s| !(1..=1000).contains(&s)),
+            "seeds must be within 1-1000",
+        ),
+        (
+            payload.is_some_and(|p| !(1..=9000).contains(&p)),
             "payload must be within 1-9000 bytes",
         ),
-        (points < 2, "points must be at least 2"),
+        (
+            clients.iter().flatten().any(|&n| !(1..=500).contains(&n)),
+            "clients must be within 1-500",
+        ),
     ];
     if let Some((_, why)) = checks.iter().find(|(bad, _)| *bad) {
         return Err(value_error(why));
     }
-    let seed_list: Vec<u64> = (0..seeds).map(|k| seed.saturating_add(k)).collect();
+    let controllers = controllers
+        .unwrap_or_default()
+        .iter()
+        .map(|c| c.parse::<ControllerKind>())
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(value_error)?;
+    let o = Options {
+        seed,
+        seeds,
+        secs,
+        updates,
+        payload,
+        clients: clients.unwrap_or_default(),
+        scenarios: scenarios.unwrap_or_default(),
+        controllers,
+        quick,
+        threads: threads(),
+    };
+    r.check(&o).map_err(value_error)?;
     // Never cancelled: every run of the reproduction is made.
     let cancel = Cancel::new();
-    let run = || -> Result<Vec<Value>, String> {
-        Ok(match name {
-            "fig7" => reproduce::fig7(points, updates.unwrap_or(1_000_000), seed, threads(), &cancel)
-                .into_iter()
-                .map(|p| {
-                    json!({"system": p.system, "rate_hz": p.lambda,
-                           "analytic_age_ms": p.analytic * 1e3, "simulated_age_ms": p.simulated * 1e3})
-                })
-                .collect(),
-            "table1" => reproduce::table1(secs.unwrap_or(300), seed, threads(), &cancel, &|_, _| {})
-                .into_iter()
-                .flat_map(|r| {
-                    let hops: serde_json::Map<String, Value> = r
-                        .backlog
-                        .iter()
-                        .enumerate()
-                        .map(|(i, b)| (format!("backlog_hop{}", i + 1), json!(b)))
-                        .collect();
-                    r.controllers.into_iter().map(move |(c, run)| {
-                        let (ratio, age) = run.unzip();
-                        let mut row = json!({"network": r.network, "oracle_rate_hz": r.oracle_rate,
-                            "oracle_age_ms": r.oracle_age * 1e3, "controller": c,
-                            "age_ms": age.map(|a| a * 1e3), "ratio": ratio});
-                        if let Value::Object(m) = &mut row {
-                            m.extend(hops.clone());
-                        }
-                        row
-                    })
-                })
-                .collect(),
-            "dd1" => reproduce::dd1_table(secs.unwrap_or(60), threads(), &cancel)
-                .into_iter()
-                .flat_map(|r| {
-                    r.controllers.into_iter().map(move |(c, run)| {
-                        let (ratio, backlog) = run.unzip();
-                        json!({"service_ms": r.service_ms, "delay_ms": r.delay_ms,
-                            "optimal_age_ms": r.optimal_age * 1e3, "controller": c,
-                            "ratio": ratio, "at_server": backlog})
-                    })
-                })
-                .collect(),
-            "fig15" | "fig3-16" => {
-                let figure = if name == "fig15" {
-                    wifi::FIG15
-                } else {
-                    wifi::FIG3_16
-                };
-                let rows = figure.with_payload(payload).run(
-                    secs.unwrap_or(300),
-                    &seed_list,
-                    threads(),
-                    &cancel,
-                    &|_, _| {},
-                );
-                rows.iter()
-                    .map(|r| serde_json::to_value(r).map_err(|e| e.to_string()))
-                    .collect::<Result<_, _>>()?
-            }
-            other => {
-                return Err(format!(
-                    "unknown reproduction {other:?} (expected fig7, table1, dd1, fig15 or fig3-16)"
-                ))
-            }
-        })
-    };
-    let rows = py.detach(run).map_err(value_error)?;
-    Ok(Value::Array(rows).to_string())
+    let report = py
+        .detach(|| r.run(&o, &cancel, &|_, _| {}, None))
+        .map_err(value_error)?;
+    Ok(report.to_json().to_string())
 }
 
 /// The keys of a key file's text (`ID HEX` per line), if given.
@@ -753,6 +735,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(parse_rates, m)?)?;
     m.add_function(wrap_pyfunction!(sweep_rates, m)?)?;
     m.add_function(wrap_pyfunction!(run_reproduction, m)?)?;
+    m.add_function(wrap_pyfunction!(reproductions, m)?)?;
     m.add_class::<Source>()?;
     m.add_class::<Monitor>()?;
     m.add_class::<Update>()?;

@@ -56,8 +56,8 @@ def test_a_sweep_finds_the_mm1_optimum():
 
 
 def test_fig7_is_reproduced_against_the_analytic_curves():
-    table = acp.reproduce("fig7", points=3, updates=20_000)
-    assert len(table) == 4 * 3
+    table = acp.reproduce("fig7", updates=20_000)
+    assert len(table) == 4 * 12
     assert set(table.columns()["system"]) == {
         "M/M/1 μ=1",
         "M/M/1 μ=2",
@@ -65,13 +65,13 @@ def test_fig7_is_reproduced_against_the_analytic_curves():
         "tandem μ1=μ2=1",
     }
     slowest = {"M/M/1 μ=1": 1, "M/M/1 μ=2": 2, "M/M/1 μ=4": 4, "tandem μ1=μ2=1": 1}
-    # Rates at 5 %, 50 % and 95 % of the slowest server. At 95 % the age converges far too slowly
-    # for 20,000 updates (`acp reproduce fig7` simulates 1,000,000); at 5 % and 50 % the mean of
+    # Rates from 5 % to 95 % of the slowest server. Near 95 % the age converges far too slowly
+    # for 20,000 updates (`acp reproduce fig7` simulates 1,000,000); up to 50 % the mean of
     # 20,000 ages is within a few per cent.
     checked = [r for r in table if r["rate_hz"] <= 0.5 * slowest[r["system"]] + 1e-9]
-    assert len(checked) == 8
+    assert len(checked) == 4 * 6
     for row in checked:
-        assert row["simulated_age_ms"] == pytest.approx(row["analytic_age_ms"], rel=0.1), row
+        assert row["simulated_age_s"] == pytest.approx(row["analytic_age_s"], rel=0.1), row
 
 
 def test_the_dd1_table_compares_controllers_with_the_exact_optimum():
@@ -79,24 +79,68 @@ def test_the_dd1_table_compares_controllers_with_the_exact_optimum():
     # Long form: one row per path and controller.
     assert len(table) == 10 * 4
     assert list(table.columns()) == [
-        "service_ms", "delay_ms", "optimal_age_ms", "controller", "ratio", "at_server",
+        "service_ms",
+        "delay_ms",
+        "optimal_age_ms",
+        "controller",
+        "age_ms",
+        "age_ratio",
+        "server_backlog",
     ]
     for row in table:
         assert row["optimal_age_ms"] == pytest.approx(1.5 * row["service_ms"] + row["delay_ms"])
+        assert row["age_ms"] == pytest.approx(row["age_ratio"] * row["optimal_age_ms"])
         # Nothing beats the optimum S + P + S/2 (0.5 % of slack for the finite window).
-        assert row["ratio"] > 0.995, row
+        assert row["age_ratio"] > 0.995, row
 
 
-def test_the_wifi_figure_flattens_its_statistics_into_columns():
-    table = acp.reproduce("fig15", secs=10)
+def test_the_wifi_figure_has_seek_beside_acp_plus_and_the_papers_numbers():
+    table = acp.reproduce("fig15", secs=10, seeds=1)
     columns = table.columns()
-    assert columns["sources"] == [1, 6, 12, 24, 48] * 2
-    assert columns["controller"] == ["acp+"] * 5 + ["lazy"] * 5
-    assert "age_ms_mean" in columns and "age_ms_ci95" in columns
-    assert all(0 < j <= 1 + 1e-9 for j in columns["jain_mean"])  # Jain's index
+    assert columns["sources"] == [1, 6, 12, 24, 48] * 3 + [1]
+    assert columns["controller"] == ["acp+"] * 5 + ["seek"] * 5 + ["lazy"] * 5 + ["oracle"]
+    assert "age_ms" in columns and "age_ms_ci95" in columns
+    assert all(0 < j <= 1 + 1e-9 for j in columns["jain"] if j is not None)  # Jain's index
     # Lazy keeps one update in flight per source.
     lazy = [r for r in table if r["controller"] == "lazy"]
-    assert all(r["backlog_mean"] == pytest.approx(1, abs=0.05) for r in lazy)
+    assert all(r["backlog"] == pytest.approx(1, abs=0.05) for r in lazy)
+    # ACP+'s backlog with 6 sources, beside ours, and where the paper says it.
+    assert table[1]["paper_backlog"] == 1.39
+    assert "Fig. 15b" in table.sources["paper_backlog"]
+
+
+# Short forms of every reproduction (a few seconds each in a debug build).
+SHORT = {
+    "fig2": dict(secs=10, seeds=1),
+    "fig4": dict(secs=10, seeds=1),
+    "fig7": dict(updates=1000),
+    "table1": dict(secs=10),
+    "dd1": dict(secs=10),
+    "fig15": dict(secs=10, seeds=1),
+    "fig3-16": dict(secs=10, seeds=1),
+    "fig3-15": dict(seeds=1),
+    "contention-tcp": dict(secs=10, seeds=1, clients=[1]),
+    "controllers": dict(seeds=1, scenarios=["dd1-s2-p5"], quick=True),
+    "core-tcp": dict(secs=10),
+}
+
+
+def test_every_reproduction_runs_from_python_with_one_name_per_field():
+    assert list(acp.reproductions()) == list(SHORT)
+    for name, options in SHORT.items():
+        table = acp.reproduce(name, **options)
+        assert table.name == name and len(table) > 0, name
+        fields = list(table[0])
+        # Every row has the same fields, each a unit in its name where it has one; the papers'
+        # numbers and the confidence intervals sit beside the quantity they belong to.
+        assert all(list(row) == fields for row in table), name
+        for field in fields:
+            assert "kbps" not in field and "mbps" not in field, (name, field)
+            if field.startswith("paper_"):
+                assert field[len("paper_"):].removesuffix("_bound") in fields, (name, field)
+            if field.endswith("_ci95"):
+                assert field[: -len("_ci95")] in fields, (name, field)
+        assert set(table.sources) <= set(fields), name
 
 
 def test_tables_convert_to_pandas():
@@ -127,5 +171,9 @@ def test_bad_input_raises_value_error():
         acp.sweep(text=MM1, rates=[0.5, -1])
     with pytest.raises(ValueError, match="unknown reproduction"):
         acp.reproduce("fig99")
+    with pytest.raises(ValueError, match="atlantis"):
+        acp.reproduce("controllers", scenarios=["atlantis"])
+    with pytest.raises(ValueError, match="controller"):
+        acp.reproduce("controllers", controllers=["warp"])
     with pytest.raises(ValueError, match="secs must be at least 10"):
         acp.reproduce("dd1", secs=1)

@@ -318,7 +318,7 @@ mod tests {
     use acp_core::controller::ControllerKind;
 
     use super::*;
-    use crate::reproduce::dd1_scenario;
+    use crate::reproduce::dd1::dd1_scenario;
 
     /// A scenario that runs in a few milliseconds: the D/D/1 path for 3 s.
     fn small() -> Scenario {

@@ -10,9 +10,39 @@ use acp_core::controller::ControllerKind;
 use acp_netmodel::{LossModel, Process, Service};
 use acp_sim::flows::FlowKind;
 use acp_sim::reproduce::controllers::{
-    self, evaluate, select, suite, summarise, Length, SuiteScenario,
+    self, select, suite, summarise, Controllers, Length, SuiteScenario,
 };
+use acp_sim::reproduce::harness::{Options, Report, Reproduction};
 use acp_sim::sweep::Cancel;
+use serde_json::{Map, Value};
+
+/// The suite's quick runs of `ids` with `controllers`, seeds 1 to `seeds`, on `threads` threads.
+fn evaluate(
+    ids: &[&str],
+    controllers: &[ControllerKind],
+    first: u64,
+    seeds: u64,
+    threads: usize,
+    cancel: &Cancel,
+) -> Report {
+    let o = Options {
+        seed: first,
+        seeds: Some(seeds),
+        scenarios: ids.iter().map(|s| s.to_string()).collect(),
+        controllers: controllers.to_vec(),
+        quick: true,
+        threads,
+        ..Options::default()
+    };
+    Controllers.run(&o, cancel, &|_, _| {}, None).unwrap()
+}
+
+/// A number of a row.
+fn num(r: &Map<String, Value>, field: &str) -> f64 {
+    r[field]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{field} of {r:?}"))
+}
 
 fn cross_processes(s: &SuiteScenario) -> Vec<(Process, f64)> {
     s.scenario
@@ -141,93 +171,67 @@ fn unknown_ids_are_named() {
 /// and Lazy (about 1.7 times the optimum on these paths).
 #[test]
 fn fixed_at_the_oracle_rate_matches_it_and_lazy_is_worse_on_dd1() {
-    let all = suite(Length::Quick);
-    let picked = select(&all, &["dd1-s2-p5".into(), "dd1-s5-p20".into()]).unwrap();
-    let seeds = [1, 2];
     let cancel = Cancel::new();
-    // First the oracles alone (no controller), then Fixed at each oracle's rate.
-    let oracles = evaluate(&picked, &[], &seeds, 2, &cancel, &|_, _| {});
-    assert_eq!(oracles.len(), 2);
-    for (s, o) in picked.iter().zip(&oracles) {
-        let fixed = ControllerKind::Fixed(o.oracle.rate);
-        let r = evaluate(
-            &[*s],
-            &[fixed, ControllerKind::Lazy],
-            &seeds,
-            2,
-            &cancel,
-            &|_, _| {},
-        );
-        let [f, lazy] = &r[0].controllers[..] else {
-            panic!("two controllers")
-        };
-        let (f, lazy) = (f.as_ref().unwrap(), lazy.as_ref().unwrap());
-        assert_eq!(r[0].oracle, o.oracle);
-        assert!((f.ratio - 1.0).abs() < 1e-12, "{}: fixed {}", s.id, f.ratio);
-        assert!(lazy.ratio > 1.2, "{}: lazy {}", s.id, lazy.ratio);
-        assert_eq!(f.seeds, 2);
-        assert!(f.jain.is_none(), "one source: no fairness index");
+    for (id, sv, p) in [("dd1-s2-p5", 2e-3, 5e-3), ("dd1-s5-p20", 5e-3, 20e-3)] {
+        // First the oracle (with Lazy), then Fixed at its rate.
+        let lazy = evaluate(&[id], &[ControllerKind::Lazy], 1, 2, 2, &cancel).rows;
+        let rate = num(&lazy[0], "oracle_rate_hz");
+        let fixed = evaluate(&[id], &[ControllerKind::Fixed(rate)], 1, 2, 2, &cancel).rows;
+        assert_eq!(fixed[0]["oracle_age_ms"], lazy[0]["oracle_age_ms"]);
+        let f = num(&fixed[0], "age_ratio");
+        assert!((f - 1.0).abs() < 1e-12, "{id}: fixed {f}");
+        assert!(num(&lazy[0], "age_ratio") > 1.2, "{id}: {:?}", lazy[0]);
+        assert_eq!(fixed[0]["seeds"], 2);
+        assert!(fixed[0]["jain"].is_null(), "one source: no fairness index");
         // The D/D/1 optimum is 1/S with age S + P + S/2.
-        let (sv, p) = if s.id == "dd1-s2-p5" {
-            (2e-3, 5e-3)
-        } else {
-            (5e-3, 20e-3)
-        };
-        assert!(
-            (o.oracle.rate * sv - 1.0).abs() < 0.03,
-            "{}: {}",
-            s.id,
-            o.oracle.rate
-        );
-        assert!(
-            (o.oracle.age / (1.5 * sv + p) - 1.0).abs() < 0.03,
-            "{}",
-            s.id
-        );
+        assert!((rate * sv - 1.0).abs() < 0.03, "{id}: {rate}");
+        let age = num(&lazy[0], "oracle_age_ms") * 1e-3;
+        assert!((age / (1.5 * sv + p) - 1.0).abs() < 0.03, "{id}");
     }
     assert!(!cancel.tally().interrupted());
 }
 
 #[test]
 fn results_do_not_depend_on_the_thread_count_and_fairness_is_reported_for_shared_paths() {
-    let all = suite(Length::Quick);
-    let picked = select(&all, &["demo-share4".into()]).unwrap();
     let run = |threads| {
         evaluate(
-            &picked,
+            &["demo-share4"],
             &[ControllerKind::Lazy],
-            &[3],
+            3,
+            1,
             threads,
             &Cancel::new(),
-            &|_, _| {},
         )
+        .rows
     };
     let one = run(1);
     assert_eq!(one, run(2));
-    let lazy = one[0].controllers[0].as_ref().unwrap();
-    let jain = lazy.jain.unwrap();
+    let jain = num(&one[0], "jain");
     assert!(jain > 0.5 && jain <= 1.0, "{jain}");
-    assert!(lazy.ratio.is_finite() && lazy.ratio > 0.9, "{}", lazy.ratio);
-    let s = summarise(&one, &[ControllerKind::Lazy]);
+    let ratio = num(&one[0], "age_ratio");
+    assert!(ratio.is_finite() && ratio > 0.9, "{ratio}");
+    let rows: Vec<controllers::Row> = one
+        .iter()
+        .map(|r| serde_json::from_value(Value::Object(r.clone())).unwrap())
+        .collect();
+    let s = summarise(&rows, &["lazy".into()]);
     assert_eq!(s[0].worst_id, "demo-share4");
     assert_eq!(s[0].worse_than_acp_plus, None);
 }
 
 #[test]
 fn a_cancelled_evaluation_skips_and_counts_every_run() {
-    let all = suite(Length::Quick);
-    let picked = select(&all, &["dd1-s1-p10".into()]).unwrap();
     let cancel = Cancel::new();
     cancel.cancel();
     let r = evaluate(
-        &picked,
+        &["dd1-s1-p10"],
         controllers::DEFAULT_CONTROLLERS,
-        &[1, 2],
+        1,
+        2,
         2,
         &cancel,
-        &|_, _| {},
     );
-    assert!(r.is_empty());
+    assert!(r.rows.is_empty());
     // 26 coarse and 13 fine rates, then every controller, each with two seeds.
     let t = cancel.tally();
     let runs = (26 + 13 + controllers::DEFAULT_CONTROLLERS.len()) * 2;

@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use acp_core::controller::ControllerKind;
 use acp_sim::report::{FlowResult, SimResult};
-use acp_sim::reproduce::dd1_scenario;
+use acp_sim::reproduce::dd1::dd1_scenario;
 use acp_sim::scenario::Scenario;
 use acp_sim::sweep::mean_age;
 

@@ -11,7 +11,7 @@ use acp_netmodel::{Discipline, LinkConfig, LossModel, QueueLimit, Service, Trace
 use acp_sim::analytic;
 use acp_sim::engine::{Sim, SimConfig};
 use acp_sim::flows::{FlowKind, FlowSpec, Process};
-use acp_sim::reproduce::queue_chain;
+use acp_sim::reproduce::fig7::queue_chain;
 use acp_sim::sweep::{mean_age, parallel, Cancel};
 use acp_sim::topology::Topology;
 

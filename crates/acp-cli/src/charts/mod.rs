@@ -10,7 +10,8 @@
 //! - [`versus`](mod@versus): [`Measured`] series with 95 % confidence intervals against a count (e.g. the
 //!   number of sources), with [`Published`] numbers beside them;
 //! - [`ratios`](mod@ratios): ratios to a reference per numbered item (each controller's age over
-//!   the oracle's, per scenario of the evaluation suite), a dashed line at 1.
+//!   the oracle's, per scenario of the evaluation suite), a dashed line at 1;
+//! - [`draw`]: a reproduction's chart as it declares it, drawn with the functions above.
 //!
 //! The functions take plain numbers, not the simulator's result types, so they do not change
 //! when those do. Text is measured and drawn with the DejaVu Sans subset bundled in `assets/`
@@ -29,8 +30,10 @@ use plotters::coord::Shift;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+mod declared;
 mod ratios;
 mod versus;
+pub use declared::draw;
 pub use ratios::*;
 pub use versus::*;
 
@@ -88,20 +91,10 @@ pub struct Fig7Series {
     pub simulation: Vec<(f64, f64)>,
 }
 
-/// A shaded interval of an age-over-time chart (e.g. when other traffic was on).
-#[derive(Clone, Debug)]
-pub struct Band {
-    /// Where the interval starts on the time axis (s).
-    pub from: f64,
-    /// Where it ends (s).
-    pub to: f64,
-    /// Its legend entry; bands with the same label share one entry (the first one's shade),
-    /// and a band with an empty label has none.
-    pub label: String,
-    /// How dark it is drawn, in (0, 1] (e.g. the other traffic's share of the load): darker
-    /// means more.
-    pub shade: f64,
-}
+/// A shaded interval of an age-over-time chart (e.g. when other traffic was on): bands with the
+/// same label share one legend entry (the first one's shade), and a band with an empty label has
+/// none; darker means more.
+pub use acp_sim::reproduce::harness::Band;
 
 /// Age at the receiver against time, one line per flow: `series` holds (name, [(t s, age
 /// ms)]). The first `warmup_s` seconds (not measured) are shaded and marked "warm-up"; each

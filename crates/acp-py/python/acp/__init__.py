@@ -6,7 +6,7 @@ Research: run the simulator and get tables back.
     >>> result = acp.simulate("scenarios/bottleneck.toml", seed=3)
     >>> result.flows.columns()["age_ms"]        # dict of columns, or .rows: list of dicts
     >>> acp.sweep("scenarios/mm1.toml", "0.1:0.9:0.1", seeds=3).to_pandas()
-    >>> acp.reproduce("fig7", updates=100_000)
+    >>> acp.reproduce("fig7", updates=100_000)   # any of acp.reproductions()
 
 Devices and the cloud: a push-mode ``Source`` and a ``Monitor`` over UDP.
 
@@ -17,7 +17,7 @@ Devices and the cloud: a push-mode ``Source`` and a ``Monitor`` over UDP.
     ...         print(update.session, update.payload)
 
 Columns are named as the ``acp`` command's JSON names them, each with its unit (``age_ms``,
-``rate_hz``, ``throughput_kbps``, ``duration_s``). Simulations, sweeps and waits release the GIL.
+``rate_hz``, ``duration_s``; a reproduction's throughputs ``_mbit_s``). Simulations, sweeps and waits release the GIL.
 pandas is optional: ``Table.to_pandas()`` needs it.
 """
 
@@ -26,7 +26,18 @@ import json
 from . import _native
 from ._native import Monitor, Source, Update
 
-__all__ = ["Monitor", "Source", "Update", "Table", "SimResult", "simulate", "sweep", "reproduce"]
+__all__ = [
+    "Monitor",
+    "Source",
+    "Update",
+    "Table",
+    "SimResult",
+    "Reproduction",
+    "simulate",
+    "sweep",
+    "reproduce",
+    "reproductions",
+]
 
 
 def _flatten(row, prefix=""):
@@ -126,11 +137,59 @@ def sweep(scenario=None, rates="0.1:0.9:0.05", *, text=None, seeds=1, seed=None)
     return Table(json.loads(rows))
 
 
-def reproduce(name, *, seed=1, seeds=1, secs=None, updates=None, points=12, payload=1024):
-    """Runs one of the papers' results (as ``acp reproduce`` does) and returns its ``Table``:
-    "fig7" (``points`` rates per system, ``updates`` updates each), "table1" and "dd1" (``secs``
-    per run), "fig15" and "fig3-16" (``secs`` per run, ``seeds`` seeds, ``payload`` bytes)."""
-    rows = _native.reproduce(
-        name, seed=seed, seeds=seeds, secs=secs, updates=updates, points=points, payload=payload
+def reproductions():
+    """The reproductions ``reproduce`` runs: a dict of name -> one line on what it reproduces,
+    in the order ``acp reproduce --help`` lists them."""
+    return dict(_native.reproductions())
+
+
+class Reproduction(Table):
+    """A reproduction's result: its rows (a ``Table``, with the fields ``acp reproduce NAME
+    --json`` and its CSV have), and ``name``, ``setup`` (what was run), ``sources`` (where each
+    ``paper_*`` field's numbers come from: a dict of field -> locator), ``notes`` (the papers'
+    claims beside ours), ``traces`` (curves beside the rows: a dict of name -> [(x, y)])."""
+
+    def __init__(self, raw):
+        super().__init__(raw["rows"])
+        self.name = raw["reproduction"]
+        self.setup = raw["setup"]
+        self.sources = {s["column"]: s["locator"] for s in raw["sources"]}
+        self.notes = raw["notes"]
+        self.traces = {t["name"]: [tuple(p) for p in t["points"]] for t in raw.get("traces", [])}
+
+    def __repr__(self):
+        return f"<acp.Reproduction {self.name}: {len(self.rows)} rows: {', '.join(self.columns())}>"
+
+
+def reproduce(
+    name,
+    *,
+    seed=1,
+    seeds=None,
+    secs=None,
+    updates=None,
+    payload=None,
+    clients=None,
+    scenarios=None,
+    controllers=None,
+    quick=False,
+):
+    """Runs one of the ``reproductions()`` as ``acp reproduce NAME`` does (in the simulator) and
+    returns a ``Reproduction``, whose rows have the fields of the command's JSON and CSV. Each
+    reproduction reads the options it has (``acp reproduce --help`` says which): ``seed`` (the
+    first), ``seeds`` (per point), ``secs`` (per run), ``updates`` (fig7), ``payload`` (bytes,
+    fig15 and fig3-16), ``clients`` (contention-tcp), ``scenarios``, ``controllers`` (names as
+    ``acp`` takes them) and ``quick`` (controllers); ``None`` takes the reproduction's default."""
+    raw = _native.reproduce(
+        name,
+        seed=seed,
+        seeds=seeds,
+        secs=secs,
+        updates=updates,
+        payload=payload,
+        clients=None if clients is None else [int(n) for n in clients],
+        scenarios=None if scenarios is None else [str(s) for s in scenarios],
+        controllers=None if controllers is None else [str(c) for c in controllers],
+        quick=quick,
     )
-    return Table(json.loads(rows))
+    return Reproduction(json.loads(raw))

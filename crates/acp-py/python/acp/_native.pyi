@@ -1,6 +1,6 @@
 """Types of the native half of the `acp` package (crates/acp-py/src/lib.rs)."""
 
-from typing import Iterator, List, Optional, Union
+from typing import Iterator, List, Optional, Tuple, Union
 
 def simulate(path: Optional[str] = None, text: Optional[str] = None, seed: Optional[int] = None) -> str: ...
 def parse_rates(rates: str) -> List[float]: ...
@@ -11,14 +11,18 @@ def sweep_rates(
     text: Optional[str] = None,
     seed: Optional[int] = None,
 ) -> str: ...
+def reproductions() -> List[Tuple[str, str]]: ...
 def reproduce(
     name: str,
     seed: int = 1,
-    seeds: int = 1,
+    seeds: Optional[int] = None,
     secs: Optional[int] = None,
     updates: Optional[int] = None,
-    points: int = 12,
-    payload: int = 1024,
+    payload: Optional[int] = None,
+    clients: Optional[List[int]] = None,
+    scenarios: Optional[List[str]] = None,
+    controllers: Optional[List[str]] = None,
+    quick: bool = False,
 ) -> str: ...
 
 class Source:

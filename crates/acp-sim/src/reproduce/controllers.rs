@@ -9,23 +9,28 @@
 //! Table I networks. Most scenarios are drafted as a chain of hops (`Draft`) written out as
 //! scenario TOML; the D/D/1 and Table I ones come from [`dd1_scenario`] and [`table1_scenario`].
 //!
-//! Per scenario, [`evaluate`] finds the oracle, the best rate that every update flow sends at
-//! (common random numbers: every rate sees the same seeds), with [`sweep::oracle_over`] on
-//! [`SuiteScenario::oracle_rates`]; then runs each controller on every ACP flow over the same
-//! seeds and reports its mean age as a ratio to the oracle's. [`summarise`] reduces the ratios
-//! per controller. Results do not depend on the thread count.
+//! Per scenario, [`Controllers`] finds the oracle, the best rate that every update flow sends at
+//! (common random numbers: every rate sees the same seeds), with an oracle job over
+//! [`SuiteScenario::oracle_rates`]; runs each controller on every ACP flow over the same seeds
+//! and reports its mean age as a ratio to the oracle's, a row per scenario and controller.
+//! [`summarise`] reduces the ratios per controller. Results do not depend on the thread count.
 
 use std::time::Duration;
 
 use acp_core::controller::ControllerKind;
 use acp_netmodel::LinkConfig;
 
+use serde::{Deserialize, Serialize};
+
+use super::dd1::dd1_scenario;
+use super::harness::{
+    by_point, jain, Chart, Declaration, Done, Draw, Job, Options, Plan, Source, Trace, View,
+};
+use super::table1::{table1_scenario, TABLE1};
 use crate::flows::{FlowKind, FlowSpec};
 use crate::report::SimResult;
-use crate::reproduce::wifi::jain;
-use crate::reproduce::{dd1_scenario, table1_scenario, TABLE1};
 use crate::scenario::Scenario;
-use crate::sweep::{self, mean_age, mean_ci95, parallel, Cancel};
+use crate::sweep::{self, mean_age, mean_ci95};
 
 /// The controllers evaluated unless the caller says otherwise.
 pub const DEFAULT_CONTROLLERS: &[ControllerKind] = &[
@@ -531,51 +536,6 @@ pub fn select<'a>(
 // ---------------------------------------------------------------------------------------------
 // Evaluation
 
-/// The oracle of a scenario: the best common fixed rate.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Oracle {
-    /// Rate of every update flow (updates/s).
-    pub rate: f64,
-    /// Mean age over the update flows and the seeds (s).
-    pub age: f64,
-    /// 95 % confidence half-width of `age` over the seeds (s).
-    pub ci95: f64,
-}
-
-/// One controller on one scenario, over the seeds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Outcome {
-    /// The controller's label (`acp+`, `acp(κ=0.25)`, …).
-    pub controller: String,
-    /// Mean age over the update flows and the seeds (s).
-    pub age: f64,
-    /// 95 % confidence half-width of `age` over the seeds (s).
-    pub ci95: f64,
-    /// `age` / the oracle's age.
-    pub ratio: f64,
-    /// Updates sent per second per source, mean over the sources and the seeds.
-    pub rate: f64,
-    /// Jain's fairness index of the sources' ages, mean over the seeds (multi-source scenarios).
-    pub jain: Option<f64>,
-    /// Seeds run.
-    pub seeds: usize,
-}
-
-/// One scenario's results.
-#[derive(Debug, Clone, PartialEq)]
-pub struct ScenarioResult {
-    /// The scenario's id.
-    pub id: String,
-    /// Its description.
-    pub about: String,
-    /// ACP sources in all.
-    pub sources: usize,
-    /// The oracle.
-    pub oracle: Oracle,
-    /// Per controller, in the order asked; `None` if all its runs were skipped.
-    pub controllers: Vec<Option<Outcome>>,
-}
-
 /// One run's figures.
 #[derive(Debug, Clone, Copy)]
 struct RunFigures {
@@ -600,93 +560,45 @@ fn mean(xs: impl Iterator<Item = f64>) -> f64 {
     sum / n.max(1) as f64
 }
 
-fn outcome(
-    controller: ControllerKind,
-    runs: &[RunFigures],
-    oracle: &Oracle,
-    sources: usize,
-) -> Outcome {
-    let ages: Vec<f64> = runs.iter().map(|r| r.age).collect();
-    let (age, ci95) = mean_ci95(&ages);
-    Outcome {
-        controller: controller.to_string(),
-        age,
-        ci95,
-        ratio: age / oracle.age,
-        rate: mean(runs.iter().map(|r| r.rate)),
-        jain: (sources > 1).then(|| mean(runs.iter().map(|r| r.jain))),
-        seeds: runs.len(),
-    }
+/// What a job yields: a controller's run, or a scenario's oracle (rate, age, CI).
+#[derive(Debug, Clone, Copy)]
+pub enum Measure {
+    /// A run.
+    Run((f64, f64, f64)),
+    /// The oracle: its rate (updates/s), age and CI over the seeds (s).
+    Oracle(f64, f64, f64),
 }
 
-/// Evaluates `controllers` on one scenario over `seeds`; `None` if `cancel` cut its oracle short
-/// (its controllers' runs are then skipped and counted so).
-pub fn evaluate_one(
-    s: &SuiteScenario,
-    controllers: &[ControllerKind],
-    seeds: &[u64],
-    threads: usize,
-    cancel: &Cancel,
-) -> Option<ScenarioResult> {
-    let runs = controllers.len() * seeds.len();
-    let Some(best) = sweep::oracle_over(&s.scenario, &s.oracle_rates(), seeds, threads, cancel)
-    else {
-        cancel.skip(runs);
-        return None;
-    };
-    let oracle = Oracle {
-        rate: best.rate,
-        age: best.age,
-        ci95: best.ci95,
-    };
-    let jobs: Vec<(ControllerKind, u64)> = controllers
-        .iter()
-        .flat_map(|&c| seeds.iter().map(move |&seed| (c, seed)))
-        .collect();
-    let results = parallel(jobs, threads, cancel, |(c, seed)| {
-        s.run_with(c, seed)
-            .build()
-            .ok()
-            .map(|sim| figures(&sim.run()))
-    });
-    let sources = s.sources();
-    let per_controller = results.chunks(seeds.len().max(1)).zip(controllers);
-    let controllers = per_controller
-        .map(|(runs, &c)| {
-            let done: Vec<RunFigures> = runs.iter().flatten().flatten().copied().collect();
-            (!done.is_empty()).then(|| outcome(c, &done, &oracle, sources))
-        })
-        .collect();
-    Some(ScenarioResult {
-        id: s.id.into(),
-        about: s.about.into(),
-        sources,
-        oracle,
-        controllers,
-    })
-}
-
-/// Evaluates `controllers` on every one of `scenarios` over `seeds` on `threads` threads;
-/// `progress(scenarios done, scenarios)` after each. Scenarios whose oracle `cancel` cut short
-/// are left out.
-pub fn evaluate(
-    scenarios: &[&SuiteScenario],
-    controllers: &[ControllerKind],
-    seeds: &[u64],
-    threads: usize,
-    cancel: &Cancel,
-    progress: &(dyn Fn(usize, usize) + Sync),
-) -> Vec<ScenarioResult> {
-    let total = scenarios.len();
-    scenarios
-        .iter()
-        .enumerate()
-        .filter_map(|(k, s)| {
-            let r = evaluate_one(s, controllers, seeds, threads, cancel);
-            progress(k + 1, total);
-            r
-        })
-        .collect()
+/// One controller on one scenario, over the seeds.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    /// The scenario's id.
+    pub id: String,
+    /// Its description.
+    pub about: String,
+    /// ACP sources in all.
+    pub sources: usize,
+    /// The oracle's rate of every update flow (updates/s).
+    pub oracle_rate_hz: f64,
+    /// The oracle's mean age over the update flows and the seeds (ms).
+    pub oracle_age_ms: f64,
+    /// Its 95 % confidence half-width over the seeds.
+    pub oracle_age_ms_ci95: f64,
+    /// The controller's label (`acp+`, `acp(κ=0.25)`, …).
+    pub controller: String,
+    /// Seeds run.
+    pub seeds: usize,
+    /// Mean age over the update flows and the seeds (ms).
+    pub age_ms: f64,
+    /// Its 95 % confidence half-width over the seeds.
+    pub age_ms_ci95: f64,
+    /// The age over the oracle's.
+    pub age_ratio: f64,
+    /// Updates sent per second per source, mean over the sources and the seeds.
+    pub rate_hz: f64,
+    /// Jain's fairness index of the sources' ages, mean over the seeds (multi-source
+    /// scenarios).
+    pub jain: Option<f64>,
 }
 
 /// One controller's ratios over the suite.
@@ -719,38 +631,36 @@ fn median(xs: &[f64]) -> f64 {
     }
 }
 
-/// Per controller (in the order of the results' columns): median, geometric mean and worst ratio
-/// and how often it is worse than ACP+, over the scenarios it ran on.
-pub fn summarise(results: &[ScenarioResult], controllers: &[ControllerKind]) -> Vec<Summary> {
-    let plus = controllers
+/// Per controller of `labels`: median, geometric mean and worst ratio and how often it is worse
+/// than ACP+, over the scenarios of `rows` it ran on.
+pub fn summarise(rows: &[Row], labels: &[String]) -> Vec<Summary> {
+    let ratio = |id: &str, c: &str| {
+        rows.iter()
+            .find(|r| r.id == id && r.controller == c)
+            .map(|r| r.age_ratio)
+    };
+    let plus = ControllerKind::AcpPlus.to_string();
+    let has_plus = labels.contains(&plus);
+    labels
         .iter()
-        .position(|c| *c == ControllerKind::AcpPlus);
-    let ratio = |r: &ScenarioResult, k: usize| r.controllers.get(k)?.as_ref().map(|o| o.ratio);
-    controllers
-        .iter()
-        .enumerate()
-        .map(|(k, c)| {
-            let rows: Vec<(&str, f64)> = results
+        .map(|c| {
+            let mine: Vec<&Row> = rows.iter().filter(|r| &r.controller == c).collect();
+            let ratios: Vec<f64> = mine.iter().map(|r| r.age_ratio).collect();
+            let (worst_id, worst) = mine
                 .iter()
-                .filter_map(|r| Some((r.id.as_str(), ratio(r, k)?)))
-                .collect();
-            let ratios: Vec<f64> = rows.iter().map(|r| r.1).collect();
-            let (worst_id, worst) = rows
-                .iter()
-                .copied()
+                .map(|r| (r.id.as_str(), r.age_ratio))
                 .max_by(|a, b| a.1.total_cmp(&b.1))
                 .unwrap_or(("", f64::NAN));
-            let worse = plus.map(|p| {
-                results
-                    .iter()
-                    .filter(|r| match (ratio(r, k), ratio(r, p)) {
-                        (Some(mine), Some(theirs)) => mine > theirs * WORSE_THAN_ACP_PLUS,
-                        _ => false,
+            let worse = has_plus.then(|| {
+                mine.iter()
+                    .filter(|r| {
+                        ratio(&r.id, &plus)
+                            .is_some_and(|theirs| r.age_ratio > theirs * WORSE_THAN_ACP_PLUS)
                     })
                     .count()
             });
             Summary {
-                controller: c.to_string(),
+                controller: c.clone(),
                 scenarios: ratios.len(),
                 median: median(&ratios),
                 geomean: mean(ratios.iter().map(|r| r.ln())).exp(),
@@ -760,6 +670,222 @@ pub fn summarise(results: &[ScenarioResult], controllers: &[ControllerKind]) -> 
             }
         })
         .collect()
+}
+
+/// The reproduction.
+pub struct Controllers;
+
+impl Controllers {
+    /// The suite's length that `o` asks for.
+    fn length(o: &Options) -> Length {
+        if o.quick {
+            Length::Quick
+        } else {
+            Length::Full
+        }
+    }
+
+    /// The scenarios `o` asks for (all if none), or the first unknown id.
+    fn scenarios(o: &Options) -> Result<Vec<SuiteScenario>, String> {
+        let all = suite(Self::length(o));
+        if o.scenarios.is_empty() {
+            return Ok(all);
+        }
+        Ok(select(&all, &o.scenarios)?.into_iter().cloned().collect())
+    }
+
+    /// The controllers `o` asks for (the default set if none).
+    fn controllers(o: &Options) -> Vec<ControllerKind> {
+        if o.controllers.is_empty() {
+            DEFAULT_CONTROLLERS.to_vec()
+        } else {
+            o.controllers.clone()
+        }
+    }
+}
+
+impl Declaration for Controllers {
+    type Measure = Measure;
+    type Row = Row;
+
+    fn name(&self) -> &'static str {
+        "controllers"
+    }
+
+    fn about(&self) -> &'static str {
+        "Our evaluation suite: Seek, ACP+, ACP(κ=0.25), Lazy (or --controllers) against the fixed-rate oracle on 36 scenarios (docs/SIMULATOR.md)"
+    }
+
+    fn default_seeds(&self) -> u64 {
+        DEFAULT_SEEDS
+    }
+
+    fn check(&self, o: &Options) -> Result<(), String> {
+        Self::scenarios(o).map(drop).map_err(|id| {
+            let known: Vec<&str> = suite(Length::Quick).iter().map(|s| s.id).collect();
+            format!(
+                "--scenarios: unknown scenario {id:?} (known: {})",
+                known.join(", ")
+            )
+        })
+    }
+
+    fn plan(&self, o: &Options) -> Plan {
+        let scenarios = Self::scenarios(o).unwrap_or_default();
+        let controllers = Self::controllers(o);
+        let seeds = o.seed_list(self.default_seeds());
+        let per = controllers.len() + 1;
+        let mut jobs = Vec::new();
+        for (k, s) in scenarios.iter().enumerate() {
+            for (c, &controller) in controllers.iter().enumerate() {
+                for &seed in &seeds {
+                    jobs.push(Job::sim(k * per + c, s.run_with(controller, seed)));
+                }
+            }
+            let oracle = Job::oracle(
+                k * per + controllers.len(),
+                s.scenario.clone(),
+                s.oracle_rates(),
+                seeds.clone(),
+            );
+            jobs.push(oracle);
+        }
+        Plan { jobs }
+    }
+
+    fn measure(&self, _job: &Job, done: Done<'_>) -> Measure {
+        match done {
+            Done::Sim(r) => {
+                let f = figures(r);
+                Measure::Run((f.age, f.rate, f.jain))
+            }
+            Done::Oracle(p) => Measure::Oracle(p.rate, p.age, p.ci95),
+            Done::Lab(_) => unreachable!("the suite runs in the simulator only"),
+        }
+    }
+
+    fn rows(&self, o: &Options, plan: &Plan, done: &[Option<Measure>]) -> Vec<Row> {
+        let scenarios = Self::scenarios(o).unwrap_or_default();
+        let controllers = Self::controllers(o);
+        let per = controllers.len() + 1;
+        let points = by_point(plan, done, scenarios.len() * per);
+        let mut rows = Vec::new();
+        for (k, s) in scenarios.iter().enumerate() {
+            // A scenario whose oracle was cut short has no rows.
+            let Some(&&Measure::Oracle(oracle_rate, oracle_age, oracle_ci)) =
+                points[k * per + controllers.len()].first()
+            else {
+                continue;
+            };
+            let sources = s.sources();
+            for (c, controller) in controllers.iter().enumerate() {
+                let runs: Vec<RunFigures> = points[k * per + c]
+                    .iter()
+                    .filter_map(|m| match m {
+                        Measure::Run((age, rate, jain)) => Some(RunFigures {
+                            age: *age,
+                            rate: *rate,
+                            jain: *jain,
+                        }),
+                        Measure::Oracle(..) => None,
+                    })
+                    .collect();
+                if runs.is_empty() {
+                    continue;
+                }
+                let ages: Vec<f64> = runs.iter().map(|r| r.age).collect();
+                let (age, ci95) = mean_ci95(&ages);
+                rows.push(Row {
+                    id: s.id.into(),
+                    about: s.about.into(),
+                    sources,
+                    oracle_rate_hz: oracle_rate,
+                    oracle_age_ms: oracle_age * 1e3,
+                    oracle_age_ms_ci95: oracle_ci * 1e3,
+                    controller: controller.to_string(),
+                    seeds: runs.len(),
+                    age_ms: age * 1e3,
+                    age_ms_ci95: ci95 * 1e3,
+                    age_ratio: age / oracle_age,
+                    rate_hz: mean(runs.iter().map(|r| r.rate)),
+                    jain: (sources > 1).then(|| mean(runs.iter().map(|r| r.jain))),
+                });
+            }
+        }
+        rows
+    }
+
+    fn setup(&self, o: &Options) -> String {
+        let seeds = o.seed_list(self.default_seeds());
+        format!(
+            "controllers against the fixed-rate oracle (the best rate common to every source: \
+             {ORACLE_RATES} rates in equal ratios up to the bottleneck's rate in updates shared \
+             by the sources, then ±6 % in 1 % steps) over the same {} seed(s) from {}{}; \
+             age_ratio = mean age / the oracle's",
+            seeds.len(),
+            seeds.first().copied().unwrap_or_default(),
+            if o.quick { ", quarter-length runs" } else { "" }
+        )
+    }
+
+    fn sources(&self) -> Vec<Source> {
+        Vec::new()
+    }
+
+    fn views(&self) -> Vec<View> {
+        vec![View::new(
+            "",
+            &[
+                "id",
+                "sources",
+                "oracle_rate_hz",
+                "oracle_age_ms",
+                "controller",
+                "age_ms",
+                "age_ratio",
+            ],
+        )]
+    }
+
+    fn charts(&self, _o: &Options, _traces: &[Trace]) -> Vec<Chart> {
+        vec![Chart::lines(
+            "ratios",
+            "Age relative to the best fixed rate, per scenario",
+            ("id", "scenario (in the table's order)"),
+            ("age_ratio", "age / the oracle's"),
+            &["controller"],
+        )
+        .draw(Draw::Ratios)]
+    }
+
+    fn notes(&self, o: &Options, rows: &[Row]) -> Vec<String> {
+        let labels: Vec<String> = Self::controllers(o)
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let scenarios = {
+            let mut ids: Vec<&str> = rows.iter().map(|r| r.id.as_str()).collect();
+            ids.dedup();
+            ids.len()
+        };
+        let mut notes = vec![
+            format!("summary over {scenarios} scenarios (age / oracle's):"),
+            format!(
+                "{:<14} {:>7} {:>8} {:>7}  {:<20} {:>12}",
+                "controller", "median", "geomean", "worst", "(at)", "worse than acp+ by >2 %"
+            ),
+        ];
+        for s in summarise(rows, &labels) {
+            let worse = s
+                .worse_than_acp_plus
+                .map_or_else(|| "-".to_string(), |n| n.to_string());
+            notes.push(format!(
+                "{:<14} {:>7.3} {:>8.3} {:>7.3}  {:<20} {:>12}",
+                s.controller, s.median, s.geomean, s.worst, s.worst_id, worse
+            ));
+        }
+        notes
+    }
 }
 
 #[cfg(test)]
@@ -807,37 +933,27 @@ mod tests {
 
     #[test]
     fn summary_takes_median_geomean_worst_and_counts_against_acp_plus() {
-        let o = Oracle {
-            rate: 1.0,
-            age: 1.0,
-            ci95: 0.0,
-        };
-        let row = |id: &str, ratios: [f64; 2]| ScenarioResult {
+        let row = |id: &str, controller: &str, ratio: f64| Row {
             id: id.into(),
             about: String::new(),
             sources: 1,
-            oracle: o,
-            controllers: ratios
-                .iter()
-                .map(|&ratio| {
-                    Some(Outcome {
-                        controller: String::new(),
-                        age: ratio,
-                        ci95: 0.0,
-                        ratio,
-                        rate: 1.0,
-                        jain: None,
-                        seeds: 1,
-                    })
-                })
-                .collect(),
+            oracle_rate_hz: 1.0,
+            oracle_age_ms: 1.0,
+            oracle_age_ms_ci95: 0.0,
+            controller: controller.into(),
+            seeds: 1,
+            age_ms: ratio,
+            age_ms_ci95: 0.0,
+            age_ratio: ratio,
+            rate_hz: 1.0,
+            jain: None,
         };
-        let rows = [
-            row("a", [1.0, 1.01]),
-            row("b", [2.0, 4.0]),
-            row("c", [1.5, 1.0]),
-        ];
-        let s = summarise(&rows, &[ControllerKind::AcpPlus, ControllerKind::Lazy]);
+        let mut rows = Vec::new();
+        for (id, ratios) in [("a", [1.0, 1.01]), ("b", [2.0, 4.0]), ("c", [1.5, 1.0])] {
+            rows.push(row(id, "acp+", ratios[0]));
+            rows.push(row(id, "lazy", ratios[1]));
+        }
+        let s = summarise(&rows, &["acp+".into(), "lazy".into()]);
         assert_eq!(s[0].median, 1.5);
         assert!((s[0].geomean - 3f64.cbrt()).abs() < 1e-12);
         assert_eq!((s[0].worst, s[0].worst_id.as_str()), (2.0, "b"));

@@ -11,11 +11,15 @@
 //! RTT, and the receive buffers keep the paper's ratios to the path (window against
 //! bandwidth-delay product): BBR-d1m1's window about half the BDP (the paper's d1m1 reached 110
 //! of d1m3's 200 Mbit/s), d1m3's three times that, d5m5's five. [`scenario_text`] is the one
-//! scenario file `acp sim` and `acp lab` both run. `docs/LAB.md` compares the results.
+//! scenario file `acp sim` and `acp lab` both run: the harness runs a job in the lab when the
+//! caller gives it one (`acp reproduce core-tcp` does where it may create network namespaces),
+//! except Vegas and YeAH, always from the models. `docs/LAB.md` compares the results.
 
 use serde::Serialize;
 
-use crate::report::SimResult;
+use super::harness::{
+    Chart, Declaration, Done, Draw, Job, LabFlow, Options, Plan, Source, Trace, View,
+};
 use crate::scenario::Scenario;
 
 /// The bottleneck's rate (Mbit/s).
@@ -128,48 +132,6 @@ pub fn scenario_text(protocol: Protocol, secs: u64, seed: u64) -> String {
     )
 }
 
-/// One run's numbers.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Run {
-    pub protocol: Protocol,
-    pub seed: u64,
-    /// The sender's estimate of the time-average age (s; see the module documentation).
-    pub age: Option<f64>,
-    /// True time-average age at the receiver (s), where it is measured (ACP flows in the
-    /// simulator; every flow in the lab).
-    pub true_age: Option<f64>,
-    /// Mean RTT (s): the paper's "delay".
-    pub delay: Option<f64>,
-    /// Bits per second delivered.
-    pub throughput_bps: f64,
-}
-
-impl Run {
-    /// The numbers of `result`, a run of [`scenario_text`] in the simulator.
-    pub fn from_sim(protocol: Protocol, seed: u64, result: &SimResult) -> Option<Run> {
-        let f = result.flows.first()?;
-        Some(Run {
-            protocol,
-            seed,
-            age: f.est_age,
-            true_age: f.age,
-            delay: f.mean_rtt,
-            throughput_bps: f.throughput_bps,
-        })
-    }
-}
-
-/// Simulates `protocol`'s run.
-pub fn simulate(protocol: Protocol, secs: u64, seed: u64) -> Option<Run> {
-    let text = scenario_text(protocol, secs, seed);
-    let scenario = match Scenario::parse(&text) {
-        Ok(s) => s,
-        Err(e) => unreachable!("the core-tcp scenario is well formed: {e}"),
-    };
-    let result = scenario.build().ok()?.run();
-    Run::from_sim(protocol, seed, &result)
-}
-
 /// What the paper says of an age.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub enum Claim {
@@ -238,6 +200,236 @@ pub fn paper(protocol: Protocol) -> Paper {
             delay: Some(0.11233),
             ..none
         },
+    }
+}
+
+/// Simulated seconds per run unless the caller says otherwise.
+pub const DEFAULT_SECS: u64 = 30;
+
+/// The scenario of `protocol`'s run.
+fn scenario(protocol: Protocol, secs: u64, seed: u64) -> Scenario {
+    match Scenario::parse(&scenario_text(protocol, secs, seed)) {
+        Ok(s) => s,
+        Err(e) => unreachable!("the core-tcp scenario is well formed: {e}"),
+    }
+}
+
+/// Where a run ran and its first flow's numbers.
+pub type Measure = (&'static str, LabFlow);
+
+/// One run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// The protocol, the paper's label.
+    pub protocol: &'static str,
+    /// Where it ran: `lab` (real kernel TCP), `sim`, or `model` (the simulator, always).
+    pub bed: &'static str,
+    /// The seed.
+    pub seed: u64,
+    /// The sender's estimate of the time-average age (ms; see the module documentation).
+    pub age_ms: Option<f64>,
+    /// The paper's, where it gives a value.
+    pub paper_age_ms: Option<f64>,
+    /// The paper's, where it gives a bound ("> 140", "121–125").
+    pub paper_age_ms_bound: Option<String>,
+    /// True time-average age at the receiver (ms), where it is measured (ACP flows in the
+    /// simulator; every flow in the lab).
+    pub true_age_ms: Option<f64>,
+    /// Mean RTT (ms): the paper's "delay".
+    pub rtt_ms: Option<f64>,
+    /// The paper's.
+    pub paper_rtt_ms: Option<f64>,
+    /// Delivered throughput (Mbit/s).
+    pub throughput_mbit_s: f64,
+    /// The paper's, on its faster path.
+    pub paper_throughput_mbit_s: Option<f64>,
+}
+
+/// The reproduction.
+pub struct CoreTcp;
+
+/// The protocols of the jobs, in the plan's order: every protocol for each seed in turn.
+fn protocols(o: &Options) -> Vec<(Protocol, u64)> {
+    o.seed_list(1)
+        .into_iter()
+        .flat_map(|s| Protocol::ALL.into_iter().map(move |p| (p, s)))
+        .collect()
+}
+
+impl Declaration for CoreTcp {
+    type Measure = Measure;
+    type Row = Row;
+
+    fn name(&self) -> &'static str {
+        "core-tcp"
+    }
+
+    fn about(&self) -> &'static str {
+        "ACP+, Lazy, Reno, CUBIC and BBR (three receive buffers) over a long core path, one at a time, in the lab if this process may (else the simulator); Vegas and YeAH from the models (§XI-A, Figs. 20–21)"
+    }
+
+    fn default_seeds(&self) -> u64 {
+        1
+    }
+
+    fn plan(&self, o: &Options) -> Plan {
+        let secs = o.secs.unwrap_or(DEFAULT_SECS);
+        let jobs = protocols(o)
+            .into_iter()
+            .enumerate()
+            .map(|(k, (p, seed))| Job {
+                lab: (!p.model_only()).then(|| scenario_text(p, secs, seed)),
+                ..Job::sim(k, scenario(p, secs, seed))
+            })
+            .collect();
+        Plan { jobs }
+    }
+
+    fn measure(&self, job: &Job, done: Done<'_>) -> Measure {
+        match done {
+            Done::Lab(f) => ("lab", *f),
+            Done::Sim(r) => {
+                let bed = if job.lab.is_some() { "sim" } else { "model" };
+                let f = r.flows.first();
+                let flow = LabFlow {
+                    est_age: f.and_then(|f| f.est_age),
+                    age: f.and_then(|f| f.age),
+                    rtt: f.and_then(|f| f.mean_rtt),
+                    throughput_bps: f.map_or(0.0, |f| f.throughput_bps),
+                };
+                (bed, flow)
+            }
+            Done::Oracle(_) => unreachable!("core-tcp has no oracle"),
+        }
+    }
+
+    fn rows(&self, o: &Options, plan: &Plan, done: &[Option<Measure>]) -> Vec<Row> {
+        let jobs = protocols(o);
+        let mut rows: Vec<(usize, Row)> = plan
+            .jobs
+            .iter()
+            .zip(done)
+            .filter_map(|(job, m)| {
+                let (bed, f) = m.as_ref()?;
+                let (protocol, seed) = jobs[job.point];
+                let pp = paper(protocol);
+                let ms = |v: Option<f64>| v.map(|s| s * 1e3);
+                let row = Row {
+                    protocol: protocol.label(),
+                    bed,
+                    seed,
+                    age_ms: ms(f.est_age),
+                    paper_age_ms: match pp.age {
+                        Some(Claim::About(a)) => Some(a * 1e3),
+                        _ => None,
+                    },
+                    paper_age_ms_bound: match pp.age {
+                        Some(Claim::Above(a)) => Some(format!("> {:.0}", a * 1e3)),
+                        Some(Claim::Between(a, b)) => {
+                            Some(format!("{:.0}–{:.0}", a * 1e3, b * 1e3))
+                        }
+                        _ => None,
+                    },
+                    true_age_ms: ms(f.age),
+                    rtt_ms: ms(f.rtt),
+                    paper_rtt_ms: ms(pp.delay),
+                    throughput_mbit_s: f.throughput_bps / 1e6,
+                    paper_throughput_mbit_s: pp.throughput_bps.map(|b| b / 1e6),
+                };
+                let order = Protocol::ALL.iter().position(|&p| p == protocol);
+                Some((order.unwrap_or(0), row))
+            })
+            .collect();
+        rows.sort_by_key(|(order, r)| (*order, r.seed));
+        rows.into_iter().map(|(_, r)| r).collect()
+    }
+
+    fn setup(&self, o: &Options) -> String {
+        format!(
+            "§XI-A core network: {RATE_MBIT} Mbit/s bottleneck (the paper's path scaled, \
+             docs/LAB.md), RTT {} ms, {QUEUE_PACKETS} packet queue; {} s per run (first third \
+             warm-up), {} seed(s); age: the sender's estimate (TCP: the paper's, every ACK a fresh \
+             update as old as its RTT; ACP: its own)",
+            2 * ONE_WAY_MS,
+            o.secs.unwrap_or(DEFAULT_SECS),
+            o.seed_list(1).len()
+        )
+    }
+
+    fn sources(&self) -> Vec<Source> {
+        let locator = "ACP+ paper §XI-A (text; Figs. 20–21 give no other numbers)";
+        [
+            "paper_age_ms",
+            "paper_age_ms_bound",
+            "paper_rtt_ms",
+            "paper_throughput_mbit_s",
+        ]
+        .into_iter()
+        .map(|column| Source { column, locator })
+        .collect()
+    }
+
+    fn views(&self) -> Vec<View> {
+        vec![View::new(
+            "",
+            &[
+                "protocol",
+                "bed",
+                "seed",
+                "age_ms",
+                "paper_age_ms_bound",
+                "true_age_ms",
+                "rtt_ms",
+                "throughput_mbit_s",
+            ],
+        )]
+    }
+
+    fn charts(&self, _o: &Options, _traces: &[Trace]) -> Vec<Chart> {
+        // The paper's (delay, age) pairs beside ours; its throughputs are of a faster path.
+        let published = Protocol::ALL
+            .iter()
+            .filter_map(|&p| match (paper(p).delay, paper(p).age) {
+                (Some(d), Some(Claim::About(a))) => Some((p.label().to_string(), d * 1e3, a * 1e3)),
+                _ => None,
+            })
+            .collect();
+        let age = ("age_ms", "time-average age, the sender's estimate (ms)");
+        vec![
+            Chart::lines(
+                "core_tcp_delay_age",
+                "Delay against age, one point per run (§XI-A, Fig. 20)",
+                ("rtt_ms", "mean RTT (ms)"),
+                age,
+                &["protocol"],
+            )
+            .draw(Draw::Scatter(published)),
+            Chart::lines(
+                "core_tcp_throughput_age",
+                format!("Throughput against age, {RATE_MBIT} Mbit/s path (§XI-A, Fig. 21)"),
+                ("throughput_mbit_s", "throughput (Mbit/s)"),
+                age,
+                &["protocol"],
+            )
+            .draw(Draw::Scatter(Vec::new())),
+        ]
+    }
+
+    fn notes(&self, _o: &Options, _rows: &[Row]) -> Vec<String> {
+        vec![format!(
+            "the paper's throughput is of a path of 200+ Mbit/s; ours is scaled to {RATE_MBIT} Mbit/s"
+        )]
+    }
+
+    fn files(&self, o: &Options) -> Vec<(String, String)> {
+        let secs = o.secs.unwrap_or(DEFAULT_SECS);
+        protocols(o)
+            .into_iter()
+            .map(|(p, seed)| {
+                let name = format!("scenarios/{}-seed{seed}.toml", p.label().to_lowercase());
+                (name, scenario_text(p, secs, seed))
+            })
+            .collect()
     }
 }
 

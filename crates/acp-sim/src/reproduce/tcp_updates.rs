@@ -1,12 +1,7 @@
 //! The ACP+ paper's §III (thesis §3.3): status updates over TCP against UDP, on the paper's
-//! network of two 1 Mbit/s hops (source → router → monitor).
-//!
-//! - [`fig2`]: 536-byte updates at fixed rates with 10 % random loss, TCP (NewReno) against UDP:
-//!   the time-average age at the monitor and the mean delay of an update (generation to delivery
-//!   to the application) against the utilisation of the 1 Mbit/s links;
-//! - [`fig4`]: no loss, 500-byte against 536-byte updates over TCP (536 bytes is the minimum
-//!   SMSS, the segment size): age against utilisation, with Nagle's algorithm (Linux's default)
-//!   and with TCP_NODELAY, and the congestion window over time.
+//! network of two 1 Mbit/s hops (source → router → monitor). The network, the sweep over
+//! utilisations and the row type of `fig2` (TCP against UDP with 10 % loss) and `fig4` (500-
+//! against 536-byte updates over TCP without loss).
 //!
 //! The utilisation is the update payload's share of a link: `λ · payload · 8 / 1 Mbit/s`. What
 //! the paper leaves unstated (it ran ns-3) is chosen here: 1 ms of propagation per hop,
@@ -18,35 +13,19 @@
 
 use serde::Serialize;
 
+use super::harness::{by_point, stat, Job, View};
 use crate::report::SimResult;
 use crate::scenario::Scenario;
-use crate::sweep::{mean_ci95, parallel, Cancel};
 
-/// The paper's numbers these reproductions are compared with (§III text; the figures' curves
-/// are not given as numbers).
-pub mod paper {
-    /// Fig. 2: TCP's minimum time-average age (s)…
-    pub const FIG2_TCP_MIN_AGE_S: f64 = 0.18;
-    /// … at this utilisation.
-    pub const FIG2_TCP_MIN_AT: f64 = 0.2;
-    /// Fig. 2: UDP's minimum age (s), "≈ 0.01 s"…
-    pub const FIG2_UDP_MIN_AGE_S: f64 = 0.01;
-    /// … at this utilisation, "≈ 0.8".
-    pub const FIG2_UDP_MIN_AT: f64 = 0.8;
-}
-
-/// Fig. 2's update payload (bytes).
-pub const FIG2_PAYLOAD: u32 = 536;
-/// Fig. 2's loss probability.
-pub const FIG2_LOSS: f64 = 0.1;
-/// Fig. 4's payloads (bytes): below and at the minimum SMSS.
-pub const FIG4_PAYLOADS: [u32; 2] = [500, 536];
 /// The segment size (the minimum SMSS, and ns-3's default).
 pub const SMSS: u32 = 536;
 /// The sender's socket buffer (ns-3's default).
 pub const SEND_BUFFER: u64 = 131_072;
-/// Fig. 4's congestion-window traces: this utilisation, over this many seconds.
-pub const FIG4_TRACE: (f64, u64) = (0.5, 20);
+/// Simulated seconds per run unless the caller says otherwise.
+pub const DEFAULT_SECS: u64 = 300;
+/// Ages and delays (ms) above this are not drawn: a saturated TCP connection's reach minutes
+/// and would hide everything else.
+pub const CHART_CAP_MS: f64 = 1000.0;
 
 /// The utilisations of the sweeps: 0.05 to 0.95 in steps of 0.05.
 pub fn utilisations() -> Vec<f64> {
@@ -109,86 +88,20 @@ pub fn scenario(
     }
 }
 
-/// A point of an age-against-utilisation curve: means over seeds with 95 % confidence
-/// half-widths (s).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Point {
-    /// The curve, e.g. "TCP" or "500 B, Nagle".
-    pub series: String,
-    /// Offered utilisation of the 1 Mbit/s links.
-    pub utilisation: f64,
-    /// Time-average age at the receiving application (s).
-    pub age: f64,
-    /// Its 95 % confidence half-width (s).
-    pub age_ci: f64,
-    /// Mean delay of an update, generation to delivery (s).
-    pub delay: f64,
-    /// Its 95 % confidence half-width (s).
-    pub delay_ci: f64,
-    /// Utilisation the delivered updates achieved (their payload's share of a link).
-    pub delivered: f64,
-    /// TCP: retransmission timeouts per run, mean over seeds.
-    pub timeouts: f64,
-}
+/// One curve: its label, how the updates travel, their payload.
+pub type Series = (&'static str, Transport, u32);
 
-/// Runs every (series, utilisation) over `seeds`; a point none of whose runs `cancel` let start
-/// is left out.
-fn sweep(
-    series: &[(String, Transport, u32)],
-    loss: f64,
-    secs: u64,
-    seeds: &[u64],
-    threads: usize,
-    cancel: &Cancel,
-) -> Vec<Point> {
-    let mut jobs = Vec::new();
-    for (s, &(_, transport, payload)) in series.iter().enumerate() {
-        for u in utilisations() {
-            for &seed in seeds {
-                jobs.push((s, transport, payload, u, seed));
-            }
-        }
-    }
-    let runs = parallel(jobs.clone(), threads, cancel, |(_, t, payload, u, seed)| {
-        let r = scenario(t, payload, u, loss, secs, seed, 0)
-            .build()
-            .map(|s| s.run());
-        r.ok().map(|r| measure(&r, payload))
-    });
-    let mut points = Vec::new();
-    for (job, run) in jobs.chunks(seeds.len()).zip(runs.chunks(seeds.len())) {
-        let done: Vec<Measure> = run.iter().flatten().flatten().copied().collect();
-        if done.is_empty() {
-            continue;
-        }
-        let (s, _, _, u, _) = job[0];
-        let col = |f: fn(&Measure) -> f64| done.iter().map(f).collect::<Vec<f64>>();
-        let (age, age_ci) = mean_ci95(&col(|m| m.age));
-        let (delay, delay_ci) = mean_ci95(&col(|m| m.delay));
-        let n = done.len() as f64;
-        points.push(Point {
-            series: series[s].0.clone(),
-            utilisation: u,
-            age,
-            age_ci,
-            delay,
-            delay_ci,
-            delivered: done.iter().map(|m| m.delivered).sum::<f64>() / n,
-            timeouts: done.iter().map(|m| m.timeouts).sum::<f64>() / n,
-        });
-    }
-    points
-}
-
+/// One run's measurements.
 #[derive(Debug, Clone, Copy)]
-struct Measure {
+pub struct Measure {
     age: f64,
     delay: f64,
     delivered: f64,
     timeouts: f64,
 }
 
-fn measure(r: &SimResult, payload: u32) -> Measure {
+/// What `r`, a run of `payload`-byte updates, measured.
+pub fn measure(r: &SimResult, payload: u32) -> Measure {
     let f = &r.flows[0];
     Measure {
         age: f.age.unwrap_or(f64::INFINITY),
@@ -198,84 +111,102 @@ fn measure(r: &SimResult, payload: u32) -> Measure {
     }
 }
 
-/// Fig. 2: TCP and UDP, 536-byte updates, 10 % loss, every utilisation of [`utilisations`].
-pub fn fig2(secs: u64, seeds: &[u64], threads: usize, cancel: &Cancel) -> Vec<Point> {
-    let series = [
-        (
-            "TCP".to_string(),
-            Transport::Tcp { nodelay: false },
-            FIG2_PAYLOAD,
-        ),
-        ("UDP".to_string(), Transport::Udp, FIG2_PAYLOAD),
-    ];
-    sweep(&series, FIG2_LOSS, secs, seeds, threads, cancel)
-}
-
-/// The lowest age of `series` among `points`.
-pub fn minimum<'a>(points: &'a [Point], series: &str) -> Option<&'a Point> {
-    points
-        .iter()
-        .filter(|p| p.series == series)
-        .min_by(|a, b| a.age.total_cmp(&b.age))
-}
-
-/// A congestion window over time: `(t s, window in segments of SMSS)`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct CwndTrace {
-    /// The curve, e.g. "500 B, Nagle".
-    pub series: String,
-    /// The samples.
-    pub points: Vec<(f64, f64)>,
-}
-
-/// Fig. 4's curves: (label, transport, payload) for both payloads, Nagle on and off.
-fn fig4_series() -> Vec<(String, Transport, u32)> {
-    let mut series = Vec::new();
-    for nodelay in [false, true] {
-        for payload in FIG4_PAYLOADS {
-            let how = if nodelay { "nodelay" } else { "Nagle" };
-            series.push((
-                format!("{payload} B, {how}"),
-                Transport::Tcp { nodelay },
-                payload,
-            ));
+/// The jobs of every (series, utilisation) over `seeds` with `loss`, `secs` long: point
+/// `s · 19 + u`.
+pub fn jobs(series: &[Series], loss: f64, secs: u64, seeds: &[u64]) -> Vec<Job> {
+    let mut jobs = Vec::new();
+    for (s, &(_, transport, payload)) in series.iter().enumerate() {
+        for (u, utilisation) in utilisations().into_iter().enumerate() {
+            for &seed in seeds {
+                let sc = scenario(transport, payload, utilisation, loss, secs, seed, 0);
+                jobs.push(Job::sim(s * 19 + u, sc));
+            }
         }
     }
-    series
+    jobs
 }
 
-/// Fig. 4: 500- and 536-byte updates over TCP without loss, Nagle on and off, every
-/// utilisation; and each curve's congestion window over the first seconds at one utilisation
-/// ([`FIG4_TRACE`], the first seed).
-pub fn fig4(
-    secs: u64,
-    seeds: &[u64],
-    threads: usize,
-    cancel: &Cancel,
-) -> (Vec<Point>, Vec<CwndTrace>) {
-    let series = fig4_series();
-    let points = sweep(&series, 0.0, secs, seeds, threads, cancel);
-    let (u, trace_secs) = FIG4_TRACE;
-    let seed = seeds.first().copied().unwrap_or(1);
-    let traces = parallel(series, threads, cancel, |(name, t, payload)| {
-        let trace_points = 10 * trace_secs as usize;
-        let s = scenario(t, payload, u, 0.0, trace_secs, seed, trace_points);
-        let r = s.build().map(|s| s.run());
-        let points = r
-            .ok()
-            .and_then(|r| r.flows.into_iter().next())
-            .and_then(|f| f.tcp)
-            .map(|t| {
-                let smss = f64::from(SMSS);
-                t.cwnd_trace.iter().map(|&(t, w)| (t, w / smss)).collect()
-            })
-            .unwrap_or_default();
-        CwndTrace {
-            series: name,
-            points,
+/// A point of an age-against-utilisation curve over the seeds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// The curve, e.g. "TCP" or "500 B, Nagle".
+    pub series: String,
+    /// Offered utilisation of the 1 Mbit/s links.
+    pub utilisation: f64,
+    /// Seeds run.
+    pub seeds: usize,
+    /// Time-average age at the receiving application (ms).
+    pub age_ms: f64,
+    /// Its 95 % confidence half-width over the seeds.
+    pub age_ms_ci95: f64,
+    /// The paper's.
+    pub paper_age_ms: Option<f64>,
+    /// Mean delay of an update, generation to delivery (ms).
+    pub delay_ms: f64,
+    /// Its 95 % confidence half-width.
+    pub delay_ms_ci95: f64,
+    /// Utilisation the delivered updates achieved (their payload's share of a link).
+    pub delivered_utilisation: f64,
+    /// TCP: retransmission timeouts per run, mean over seeds.
+    pub timeouts: f64,
+}
+
+/// The rows of `series` from the measurements of [`jobs`]' jobs (`None`: skipped); a point
+/// none of whose runs was done is left out. `paper(series, utilisation)` is the paper's age (ms).
+pub fn rows(
+    series: &[Series],
+    plan_jobs: &super::harness::Plan,
+    done: &[Option<Measure>],
+    paper: impl Fn(&str, f64) -> Option<f64>,
+) -> Vec<Row> {
+    let points = by_point(plan_jobs, done, series.len() * 19);
+    let mut rows = Vec::new();
+    for (s, &(name, _, _)) in series.iter().enumerate() {
+        for (u, utilisation) in utilisations().into_iter().enumerate() {
+            let runs = &points[s * 19 + u];
+            if runs.is_empty() {
+                continue;
+            }
+            let (age, age_ci) = stat(runs, |m| m.age);
+            let (delay, delay_ci) = stat(runs, |m| m.delay);
+            let n = runs.len() as f64;
+            rows.push(Row {
+                series: name.into(),
+                utilisation,
+                seeds: runs.len(),
+                age_ms: age * 1e3,
+                age_ms_ci95: age_ci * 1e3,
+                paper_age_ms: paper(name, utilisation),
+                delay_ms: delay * 1e3,
+                delay_ms_ci95: delay_ci * 1e3,
+                delivered_utilisation: runs.iter().map(|m| m.delivered).sum::<f64>() / n,
+                timeouts: runs.iter().map(|m| m.timeouts).sum::<f64>() / n,
+            });
         }
-    });
-    (points, traces.into_iter().flatten().collect())
+    }
+    rows
+}
+
+/// The table of [`Row`]s.
+pub fn view() -> View {
+    View::new(
+        "",
+        &[
+            "series",
+            "utilisation",
+            "age_ms",
+            "delay_ms",
+            "delivered_utilisation",
+            "timeouts",
+        ],
+    )
+}
+
+/// The lowest age of `series` among `rows`.
+pub fn minimum<'a>(rows: &'a [Row], series: &str) -> Option<&'a Row> {
+    rows.iter()
+        .filter(|p| p.series == series)
+        .min_by(|a, b| a.age_ms.total_cmp(&b.age_ms))
 }
 
 #[cfg(test)]

@@ -1,0 +1,149 @@
+//! The access network of the multi-source reproductions: stations behind one 802.11g access
+//! point, then five point-to-point hops to the monitor (the network of the ACP+ paper's Fig. 14,
+//! the thesis's Fig. 3.12). `fig15`, `fig3-16` and `contention-tcp` run it with their own
+//! settings.
+//!
+//! What the papers leave unstated is chosen as ns-3 (their simulator) does by default: 100-packet
+//! drop-tail queues on the point-to-point links, 500-frame WiFi queues, 16.02 dBm transmit power,
+//! the retry limit of 7. A seed places the stations, draws their shadowing and drives every other
+//! random element, so the spread over seeds is the spread over placements.
+
+use std::fmt;
+
+use acp_core::controller::ControllerKind;
+
+use crate::scenario::Scenario;
+use crate::tcp::CcKind;
+
+/// Nodes after the stations, in path order: the access point, the ISP routers, the second
+/// access point and the monitor (five point-to-point links between them).
+pub const BACKHAUL: [&str; 6] = ["ap1", "isp1", "core", "isp2", "ap2", "monitor"];
+
+/// Bytes an update adds to its payload on a link: the ACP header (44) and IPv4/UDP (28).
+pub const UPDATE_OVERHEAD: u32 = 72;
+
+/// The access network: a square area of stations around one 802.11g AP, then five equal
+/// point-to-point links.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AccessNet {
+    /// Propagation delay of each point-to-point link, each way (ms).
+    pub hop_delay_ms: f64,
+    /// Side of the square area (m); the AP is at its centre.
+    pub side_m: f64,
+    /// σ of the log-normal shadowing (dB).
+    pub shadowing_db: f64,
+    /// The WiFi PHY rate (Mbit/s, an 802.11g OFDM rate).
+    pub wifi_mbit: f64,
+    /// Rate of each point-to-point link (Mbit/s).
+    pub p2p_mbit: f64,
+    /// Update payload (bytes).
+    pub payload: u32,
+    /// The AP serves its stations in turn (`ap_queue = "per-station"`) instead of one FIFO.
+    pub ap_per_station: bool,
+}
+
+/// What each station of the access network runs: one flow to the monitor.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Client {
+    /// An ACP source with this controller, updates of the network's payload.
+    Acp(ControllerKind),
+    /// A bulk TCP transfer (as iPerf3 sends) with this congestion control and the model's
+    /// Linux defaults otherwise.
+    Tcp(CcKind),
+}
+
+impl From<ControllerKind> for Client {
+    fn from(c: ControllerKind) -> Self {
+        Client::Acp(c)
+    }
+}
+
+impl fmt::Display for Client {
+    /// The controller's or congestion control's label (`acp+`, `bbr`).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Client::Acp(c) => c.fmt(f),
+            Client::Tcp(cc) => cc.fmt(f),
+        }
+    }
+}
+
+impl Client {
+    /// The fields of its `[[flow]]` after the common ones.
+    fn flow_fields(&self, payload: u32) -> String {
+        match self {
+            Client::Acp(c) => {
+                format!("type = \"acp\"\ncontroller = \"{c}\"\npayload = {payload}\n")
+            }
+            Client::Tcp(cc) => format!("type = \"tcp\"\ncc = \"{cc}\"\n"),
+        }
+    }
+}
+
+/// `sources` stations of `net` each running one flow of `client` to the monitor for `secs`
+/// seconds (the first tenth not measured).
+pub fn access_scenario(
+    net: &AccessNet,
+    sources: usize,
+    client: impl Into<Client>,
+    secs: u64,
+    seed: u64,
+) -> Scenario {
+    let mut text = format!(
+        "format = 2\nname = \"{sources} sources behind 802.11g\"\nseed = {seed}\n\
+         duration = \"{secs}s\"\nwarmup = \"{}s\"\n\
+         [[wifi]]\nap = \"ap1\"\nstations = \"source\"\ncount = {sources}\nstandard = \"g\"\n\
+         rate = \"{}mbit\"\narea = [{:?}, {:?}]\nshadowing = {:?}\nexponent = 3.0\nqueue = 500\n\
+         ap_queue = \"{}\"\n",
+        secs / 10,
+        net.wifi_mbit,
+        net.side_m,
+        net.side_m,
+        net.shadowing_db,
+        if net.ap_per_station {
+            "per-station"
+        } else {
+            "fifo"
+        }
+    );
+    for pair in BACKHAUL.windows(2) {
+        text += &format!(
+            "[[link]]\nfrom = \"{}\"\nto = \"{}\"\nrate = \"{}mbit\"\ndelay = \"{}ms\"\nqueue = 100\n",
+            pair[0], pair[1], net.p2p_mbit, net.hop_delay_ms
+        );
+    }
+    let mut path = vec!["source"];
+    path.extend(BACKHAUL);
+    text += &format!(
+        "[[flow]]\nname = \"source\"\ncount = {sources}\npath = {path:?}\n{}",
+        client.into().flow_fields(net.payload)
+    );
+    match Scenario::parse(&text) {
+        Ok(s) => s,
+        Err(e) => unreachable!("the access network's scenario is well formed: {e}"),
+    }
+}
+
+/// `seeds` as a range ("1–5"), "none" if empty.
+pub fn seed_range(seeds: &[u64]) -> String {
+    match seeds {
+        [one] => one.to_string(),
+        [first, .., last] => format!("{first}–{last}"),
+        [] => "none".into(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_access_network_has_its_stations_hops_and_flows() {
+        let s = access_scenario(&super::super::fig15::NET, 6, ControllerKind::Lazy, 30, 4);
+        assert_eq!(s.flows.len(), 6);
+        assert!(s.flows.iter().all(|f| f.path.len() == 7));
+        assert_eq!(s.flows[0].path[0], "source#1");
+        assert_eq!(s.config.seed, 4);
+        assert_eq!(s.config.warmup, std::time::Duration::from_secs(3));
+    }
+}
