@@ -16,6 +16,11 @@
 //!   over TCP (Fig. 4).
 //! - [`contention`]: §XI-B, TCP clients (CUBIC, Vegas, BBR) against ACP+ sources sharing one
 //!   WiFi access, 1 to 80 clients.
+//! - [`orbit`]: §VIII, ACP+ and Seek sources on the ORBIT testbed's WiFi access and the
+//!   Internet path behind it, 1 to 80 sources at 6, 12 and 24 Mbit/s (Figs. 12–13).
+//! - [`thesis_3_9`]: the thesis's §3.9, ACP against Lazy over a 30-hop Internet path.
+//! - [`thesis_3_10`]: the thesis's §3.10, 20 ACP sources with the point-to-point rate swept.
+//! - [`internet`]: the long-path network of `orbit` and `thesis-3-9`, and the per-source means.
 //!
 //! Each takes a [`Cancel`] handle for all its runs: once it is cancelled, the runs not yet started
 //! are skipped and the results cover the runs done (rows or points with no run left out, cells
@@ -33,9 +38,13 @@ pub mod fig3_16;
 pub mod fig4;
 pub mod fig7;
 pub mod harness;
+pub mod internet;
+pub mod orbit;
 pub mod sources;
 pub mod table1;
 pub mod tcp_updates;
+pub mod thesis_3_10;
+pub mod thesis_3_9;
 pub mod write;
 
 use harness::Reproduction;
@@ -54,6 +63,9 @@ pub fn registry() -> Vec<&'static dyn Reproduction> {
         &contention::ContentionTcp,
         &controllers::Controllers,
         &core_tcp::CoreTcp,
+        &orbit::Orbit,
+        &thesis_3_9::Thesis3_9,
+        &thesis_3_10::Thesis3_10,
     ]
 }
 
