@@ -8,6 +8,8 @@ set -euo pipefail
 
 needs=(
   "cc gcc"
+  "g++ g++"
+  "pkg-config pkg-config"
   "python3-config python3-dev"
   "pip3 python3-pip"
   "mosquitto mosquitto"
@@ -21,6 +23,8 @@ for entry in "${needs[@]}"; do
 done
 # python3-venv has no command of its own: without it Debian's python3 lacks ensurepip.
 python3 -c 'import ensurepip' >/dev/null 2>&1 || missing+=(python3-venv)
+# ns-3 (the cross-validation's other simulator, validation/ns3/) is a library: ask pkg-config.
+pkg-config --exists ns3-wifi ns3-internet ns3-point-to-point 2>/dev/null || missing+=(libns3-dev)
 [ ${#missing[@]} -eq 0 ] && exit 0
 
 install=(apt-get install -y --no-install-recommends "${missing[@]}")

@@ -34,7 +34,7 @@ use acp_netmodel::{Arrivals, Link, Parcel, Streams};
 use crate::flows::{FlowKind, FlowSpec};
 use crate::report::{
     FlowResult, HopBacklog, LinkResult, PacketEvent, SimResult, SourceCounters, TcpCounters,
-    WifiResult,
+    WifiResult, WifiStationResult,
 };
 use crate::tcp::{self, Connection, Wire};
 use crate::topology::{Hop, Topology, TopologyError};
@@ -1179,6 +1179,29 @@ impl Sim {
                         queue_drops: sum(|s| s.queue_drops),
                         busy: c.busy_ns as f64 / elapsed,
                         collision_time: c.collision_ns as f64 / elapsed,
+                        reception: if m.per_receiver() {
+                            "sinr"
+                        } else {
+                            "collision"
+                        }
+                        .into(),
+                        captures: sum(|s| s.captures),
+                        beacons: c.beacons,
+                        placement: def
+                            .stations
+                            .iter()
+                            .enumerate()
+                            .filter_map(|(k, &node)| {
+                                let u = m.frame_model().uplink(k + 1)?;
+                                Some(WifiStationResult {
+                                    name: self.topo.name(node).into(),
+                                    x_m: u.x_m,
+                                    y_m: u.y_m,
+                                    rx_power_dbm: u.rx_power_dbm,
+                                    snr_db: u.snr_db,
+                                })
+                            })
+                            .collect(),
                     });
                 }
             }

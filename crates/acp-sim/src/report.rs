@@ -240,6 +240,30 @@ pub struct WifiResult {
     pub busy: f64,
     /// Fraction of the run spent in collisions.
     pub collision_time: f64,
+    /// How frames were decided: `sinr` (per receiver, with capture) or `collision`.
+    pub reception: String,
+    /// Attempts that overlapped another and were received all the same (capture).
+    pub captures: u64,
+    /// Beacons the AP sent.
+    pub beacons: u64,
+    /// Each station's position and link to the AP (empty when the medium has no geometry).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub placement: Vec<WifiStationResult>,
+}
+
+/// Where a WiFi station is and how its AP hears it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct WifiStationResult {
+    /// The station's node name.
+    pub name: String,
+    /// Metres east of the AP.
+    pub x_m: f64,
+    /// Metres north of the AP.
+    pub y_m: f64,
+    /// Power at which the AP receives it (dBm).
+    pub rx_power_dbm: f64,
+    /// The AP's SNR for its frames (dB).
+    pub snr_db: f64,
 }
 
 /// One packet offered to one link (with [`crate::SimConfig::packet_log`]).

@@ -49,8 +49,10 @@ use acp_core::controller::ControllerKind;
 use acp_core::SourceConfig;
 use std::sync::Arc;
 
-use acp_netmodel::wifi::channel::{ChannelConfig, WifiFrames};
-use acp_netmodel::wifi::medium::{ApQueue, MacTiming, MediumConfig};
+use acp_netmodel::wifi::channel::{
+    ChannelConfig, Placement, Position, ReferenceLoss, WifiFrames, MAX_RADIO_STATIONS,
+};
+use acp_netmodel::wifi::medium::{ApQueue, Beacons, Countdown, MacTiming, MediumConfig, Reception};
 use acp_netmodel::wifi::phy::{edca_defaults, Mcs, OfdmRate, PhyConfig};
 use acp_netmodel::wifi::FrameModel;
 use acp_netmodel::{
@@ -201,6 +203,103 @@ struct WifiToml {
     #[serde(default)]
     ap_queue: ApQueueToml,
     retry_limit: Option<u32>,
+    /// Per-receiver SINR reception with capture, or whole-medium collisions.
+    #[serde(default)]
+    reception: ReceptionToml,
+    /// Path loss at 1 m: dB, or `"friis"`.
+    reference_loss: Option<ReferenceLossToml>,
+    /// Backoff countdown rule (default: `legacy` with `access = "dcf"`, `edca` with EDCA).
+    countdown: Option<CountdownToml>,
+    /// The AP's beacons: on, off, or on at this interval.
+    #[serde(default = "default_beacons")]
+    beacons: BeaconsToml,
+    /// Station positions (m east and north of the AP), one per station, instead of `area`'s
+    /// random placement.
+    positions: Option<Vec<[f64; 2]>>,
+}
+
+/// `reception`.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum ReceptionToml {
+    #[default]
+    Sinr,
+    Collision,
+}
+
+/// `countdown`.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum CountdownToml {
+    Edca,
+    Legacy,
+}
+
+/// `reference_loss`: dB at 1 m, or `"friis"` (free space at the carrier).
+#[derive(Debug, Clone, Copy)]
+struct ReferenceLossToml(ReferenceLoss);
+
+impl<'de> Deserialize<'de> for ReferenceLossToml {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = ReferenceLossToml;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a loss in dB at 1 m (such as 46.6777) or \"friis\"")
+            }
+            fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Self::Value, E> {
+                if v.is_finite() {
+                    Ok(ReferenceLossToml(ReferenceLoss::Db(v)))
+                } else {
+                    Err(E::custom(format!("reference loss {v} dB must be finite")))
+                }
+            }
+            fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Self::Value, E> {
+                self.visit_f64(v as f64)
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                match v {
+                    "friis" => Ok(ReferenceLossToml(ReferenceLoss::Friis)),
+                    _ => Err(E::custom(format!(
+                        "reference_loss \"{v}\": give dB at 1 m (a number) or \"friis\""
+                    ))),
+                }
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// `beacons`: `true` (every 102.4 ms, ns-3's default), `false`, or an interval (`"50ms"`).
+#[derive(Debug, Clone, Copy)]
+struct BeaconsToml(Option<Duration>);
+
+/// ns-3's `ApWifiMac::BeaconInterval` default: 102.4 ms (100 TU).
+const DEFAULT_BEACON_INTERVAL: Duration = Duration::from_micros(102_400);
+
+fn default_beacons() -> BeaconsToml {
+    BeaconsToml(Some(DEFAULT_BEACON_INTERVAL))
+}
+
+impl<'de> Deserialize<'de> for BeaconsToml {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl serde::de::Visitor<'_> for V {
+            type Value = BeaconsToml;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("true, false or a beacon interval with a unit (such as \"102.4ms\")")
+            }
+            fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Self::Value, E> {
+                Ok(BeaconsToml(v.then_some(DEFAULT_BEACON_INTERVAL)))
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                acp_core::units::parse_duration(v)
+                    .map(|d| BeaconsToml(Some(d)))
+                    .map_err(|e| E::custom(format!("beacons \"{v}\": {e}")))
+            }
+        }
+        d.deserialize_any(V)
+    }
 }
 
 fn one_u8() -> u8 {
@@ -231,7 +330,7 @@ struct ScenarioToml {
     #[serde(default, rename = "link")]
     links: Vec<LinkToml>,
     #[serde(default)]
-    wifi: Vec<WifiToml>,
+    wifi: Vec<toml::Spanned<WifiToml>>,
     #[serde(default, rename = "flow")]
     flows: Vec<toml::Spanned<toml::Table>>,
 }
@@ -576,6 +675,9 @@ fn add_wifi(topology: &mut Topology, w: &WifiToml) -> Result<(), String> {
     let phy = wifi_phy(w)?;
     let mut channel = ChannelConfig::new(w.area[0], w.area[1]);
     channel.shadowing_db = w.shadowing;
+    if let Some(r) = w.reference_loss {
+        channel.reference_loss = r.0;
+    }
     if let Some(e) = w.exponent {
         channel.exponent = e;
     }
@@ -587,7 +689,35 @@ fn add_wifi(topology: &mut Topology, w: &WifiToml) -> Result<(), String> {
         slot: phy.slot(),
         sifs: phy.sifs(),
         ack_timeout: phy.ack_timeout(),
+        eifs_beyond_difs: phy.eifs_beyond_difs(),
     };
+    let offsets = match &w.positions {
+        Some(p) if p.len() != w.count => {
+            return Err(format!(
+                "positions gives {} stations, count is {}: give one [x, y] per station",
+                p.len(),
+                w.count
+            ))
+        }
+        Some(p) => {
+            if let Some(bad) = p.iter().find(|xy| !xy[0].is_finite() || !xy[1].is_finite()) {
+                return Err(format!("position {bad:?} must be finite"));
+            }
+            Some(
+                p.iter()
+                    .map(|&[x, y]| Position { x, y })
+                    .collect::<Vec<_>>(),
+            )
+        }
+        None => None,
+    };
+    if matches!(w.reception, ReceptionToml::Sinr) && w.count >= MAX_RADIO_STATIONS {
+        return Err(format!(
+            "reception = \"sinr\" takes at most {} stations (count is {}); use reception = \"collision\"",
+            MAX_RADIO_STATIONS - 1,
+            w.count
+        ));
+    }
     let limit = QueueLimit::Packets(w.queue.max(1));
     let mut mac = match w.access {
         AccessToml::Dcf => MediumConfig::dcf(timing, w.count, limit),
@@ -600,6 +730,19 @@ fn add_wifi(topology: &mut Topology, w: &WifiToml) -> Result<(), String> {
         ApQueueToml::Fifo => ApQueue::Fifo,
         ApQueueToml::PerStation => ApQueue::PerStation,
     };
+    mac.reception = match w.reception {
+        ReceptionToml::Sinr => Reception::Sinr,
+        ReceptionToml::Collision => Reception::Collision,
+    };
+    mac.countdown = match (w.countdown, w.access) {
+        (Some(CountdownToml::Edca), _) | (None, AccessToml::Edca) => Countdown::Edca,
+        (Some(CountdownToml::Legacy), _) | (None, AccessToml::Dcf) => Countdown::Legacy,
+    };
+    mac.beacons = w.beacons.0.map(|interval| Beacons {
+        interval,
+        airtime: phy.beacon_airtime(),
+    });
+    mac.validate()?;
     let name = w.name.clone().unwrap_or_else(|| w.ap.clone());
     let stations: Vec<String> = (1..=w.count)
         .map(|k| replica_name(&w.stations, k, w.count))
@@ -607,7 +750,18 @@ fn add_wifi(topology: &mut Topology, w: &WifiToml) -> Result<(), String> {
     let (count, placement_seed, label) = (w.count, w.placement_seed, name.clone());
     let frames: FramesBuilder = Arc::new(move |streams: &Streams| {
         let streams = placement_seed.map_or(*streams, Streams::new);
-        match WifiFrames::new(phy, channel, count, &streams, &label) {
+        let built = match &offsets {
+            Some(offsets) => {
+                let ap = channel.ap.unwrap_or(Position {
+                    x: channel.width_m / 2.0,
+                    y: channel.height_m / 2.0,
+                });
+                let placement = Placement::around(ap, offsets);
+                WifiFrames::placed(phy, channel, placement, &streams, &label)
+            }
+            None => WifiFrames::new(phy, channel, count, &streams, &label),
+        };
+        match built {
             Ok(f) => Box::new(f) as Box<dyn FrameModel>,
             // WifiFrames::new fails only where phy.validate() or channel.validate() does, and
             // both passed above; placement is drawn per run, from the run's seed.
@@ -800,10 +954,12 @@ impl Scenario {
                     .map_err(BuildError::from)?;
             }
         }
-        for w in &t.wifi {
+        for spanned in &t.wifi {
+            let w = spanned.get_ref();
             add_wifi(&mut topology, w).map_err(|e| {
                 invalid(format!(
-                    "[[wifi]] {}: {e}",
+                    "line {}: [[wifi]] {}: {e}",
+                    line_of(text, spanned.span().start),
                     w.name.as_ref().unwrap_or(&w.ap)
                 ))
             })?;
@@ -937,6 +1093,89 @@ mod tests {
         delayed_ack = { every = 3 }
         path = ["a", "b"]
     "#;
+
+    /// Two stations at given positions, free-space reference loss, beacons every 50 ms.
+    const WIFI: &str = r#"
+        format = 2
+        duration = "2s"
+        [[wifi]]
+        ap = "ap"
+        stations = "sta"
+        count = 2
+        positions = [[3.0, 4.0], [-6.0, 0.0]]
+        reference_loss = "friis"
+        countdown = "edca"
+        beacons = "50ms"
+        reception = "sinr"
+        [[flow]]
+        type = "cross"
+        count = 2
+        process = "cbr"
+        rate = "1mbit"
+        size = 1000
+        path = ["sta", "ap"]
+    "#;
+
+    #[test]
+    fn wifi_keys_place_the_stations_and_report_their_links() {
+        let r = Scenario::parse(WIFI).unwrap().build().unwrap().run();
+        let w = &r.wifi[0];
+        assert_eq!(w.reception, "sinr");
+        // A beacon every 50 ms, the first one jittered within the first interval.
+        assert!((39..=40).contains(&w.beacons), "{}", w.beacons);
+        let at = |k: usize| (w.placement[k].x_m, w.placement[k].y_m);
+        assert!((at(0).0 - 3.0).abs() < 1e-9 && (at(0).1 - 4.0).abs() < 1e-9);
+        assert!((at(1).0 + 6.0).abs() < 1e-9 && at(1).1.abs() < 1e-9);
+        // 5 m away: 16.0206 dBm − (40.0953 dB at 1 m, Friis at 2.412 GHz, + 30·log₁₀ 5 =
+        // 20.9691 dB) = −45.0438 dBm, over a −93.9897 dBm noise floor: 48.9459 dB.
+        assert!(
+            (w.placement[0].rx_power_dbm + 45.0438).abs() < 1e-3,
+            "{w:?}"
+        );
+        assert!((w.placement[0].snr_db - 48.9459).abs() < 1e-3, "{w:?}");
+        assert_eq!(w.placement[1].name, "sta#2");
+        // ns-3's reference loss is the default: 46.6777 dB, 6.5824 dB more.
+        let ns3 = WIFI.replace("reference_loss = \"friis\"", "");
+        let r = Scenario::parse(&ns3).unwrap().build().unwrap().run();
+        assert!((r.wifi[0].placement[0].rx_power_dbm + 45.0438 + 6.5824).abs() < 1e-3);
+        // Whole-medium reception and no beacons, on request.
+        let old = WIFI
+            .replace("reception = \"sinr\"", "reception = \"collision\"")
+            .replace("beacons = \"50ms\"", "beacons = false");
+        let w = &Scenario::parse(&old).unwrap().build().unwrap().run().wifi[0];
+        assert_eq!(
+            (w.reception.as_str(), w.beacons, w.captures),
+            ("collision", 0, 0)
+        );
+    }
+
+    #[test]
+    fn bad_wifi_keys_name_their_line() {
+        for (from, to, says) in [
+            (
+                "positions = [[3.0, 4.0], [-6.0, 0.0]]",
+                "positions = [[3.0, 4.0]]",
+                "positions gives 1 stations, count is 2",
+            ),
+            (
+                "reference_loss = \"friis\"",
+                "reference_loss = \"free\"",
+                "friis",
+            ),
+            ("beacons = \"50ms\"", "beacons = 3", "beacon interval"),
+            (
+                "beacons = \"50ms\"",
+                "beacons = \"0.1ms\"",
+                "beacon interval",
+            ),
+            ("reception = \"sinr\"", "reception = \"capture\"", "sinr"),
+            ("countdown = \"edca\"", "countdown = \"dcf\"", "legacy"),
+        ] {
+            let text = WIFI.replace(from, to);
+            let e = Scenario::parse(&text).unwrap_err().to_string();
+            assert!(e.contains("line ") && e.contains(says), "{to}: {e}");
+        }
+    }
 
     #[test]
     fn reads_tcp_flows() {

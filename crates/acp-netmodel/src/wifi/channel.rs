@@ -12,19 +12,25 @@
 //!
 //! ```text
 //! PL(d)  = PL(d₀) + 10·n·log₁₀(d / d₀)        log-distance path loss, d₀ = 1 m, exponent n
-//! PL(d₀) = 20·log₁₀(4π·d₀·f / c)              free space at the carrier f
+//! PL(d₀) = 46.6777 dB                         ns-3's default reference loss, or
+//! PL(d₀) = 20·log₁₀(4π·d₀·f / c)              free space at the carrier f ([`ReferenceLoss::Friis`])
 //! P_rx   = P_tx − PL(d) − X,  X ~ N(0, σ²) dB  log-normal shadowing
 //! N      = −174 dBm/Hz + 10·log₁₀(B) + NF      thermal noise in the channel width B
 //! SNR    = P_rx − N                            (dB; linear 10^(SNR/10) below)
 //! ```
 //!
-//! - `f` is 2.412 GHz (channel 1) at 2.4 GHz and 5.18 GHz (channel 36) at 5 GHz
-//!   ([`super::phy::PhyConfig::carrier_hz`]): `PL(1 m)` = 40.10 dB and 46.73 dB.
+//! - The reference loss defaults to ns-3's `LogDistancePropagationLossModel::ReferenceLoss`,
+//!   46.6777 dB whatever the band (`src/propagation/model/propagation-loss-model.cc`; it is free
+//!   space at 5.15 GHz), so that placements match ns-3's. [`ReferenceLoss::Friis`] takes free space
+//!   at the carrier instead: `f` is 2.412 GHz (channel 1) at 2.4 GHz and 5.18 GHz (channel 36) at
+//!   5 GHz ([`super::phy::PhyConfig::carrier_hz`]), `PL(1 m)` = 40.10 dB and 46.73 dB.
 //! - Distances under `d₀` take `PL(d₀)`, as ns-3's `LogDistancePropagationLossModel` does.
 //! - Shadowing is static and per link: one draw per station (stream `"wifi NAME shadowing"`,
 //!   station `k` taking the `k`-th normal), used both ways, since the AP↔station link is
-//!   symmetric (same path, same power). σ = 4, 8, 12 dB are light, moderate, heavy indoor
-//!   shadowing; the default is 0 (none).
+//!   symmetric (same path, same power). Each pair of stations `i < j` has its own draw too
+//!   (stream `"wifi NAME pair shadowing"`, pairs in the order (1, 2), (1, 3), …, (2, 3), …),
+//!   used both ways; these only matter to per-receiver reception ([`super::radio`]). σ = 4, 8,
+//!   12 dB are light, moderate, heavy indoor shadowing; the default is 0 (none).
 //! - Defaults: transmit power 16.0206 dBm (40 mW, the default `TxPowerStart`/`TxPowerEnd` of
 //!   ns-3's `YansWifiPhy`), noise figure 7 dB (ns-3's `RxNoiseFigure`), exponent 3 (ns-3's
 //!   `LogDistancePropagationLossModel`), no antenna gains. A 20 MHz channel has a noise floor of
@@ -66,8 +72,14 @@
 //! coding) both are. With `N_SS` spatial streams we follow ns-3's AWGN abstraction: each stream
 //! sees the full SNR (as many receive antennas as streams, so no diversity gain) and the bit count
 //! is divided by `N_SS`. The ACK is a legacy PPDU sent as a non-HT duplicate over the data frame's
-//! width (as ns-3 does), so it sees the same SNR. Preamble detection, interference and capture are
-//! not modelled (the medium treats overlapping frames as lost).
+//! width (as ns-3 does), so it sees the same SNR.
+//!
+//! Under interference ([`WifiFrames::decode_probabilities`], used by the medium's per-receiver
+//! reception) the same formulas apply piecewise, as ns-3's `InterferenceHelper::CalculatePayloadPer`
+//! does: the SIG fields at the SINR they overlap, and the data symbols cut into chunks of constant
+//! interference, each chunk succeeding with `(1 − P_e(SINR))^b` for its share `b` of the data
+//! bits (ns-3 counts a chunk's bits as its duration times the data rate; the share of
+//! `N_SYM · N_DBPS` is the same up to rounding).
 //!
 //! [`WifiFrames`] puts it together as the medium's [`FrameModel`]. Nothing here panics on a
 //! configuration that passed [`ChannelConfig::validate`] and [`PhyConfig::validate`]; asking
@@ -77,7 +89,8 @@ use std::f64::consts::PI;
 use std::time::Duration;
 
 use super::phy::{CodeRate, Constellation, Mode, PhyConfig};
-use super::FrameModel;
+use super::radio::{Chunk, Radio};
+use super::{FrameModel, Uplink};
 use crate::rng::Streams;
 
 /// Speed of light in vacuum (m/s).
@@ -92,6 +105,30 @@ pub const DEFAULT_TX_POWER_DBM: f64 = 16.0206;
 pub const DEFAULT_NOISE_FIGURE_DB: f64 = 7.0;
 /// ns-3's default log-distance path-loss exponent.
 pub const DEFAULT_EXPONENT: f64 = 3.0;
+/// ns-3's default log-distance reference loss at 1 m (dB).
+pub const NS3_REFERENCE_LOSS_DB: f64 = 46.6777;
+/// Most stations (the AP included) a BSS has the station-to-station powers of per-receiver
+/// reception for: the table grows with the square of the count (1024² powers are 8 MiB).
+pub const MAX_RADIO_STATIONS: usize = 1024;
+
+/// The path loss at the reference distance of 1 m.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum ReferenceLoss {
+    /// This many dB (ns-3's default: [`NS3_REFERENCE_LOSS_DB`]).
+    Db(f64),
+    /// Free space at the carrier: 40.10 dB at 2.412 GHz, 46.73 dB at 5.18 GHz.
+    Friis,
+}
+
+impl ReferenceLoss {
+    /// The loss at 1 m (dB) for a carrier of `carrier_hz`.
+    pub fn db(self, carrier_hz: f64) -> f64 {
+        match self {
+            ReferenceLoss::Db(db) => db,
+            ReferenceLoss::Friis => free_space_loss_db(REFERENCE_DISTANCE_M, carrier_hz),
+        }
+    }
+}
 
 /// A point in the plane (m).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -146,9 +183,32 @@ impl Placement {
         }
     }
 
+    /// The AP at `ap`, station `k + 1` at `ap + offsets[k]` (metres east and north of the AP).
+    pub fn around(ap: Position, offsets: &[Position]) -> Self {
+        Placement {
+            ap,
+            stations: offsets
+                .iter()
+                .map(|o| Position {
+                    x: ap.x + o.x,
+                    y: ap.y + o.y,
+                })
+                .collect(),
+        }
+    }
+
     /// Distance from station `k` (the medium's station `k + 1`) to the AP.
     pub fn distance_to_ap(&self, k: usize) -> f64 {
         self.stations[k].distance(self.ap)
+    }
+
+    /// The medium's station `i` (0: the AP).
+    pub fn station(&self, i: usize) -> Position {
+        if i == 0 {
+            self.ap
+        } else {
+            self.stations[i - 1]
+        }
     }
 }
 
@@ -163,6 +223,8 @@ pub struct ChannelConfig {
     pub ap: Option<Position>,
     /// Path-loss exponent `n`.
     pub exponent: f64,
+    /// Path loss at 1 m.
+    pub reference_loss: ReferenceLoss,
     /// Standard deviation σ of the log-normal shadowing (dB).
     pub shadowing_db: f64,
     /// Transmit power of the AP and of every station (dBm).
@@ -172,14 +234,15 @@ pub struct ChannelConfig {
 }
 
 impl ChannelConfig {
-    /// A `width_m × height_m` area with the AP at its centre and ns-3's defaults: exponent 3, no
-    /// shadowing, 16.0206 dBm, noise figure 7 dB.
+    /// A `width_m × height_m` area with the AP at its centre and ns-3's defaults: exponent 3,
+    /// reference loss 46.6777 dB, no shadowing, 16.0206 dBm, noise figure 7 dB.
     pub fn new(width_m: f64, height_m: f64) -> Self {
         ChannelConfig {
             width_m,
             height_m,
             ap: None,
             exponent: DEFAULT_EXPONENT,
+            reference_loss: ReferenceLoss::Db(NS3_REFERENCE_LOSS_DB),
             shadowing_db: 0.0,
             tx_power_dbm: DEFAULT_TX_POWER_DBM,
             noise_figure_db: DEFAULT_NOISE_FIGURE_DB,
@@ -205,6 +268,11 @@ impl ChannelConfig {
                 "path-loss exponent {} must be positive",
                 self.exponent
             ));
+        }
+        if let ReferenceLoss::Db(db) = self.reference_loss {
+            if !db.is_finite() {
+                return Err(format!("reference loss {db} dB must be finite"));
+            }
         }
         if !(self.shadowing_db.is_finite() && self.shadowing_db >= 0.0) {
             return Err(format!(
@@ -233,12 +301,11 @@ pub fn free_space_loss_db(distance_m: f64, carrier_hz: f64) -> f64 {
     20.0 * (4.0 * PI * distance_m * carrier_hz / SPEED_OF_LIGHT).log10()
 }
 
-/// Log-distance loss `PL(d₀) + 10·n·log₁₀(d/d₀)` (dB), `PL(d₀)` in free space, `d₀` = 1 m;
+/// Log-distance loss `PL(d₀) + 10·n·log₁₀(d/d₀)` (dB) with `PL(d₀)` = `reference_db`, `d₀` = 1 m;
 /// distances under `d₀` count as `d₀`.
-pub fn log_distance_loss_db(distance_m: f64, carrier_hz: f64, exponent: f64) -> f64 {
+pub fn log_distance_loss_db(distance_m: f64, reference_db: f64, exponent: f64) -> f64 {
     let d = distance_m.max(REFERENCE_DISTANCE_M);
-    free_space_loss_db(REFERENCE_DISTANCE_M, carrier_hz)
-        + 10.0 * exponent * (d / REFERENCE_DISTANCE_M).log10()
+    reference_db + 10.0 * exponent * (d / REFERENCE_DISTANCE_M).log10()
 }
 
 /// Noise floor `−174 dBm/Hz + 10·log₁₀(B) + NF` (dBm).
@@ -436,11 +503,14 @@ pub struct WifiFrames {
     placement: Option<Placement>,
     shadowing_db: Vec<f64>,
     snr_db: Vec<f64>,
+    noise_dbm: f64,
+    radio: Option<Radio>,
 }
 
 impl WifiFrames {
     /// A BSS of `stations` stations (besides the AP) placed at random in the area of `channel`
-    /// (streams `"wifi NAME placement"` and `"wifi NAME shadowing"`).
+    /// (streams `"wifi NAME placement"`, `"wifi NAME shadowing"` and `"wifi NAME pair
+    /// shadowing"`).
     pub fn new(
         phy: PhyConfig,
         channel: ChannelConfig,
@@ -448,8 +518,6 @@ impl WifiFrames {
         streams: &Streams,
         name: &str,
     ) -> Result<Self, String> {
-        phy.validate()?;
-        channel.validate()?;
         let placement = Placement::random(
             channel.width_m,
             channel.height_m,
@@ -458,26 +526,72 @@ impl WifiFrames {
             streams,
             name,
         );
+        WifiFrames::placed(phy, channel, placement, streams, name)
+    }
+
+    /// A BSS with its stations where `placement` puts them (the area of `channel` is not used;
+    /// shadowing as in [`WifiFrames::new`]). Its [`FrameModel::radio`] holds the powers between
+    /// every pair of stations when there are fewer than [`MAX_RADIO_STATIONS`] of them, the AP
+    /// included (`None` above).
+    pub fn placed(
+        phy: PhyConfig,
+        channel: ChannelConfig,
+        placement: Placement,
+        streams: &Streams,
+        name: &str,
+    ) -> Result<Self, String> {
+        phy.validate()?;
+        channel.validate()?;
+        if let Some(p) = placement
+            .stations
+            .iter()
+            .chain([&placement.ap])
+            .find(|p| !p.x.is_finite() || !p.y.is_finite())
+        {
+            return Err(format!("position ({}, {}) must be finite", p.x, p.y));
+        }
+        let stations = placement.stations.len();
         let mut rng = streams.stream(&format!("wifi {name} shadowing"));
         let shadowing_db: Vec<f64> = (0..stations)
             .map(|_| channel.shadowing_db * rng.normal())
             .collect();
+        let with_radio = stations < MAX_RADIO_STATIONS;
+        // Pair (i, j), 1 ≤ i < j ≤ stations, is draw (i − 1)·stations − i·(i − 1)/2 + (j − i − 1).
+        let pair_shadowing_db: Vec<f64> = if with_radio && channel.shadowing_db > 0.0 {
+            let mut rng = streams.stream(&format!("wifi {name} pair shadowing"));
+            (0..stations * stations.saturating_sub(1) / 2)
+                .map(|_| channel.shadowing_db * rng.normal())
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let shadow = |a: usize, b: usize| -> f64 {
+            let (i, j) = (a.min(b), a.max(b));
+            match i {
+                0 => shadowing_db[j - 1],
+                _ => pair_shadowing_db
+                    .get((i - 1) * stations - i * (i - 1) / 2 + (j - i - 1))
+                    .copied()
+                    .unwrap_or(0.0),
+            }
+        };
+        let reference_db = channel.reference_loss.db(phy.carrier_hz());
+        let rx_dbm = |a: usize, b: usize| {
+            let d = placement.station(a).distance(placement.station(b));
+            channel.tx_power_dbm
+                - log_distance_loss_db(d, reference_db, channel.exponent)
+                - shadow(a, b)
+        };
         let noise = noise_floor_dbm(f64::from(phy.width_mhz()) * 1e6, channel.noise_figure_db);
-        let snr_db = (0..stations)
-            .map(|k| {
-                let loss = log_distance_loss_db(
-                    placement.distance_to_ap(k),
-                    phy.carrier_hz(),
-                    channel.exponent,
-                );
-                channel.tx_power_dbm - loss - shadowing_db[k] - noise
-            })
-            .collect();
+        let snr_db = (1..=stations).map(|k| rx_dbm(k, 0) - noise).collect();
+        let radio = with_radio.then(|| Radio::new(stations + 1, noise, rx_dbm));
         Ok(WifiFrames {
             phy,
-            placement: Some(placement),
             shadowing_db,
             snr_db,
+            noise_dbm: noise,
+            radio,
+            placement: Some(placement),
         })
     }
 
@@ -496,6 +610,8 @@ impl WifiFrames {
             placement: None,
             shadowing_db: Vec::new(),
             snr_db,
+            noise_dbm: noise_floor_dbm(f64::from(phy.width_mhz()) * 1e6, DEFAULT_NOISE_FIGURE_DB),
+            radio: None,
         })
     }
 
@@ -558,6 +674,40 @@ impl FrameModel for WifiFrames {
         self.phy.data_airtime(bytes)
     }
 
+    fn radio(&self) -> Option<&Radio> {
+        self.radio.as_ref()
+    }
+
+    fn uplink(&self, station: usize) -> Option<Uplink> {
+        let p = self.placement.as_ref()?;
+        let at = p.stations.get(station.checked_sub(1)?)?;
+        let snr_db = self.snr_db[station - 1];
+        Some(Uplink {
+            x_m: at.x - p.ap.x,
+            y_m: at.y - p.ap.y,
+            rx_power_dbm: snr_db + self.noise_dbm,
+            snr_db,
+        })
+    }
+
+    fn payload_offset(&self) -> Duration {
+        self.phy.preamble_airtime()
+    }
+
+    /// The SIG fields (BPSK ½) at `header_sinr`; the data symbols chunk by chunk, each with its
+    /// share of [`PhyConfig::data_bits`] (per spatial stream) at its SINR.
+    fn decode_probabilities(&self, bytes: u32, header_sinr: f64, chunks: &[Chunk]) -> (f64, f64) {
+        let header = success_probability(header_sinr, Mode::BPSK_HALF, self.phy.header_bits());
+        let streams = u64::from(self.phy.spatial_streams().max(1));
+        let bits = (self.phy.data_bits(bytes) / streams) as f64;
+        let mode = self.phy.data_mode();
+        let payload = chunks
+            .iter()
+            .map(|c| success_probability(c.sinr, mode, (bits * c.fraction).round() as u64))
+            .product();
+        (header, payload)
+    }
+
     fn ack_airtime(&self, _from: usize, _to: usize) -> Duration {
         self.phy.ack_airtime()
     }
@@ -607,11 +757,16 @@ mod tests {
     fn log_distance_and_noise_floor() {
         let pl1 = free_space_loss_db(1.0, 2.412e9);
         // n = 3: +30 dB per decade.
-        assert!((log_distance_loss_db(10.0, 2.412e9, 3.0) - (pl1 + 30.0)).abs() < 1e-9);
-        assert!((log_distance_loss_db(100.0, 2.412e9, 3.5) - (pl1 + 70.0)).abs() < 1e-9);
+        assert!((log_distance_loss_db(10.0, pl1, 3.0) - (pl1 + 30.0)).abs() < 1e-9);
+        assert!((log_distance_loss_db(100.0, pl1, 3.5) - (pl1 + 70.0)).abs() < 1e-9);
         // Under d₀ the loss stays PL(d₀).
-        assert_eq!(log_distance_loss_db(0.0, 2.412e9, 3.0), pl1);
-        assert_eq!(log_distance_loss_db(0.3, 2.412e9, 3.0), pl1);
+        assert_eq!(log_distance_loss_db(0.0, pl1, 3.0), pl1);
+        assert_eq!(log_distance_loss_db(0.3, pl1, 3.0), pl1);
+        assert_eq!(ReferenceLoss::Friis.db(2.412e9), pl1);
+        assert_eq!(
+            ReferenceLoss::Db(NS3_REFERENCE_LOSS_DB).db(2.412e9),
+            46.6777
+        );
         // −174 + 10·log₁₀(20e6) + 7 = −174 + 73.0103 + 7 = −93.9897 dBm.
         assert!((noise_floor_dbm(20e6, 7.0) - (-93.9897)).abs() < 1e-4);
         // Doubling the width adds 3.01 dB.
@@ -822,6 +977,7 @@ mod tests {
     fn snr_is_the_link_budget() {
         let mut channel = ChannelConfig::new(50.0, 50.0);
         channel.shadowing_db = 4.0;
+        channel.reference_loss = ReferenceLoss::Friis;
         let phy = PhyConfig::ac(Mcs::new(5, 2, 40));
         let frames = WifiFrames::new(phy, channel, 5, &Streams::new(3), "budget").unwrap();
         let placement = frames.placement().unwrap();

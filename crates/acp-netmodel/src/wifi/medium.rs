@@ -3,10 +3,10 @@
 //! # Scope
 //!
 //! One infrastructure BSS on one channel: station 0 is the access point, stations
-//! `1..=stations` are associated to it. Everybody hears everybody (no hidden terminals, no
-//! exposed terminals), so carrier sense is global and two frames overlap only when they start in
-//! the same slot. The medium carries a frame between any two stations it is given; relaying a
-//! station-to-station packet through the AP is the caller's business (two frames).
+//! `1..=stations` are associated to it. Everybody defers to everybody (carrier sense is global
+//! and instantaneous; no hidden or exposed terminals), so frames overlap only when they start
+//! at the same instant. The medium carries a frame between any two stations it is given;
+//! relaying a station-to-station packet through the AP is the caller's business (two frames).
 //!
 //! Like a [`crate::Link`] the medium is sans-IO and is driven by its caller, in this order:
 //! [`Medium::enqueue`] when a packet reaches a station's MAC, [`Medium::handle_timeout`] at (or
@@ -30,71 +30,103 @@
 //!   if its destination would then hold the most); a frame dropped to make room is handed back
 //!   by [`Medium::poll_delivery`] as `Err(Dropped { reason: DropReason::QueueFull, .. })`.
 //!
-//! - **Slot boundaries.** After the medium turns idle at `t₀` (the end of a frame exchange), an
-//!   entity with `AIFS = SIFS + AIFSN·slot` sees slot boundaries at `t₀ + SIFS + k·slot` for
-//!   `k ≥ AIFSN`. At each boundary (802.11e's rule) an entity with a frame and a zero counter
-//!   transmits; one with a non-zero counter decrements it, *including at the boundary where
-//!   another entity starts to transmit*. A counter drawn as `c` therefore sends at
-//!   `t₀ + AIFS + c·slot` if nobody else goes first, counting freezes while the medium is busy, and
-//!   every virtual slot (idle slot or busy period) costs a waiting entity exactly one count: the
-//!   slot structure of Bianchi's model ([`super::bianchi`]). DCF is an AIFSN of 2 (`DIFS =
-//!   SIFS + 2·slot`) with the same rule (legacy DCF stations that count only whole idle slots
-//!   would wait one slot more after each busy period they were interrupted by; Bianchi's chain
-//!   assumes the rule used here). The model jumps straight to the earliest boundary at
-//!   which somebody transmits; it never steps slot by slot.
+//! - **Slot boundaries.** After the medium turns idle for a station at `t₀` (the end of a frame
+//!   exchange; later for a station in EIFS or waiting out an ACK timeout), an entity with
+//!   `AIFS = SIFS + AIFSN·slot` sees slot boundaries at `t₀ + SIFS + k·slot` for `k ≥ AIFSN`. A
+//!   counter drawn as `c` sends at `t₀ + AIFS + c·slot` if nobody else goes first; counting
+//!   freezes while the medium is busy. What an interruption costs depends on
+//!   [`MediumConfig::countdown`] (ns-3 3.37's `ChannelAccessManager::UpdateBackoff`):
+//!   [`Countdown::Edca`] (802.11e, ns-3's QoS stations) counts every boundary `k ≥ AIFSN` up to
+//!   and *including the one where another entity starts to transmit*, so every virtual slot
+//!   (idle slot or busy period) costs a waiting entity exactly one count: the slot structure of
+//!   Bianchi's model ([`super::bianchi`]). [`Countdown::Legacy`] (ns-3's non-QoS DCF) counts
+//!   only the whole idle slots after AIFS, one fewer, so it resumes one slot later after each
+//!   busy period it was interrupted by. The model jumps straight to the earliest instant at which
+//!   somebody transmits; it never steps slot by slot.
 //! - **Backoff.** Counters are uniform in `[0, CW]`, drawn from the station's own stream (`"wifi
 //!   NAME station K backoff"`). `CW` starts at `CWmin`, becomes `min(2·CW + 1, CWmax)` after each
 //!   failure and returns to `CWmin` after a success or a drop. A counter is drawn after every
 //!   exchange the entity took part in, whether or not more frames wait (post-backoff), and when
 //!   a frame reaches the head of an empty queue while the medium is busy and the counter is zero.
 //!   A frame that reaches the head of an empty queue with the counter at zero while the medium
-//!   is idle is sent at the next slot boundary (strictly after it arrived, and not before AIFS)
-//!   without backoff; if the medium turns busy first, it draws a counter as DCF prescribes.
-//! - **Collisions.** Entities of different stations that transmit at the same boundary collide:
-//!   all their frames fail (no capture). Entities of one station that pick the same boundary
-//!   collide internally: the highest access category sends, the others fail as if they had
-//!   collided (without occupying the medium), as EDCA specifies.
-//! - **Exchanges.** A frame sent alone is received with probability
-//!   [`FrameModel::success_probability`], drawn from the sender's stream `"wifi NAME station K
-//!   errors"`. Received: it is delivered to the receiver at the end of the data frame, and the
-//!   medium stays busy for `SIFS + ACK` (the sender learns of its success at the ACK's end; ACKs
-//!   are never lost). Lost or collided: the medium stays reserved until the ACK timeout after the
-//!   end of the (longest) frame, and every entity then waits its AIFS as usual. This symmetric
-//!   deferral stands in for EIFS (which the model does not distinguish); it is what
-//!   [`super::bianchi::Exchange::basic_access`] charges for a collision.
+//!   is idle is sent without backoff (ns-3's `ChannelAccessManager::NeedBackoffUponAccess`):
+//!   under [`Countdown::Edca`] at the next slot boundary (strictly after it arrived, and not
+//!   before AIFS), and if the medium turns busy first it draws a counter; under
+//!   [`Countdown::Legacy`] a full AIFS after it arrived (or after the station's idle period
+//!   began, if later), and if the medium turns busy first it still goes without backoff, AIFS
+//!   after the busy period.
+//! - **Reception** ([`MediumConfig::reception`]). Entities of one station that pick the same
+//!   instant collide internally: the highest access category sends, the others fail as if they
+//!   had collided (without occupying the medium), as EDCA specifies. Frames of different
+//!   stations that start together overlap.
+//!   - [`Reception::Collision`] decides once for the whole medium: overlapping frames are all
+//!     lost; a frame sent alone is received with probability [`FrameModel::success_probability`],
+//!     drawn from the sender's stream `"wifi NAME station K errors"`. Lost or collided: the
+//!     medium stays reserved until the ACK timeout after the end of the (longest) frame, and
+//!     every entity then waits its AIFS as usual. This symmetric deferral stands in for EIFS;
+//!     it is what [`super::bianchi::Exchange::basic_access`] charges for a collision.
+//!   - [`Reception::Sinr`] decides per receiver, as ns-3's `PhyEntity` does, from the received
+//!     powers of [`FrameModel::radio`]: a station that is not sending synchronises on the
+//!     strongest frame if [`super::radio::Radio::detects`] its preamble (ns-3's threshold
+//!     preamble detection against the other frames plus noise; ns-3 keeps the strongest of the
+//!     preambles that start within its detection window), then decodes its PHY header and
+//!     payload with [`FrameModel::decode_probabilities`] at the SINR of each chunk of constant
+//!     interference (ns-3's `InterferenceHelper`), one draw from the receiver's stream `"wifi
+//!     NAME station K reception"`. A frame is received when its destination decodes it, so the
+//!     stronger of two overlapping frames may survive (capture). A lost header leaves the
+//!     receiver deferring to the end of the air; a lost payload costs it EIFS − DIFS more
+//!     ([`MacTiming::eifs_beyond_difs`]). Received frames are acknowledged SIFS later and the
+//!     medium is idle for everybody from the last ACK's end (a received ACK cancels EIFS; a
+//!     loser hears it instead of timing out, unless its own frame outlasted the ACK's start).
+//!     When nothing was received the air is idle when the last frame ends; senders then wait
+//!     out their ACK timeout and stations that received a frame in error their EIFS.
+//! - **Exchanges.** A received frame is delivered to its receiver at the end of the data frame,
+//!   and the medium stays busy for `SIFS + ACK` (the sender learns of its success at the ACK's
+//!   end; ACKs are never lost).
 //! - **Retries.** A failed frame is retried with a doubled window; after
 //!   [`MediumConfig::retry_limit`] failed attempts (the standard's `dot11ShortRetryLimit`, which
 //!   counts *attempts*: 7 means the first transmission and six retries) it is dropped and handed
 //!   back by [`Medium::poll_delivery`] as `Err(Dropped { reason: DropReason::Loss, .. })`, with
-//!   `served_at` the end of its last ACK timeout (or the instant of the internal collision that
-//!   exhausted it). Internal collisions count as failed attempts.
-//! - **TXOP.** After a successful exchange, an entity whose TXOP limit is non-zero sends its next
-//!   frame a SIFS after the ACK, without contention, as long as that whole exchange (data, SIFS,
-//!   ACK) ends within the limit counted from the start of its first frame; the first frame is
-//!   always allowed. A failure ends the TXOP. SIFS gaps inside an exchange or a TXOP count as busy.
+//!   `served_at` the end of the exchange (with [`Reception::Collision`] its ACK timeout; with
+//!   [`Reception::Sinr`] the end of the air) or the instant of the internal collision that
+//!   exhausted it. Internal collisions count as failed attempts.
+//! - **TXOP.** After a successful exchange in which it sent alone, an entity whose TXOP limit is
+//!   non-zero sends its next frame a SIFS after the ACK, without contention, as long as that
+//!   whole exchange (data, SIFS, ACK) ends within the limit counted from the start of its first
+//!   frame; the first frame is always allowed. A failure ends the TXOP. SIFS gaps inside an
+//!   exchange or a TXOP count as busy.
+//! - **Beacons** ([`MediumConfig::beacons`]). The AP queues a beacon every interval, the first at
+//!   a uniform draw in the first interval (stream `"wifi NAME beacons"`), and sends it like ns-3's
+//!   beacon `Txop`: AIFSN [`BEACON_AIFSN`], no backoff, legacy access, so SIFS + one slot after it
+//!   was queued or after the AP's idle period began. A beacon is a broadcast: no ACK, no retry;
+//!   it holds the medium for its airtime, and receivers that detect it decode it.
 //!
-//! In saturation, the throughput is Bianchi's `S = Ps·Ptr·E[P] / ((1−Ptr)·σ + Ptr·Ps·Ts +
-//! Ptr·(1−Ps)·Tc)` with `Ts = data + SIFS + ACK + DIFS` and `Tc = data + ACK timeout + DIFS`;
-//! `tests/wifi_bianchi.rs` checks this medium against it.
+//! In saturation with [`Reception::Collision`] and [`Countdown::Edca`], the throughput is
+//! Bianchi's `S = Ps·Ptr·E[P] / ((1−Ptr)·σ + Ptr·Ps·Ts + Ptr·(1−Ps)·Tc)` with
+//! `Ts = data + SIFS + ACK + DIFS` and `Tc = data + ACK timeout + DIFS`; `tests/wifi_bianchi.rs`
+//! checks this medium against it.
 //!
 //! # Non-goals
 //!
-//! Hidden and exposed terminals, capture, RTS/CTS and NAV, fragmentation, aggregation (A-MPDU:
-//! [`FrameModel`] is where it would plug in), block ACKs, rate adaptation (the frame model gives
-//! each frame its airtime), lost ACKs, EIFS as such, beacons and management frames, power save,
-//! several channels or BSSs, the receive/transmit turnaround time, and the PIFS recovery a TXOP
-//! holder may attempt after a failure.
+//! Hidden and exposed terminals, ns-3's 4 µs blind spot for transmissions that start off the slot
+//! grid, a later and stronger frame capturing a receiver, RTS/CTS and NAV, fragmentation,
+//! aggregation (A-MPDU: [`FrameModel`] is where it would plug in), block ACKs, rate adaptation
+//! (the frame model gives each frame its airtime), lost ACKs, management frames other than
+//! beacons, power save, several channels or BSSs, propagation delay, the receive/transmit
+//! turnaround time, and the PIFS recovery a TXOP holder may attempt after a failure.
 //!
 //! Nothing here panics on a configuration that passed [`MediumConfig::validate`], except
 //! [`Medium::enqueue`] given a station that does not exist.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 use std::fmt;
+use std::hash::{BuildHasherDefault, Hasher};
 use std::time::Duration;
 
 use acp_core::time::duration_nanos;
 
 use super::phy::{AcParams, AccessCategory};
+use super::radio::Chunk;
 use super::FrameModel;
 use crate::link::{DropReason, Dropped};
 use crate::queue::{Occupancy, Parcel, QueueLimit};
@@ -109,9 +141,13 @@ pub struct MacTiming {
     /// `aSIFSTime` (802.11a: 16 µs; 802.11g in 2.4 GHz: 10 µs plus a 6 µs signal extension).
     pub sifs: Duration,
     /// How long after the end of its data frame a sender waits for the ACK before declaring the
-    /// frame lost (the standard's `SIFS + slot + aRxPHYStartDelay`); everybody defers this long
-    /// after a failed or collided frame.
+    /// frame lost (the standard's `SIFS + slot + aRxPHYStartDelay`). With
+    /// [`Reception::Collision`] everybody defers this long after a failed or collided frame.
     pub ack_timeout: Duration,
+    /// EIFS − DIFS (ns-3's `EifsNoDifs`, [`super::phy::PhyConfig::eifs_beyond_difs`]): how much
+    /// longer than its AIFS a station that received a frame in error waits
+    /// ([`Reception::Sinr`] only).
+    pub eifs_beyond_difs: Duration,
 }
 
 impl MacTiming {
@@ -140,6 +176,45 @@ impl Access {
     }
 }
 
+/// How the medium decides which frames are received (see the module's model).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Reception {
+    /// Once for the whole medium: overlapping frames are all lost, a frame sent alone is received
+    /// with its link's success probability, and after a failure everybody waits out the ACK
+    /// timeout.
+    #[default]
+    Collision,
+    /// Per receiver, from the SINR: preamble detection, capture of the strongest frame, the frame
+    /// error model over chunks of constant interference, EIFS after a frame received in error.
+    /// Needs [`FrameModel::radio`]; a frame model without one gets [`Reception::Collision`].
+    Sinr,
+}
+
+/// How a backoff counter counts the slots of an idle period (see the module's model).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Countdown {
+    /// 802.11e's rule (ns-3's QoS stations): a counter also moves at the slot boundary where
+    /// AIFS ends and at the one where another station starts to transmit; a frame that finds
+    /// the medium idle goes at the next slot boundary.
+    #[default]
+    Edca,
+    /// ns-3's non-QoS DCF: a counter moves only at the end of each whole idle slot after DIFS;
+    /// a frame that finds the medium idle waits a full DIFS from its arrival.
+    Legacy,
+}
+
+/// The access point's beacons (see the module's model).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Beacons {
+    /// Time between beacons (ns-3: 102.4 ms).
+    pub interval: Duration,
+    /// Airtime of one beacon.
+    pub airtime: Duration,
+}
+
+/// AIFSN of the access point's beacon queue (ns-3's `ApWifiMac` beacon `Txop`: AIFSN 1, CW 0).
+pub const BEACON_AIFSN: u32 = 1;
+
 /// A medium's parameters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MediumConfig {
@@ -157,6 +232,12 @@ pub struct MediumConfig {
     pub stations: usize,
     /// How the access point orders and drops its frames.
     pub ap_queue: ApQueue,
+    /// Whole-medium collisions or per-receiver SINR.
+    pub reception: Reception,
+    /// 802.11e's countdown or ns-3's legacy DCF one.
+    pub countdown: Countdown,
+    /// The AP's beacons, if any.
+    pub beacons: Option<Beacons>,
 }
 
 /// How the access point orders its frames (see the module's model).
@@ -182,6 +263,9 @@ impl MediumConfig {
             queue_limit,
             stations,
             ap_queue: ApQueue::Fifo,
+            reception: Reception::Collision,
+            countdown: Countdown::Edca,
+            beacons: None,
         }
     }
 
@@ -199,6 +283,9 @@ impl MediumConfig {
             queue_limit,
             stations,
             ap_queue: ApQueue::Fifo,
+            reception: Reception::Collision,
+            countdown: Countdown::Edca,
+            beacons: None,
         }
     }
 
@@ -211,6 +298,7 @@ impl MediumConfig {
         if t.slot > Duration::from_millis(10)
             || t.sifs > Duration::from_millis(10)
             || t.ack_timeout > Duration::from_secs(1)
+            || t.eifs_beyond_difs > Duration::from_secs(1)
         {
             return Err(format!("MAC timing {t:?} is out of range"));
         }
@@ -243,6 +331,20 @@ impl MediumConfig {
         if self.stations == 0 {
             return Err("a medium needs at least one station besides the access point".into());
         }
+        if let Some(b) = self.beacons {
+            if b.interval < Duration::from_millis(1) || b.interval > Duration::from_secs(3600) {
+                return Err(format!(
+                    "beacon interval {:?} must be within 1 ms – 1 h",
+                    b.interval
+                ));
+            }
+            if b.airtime.is_zero() || b.airtime >= b.interval {
+                return Err(format!(
+                    "beacon airtime {:?} must be positive and shorter than the interval",
+                    b.airtime
+                ));
+            }
+        }
         Ok(())
     }
 }
@@ -270,6 +372,8 @@ pub struct StationCounters {
     pub attempts: u64,
     /// Attempts that overlapped another station's frame.
     pub collisions: u64,
+    /// Of those, the attempts received all the same (capture, [`Reception::Sinr`] only).
+    pub captures: u64,
     /// Attempts sent alone and lost to a frame error.
     pub errors: u64,
     /// Attempts lost to a higher access category of the same station.
@@ -297,8 +401,10 @@ pub struct MediumCounters {
     /// Time between exchanges (AIFS, backoff slots, nobody with anything to send), up to the
     /// start of the latest exchange, ns.
     pub idle_ns: u64,
-    /// The part of `busy_ns` spent in collisions, ns.
+    /// The part of `busy_ns` spent in exchanges where frames overlapped, ns.
     pub collision_ns: u64,
+    /// Beacons sent.
+    pub beacons: u64,
 }
 
 /// A frame waiting at (or being sent by) a backoff entity.
@@ -333,21 +439,43 @@ struct Entity<P> {
 struct Station {
     backoff: Rng,
     errors: Rng,
+    /// [`Reception::Sinr`]: this station's draws as a receiver.
+    reception: Rng,
     counters: StationCounters,
 }
 
-/// A frame exchange (or a collision) holding the medium.
-#[derive(Debug)]
-struct Busy {
-    /// Entities whose frames are on the air (more than one: a collision).
-    senders: Vec<usize>,
-    /// End of the (longest) data frame.
-    data_end: Time,
-    /// Whether the single frame is received.
+/// Who sent a frame on the air.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sender {
+    /// A backoff entity's head frame.
+    Entity(usize),
+    /// The access point's beacon.
+    Beacon,
+}
+
+/// One frame of an exchange.
+#[derive(Debug, Clone, Copy)]
+struct OnAir {
+    sender: Sender,
+    from: usize,
+    /// Its destination (`None`: broadcast, a beacon).
+    to: Option<usize>,
+    bytes: u32,
+    /// When it ends on the air.
+    end: Time,
+    /// Whether its destination receives it.
     received: bool,
     /// Whether its delivery has been handed out.
     delivered: bool,
-    /// When the medium turns idle: the ACK's end, or the ACK timeout.
+}
+
+/// A frame exchange (or several overlapping frames) holding the medium.
+#[derive(Debug)]
+struct Busy {
+    /// The frames that started together (more than one: they overlap).
+    frames: Vec<OnAir>,
+    /// When the medium turns idle: the (last) ACK's end, or the end of the frames (with
+    /// [`Reception::Collision`], the ACK timeout after them).
     end: Time,
     /// Start of the sender's TXOP.
     txop_start: Time,
@@ -362,6 +490,28 @@ enum Air {
     Busy(Busy),
 }
 
+/// What a receiver made of the frames on the air ([`Reception::Sinr`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Rx {
+    /// It did not synchronise on any (or was sending).
+    Nothing,
+    /// It synchronised on frame `i` but lost its PHY header: busy to the end, no EIFS.
+    HeaderLost(usize),
+    /// It received frame `i`'s header but not its payload: EIFS.
+    PayloadLost(usize),
+    /// It received frame `i`.
+    Decoded(usize),
+}
+
+/// [`Reception::Sinr`], a frame alone from `from` to `at`: the bytes last asked about and the
+/// header and payload success probabilities.
+#[derive(Debug, Clone, Copy)]
+struct AloneCache {
+    bytes: u32,
+    header: f64,
+    payload: f64,
+}
+
 /// The slot boundaries of one idle period, in ns.
 #[derive(Debug, Clone, Copy)]
 struct Grid {
@@ -372,18 +522,21 @@ struct Grid {
 
 impl Grid {
     /// The boundaries of the idle period that began at `since`.
-    fn new(since: Time, sifs: Duration, slot_ns: u64) -> Self {
+    #[inline]
+    fn new(since: Time, sifs_ns: u64, slot_ns: u64) -> Self {
         Grid {
-            origin: since.as_nanos().saturating_add(duration_nanos(sifs)),
+            origin: since.as_nanos().saturating_add(sifs_ns),
             slot: slot_ns.max(1),
         }
     }
 
+    #[inline]
     fn boundary(&self, k: u64) -> Time {
         Time::from_nanos(self.origin.saturating_add(k.saturating_mul(self.slot)))
     }
 
     /// Boundaries `k ≥ aifsn` at or before `t`.
+    #[inline]
     fn passed(&self, t: Time, aifsn: u64) -> u64 {
         let Some(since_origin) = t.as_nanos().checked_sub(self.origin) else {
             return 0;
@@ -392,6 +545,7 @@ impl Grid {
     }
 
     /// The first boundary `k ≥ aifsn` strictly after `t`.
+    #[inline]
     fn first_after(&self, t: Time, aifsn: u64) -> u64 {
         aifsn + self.passed(t, aifsn)
     }
@@ -399,9 +553,9 @@ impl Grid {
 
 #[derive(Debug, Clone, Copy)]
 enum Event {
-    /// Transmissions start at boundary `k` of the current idle period.
-    Access(Time, u64),
-    /// The data frame ends, received.
+    /// Transmissions start.
+    Access(Time),
+    /// A received data frame ends.
     DataEnd(Time),
     /// The exchange ends.
     ExchangeEnd(Time),
@@ -410,8 +564,60 @@ enum Event {
 impl Event {
     fn at(self) -> Time {
         match self {
-            Event::Access(t, _) | Event::DataEnd(t) | Event::ExchangeEnd(t) => t,
+            Event::Access(t) | Event::DataEnd(t) | Event::ExchangeEnd(t) => t,
         }
+    }
+}
+
+/// The beacons' progress.
+#[derive(Debug)]
+struct BeaconState {
+    cfg: Beacons,
+    /// When the first beacon is queued (ns-3's jitter: uniform in the first interval).
+    first: Time,
+    /// Beacons sent so far.
+    sent: u64,
+}
+
+impl BeaconState {
+    /// When the next beacon to send was queued.
+    fn queued(&self) -> Time {
+        let k = u32::try_from(self.sent).unwrap_or(u32::MAX);
+        self.first + self.cfg.interval.saturating_mul(k)
+    }
+}
+
+/// Two overlapping frames as [`Medium::overlapped`] remembers them: (sender, receiver, bytes,
+/// the other frame's sender, the other frame's airtime in ns).
+type OverlapKey = (usize, usize, u32, usize, u64);
+
+/// Hashes the overlap cache's keys, a few small integers, by multiply and rotate (SipHash, the
+/// default, costs more than the look-up saves). Not resistant to chosen keys, which the medium
+/// never sees.
+#[derive(Debug, Default)]
+struct KeyHasher(u64);
+
+impl Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
+        }
+    }
+
+    fn write_u64(&mut self, v: u64) {
+        self.0 = (self.0.rotate_left(5) ^ v).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+
+    fn write_u32(&mut self, v: u32) {
+        self.write_u64(u64::from(v));
+    }
+
+    fn write_usize(&mut self, v: usize) {
+        self.write_u64(v as u64);
     }
 }
 
@@ -419,14 +625,35 @@ impl Event {
 pub struct Medium<P> {
     cfg: MediumConfig,
     frames: Box<dyn FrameModel>,
+    /// [`Reception::Sinr`] asked for and the frame model has a radio.
+    sinr: bool,
     params: Vec<AcParams>,
     entities: Vec<Entity<P>>,
     stations: Vec<Station>,
+    /// Per station: when its last busy period ended as far as it is concerned (its slot grid
+    /// starts there; later than the medium's for a station in EIFS or waiting out an ACK
+    /// timeout).
+    origin: Vec<Time>,
+    beacon: Option<BeaconState>,
     air: Air,
+    /// While the medium is idle: the earliest instant somebody transmits (kept up to date by
+    /// every change, so that polling costs nothing).
+    next_access: Option<Time>,
+    /// Frames of the next exchange, kept to reuse their allocation.
+    spare: Vec<OnAir>,
+    /// [`Reception::Sinr`]: the alone-frame probabilities per (from, at), and scratch space.
+    alone: Vec<AloneCache>,
+    ends: Vec<(Time, f64)>,
+    chunks: Vec<Chunk>,
+    locks: Vec<(usize, Rx)>,
+    /// [`Medium::overlapped`]'s answers for two overlapping frames: (from, at, bytes, other
+    /// sender, other's airtime in ns) → (header, payload).
+    pairs: HashMap<OverlapKey, (f64, f64), BuildHasherDefault<KeyHasher>>,
     outcomes: VecDeque<(Time, Outcome<P>)>,
     counters: MediumCounters,
     slot_ns: u64,
     sifs: Duration,
+    sifs_ns: u64,
 }
 
 impl<P> fmt::Debug for Medium<P> {
@@ -487,8 +714,9 @@ impl<P> Medium<P> {
         start: Time,
     ) -> Self {
         let params = cfg.access.params().to_vec();
+        let per = params.len();
         let total = cfg.stations + 1;
-        let entities = (0..total * params.len())
+        let entities = (0..total * per)
             .map(|e| Entity {
                 fifo: VecDeque::new(),
                 held: Occupancy::default(),
@@ -506,26 +734,72 @@ impl<P> Medium<P> {
             .map(|k| Station {
                 backoff: streams.stream(&format!("wifi {name} station {k} backoff")),
                 errors: streams.stream(&format!("wifi {name} station {k} errors")),
+                reception: streams.stream(&format!("wifi {name} station {k} reception")),
                 counters: StationCounters::default(),
             })
             .collect();
-        Medium {
+        let beacon = cfg.beacons.map(|b| {
+            let jitter = streams
+                .stream(&format!("wifi {name} beacons"))
+                .uniform(0.0, b.interval.as_secs_f64());
+            BeaconState {
+                cfg: b,
+                first: start + Duration::from_secs_f64(jitter),
+                sent: 0,
+            }
+        });
+        let sinr = cfg.reception == Reception::Sinr
+            && frames.radio().is_some_and(|r| r.stations() == total);
+        let empty = AloneCache {
+            bytes: u32::MAX,
+            header: 0.0,
+            payload: 0.0,
+        };
+        let mut medium = Medium {
             slot_ns: duration_nanos(cfg.timing.slot).max(1),
             sifs: cfg.timing.sifs,
+            sifs_ns: duration_nanos(cfg.timing.sifs),
+            alone: if sinr {
+                vec![empty; total * total]
+            } else {
+                Vec::new()
+            },
+            sinr,
             frames,
             params,
             entities,
             stations,
+            origin: vec![start; total],
+            beacon,
             air: Air::Idle { since: start },
+            next_access: None,
+            spare: Vec::new(),
+            ends: Vec::new(),
+            chunks: Vec::new(),
+            locks: Vec::new(),
+            pairs: HashMap::default(),
             outcomes: VecDeque::new(),
             counters: MediumCounters::default(),
             cfg,
-        }
+        };
+        medium.next_access = medium.beacon_time();
+        medium
     }
 
     /// The configuration.
     pub fn config(&self) -> &MediumConfig {
         &self.cfg
+    }
+
+    /// The frame model (positions, powers) the medium asks about frames.
+    pub fn frame_model(&self) -> &dyn FrameModel {
+        self.frames.as_ref()
+    }
+
+    /// Whether frames are decided per receiver ([`Reception::Sinr`] with a frame model that
+    /// has a radio).
+    pub fn per_receiver(&self) -> bool {
+        self.sinr
     }
 
     /// Number of stations, the access point included.
@@ -627,24 +901,30 @@ impl<P> Medium<P> {
             Air::Busy(b) => {
                 // Its own exchange decides at its end; otherwise the medium is busy and a frame
                 // finding the counter at zero draws one.
-                if !b.senders.contains(&e) && ent.counter == 0 {
+                let sending = b.frames.iter().any(|f| f.sender == Sender::Entity(e));
+                if !sending && ent.counter == 0 {
                     ent.counter = self.stations[from].backoff.up_to(ent.cw);
                 }
             }
-            &Air::Idle { since } => {
+            Air::Idle { .. } => {
                 let aifsn = u64::from(self.params[slot].aifsn);
-                let passed = Grid::new(since, self.sifs, self.slot_ns).passed(now, aifsn);
-                if u64::from(ent.counter) <= passed {
+                let grid = self.grid(from);
+                let counted = self.counted(&grid, now, aifsn);
+                let ent = &mut self.entities[e];
+                if u64::from(ent.counter) <= counted {
                     ent.fresh = Some(now);
                 }
+                let t = self.entity_access(e, aifsn, &grid);
+                self.next_access = self.next_access.into_iter().chain(t).min();
             }
         }
         Ok(())
     }
 
-    /// When something next happens on the medium: a transmission starts, a data frame ends
-    /// received (a delivery), or an exchange ends (its retry-limit drops). `None`: nothing will
-    /// happen until a packet is enqueued. Never later than the next outcome, sometimes earlier.
+    /// When something next happens on the medium: a transmission starts (a beacon's included),
+    /// a data frame ends received (a delivery), or an exchange ends (its retry-limit drops).
+    /// `None`: nothing will happen until a packet is enqueued. Never later than the next
+    /// outcome, sometimes earlier.
     #[must_use]
     pub fn poll_timeout(&self) -> Option<Time> {
         self.next_event().map(Event::at)
@@ -665,35 +945,92 @@ impl<P> Medium<P> {
         self.outcomes.pop_front().map(|(_, o)| o)
     }
 
-    fn grid(&self, since: Time) -> Grid {
-        Grid::new(since, self.sifs, self.slot_ns)
+    /// Idle-period slots an entity with `aifsn` has counted by `t` on `grid`: with
+    /// [`Countdown::Edca`] the boundaries from the end of AIFS on, with [`Countdown::Legacy`]
+    /// the whole slots after it.
+    fn counted(&self, grid: &Grid, t: Time, aifsn: u64) -> u64 {
+        let passed = grid.passed(t, aifsn);
+        match self.cfg.countdown {
+            Countdown::Edca => passed,
+            Countdown::Legacy => passed.saturating_sub(1),
+        }
     }
 
-    /// The boundary at which entity `e` would transmit in the idle period of `grid`.
-    fn access_boundary(&self, e: usize, grid: &Grid) -> Option<u64> {
+    /// The slot boundaries of station `station`'s current idle period.
+    #[inline]
+    fn grid(&self, station: usize) -> Grid {
+        Grid::new(self.origin[station], self.sifs_ns, self.slot_ns)
+    }
+
+    /// When entity `e` would transmit in the current idle period (its station's `grid`).
+    #[inline]
+    fn entity_access(&self, e: usize, aifsn: u64, grid: &Grid) -> Option<Time> {
         let ent = &self.entities[e];
         if ent.fifo.is_empty() {
             return None;
         }
-        let aifsn = u64::from(self.params[e % self.params.len()].aifsn);
-        let counted = aifsn + u64::from(ent.counter);
-        Some(match ent.fresh {
-            Some(t) => counted.max(grid.first_after(t, aifsn)),
-            None => counted,
+        let counted = grid.boundary(aifsn + u64::from(ent.counter));
+        let Some(t) = ent.fresh else {
+            return Some(counted);
+        };
+        Some(match self.cfg.countdown {
+            Countdown::Edca => counted.max(grid.boundary(grid.first_after(t, aifsn))),
+            Countdown::Legacy => counted.max(Time::from_nanos(
+                t.as_nanos()
+                    .saturating_add(self.sifs_ns)
+                    .saturating_add(aifsn.saturating_mul(self.slot_ns)),
+            )),
         })
+    }
+
+    /// When the next beacon goes: a PIFS (AIFSN 1, no backoff) after it was queued or after the
+    /// access point's last busy period, whichever is later.
+    fn beacon_time(&self) -> Option<Time> {
+        let b = self.beacon.as_ref()?;
+        let start = b.queued().max(self.origin[0]);
+        Some(Grid::new(start, self.sifs_ns, self.slot_ns).boundary(u64::from(BEACON_AIFSN)))
+    }
+
+    /// Recomputes [`Medium::next_access`] from every entity and the beacons. Entities without a
+    /// fresh frame whose station's idle period began with the medium's (nearly all) are compared
+    /// by boundary index on the common grid, as cheaply as possible.
+    fn refresh_next_access(&mut self) {
+        let Air::Idle { since } = self.air else {
+            return;
+        };
+        let per = self.params.len();
+        let common = Grid::new(since, self.sifs_ns, self.slot_ns);
+        let mut best_k = u64::MAX;
+        let mut best = self.beacon_time();
+        for (e, ent) in self.entities.iter().enumerate() {
+            if ent.fifo.is_empty() {
+                continue;
+            }
+            let (station, aifsn) = (e / per, u64::from(self.params[e % per].aifsn));
+            if ent.fresh.is_none() && self.origin[station] == since {
+                best_k = best_k.min(aifsn + u64::from(ent.counter));
+            } else if let Some(t) = self.entity_access(e, aifsn, &self.grid(station)) {
+                best = Some(best.map_or(t, |b| b.min(t)));
+            }
+        }
+        if best_k != u64::MAX {
+            let t = common.boundary(best_k);
+            best = Some(best.map_or(t, |b| b.min(t)));
+        }
+        self.next_access = best;
     }
 
     fn next_event(&self) -> Option<Event> {
         match &self.air {
-            &Air::Idle { since } => {
-                let grid = self.grid(since);
-                let k = (0..self.entities.len())
-                    .filter_map(|e| self.access_boundary(e, &grid))
-                    .min()?;
-                Some(Event::Access(grid.boundary(k), k))
-            }
-            Air::Busy(b) if b.received && !b.delivered => Some(Event::DataEnd(b.data_end)),
-            Air::Busy(b) => Some(Event::ExchangeEnd(b.end)),
+            Air::Idle { .. } => self.next_access.map(Event::Access),
+            Air::Busy(b) => Some(
+                b.frames
+                    .iter()
+                    .filter(|f| f.received && !f.delivered)
+                    .map(|f| f.end)
+                    .min()
+                    .map_or(Event::ExchangeEnd(b.end), Event::DataEnd),
+            ),
         }
     }
 
@@ -703,133 +1040,396 @@ impl<P> Medium<P> {
                 break;
             }
             match event {
-                Event::Access(t, k) => self.access(t, k),
+                Event::Access(t) => self.access(t),
                 Event::DataEnd(_) => self.data_end(),
                 Event::ExchangeEnd(_) => self.exchange_end(),
             }
         }
     }
 
-    /// Boundary `k` of the idle period, at `t`: whoever chose it transmits; everybody else
-    /// counts the boundary (or, waiting without backoff, now draws a counter).
-    fn access(&mut self, t: Time, k: u64) {
+    /// Transmissions start at `t`: whoever chose `t` transmits; everybody else counts the slots
+    /// it has seen (or, waiting without backoff, now draws a counter under EDCA).
+    fn access(&mut self, t: Time) {
         let &Air::Idle { since } = &self.air else {
             return;
         };
         self.counters.idle_ns += t.nanos_since(since);
-        let grid = self.grid(since);
         let per = self.params.len();
-        let mut senders = Vec::new();
+        let mut frames = std::mem::take(&mut self.spare);
+        frames.clear();
+        if self.beacon_time() == Some(t) {
+            if let Some(b) = &mut self.beacon {
+                b.sent += 1;
+                self.counters.beacons += 1;
+                frames.push(OnAir {
+                    sender: Sender::Beacon,
+                    from: 0,
+                    to: None,
+                    bytes: 0,
+                    end: t + b.cfg.airtime,
+                    received: false,
+                    delivered: false,
+                });
+            }
+        }
+        // Stations mostly share their idle period's start: count its slots once per AIFSN.
+        let mut memo: Option<(Time, u64, u64)> = None;
+        let legacy = self.cfg.countdown == Countdown::Legacy;
+        // `t` as a boundary of the common grid, if it is one.
+        let common = Grid::new(since, self.sifs_ns, self.slot_ns);
+        let k_t = t
+            .as_nanos()
+            .checked_sub(common.origin)
+            .filter(|d| d % common.slot == 0)
+            .map(|d| d / common.slot);
         for station in 0..self.stations.len() {
             let mut sent = false;
+            let shared = self.origin[station] == since;
             // Highest access category first: it wins an internal collision.
             for slot in (0..per).rev() {
                 let e = station * per + slot;
-                if self.access_boundary(e, &grid) == Some(k) {
+                let ent = &self.entities[e];
+                let aifsn = u64::from(self.params[slot].aifsn);
+                let goes = !ent.fifo.is_empty()
+                    && if shared && ent.fresh.is_none() {
+                        k_t == Some(aifsn + u64::from(ent.counter))
+                    } else {
+                        self.entity_access(e, aifsn, &self.grid(station)) == Some(t)
+                    };
+                if goes {
                     if sent {
                         self.stations[station].counters.internal_collisions += 1;
                         self.fail(e, t);
-                    } else {
+                    } else if let Some(head) = self.entities[e].fifo.front() {
                         sent = true;
-                        senders.push(e);
+                        frames.push(OnAir {
+                            sender: Sender::Entity(e),
+                            from: station,
+                            to: Some(head.to),
+                            bytes: head.parcel.bytes,
+                            end: t + self
+                                .frames
+                                .data_airtime(station, head.to, head.parcel.bytes),
+                            received: false,
+                            delivered: false,
+                        });
                         let ent = &mut self.entities[e];
                         ent.counter = 0;
                         ent.fresh = None;
                     }
                     continue;
                 }
-                let aifsn = u64::from(self.params[slot].aifsn);
+                let origin = self.origin[station];
+                let counted = match memo {
+                    Some((o, a, c)) if o == origin && a == aifsn => c,
+                    _ => {
+                        let c = self.counted(&self.grid(station), t, aifsn);
+                        memo = Some((origin, aifsn, c));
+                        c
+                    }
+                };
                 let ent = &mut self.entities[e];
                 if ent.fresh.take().is_some() {
-                    ent.counter = self.stations[station].backoff.up_to(ent.cw);
+                    // ns-3's DCF keeps a zero counter and goes after the busy period; EDCA draws.
+                    if !legacy {
+                        ent.counter = self.stations[station].backoff.up_to(ent.cw);
+                    }
                 } else {
-                    let counted = (k + 1).saturating_sub(aifsn);
                     ent.counter =
                         u32::try_from(u64::from(ent.counter).saturating_sub(counted)).unwrap_or(0);
                 }
             }
         }
-        match senders[..] {
-            [] => {}
-            [e] => self.transmit(e, t, t, t),
-            _ => self.collide(senders, t),
+        if frames.is_empty() {
+            self.spare = frames;
+            self.refresh_next_access();
+            return;
         }
+        self.start_exchange(frames, t, t, t);
     }
 
-    /// Entity `e` sends its head alone at `t` (the medium held since `held_from`).
-    fn transmit(&mut self, e: usize, t: Time, held_from: Time, txop_start: Time) {
-        let per = self.params.len();
-        let from = e / per;
-        let Some(head) = self.entities[e].fifo.front() else {
-            self.air = Air::Idle { since: t };
-            return;
-        };
-        let (to, bytes, retry) = (head.to, head.parcel.bytes, head.tries > 0);
-        let data_end = t + self.frames.data_airtime(from, to, bytes);
-        let st = &mut self.stations[from];
-        let received = st
-            .errors
-            .chance(self.frames.success_probability(from, to, bytes));
-        let end = if received {
-            data_end + self.sifs + self.frames.ack_airtime(from, to)
+    /// `frames` start together at `t` (the medium held since `held_from`, a TXOP begun at
+    /// `txop_start`): decides who receives what and when everybody may contend again.
+    fn start_exchange(
+        &mut self,
+        mut frames: Vec<OnAir>,
+        t: Time,
+        held_from: Time,
+        txop_start: Time,
+    ) {
+        let overlap = frames.len() > 1;
+        let end = if self.sinr {
+            self.receive_per_receiver(&mut frames, t)
         } else {
-            st.counters.errors += 1;
-            data_end + self.cfg.timing.ack_timeout
+            self.receive_whole_medium(&mut frames)
         };
-        st.counters.attempts += 1;
-        st.counters.retries += u64::from(retry);
-        st.counters.busy_ns += end.nanos_since(held_from);
-        self.counters.busy_ns += end.nanos_since(held_from);
+        let held = end.nanos_since(held_from);
+        for f in &frames {
+            let Sender::Entity(e) = f.sender else {
+                continue;
+            };
+            let retry = self.entities[e].fifo.front().is_some_and(|h| h.tries > 0);
+            let c = &mut self.stations[f.from].counters;
+            c.attempts += 1;
+            c.retries += u64::from(retry);
+            c.busy_ns += held;
+            match (overlap, f.received) {
+                (true, received) => {
+                    c.collisions += 1;
+                    c.captures += u64::from(received);
+                }
+                (false, false) => c.errors += 1,
+                (false, true) => {}
+            }
+        }
+        self.counters.busy_ns += held;
+        if overlap {
+            self.counters.collision_ns += held;
+        }
         self.air = Air::Busy(Busy {
-            senders: vec![e],
-            data_end,
-            received,
-            delivered: false,
+            frames,
             end,
             txop_start,
         });
     }
 
-    /// Several stations' entities send at `t`: every frame is lost.
-    fn collide(&mut self, senders: Vec<usize>, t: Time) {
-        let per = self.params.len();
-        let mut data_end = t;
-        for &e in &senders {
-            if let Some(head) = self.entities[e].fifo.front() {
-                let from = e / per;
-                let end = t + self.frames.data_airtime(from, head.to, head.parcel.bytes);
-                data_end = data_end.max(end);
-                let c = &mut self.stations[from].counters;
-                c.attempts += 1;
-                c.collisions += 1;
-                c.retries += u64::from(head.tries > 0);
+    /// [`Reception::Collision`]: a frame alone is received with its link's success probability
+    /// (drawn from the sender's stream); overlapping frames are all lost. Everybody's next
+    /// idle period starts at the ACK's end, or at the ACK timeout after the (longest) frame.
+    fn receive_whole_medium(&mut self, frames: &mut [OnAir]) -> Time {
+        let mut end = frames.iter().map(|f| f.end).max().unwrap_or(Time::ZERO);
+        if let [f] = frames {
+            if let Some(to) = f.to {
+                f.received = self.stations[f.from]
+                    .errors
+                    .chance(self.frames.success_probability(f.from, to, f.bytes));
+                end = if f.received {
+                    f.end + self.sifs + self.frames.ack_airtime(f.from, to)
+                } else {
+                    f.end + self.cfg.timing.ack_timeout
+                };
             }
+        } else {
+            end += self.cfg.timing.ack_timeout;
         }
-        let end = data_end + self.cfg.timing.ack_timeout;
-        let held = end.nanos_since(t);
-        for &e in &senders {
-            self.stations[e / per].counters.busy_ns += held;
-        }
-        self.counters.busy_ns += held;
-        self.counters.collision_ns += held;
-        self.air = Air::Busy(Busy {
-            senders,
-            data_end,
-            received: false,
-            delivered: false,
-            end,
-            txop_start: t,
-        });
+        self.origin.fill(end);
+        end
     }
 
-    /// The received frame's data ends: the receiver has it.
+    /// [`Reception::Sinr`]: each destination decides from what it receives ([`Medium::lock`]);
+    /// received frames are acknowledged. If any is, everybody's next idle period starts at the
+    /// last ACK's end (a correctly received ACK cancels EIFS, and a loser whose frame ended
+    /// before the ACK began hears it instead of timing out). If none is, the air turns idle when
+    /// the last frame ends; senders then wait out their ACK timeout and stations that received a
+    /// frame in error their EIFS.
+    fn receive_per_receiver(&mut self, frames: &mut [OnAir], t: Time) -> Time {
+        let mut end = frames.iter().map(|f| f.end).max().unwrap_or(t);
+        let mut locks = std::mem::take(&mut self.locks);
+        locks.clear();
+        for i in 0..frames.len() {
+            let Some(to) = frames[i].to else {
+                continue;
+            };
+            if locks.iter().any(|l| l.0 == to) {
+                continue;
+            }
+            let rx = self.lock(frames, to, t);
+            locks.push((to, rx));
+            if let Rx::Decoded(k) = rx {
+                let f = frames[k];
+                if f.to == Some(to) {
+                    frames[k].received = true;
+                    end = end.max(f.end + self.sifs + self.frames.ack_airtime(f.from, to));
+                }
+            }
+        }
+        self.origin.fill(end);
+        if !frames.iter().any(|f| f.received) {
+            for station in 0..self.stations.len() {
+                if frames.iter().any(|f| f.from == station) {
+                    continue;
+                }
+                let rx = match locks.iter().find(|l| l.0 == station) {
+                    Some(&(_, rx)) => rx,
+                    None => self.lock(frames, station, t),
+                };
+                if let Rx::PayloadLost(i) = rx {
+                    self.origin[station] =
+                        end.max(frames[i].end + self.cfg.timing.eifs_beyond_difs);
+                }
+            }
+        }
+        // A loser that hears somebody's ACK start before its own timeout expires takes the ACK's
+        // end instead (ns-3's `FrameExchangeManager::RxStartIndication` reschedules the timer).
+        let ack_start = frames
+            .iter()
+            .filter(|f| f.received)
+            .map(|f| f.end + self.sifs)
+            .min();
+        for f in frames.iter() {
+            if f.to.is_some() && !f.received && ack_start.is_none_or(|a| f.end > a) {
+                self.origin[f.from] = end.max(f.end + self.cfg.timing.ack_timeout);
+            }
+        }
+        self.locks = locks;
+        end
+    }
+
+    /// What station `at` makes of `frames`, all started at `t`: unless it is sending, it
+    /// synchronises on the strongest if its preamble is detected (ns-3 keeps the strongest of
+    /// the preambles that arrive within its detection window and drops the others), then
+    /// decodes the PHY header and the payload with the frame model's probabilities at the SINR
+    /// of each chunk, drawn from the receiver's stream.
+    fn lock(&mut self, frames: &[OnAir], at: usize, t: Time) -> Rx {
+        if frames.iter().any(|f| f.from == at) {
+            return Rx::Nothing;
+        }
+        let Some(radio) = self.frames.radio() else {
+            return Rx::Nothing;
+        };
+        let mut strongest = 0;
+        let mut signal = 0.0;
+        let mut total = 0.0;
+        for (i, f) in frames.iter().enumerate() {
+            let p = radio.rx_mw(f.from, at);
+            total += p;
+            if p > signal {
+                (strongest, signal) = (i, p);
+            }
+        }
+        if !radio.detects(signal, total - signal) {
+            return Rx::Nothing;
+        }
+        let f = frames[strongest];
+        let (header, payload) = match f.sender {
+            // A beacon is decoded whenever detected (DSSS at 1 Mbit/s needs far less SINR than
+            // the preamble detection's 4 dB).
+            Sender::Beacon => (1.0, 1.0),
+            Sender::Entity(_) if frames.len() == 1 => self.alone(f.from, at, f.bytes),
+            Sender::Entity(_) => self.overlapped(frames, strongest, at, t),
+        };
+        let u = self.stations[at].reception.unit();
+        if u >= header {
+            Rx::HeaderLost(strongest)
+        } else if u >= header * payload {
+            Rx::PayloadLost(strongest)
+        } else {
+            Rx::Decoded(strongest)
+        }
+    }
+
+    /// Header and payload success probabilities of a frame alone from `from` to `at`, computed
+    /// once per (pair, size).
+    fn alone(&mut self, from: usize, at: usize, bytes: u32) -> (f64, f64) {
+        let i = from * self.stations.len() + at;
+        let c = self.alone[i];
+        if c.bytes == bytes {
+            return (c.header, c.payload);
+        }
+        let sinr = self
+            .frames
+            .radio()
+            .map_or(f64::INFINITY, |r| r.sinr(r.rx_mw(from, at), 0.0));
+        let (header, payload) = self.frames.decode_probabilities(
+            bytes,
+            sinr,
+            &[Chunk {
+                fraction: 1.0,
+                sinr,
+            }],
+        );
+        self.alone[i] = AloneCache {
+            bytes,
+            header,
+            payload,
+        };
+        (header, payload)
+    }
+
+    /// Header and payload success probabilities of `frames[i]` at `at` while the others
+    /// interfere: the header against all of them, the payload chunk by chunk as the shorter ones
+    /// end (ns-3's `InterferenceHelper`).
+    fn overlapped(&mut self, frames: &[OnAir], i: usize, at: usize, t: Time) -> (f64, f64) {
+        let f = frames[i];
+        // Two frames (the usual overlap): the answer depends only on who sent them, to whom it
+        // arrives, the size and when the other ends; remember it.
+        let key = match frames {
+            [a, b] => {
+                let o = if i == 0 { b } else { a };
+                Some((f.from, at, f.bytes, o.from, o.end.nanos_since(t)))
+            }
+            _ => None,
+        };
+        if let Some(p) = key.and_then(|k| self.pairs.get(&k)) {
+            return *p;
+        }
+        let p = self.chunked(frames, i, at, t);
+        if let Some(k) = key {
+            self.pairs.insert(k, p);
+        }
+        p
+    }
+
+    /// [`Medium::overlapped`]'s computation.
+    fn chunked(&mut self, frames: &[OnAir], i: usize, at: usize, t: Time) -> (f64, f64) {
+        let Some(radio) = self.frames.radio() else {
+            return (1.0, 1.0);
+        };
+        let f = frames[i];
+        let signal = radio.rx_mw(f.from, at);
+        self.ends.clear();
+        self.ends.extend(
+            frames
+                .iter()
+                .enumerate()
+                .filter(|&(j, _)| j != i)
+                .map(|(_, o)| (o.end, radio.rx_mw(o.from, at))),
+        );
+        self.ends.sort_by_key(|e| e.0);
+        let mut interference: f64 = self.ends.iter().map(|e| e.1).sum();
+        let header_sinr = radio.sinr(signal, interference);
+        let payload_start = t + self.frames.payload_offset();
+        let span = f.end.nanos_since(payload_start).max(1) as f64;
+        let mut from = payload_start;
+        self.chunks.clear();
+        for &(end, power) in &self.ends {
+            if end >= f.end {
+                break;
+            }
+            if end > from {
+                self.chunks.push(Chunk {
+                    fraction: end.nanos_since(from) as f64 / span,
+                    sinr: radio.sinr(signal, interference),
+                });
+                from = end;
+            }
+            interference = (interference - power).max(0.0);
+        }
+        self.chunks.push(Chunk {
+            fraction: f.end.nanos_since(from) as f64 / span,
+            sinr: radio.sinr(signal, interference),
+        });
+        self.frames
+            .decode_probabilities(f.bytes, header_sinr, &self.chunks)
+    }
+
+    /// A received data frame ends: its receiver has it.
     fn data_end(&mut self) {
         let Air::Busy(b) = &mut self.air else {
             return;
         };
-        b.delivered = true;
-        let (e, at) = (b.senders[0], b.data_end);
-        let from = e / self.params.len();
+        let Some(f) = b
+            .frames
+            .iter_mut()
+            .filter(|f| f.received && !f.delivered)
+            .min_by_key(|f| f.end)
+        else {
+            return;
+        };
+        f.delivered = true;
+        let (Sender::Entity(e), at, from) = (f.sender, f.end, f.from) else {
+            return;
+        };
         let ent = &mut self.entities[e];
         let Some(q) = ent.fifo.pop_front() else {
             return;
@@ -850,40 +1450,64 @@ impl<P> Medium<P> {
         ));
     }
 
-    /// The ACK (or the ACK timeout) ends: senders update their windows and draw their counters,
-    /// or a TXOP holder sends its next frame.
+    /// The exchange ends: senders update their windows and draw their counters, or a lone TXOP
+    /// holder sends its next frame.
     fn exchange_end(&mut self) {
         let Air::Busy(b) = std::mem::replace(&mut self.air, Air::Idle { since: Time::ZERO }) else {
             return;
         };
         let end = b.end;
         self.air = Air::Idle { since: end };
-        if !b.received {
-            for &e in &b.senders {
+        let alone = b.frames.len() == 1;
+        let mut next = None;
+        for f in &b.frames {
+            let Sender::Entity(e) = f.sender else {
+                continue;
+            };
+            if !f.received {
                 self.fail(e, end);
+                continue;
             }
-            return;
-        }
-        let e = b.senders[0];
-        let per = self.params.len();
-        let (from, params) = (e / per, self.params[e % per]);
-        let ent = &mut self.entities[e];
-        ent.cw = params.cw_min;
-        if !params.txop.is_zero() {
-            if let Some(next) = ent.fifo.front() {
-                let (to, bytes) = (next.to, next.parcel.bytes);
-                let start = end + self.sifs;
-                let exchange = self.frames.data_airtime(from, to, bytes)
-                    + self.sifs
-                    + self.frames.ack_airtime(from, to);
-                if (start + exchange).nanos_since(b.txop_start) <= duration_nanos(params.txop) {
-                    self.transmit(e, start, end, b.txop_start);
-                    return;
+            let per = self.params.len();
+            let (from, params) = (e / per, self.params[e % per]);
+            let ent = &mut self.entities[e];
+            ent.cw = params.cw_min;
+            if alone && !params.txop.is_zero() {
+                if let Some(head) = ent.fifo.front() {
+                    let (to, bytes) = (head.to, head.parcel.bytes);
+                    let start = end + self.sifs;
+                    let exchange = self.frames.data_airtime(from, to, bytes)
+                        + self.sifs
+                        + self.frames.ack_airtime(from, to);
+                    if (start + exchange).nanos_since(b.txop_start) <= duration_nanos(params.txop) {
+                        next = Some((e, from, to, bytes, start));
+                        continue;
+                    }
                 }
             }
+            // Post-backoff.
+            ent.counter = self.stations[from].backoff.up_to(params.cw_min);
         }
-        // Post-backoff.
-        ent.counter = self.stations[from].backoff.up_to(params.cw_min);
+        let mut frames = b.frames;
+        frames.clear();
+        match next {
+            Some((e, from, to, bytes, start)) => {
+                frames.push(OnAir {
+                    sender: Sender::Entity(e),
+                    from,
+                    to: Some(to),
+                    bytes,
+                    end: start + self.frames.data_airtime(from, to, bytes),
+                    received: false,
+                    delivered: false,
+                });
+                self.start_exchange(frames, start, end, b.txop_start);
+            }
+            None => {
+                self.spare = frames;
+                self.refresh_next_access();
+            }
+        }
     }
 
     /// Entity `e`'s head failed an attempt at `at`: retry with a doubled window, or drop it at the
@@ -925,6 +1549,7 @@ impl<P> Medium<P> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::radio::Radio;
     use super::*;
 
     /// Fixed airtimes (802.11a at 54 Mbit/s, 1500-byte payload: see `tests/wifi_bianchi.rs`)
@@ -940,6 +1565,8 @@ mod tests {
     const SLOT: u64 = 9;
     const DIFS: u64 = SIFS + 2 * SLOT;
     const TIMEOUT: u64 = 50;
+    /// SIFS + a 44 µs ACK at 6 Mbit/s (802.11a's EIFS − DIFS).
+    const EIFS_BEYOND_DIFS: u64 = SIFS + 44;
 
     impl FrameModel for Fixed {
         fn data_airtime(&self, _: usize, _: usize, _: u32) -> Duration {
@@ -965,6 +1592,7 @@ mod tests {
         slot: Duration::from_micros(SLOT),
         sifs: Duration::from_micros(SIFS),
         ack_timeout: Duration::from_micros(TIMEOUT),
+        eifs_beyond_difs: Duration::from_micros(EIFS_BEYOND_DIFS),
     };
 
     const SEED: u64 = 5;
@@ -1459,6 +2087,284 @@ mod tests {
         assert!(sum(|c| c.internal_collisions) > 0);
         assert!(sum(|c| c.collisions) > 0);
         assert!(sum(|c| c.errors) > 0);
+    }
+
+    /// [`Fixed`]'s airtimes with a radio: `rx_dbm[from][at]`, noise −94 dBm, a header decoded
+    /// at SINR ≥ 2 dB and a payload whose every chunk is at SINR ≥ `need_db` (a step instead of
+    /// the NIST curve, so that outcomes are certain).
+    #[derive(Debug)]
+    struct Powered {
+        radio: Radio,
+        need_db: f64,
+    }
+
+    impl Powered {
+        fn new(rx_dbm: Vec<Vec<f64>>, need_db: f64) -> Self {
+            let n = rx_dbm.len();
+            Powered {
+                radio: Radio::new(n, NOISE_DBM, |from, at| rx_dbm[from][at]),
+                need_db,
+            }
+        }
+    }
+
+    const NOISE_DBM: f64 = -94.0;
+
+    impl FrameModel for Powered {
+        fn data_airtime(&self, _: usize, _: usize, _: u32) -> Duration {
+            us(DATA)
+        }
+        fn ack_airtime(&self, _: usize, _: usize) -> Duration {
+            us(ACK)
+        }
+        fn success_probability(&self, _: usize, _: usize, _: u32) -> f64 {
+            1.0
+        }
+        fn radio(&self) -> Option<&Radio> {
+            Some(&self.radio)
+        }
+        fn payload_offset(&self) -> Duration {
+            us(20)
+        }
+        fn decode_probabilities(&self, _: u32, header_sinr: f64, chunks: &[Chunk]) -> (f64, f64) {
+            let db = |x: f64| 10.0 * x.log10();
+            let header = if db(header_sinr) >= 2.0 { 1.0 } else { 0.0 };
+            let payload = if chunks.iter().all(|c| db(c.sinr) >= self.need_db) {
+                1.0
+            } else {
+                0.0
+            };
+            (header, payload)
+        }
+    }
+
+    /// A per-receiver medium over `powers` (the AP and `powers.len() − 1` stations).
+    fn sinr_medium(powers: Vec<Vec<f64>>, need_db: f64, countdown: Countdown) -> Medium<u32> {
+        seeded_sinr_medium(powers, need_db, countdown, SEED)
+    }
+
+    fn seeded_sinr_medium(
+        powers: Vec<Vec<f64>>,
+        need_db: f64,
+        countdown: Countdown,
+        seed: u64,
+    ) -> Medium<u32> {
+        let cfg = MediumConfig {
+            reception: Reception::Sinr,
+            countdown,
+            ..dcf(powers.len() - 1)
+        };
+        assert_eq!(cfg.validate(), Ok(()));
+        let m = Medium::new(
+            cfg,
+            Box::new(Powered::new(powers, need_db)),
+            &Streams::new(seed),
+            "test",
+            Time::ZERO,
+        );
+        assert!(m.per_receiver());
+        m
+    }
+
+    /// Everybody receives everybody at `near` dBm, except the AP, which receives station `k` at
+    /// `at_ap[k − 1]`.
+    fn powers(at_ap: &[f64], near: f64) -> Vec<Vec<f64>> {
+        let n = at_ap.len() + 1;
+        (0..n)
+            .map(|from| {
+                (0..n)
+                    .map(|at| match (from, at) {
+                        (f, 0) if f > 0 => at_ap[f - 1],
+                        _ => near,
+                    })
+                    .collect()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_stronger_of_two_overlapping_frames_is_captured() {
+        // Stations 1 and 2 reach an idle medium together and both send at DIFS. The AP hears 1
+        // at −50 dBm and 2 at −70 dBm: 1's SINR is 20 dB, above the 10 dB its rate needs, so the
+        // AP receives it and acknowledges it; 2 times out and retries.
+        let mut m = sinr_medium(powers(&[-50.0, -70.0], -60.0), 10.0, Countdown::Edca);
+        let log = run(
+            &mut m,
+            &[
+                (Time::ZERO, 1, 0, parcel(1, 0)),
+                (Time::ZERO, 2, 0, parcel(2, 0)),
+            ],
+        );
+        assert_eq!(log[0], (at(DIFS + DATA), 1, true));
+        // 2 draws a counter from the doubled window at the end of the ACK, when everybody's
+        // next idle period starts (the ACK cancels 2's wait for its own).
+        let free = DIFS + DATA + SIFS + ACK;
+        let k2 = u64::from(backoff_stream(2).up_to(31));
+        assert_eq!(log[1], (at(free + DIFS + k2 * SLOT + DATA), 2, true));
+        let c1 = m.station_counters(1).copied().unwrap_or_default();
+        let c2 = m.station_counters(2).copied().unwrap_or_default();
+        assert_eq!((c1.collisions, c1.captures, c1.successes), (1, 1, 1));
+        assert_eq!((c2.collisions, c2.captures, c2.retries), (1, 0, 1));
+        // The capture needs the SINR: at a 25 dB requirement both frames are lost.
+        let mut strict = sinr_medium(powers(&[-50.0, -70.0], -60.0), 25.0, Countdown::Edca);
+        let first = run(
+            &mut strict,
+            &[
+                (Time::ZERO, 1, 0, parcel(1, 0)),
+                (Time::ZERO, 2, 0, parcel(2, 0)),
+            ],
+        );
+        assert!(
+            first.iter().all(|o| o.0 > at(DIFS + DATA + TIMEOUT)),
+            "{first:?}"
+        );
+        assert_eq!(strict.station_counters(1).map(|c| c.captures), Some(0));
+    }
+
+    #[test]
+    fn equal_powers_lose_both_frames_and_bystanders_wait_only_difs() {
+        // Stations 1 and 2 collide at the AP at equal power (SINR 0 dB: no preamble detected).
+        // Station 3 hears them equally too, detects nothing, so it waits DIFS after the frames
+        // (no EIFS), while 1 and 2 wait out their ACK timeout first.
+        let mut m = sinr_medium(powers(&[-60.0, -60.0, -60.0], -60.0), 10.0, Countdown::Edca);
+        let air_end = DIFS + DATA;
+        let log = run(
+            &mut m,
+            &[
+                (Time::ZERO, 1, 0, parcel(1, 0)),
+                (Time::ZERO, 2, 0, parcel(2, 0)),
+                (at(air_end + 1), 3, 0, parcel(3, 0)),
+            ],
+        );
+        // Station 3's frame finds the medium idle and goes at the first boundary after it
+        // arrived: air_end + DIFS, before either loser may (air_end + TIMEOUT + DIFS at best).
+        assert_eq!(log[0], (at(air_end + DIFS + DATA), 3, true));
+        assert!(log.iter().filter(|o| o.1 < 3).all(|o| o.2));
+        let c = m.station_counters(1).copied().unwrap_or_default();
+        assert_eq!((c.collisions, c.captures), (1, 0));
+        assert_eq!(m.counters().collision_ns, 1000 * DATA);
+    }
+
+    #[test]
+    fn a_frame_received_in_error_costs_its_receiver_eifs() {
+        // Station 1 sends to the AP, which hears it at −80 dBm (14 dB SNR): the preamble and
+        // header are received, the payload (needing 20 dB) is not. The AP waits EIFS after the
+        // frame; station 2, which hears 1 at −60 dBm and decodes it, waits DIFS.
+        let mut rx = powers(&[-80.0, -60.0], -60.0);
+        rx[0][1] = -60.0;
+        let air_end = DIFS + DATA;
+        // Station 1 retries from its ACK timeout on with a counter from [0, 31]: take a seed
+        // that draws one large enough not to come first.
+        let seed = (1..)
+            .find(|&s| TIMEOUT + u64::from(seeded_stream(s, 1).up_to(31)) * SLOT > EIFS_BEYOND_DIFS)
+            .unwrap_or(SEED);
+        let after = |who: usize| {
+            let mut m = seeded_sinr_medium(rx.clone(), 20.0, Countdown::Edca, seed);
+            let log = run(
+                &mut m,
+                &[
+                    (Time::ZERO, 1, 0, parcel(1, 0)),
+                    (
+                        at(air_end + 1),
+                        who,
+                        if who == 0 { 2 } else { 0 },
+                        parcel(2, 0),
+                    ),
+                ],
+            );
+            let c = m.station_counters(1).copied().unwrap_or_default();
+            assert_eq!(c.errors, c.attempts - c.successes);
+            log.into_iter().find(|o| o.1 == 2).map(|o| o.0)
+        };
+        assert_eq!(after(0), Some(at(air_end + EIFS_BEYOND_DIFS + DIFS + DATA)));
+        assert_eq!(after(2), Some(at(air_end + DIFS + DATA)));
+    }
+
+    #[test]
+    fn legacy_dcf_waits_a_full_difs_on_an_idle_medium() {
+        // Idle since 0: EDCA goes at the next slot boundary after the arrival at 1000 µs
+        // (boundaries at 16 + 9k: 1006), legacy DCF a full DIFS after it.
+        for (countdown, start) in [(Countdown::Edca, 1006), (Countdown::Legacy, 1000 + DIFS)] {
+            let mut m = medium(
+                MediumConfig {
+                    countdown,
+                    ..dcf(1)
+                },
+                1.0,
+            );
+            let log = run(&mut m, &[(at(1000), 1, 0, parcel(1, 0))]);
+            assert_eq!(log, [(at(start + DATA), 1, true)], "{countdown:?}");
+        }
+    }
+
+    #[test]
+    fn legacy_dcf_counts_one_slot_more_after_an_interruption() {
+        // As in the collision test above: after the collision the first sender goes after
+        // k_first idle slots. EDCA's bystander counted k_first + 1 by then (the boundary where
+        // the other started too); legacy DCF only the k_first whole idle slots, so it resumes
+        // one slot later.
+        for (countdown, extra) in [(Countdown::Edca, 0), (Countdown::Legacy, 1)] {
+            let mut m = medium(
+                MediumConfig {
+                    countdown,
+                    ..dcf(2)
+                },
+                1.0,
+            );
+            let log = run(
+                &mut m,
+                &[
+                    (Time::ZERO, 1, 0, parcel(1, 0)),
+                    (Time::ZERO, 2, 0, parcel(2, 0)),
+                ],
+            );
+            let free = DIFS + DATA + TIMEOUT;
+            let k1 = u64::from(backoff_stream(1).up_to(31));
+            let k2 = u64::from(backoff_stream(2).up_to(31));
+            let (first, second) = (k1.min(k2), k1.max(k2));
+            let tx1 = free + DIFS + first * SLOT;
+            let tx2 = tx1 + DATA + SIFS + ACK + DIFS + (second - first - 1 + extra) * SLOT;
+            assert_eq!(log[0].0, at(tx1 + DATA), "{countdown:?}");
+            assert_eq!(log[1].0, at(tx2 + DATA), "{countdown:?}");
+        }
+    }
+
+    #[test]
+    fn beacons_go_a_pifs_after_each_interval() {
+        let beacons = Beacons {
+            interval: Duration::from_micros(102_400),
+            airtime: us(776),
+        };
+        let mut m = medium(
+            MediumConfig {
+                beacons: Some(beacons),
+                ..dcf(1)
+            },
+            1.0,
+        );
+        // An idle medium: each beacon goes SIFS + one slot after it is queued.
+        let mut starts = Vec::new();
+        while let Some(t) = m.poll_timeout() {
+            if t > Time::from_secs(1) {
+                break;
+            }
+            let before = m.counters().beacons;
+            m.handle_timeout(t);
+            if m.counters().beacons > before {
+                starts.push(t);
+            }
+        }
+        let first = starts[0].as_nanos();
+        assert!(((SIFS + SLOT) * 1000..(SIFS + SLOT + 102_400) * 1000).contains(&first));
+        assert!(starts
+            .windows(2)
+            .all(|w| w[1] - w[0] == Duration::from_micros(102_400)));
+        assert!((9..=10).contains(&starts.len()), "{}", starts.len());
+        assert_eq!(
+            m.counters().busy_ns,
+            starts.len() as u64 * 776_000,
+            "a beacon holds the medium for its airtime"
+        );
     }
 
     #[test]

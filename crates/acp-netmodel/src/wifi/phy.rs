@@ -695,9 +695,60 @@ impl PhyConfig {
         self.sifs() + aifsn * self.slot()
     }
 
-    /// EIFS = SIFS + DIFS + the airtime of an ACK at 6 Mbit/s (the lowest mandatory rate).
+    /// EIFS = SIFS + DIFS + `EstimatedAckTxTime`, the ACK airtime 802.11-2016 Table 10-5 charges
+    /// for the PPDU that caused it, as ns-3's `WifiPhy::GetAckTxTime` sets it: at 2.4 GHz (ERP
+    /// and HT, whose BSS may hold DSSS stations) 304 µs, an ACK at 1 Mbit/s with the long DSSS
+    /// preamble; at 5 GHz 44 µs, an ACK at 6 Mbit/s.
     pub fn eifs(&self) -> Duration {
-        self.sifs() + self.difs() + self.legacy_airtime(OfdmRate::M6, u64::from(ACK_BYTES))
+        self.difs() + self.eifs_beyond_difs()
+    }
+
+    /// EIFS − DIFS (ns-3's `EifsNoDifs`): SIFS + `EstimatedAckTxTime` ([`PhyConfig::eifs`]).
+    pub fn eifs_beyond_difs(&self) -> Duration {
+        let ack = match self.band {
+            Band::Ghz2_4 => dsss_airtime(u64::from(ACK_BYTES)),
+            Band::Ghz5 => self.legacy_airtime(OfdmRate::M6, u64::from(ACK_BYTES)),
+        };
+        self.sifs() + ack
+    }
+
+    /// Bytes of the beacon ns-3's `ApWifiMac::SendOneBeacon` sends for this PHY (MAC header and
+    /// FCS included), element by element (802.11-2016 §9.3.3.3, §9.4.2): timestamp 8, beacon
+    /// interval 2, capabilities 2, SSID 2 + [`BEACON_SSID_BYTES`], supported rates 2 + 8; at
+    /// 2.4 GHz the extended supported rates (2 + 4: ns-3's 802.11g PHY lists the 4 DSSS/HR and
+    /// 8 ERP rates), the DSSS parameter set (3) and the ERP information (3); with QoS the EDCA
+    /// parameter set (20); 802.11n adds HT capabilities (28) and HT operation (24), 802.11ac
+    /// also VHT capabilities (14) and VHT operation (7).
+    pub fn beacon_bytes(&self) -> u64 {
+        let mut bytes = u64::from(MAC_HEADER_BYTES + FCS_BYTES) + 8 + 2 + 2;
+        bytes += 2 + BEACON_SSID_BYTES + 2 + 8;
+        if self.band == Band::Ghz2_4 {
+            bytes += (2 + 4) + 3 + 3;
+        }
+        if self.qos {
+            bytes += 20;
+        }
+        bytes += match self.standard {
+            Standard::G => 0,
+            Standard::N => 28 + 24,
+            Standard::Ac => 28 + 24 + 14 + 7,
+        };
+        bytes
+    }
+
+    /// Airtime of a beacon at ns-3's non-unicast rate, the lowest basic rate: DSSS 1 Mbit/s
+    /// ([`dsss_airtime`]) at 2.4 GHz, where ns-3's 802.11g and n PHYs also hold the DSSS
+    /// modes; OFDM 6 Mbit/s at 5 GHz.
+    pub fn beacon_airtime(&self) -> Duration {
+        match self.band {
+            Band::Ghz2_4 => dsss_airtime(self.beacon_bytes()),
+            Band::Ghz5 => self.legacy_airtime(OfdmRate::M6, self.beacon_bytes()),
+        }
+    }
+
+    /// Everything before a data frame's data symbols: preamble and PHY headers.
+    pub fn preamble_airtime(&self) -> Duration {
+        Duration::from_nanos(self.preamble_ns())
     }
 
     /// The signal extension after every OFDM PPDU: 6 µs at 2.4 GHz, none at 5 GHz.
@@ -882,6 +933,17 @@ impl PhyConfig {
 }
 
 /// Data symbols of a legacy OFDM PPDU.
+/// SSID length of the beacons [`PhyConfig::beacon_bytes`] counts: `"ns-3-ssid"`, the SSID of
+/// ns-3's WiFi examples.
+pub const BEACON_SSID_BYTES: u64 = 9;
+
+/// Airtime of a DSSS PPDU at 1 Mbit/s with the long preamble (802.11-2016 clause 15: 144 µs
+/// PLCP preamble, 48 µs PLCP header, 8 µs per byte): how ns-3 sends an 802.11g BSS's
+/// non-unicast frames (its lowest basic rate, DSSS 1 Mbit/s) and the ACK its EIFS assumes.
+pub fn dsss_airtime(psdu_bytes: u64) -> Duration {
+    Duration::from_micros(192u64.saturating_add(psdu_bytes.saturating_mul(8)))
+}
+
 fn legacy_symbols(rate: OfdmRate, psdu_bytes: u64) -> u64 {
     let bits = SERVICE_BITS
         .saturating_add(psdu_bytes.saturating_mul(8))
@@ -1105,7 +1167,12 @@ mod tests {
         let g = PhyConfig::g(OfdmRate::M54);
         assert_eq!((g.slot(), g.sifs(), g.difs()), (us(9), us(10), us(28)));
         assert_eq!(g.ack_timeout(), us(39)); // 10 + 9 + 20
-        assert_eq!(g.eifs(), us(10 + 28 + 50));
+                                             // EIFS charges ns-3's 304 µs DSSS ACK at 2.4 GHz, its 44 µs OFDM ACK at 5 GHz.
+        assert_eq!(g.eifs(), us(10 + 28 + 304));
+        assert_eq!(dsss_airtime(14), us(304));
+        // A non-QoS 802.11g beacon: 28 + 12 + 11 + 10 + 6 + 3 + 3 = 73 bytes, 192 + 584 µs.
+        assert_eq!(g.beacon_bytes(), 73);
+        assert_eq!(g.beacon_airtime(), us(776));
         assert_eq!(g.signal_extension(), us(6));
         let long = PhyConfig {
             slot: SlotTime::Long,
