@@ -2,13 +2,13 @@
 //!
 //! - [`fig7`]: age against update rate for three M/M/1 queues and two M/M/1 queues in tandem,
 //!   simulation points against the analytic curves.
-//! - [`dd1_scenario`]: the D/D/1 "virtual path" of `docs/ALGORITHMS.md` §8, whose optimum is known
+//! - [`dd1`]: the D/D/1 "virtual path" of `docs/ALGORITHMS.md` §8, whose optimum is known
 //!   exactly.
 //! - [`table1`]: the six-hop networks Net A–E of Table I with 0.2 Mbit/s of other traffic on every
 //!   hop: the oracle's per-node backlog (Fig. 8) and the age of ACP+, ACP (κ = 0.25) and Lazy as a
 //!   ratio to the oracle's.
-//! - [`wifi`]: the multi-source results behind a shared 802.11 access point (Fig. 15, thesis
-//!   Figs. 3.15 and 3.16).
+//! - [`fig15`], [`fig3_16`], [`fig3_15`]: the multi-source results behind a shared 802.11 access
+//!   point (Fig. 15, thesis Figs. 3.15 and 3.16), over [`access`] and [`sources`].
 //! - [`controllers`]: our evaluation suite, every controller of a list against the fixed-rate
 //!   oracle on 36 scenarios.
 //! - [`core_tcp`]: §XI-A, ACP+, Lazy and bulk TCP over a long core path, one at a time.
@@ -22,7 +22,7 @@
 //! - [`thesis_3_10`]: the thesis's §3.10, 20 ACP sources with the point-to-point rate swept.
 //! - [`internet`]: the long-path network of `orbit` and `thesis-3-9`, and the per-source means.
 //!
-//! Each takes a [`Cancel`] handle for all its runs: once it is cancelled, the runs not yet started
+//! Each takes a [`Cancel`](crate::sweep::Cancel) handle for all its runs: once it is cancelled, the runs not yet started
 //! are skipped and the results cover the runs done (rows or points with no run left out, cells
 //! whose run was skipped `None`).
 
