@@ -55,6 +55,8 @@ fn flow_json(f: &FlowResult) -> Value {
         "avg_age_ms": ms(f.avg_age),
         "est_age_ms": ms(f.est_age),
         "rtt_ms": ms(f.rtt),
+        "inter_ack_ms": ms(f.inter_ack),
+        "segment_bytes": f.segment_bytes,
         "delivered": f.delivered,
         "throughput_bps": f.throughput_bps,
         "undecodable": f.undecodable,

@@ -17,7 +17,13 @@
 //!   0.97) and its queue: its mean RTT at least 5 ms above the base (measured 126 in both; the
 //!   60-packet queue holds 36 ms). Not Reno: after its first loss it regains one segment per
 //!   110 ms round trip and takes some 10 s to fill the queue again, longer than the lab's
-//!   12 s run measures (112.7 ms there).
+//!   12 s run measures (112.7 ms there);
+//! - the ACKs (the paper's inter-ACK times, §XI-A-4): ACP+ gets one ACK per update, so the
+//!   bytes it delivers per ACK are one update's (1,096 bytes on the wire in the simulator, the
+//!   1,024-byte payload in the lab, which counts payload; measured 1,097 and 1,025); BBR-d1m1's
+//!   receiver ACKs every second full segment, 2,896 bytes (measured 2,896 and 2,895), and its
+//!   segments are at most one MSS, 1,448 bytes (no TSO in the model; the lab's TUN device gets
+//!   segments no larger than its MTU).
 //!
 //! BBR-d5m5's age is not asserted against BBR-d1m1's: the paper's > 140 ms does not appear on
 //! the emulated path (docs/LAB.md explains), and in the model it depends on the run's length.
@@ -76,6 +82,11 @@ fn check_mechanisms(v: &Value, acp_age_max: f64, d1m1_share: (f64, f64)) {
     let cubic = run(v, "CUBIC");
     assert!(num(cubic, "throughput_mbit_s") > 0.8 * LINK_MBIT, "{cubic}");
     assert!(num(cubic, "rtt_ms") > BASE_MS + 5.0, "{cubic}");
+    let per_ack = num(acp_plus, "bytes_per_ack");
+    assert!((950.0..1200.0).contains(&per_ack), "{acp_plus}");
+    let per_ack = num(d1m1, "bytes_per_ack");
+    assert!((2896.0 * 0.9..2896.0 * 1.1).contains(&per_ack), "{d1m1}");
+    assert!(num(d1m1, "segment_bytes") <= 1448.0, "{d1m1}");
 }
 
 #[test]
@@ -102,7 +113,11 @@ fn the_simulators_core_network_shows_the_papers_mechanisms() {
     let out = dir.join("core-tcp");
     let csv = std::fs::read_to_string(out.join("core-tcp.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 9, "{csv}");
-    for chart in ["core_tcp_delay_age.png", "core_tcp_throughput_age.svg"] {
+    for chart in [
+        "core_tcp_delay_age.png",
+        "core_tcp_throughput_age.svg",
+        "core_tcp_segment_delay.svg",
+    ] {
         assert!(out.join(chart).exists(), "{chart}");
     }
     assert!(out.join("scenarios/bbr-d5m5-seed1.toml").exists());

@@ -17,6 +17,14 @@
 //! [`SPIN_WINDOW`] before the next departure of a real packet, then spins to it
 //! ([`clock::wait_until`]), so packets leave the last link within microseconds of their
 //! scheduled instant; arrivals are stamped when read.
+//!
+//! # Per-route counts
+//!
+//! Once [`Emulator::measure`] is called, each route tallies what it delivers by transport: TCP
+//! segments with data (their payload: the segment lengths a capture at the receiver sees), TCP
+//! segments without (pure ACKs), UDP datagrams; each tally keeps the first and latest delivery
+//! instants, so the mean time between deliveries (the inter-ACK time, on a route that carries
+//! a flow's ACKs) is exact.
 
 use std::collections::HashMap;
 use std::io;
@@ -32,7 +40,7 @@ use acp_runtime::clock;
 use acp_runtime::net::poll_fds;
 use acp_runtime::relay::{PathConfig, PathCounters, PathModel, SPIN_WINDOW};
 
-use crate::ipv4;
+use crate::ipv4::{self, Transport};
 use crate::tun::Tun;
 
 /// Longest wait without looking at the stop flag.
@@ -81,6 +89,48 @@ pub struct LinkStats {
     pub dropped_outage: u64,
 }
 
+/// Packets of one kind a route delivered while measuring.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub packets: u64,
+    /// Their transport payload (bytes).
+    pub payload_bytes: u64,
+    /// When the first and the latest were delivered.
+    pub first: Option<Time>,
+    pub last: Option<Time>,
+}
+
+impl Tally {
+    fn add(&mut self, t: Time, payload: u32) {
+        self.packets += 1;
+        self.payload_bytes += u64::from(payload);
+        self.first.get_or_insert(t);
+        self.last = Some(t);
+    }
+
+    /// The mean payload (bytes), if any packet was counted.
+    pub fn mean_payload(&self) -> Option<f64> {
+        (self.packets > 0).then(|| self.payload_bytes as f64 / self.packets as f64)
+    }
+
+    /// The mean time between deliveries (s), if two or more were counted.
+    pub fn mean_gap(&self) -> Option<f64> {
+        let (first, last) = (self.first?, self.last?);
+        (self.packets > 1)
+            .then(|| last.nanos_since(first) as f64 * 1e-9 / (self.packets - 1) as f64)
+    }
+}
+
+/// What one route delivered while measuring (see the module's Per-route counts).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RouteStats {
+    /// TCP segments carrying data.
+    pub tcp_data: Tally,
+    /// TCP segments without data: pure ACKs (and handshake segments).
+    pub tcp_empty: Tally,
+    pub udp: Tally,
+}
+
 /// What the emulator did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EmulatorStats {
@@ -98,6 +148,8 @@ pub struct EmulatorStats {
     pub write_errors: u64,
     /// Per link, in the order given.
     pub links: Vec<LinkStats>,
+    /// Per route, in the order given.
+    pub routes: Vec<RouteStats>,
 }
 
 /// A packet on its way.
@@ -108,12 +160,14 @@ struct Transit {
     hop: usize,
     /// The destination host.
     to: usize,
+    transport: Transport,
 }
 
 /// The running emulator.
 #[derive(Debug)]
 pub struct Emulator {
     stop: Arc<AtomicBool>,
+    measuring: Arc<AtomicBool>,
     thread: JoinHandle<EmulatorStats>,
 }
 
@@ -149,17 +203,29 @@ impl Emulator {
                         ..LinkStats::default()
                     })
                     .collect(),
+                routes: vec![RouteStats::default(); routes.len()],
                 ..EmulatorStats::default()
             },
             buf: vec![0; MAX_PACKET],
             stepped: start,
+            measuring: Arc::new(AtomicBool::new(false)),
         };
+        let measuring = worker.measuring.clone();
         let stop = Arc::new(AtomicBool::new(false));
         let flag = stop.clone();
         let thread = std::thread::Builder::new()
             .name("lab-emulator".into())
             .spawn(move || worker.run(&flag))?;
-        Ok(Emulator { stop, thread })
+        Ok(Emulator {
+            stop,
+            measuring,
+            thread,
+        })
+    }
+
+    /// From now on the routes tally what they deliver ([`EmulatorStats::routes`]).
+    pub fn measure(&self) {
+        self.measuring.store(true, Ordering::Release);
     }
 
     /// Stops the thread and returns what it did.
@@ -179,6 +245,8 @@ struct Worker {
     buf: Vec<u8>,
     /// The last instant the links were stepped to.
     stepped: Time,
+    /// Whether the routes tally their deliveries.
+    measuring: Arc<AtomicBool>,
 }
 
 impl Worker {
@@ -238,6 +306,15 @@ impl Worker {
                 Ok(()) => {
                     self.stats.forwarded += 1;
                     self.stats.bytes_forwarded += u64::from(bytes);
+                    if self.measuring.load(Ordering::Relaxed) {
+                        let r = &mut self.stats.routes[transit.route];
+                        match transit.transport {
+                            Transport::Tcp(0) => r.tcp_empty.add(t, 0),
+                            Transport::Tcp(n) => r.tcp_data.add(t, n),
+                            Transport::Udp(n) => r.udp.add(t, n),
+                            Transport::Other => {}
+                        }
+                    }
                 }
                 Err(_) => self.stats.write_errors += 1,
             },
@@ -264,6 +341,7 @@ impl Worker {
             route,
             hop: 0,
             to,
+            transport: h.transport,
         };
         self.forward(now, transit, len as u32, h.dscp);
     }

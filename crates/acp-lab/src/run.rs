@@ -98,6 +98,12 @@ pub struct FlowResult {
     pub throughput_bps: f64,
     /// Datagrams of an `updates` flow that did not decode (dropped by the sink) over the run.
     pub undecodable: u64,
+    /// Mean time between the ACKs reaching the sender in the window (s): ACP's datagrams back,
+    /// TCP's segments without data, as the emulator delivered them; `None` when another flow
+    /// shares the flow's pair of hosts (the emulator counts per route).
+    pub inter_ack: Option<f64>,
+    /// TCP: mean payload of the data segments the receiver got in the window (bytes), likewise.
+    pub segment_bytes: Option<f64>,
     /// TCP flows only.
     pub tcp: Option<TcpResult>,
 }
@@ -396,11 +402,13 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
     } else {
         running.iter().map(|r| r.receiver.read()).collect()
     };
+    emulator.measure();
     let measured_from = Instant::now();
     watch(end);
     let complete = Instant::now() >= end;
     finish.store(true, Ordering::Relaxed);
     let window = measured_from.elapsed();
+    let emulator = emulator.stop();
     let mut flows = Vec::new();
     for ((f, r), before) in plan.flows.iter().zip(running).zip(&at_warmup) {
         let sender = r
@@ -430,6 +438,7 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
             (Err(e), _) => return Err(io::Error::new(e.kind(), format!("flow {}: {e}", f.name))),
             (Ok(_), _) => unreachable!("each kind of flow's thread hands back its own"),
         };
+        let (inter_ack, segment_bytes) = route_measures(plan, f, &emulator);
         flows.push(FlowResult {
             name: f.name.clone(),
             kind,
@@ -442,6 +451,8 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
             delivered,
             throughput_bps,
             undecodable: after.map_or(0, |a| a.undecodable),
+            inter_ack,
+            segment_bytes,
             tcp,
         });
     }
@@ -452,6 +463,38 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
         window,
         complete,
         flows,
-        emulator: emulator.stop(),
+        emulator,
     })
+}
+
+/// A flow's inter-ACK time and segment length from the emulator's routes: its ACKs are what the
+/// route back to its source delivered, its segments what the route to its destination did;
+/// `(None, None)` when another flow shares the pair of hosts.
+fn route_measures(
+    plan: &Plan,
+    f: &FlowPlan,
+    emulator: &EmulatorStats,
+) -> (Option<f64>, Option<f64>) {
+    let alone = plan
+        .flows
+        .iter()
+        .filter(|g| (g.from, g.to) == (f.from, f.to) || (g.from, g.to) == (f.to, f.from))
+        .count()
+        == 1;
+    let route = |from: usize, to: usize| {
+        let i = plan
+            .routes
+            .iter()
+            .position(|r| (r.from, r.to) == (from, to))?;
+        emulator.routes.get(i).filter(|_| alone)
+    };
+    let (fwd, back) = (route(f.from, f.to), route(f.to, f.from));
+    match f.kind {
+        FlowPlanKind::Tcp(_) => (
+            back.and_then(|r| r.tcp_empty.mean_gap()),
+            fwd.and_then(|r| r.tcp_data.mean_payload()),
+        ),
+        FlowPlanKind::Acp { .. } => (back.and_then(|r| r.udp.mean_gap()), None),
+        FlowPlanKind::Datagrams(_) => (None, None),
+    }
 }

@@ -149,6 +149,12 @@ struct Flow {
     /// ACKs received in the window and the sum of their round-trip times (s).
     acks_in_window: u64,
     rtt_sum: f64,
+    /// Arrival of the window's first and latest such ACK.
+    first_ack: Option<Time>,
+    last_ack: Time,
+    /// Data segments a TCP flow sent in the window, and their payload bytes.
+    segments_in_window: u64,
+    segment_bytes_in_window: u64,
     /// Updates delivered in the window and the sum of their delays from generation (s).
     delays_in_window: u64,
     delay_sum: f64,
@@ -165,6 +171,16 @@ struct Flow {
     delivery_trace: Vec<(f64, f64)>,
     next_trace: Time,
     next_trace_cwnd: Time,
+}
+
+impl Flow {
+    /// An ACK that gave a round-trip sample of `rtt` seconds arrived at `now`, in the window.
+    fn sample_ack(&mut self, now: Time, rtt: f64) {
+        self.acks_in_window += 1;
+        self.rtt_sum += rtt;
+        self.first_ack.get_or_insert(now);
+        self.last_ack = now;
+    }
 }
 
 /// What a hop crosses: a point-to-point link or a shared WiFi medium.
@@ -426,6 +442,10 @@ impl Sim {
                 sent_in_window: 0,
                 acks_in_window: 0,
                 rtt_sum: 0.0,
+                first_ack: None,
+                last_ack: Time::ZERO,
+                segments_in_window: 0,
+                segment_bytes_in_window: 0,
                 delays_in_window: 0,
                 delay_sum: 0.0,
                 dropped: 0,
@@ -715,8 +735,7 @@ impl Sim {
                 let f = &mut self.flows[flow];
                 if measuring && f.active {
                     // An ACK carries its update's send time: one RTT sample.
-                    f.acks_in_window += 1;
-                    f.rtt_sum += now.nanos_since(gen) as f64 * 1e-9;
+                    f.sample_ack(now, now.nanos_since(gen) as f64 * 1e-9);
                 }
                 if let State::Acp {
                     source: Some(source),
@@ -940,7 +959,14 @@ impl Sim {
         match o {
             tcp::Output::Transmit(wire) => {
                 let (route, seq) = match wire {
-                    Wire::Data(seg) => (fwd, seg.seq),
+                    Wire::Data(seg) => {
+                        if measuring {
+                            let f = &mut self.flows[i];
+                            f.segments_in_window += 1;
+                            f.segment_bytes_in_window += u64::from(seg.len);
+                        }
+                        (fwd, seg.seq)
+                    }
                     Wire::Ack(ack) => (rev, ack.ack),
                 };
                 let p = self.alloc(i, Kind::Tcp, route, wire.wire_bytes(), seq);
@@ -962,8 +988,7 @@ impl Sim {
                     return; // stopped: as for the true age, later ACKs no longer count
                 }
                 if measuring {
-                    f.acks_in_window += 1;
-                    f.rtt_sum += rtt.as_secs_f64();
+                    f.sample_ack(now, rtt.as_secs_f64());
                 }
                 if let State::Tcp { est_age, .. } = &mut f.state {
                     est_age.reset(now, now.as_nanos().saturating_sub(rtt.as_nanos() as u64));
@@ -1089,6 +1114,11 @@ impl Sim {
                     source_backlog: s.map(|s| s.avg_backlog),
                     final_rate: s.map(|s| s.rate),
                     mean_rtt: (f.acks_in_window > 0).then(|| f.rtt_sum / f.acks_in_window as f64),
+                    inter_ack: f.first_ack.filter(|_| f.acks_in_window > 1).map(|first| {
+                        f.last_ack.nanos_since(first) as f64 * 1e-9 / (f.acks_in_window - 1) as f64
+                    }),
+                    segment_bytes: (f.segments_in_window > 0)
+                        .then(|| f.segment_bytes_in_window as f64 / f.segments_in_window as f64),
                     rate: f.delivered_in_window as f64 / active.max(1e-12),
                     send_rate: f.sent_in_window as f64 / active.max(1e-12),
                     throughput_bps: f.bytes_in_window as f64 * 8.0 / active.max(1e-12),

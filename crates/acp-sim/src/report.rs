@@ -79,6 +79,14 @@ pub struct FlowResult {
     /// send time (s): the papers' "average RTT" (`rtt` is the source's smoothed RTT̄ at the end).
     #[serde(rename = "mean_rtt_ms", serialize_with = "json_units::opt_ms")]
     pub mean_rtt: Option<f64>,
+    /// Mean time between the ACKs that gave those round-trip samples (s): every ACK of an ACP
+    /// flow; a TCP flow's ACKs of new data under Karn's rule, the instants its age estimate
+    /// resets at (the ACP+ paper's "inter-ACK time", §XI-A).
+    #[serde(rename = "inter_ack_ms", serialize_with = "json_units::opt_ms")]
+    pub inter_ack: Option<f64>,
+    /// Mean payload of the data segments a TCP flow sent in the window, retransmissions
+    /// included (the paper's "segment length", §XI-A).
+    pub segment_bytes: Option<f64>,
     /// Mean delay of the updates delivered in the window, from generation to delivery (s).
     #[serde(rename = "mean_delay_ms", serialize_with = "json_units::opt_ms")]
     pub mean_delay: Option<f64>,

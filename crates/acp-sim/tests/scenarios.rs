@@ -1,5 +1,6 @@
-//! Every example scenario in `scenarios/` and `scenarios/paper/` parses, builds and runs (shortened), and runs are
-//! reproducible byte for byte.
+//! Every example scenario in `scenarios/` and `scenarios/paper/` parses, builds and runs
+//! (shortened), and runs are reproducible byte for byte; an ACP flow's inter-ACK time is its
+//! update interval.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -39,6 +40,29 @@ fn every_example_runs() {
             path.display()
         );
     }
+}
+
+#[test]
+fn an_acp_flows_acks_come_one_update_interval_apart() {
+    // 40 fixed-rate updates a second over one uncongested link: one ACK every 25 ms.
+    let text = r#"
+format = 2
+duration = "20s"
+warmup = "2s"
+[[link]]
+from = "a"
+to = "b"
+rate = "10mbit"
+delay = "30ms"
+[[flow]]
+type = "acp"
+controller = "fixed:40"
+path = ["a", "b"]
+"#;
+    let f = &Scenario::parse(text).unwrap().build().unwrap().run().flows[0];
+    let gap = f.inter_ack.unwrap() * 1e3;
+    assert!((gap - 25.0).abs() < 1e-6, "{gap} ms between ACKs");
+    assert_eq!(f.segment_bytes, None, "not a TCP flow");
 }
 
 #[test]

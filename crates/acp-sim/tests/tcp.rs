@@ -5,7 +5,8 @@
 //! delayed ACKs halve the number of ACKs; a packet window counts short segments as Linux does,
 //! updates written at will go one per segment when TCP_NOTSENT_LOWAT holds two, the RTT
 //! reported is the oldest newly acknowledged segment's, BBR's bandwidth estimate survives
-//! losses, and the ACP+ paper's estimate of TCP's age is the RTT plus half the ACK spacing. All
+//! losses, the ACP+ paper's estimate of TCP's age is the RTT plus half the ACK spacing, and a
+//! saturated link clocks one delayed ACK every two full segments (the inter-ACK time). All
 //! deterministic (fixed seeds, virtual time).
 
 use std::time::Duration;
@@ -371,6 +372,35 @@ fn the_papers_age_estimate_is_the_rtt_plus_half_the_ack_spacing() {
     assert!((age - sawtooth(0.05432)).abs() < 1e-6, "true age {age} ms");
     assert!((est - 154.64).abs() < 0.1 && (age - 104.32).abs() < 0.1);
     assert!((f.mean_rtt.unwrap() * 1e3 - 104.64).abs() < 1e-6);
+    // The ACKs that reset the estimate come one per update, 100 ms apart; each segment carries
+    // one 500-byte update.
+    assert!((f.inter_ack.unwrap() * 1e3 - 100.0).abs() < 1e-6);
+    assert_eq!(f.segment_bytes, Some(500.0));
+}
+
+#[test]
+fn a_saturated_link_clocks_one_delayed_ack_every_two_segments() {
+    // Bulk NewReno with room to queue: once the 10 Mbit/s link is busy, full 1,448-byte
+    // segments (1,488 bytes on the wire) leave it 1.1904 ms apart and the receiver ACKs every
+    // second one, so the sender's ACKs of new data are 2.3808 ms apart.
+    let text = r#"
+format = 2
+duration = "10s"
+warmup = "5s"
+[[link]]
+from = "a"
+to = "b"
+rate = "10mbit"
+delay = "20ms"
+queue = 100000
+[[flow]]
+type = "tcp"
+path = ["a", "b"]
+"#;
+    let f = &Scenario::parse(text).unwrap().build().unwrap().run().flows[0];
+    assert_eq!(f.segment_bytes, Some(1448.0));
+    let gap = f.inter_ack.unwrap() * 1e3;
+    assert!((gap - 2.3808).abs() < 1e-3, "{gap} ms between ACKs");
 }
 
 #[test]

@@ -44,6 +44,8 @@ impl<'a> LabBed<'a> {
             age: f.avg_age,
             rtt: f.rtt,
             throughput_bps: f.throughput_bps,
+            inter_ack: f.inter_ack,
+            segment_bytes: f.segment_bytes,
         })
     }
 }

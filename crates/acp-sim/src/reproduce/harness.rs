@@ -41,11 +41,12 @@ pub struct Options {
     pub updates: Option<u64>,
     /// Update payload in bytes (the reproduction's default if `None`).
     pub payload: Option<u32>,
-    /// Numbers of clients to run (contention-tcp; all of the papers' if empty).
+    /// Numbers of clients (sources) to run (contention-tcp, orbit, thesis-3-9; all of the
+    /// papers' if empty).
     pub clients: Vec<usize>,
     /// Scenario ids to run (controllers; all if empty).
     pub scenarios: Vec<String>,
-    /// Controllers to evaluate (controllers; the default set if empty).
+    /// Controllers to evaluate (controllers, orbit, thesis-3-9; the default set if empty).
     pub controllers: Vec<ControllerKind>,
     /// Quarter-length runs (controllers; a smoke test).
     pub quick: bool,
@@ -162,6 +163,10 @@ pub struct LabFlow {
     pub rtt: Option<f64>,
     /// Bits per second delivered.
     pub throughput_bps: f64,
+    /// Mean time between the ACKs reaching the sender (s).
+    pub inter_ack: Option<f64>,
+    /// TCP: mean payload of the data segments (bytes).
+    pub segment_bytes: Option<f64>,
 }
 
 /// A testbed that runs a job's scenario file on real network stacks (`acp lab`), one at a time.

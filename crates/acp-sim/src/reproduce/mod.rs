@@ -2,13 +2,13 @@
 //!
 //! - [`fig7`]: age against update rate for three M/M/1 queues and two M/M/1 queues in tandem,
 //!   simulation points against the analytic curves.
-//! - [`dd1_scenario`]: the D/D/1 "virtual path" of `docs/ALGORITHMS.md` §8, whose optimum is known
+//! - [`dd1`]: the D/D/1 "virtual path" of `docs/ALGORITHMS.md` §8, whose optimum is known
 //!   exactly.
 //! - [`table1`]: the six-hop networks Net A–E of Table I with 0.2 Mbit/s of other traffic from
 //!   the client (or on every hop, `table1-per-hop`): the oracle's per-node backlog (Fig. 8) and the age of ACP+, ACP (κ = 0.25) and Lazy as a
 //!   ratio to the oracle's.
-//! - [`wifi`]: the multi-source results behind a shared 802.11 access point (Fig. 15, thesis
-//!   Figs. 3.15 and 3.16).
+//! - [`fig15`], [`fig3_16`], [`fig3_15`]: the multi-source results behind a shared 802.11 access
+//!   point (Fig. 15, thesis Figs. 3.15 and 3.16), over [`access`] and [`sources`].
 //! - [`controllers`]: our evaluation suite, every controller of a list against the fixed-rate
 //!   oracle on 36 scenarios.
 //! - [`core_tcp`]: §XI-A, ACP+, Lazy and bulk TCP over a long core path, one at a time.
@@ -16,8 +16,13 @@
 //!   over TCP (Fig. 4).
 //! - [`contention`]: §XI-B, TCP clients (CUBIC, Vegas, BBR) against ACP+ sources sharing one
 //!   WiFi access, 1 to 80 clients.
+//! - [`orbit`]: §VIII, ACP+ and Seek sources on the ORBIT testbed's WiFi access and the
+//!   Internet path behind it, 1 to 80 sources at 6, 12 and 24 Mbit/s (Figs. 12–13).
+//! - [`thesis_3_9`]: the thesis's §3.9, ACP against Lazy over a 30-hop Internet path.
+//! - [`thesis_3_10`]: the thesis's §3.10, 20 ACP sources with the point-to-point rate swept.
+//! - [`internet`]: the long-path network of `orbit` and `thesis-3-9`, and the per-source means.
 //!
-//! Each takes a [`Cancel`] handle for all its runs: once it is cancelled, the runs not yet started
+//! Each takes a [`Cancel`](crate::sweep::Cancel) handle for all its runs: once it is cancelled, the runs not yet started
 //! are skipped and the results cover the runs done (rows or points with no run left out, cells
 //! whose run was skipped `None`).
 
@@ -33,9 +38,13 @@ pub mod fig3_16;
 pub mod fig4;
 pub mod fig7;
 pub mod harness;
+pub mod internet;
+pub mod orbit;
 pub mod sources;
 pub mod table1;
 pub mod tcp_updates;
+pub mod thesis_3_10;
+pub mod thesis_3_9;
 pub mod write;
 
 use harness::Reproduction;
@@ -56,6 +65,9 @@ pub fn registry() -> Vec<&'static dyn Reproduction> {
         &contention::ContentionTcp,
         &controllers::Controllers,
         &core_tcp::CoreTcp,
+        &orbit::Orbit,
+        &thesis_3_9::Thesis3_9,
+        &thesis_3_10::Thesis3_10,
     ]
 }
 

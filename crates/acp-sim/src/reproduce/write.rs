@@ -3,7 +3,7 @@
 //! outside the simulator, from [`Report::charts`]). All of them take the field names of the
 //! rows as they are, so a quantity is named the same in every format.
 //!
-//! A table shows the fields its [`View`](super::harness::View) lists; a field `x` that has an
+//! A table shows the fields its [`View`] lists; a field `x` that has an
 //! `x_ci95` field beside it is shown as "mean ± CI", and one with a `paper_x` field gets a
 //! `paper` column after it. A row over fewer seeds than asked (an interrupted reproduction) is
 //! starred.
