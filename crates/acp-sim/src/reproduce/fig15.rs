@@ -21,6 +21,7 @@ pub const NET: AccessNet = AccessNet {
     p2p_mbit: 6.0,
     payload: PAYLOAD,
     ap_per_station: false,
+    whole_medium: true,
 };
 
 /// The update payload (bytes): what Lazy's unloaded RTT of 5.5 ms (thesis §3.13) implies over

@@ -41,6 +41,7 @@ pub const BASE: AccessNet = AccessNet {
     p2p_mbit: 0.3,
     payload: 1024,
     ap_per_station: false,
+    whole_medium: false,
 };
 
 /// The other settings of §3.8, each run on its own from [`BASE`]: (side, σ, WiFi rate).
