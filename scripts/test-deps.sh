@@ -10,9 +10,12 @@ needs=(
   "cc gcc"
   "g++ g++"
   "pkg-config pkg-config"
+  "make make"
+  "objdump binutils"
   "python3-config python3-dev"
   "pip3 python3-pip"
   "mosquitto mosquitto"
+  "mosquitto_passwd mosquitto"
   "mosquitto_sub mosquitto-clients"
 )
 

@@ -10,7 +10,9 @@
 //! repeatable one). Keys are checked by clap: an unknown key or a bad value is the usual
 //! one-line error (exit 2), prefixed with the file and the line of the key ([`Expanded::explain`]).
 //! `--check-config` validates everything, prints the effective settings as a config file (each
-//! marked with where it came from) and exits without starting anything ([`effective`]).
+//! marked with where it came from) and exits without starting anything ([`effective`]); defaults
+//! are written as comments, so that the output read back gives the same settings (a default such
+//! as `metrics-sessions`, which needs `--metrics`, would not be valid set on its own).
 //!
 //! Not supported: tables and dates (no flag takes one), positional arguments, and turning off on
 //! the command line a switch the file turns on. Relative paths in values are taken from the working
@@ -297,7 +299,9 @@ impl Expanded {
 }
 
 /// With `--check-config`: the settings of the subcommand `matches` ran, as a config file (TOML)
-/// that gives the same settings, each marked with where it came from. `None` without it.
+/// that gives the same settings, each marked with where it came from; a default is a comment
+/// (`# key = value  # default`), since setting it explicitly would change nothing but could break
+/// a rule (a flag that needs another). `None` without it.
 pub fn effective(cmd: &Command, matches: &ArgMatches, expanded: &Expanded) -> Option<String> {
     let (name, sub_matches) = matches.subcommand()?;
     if !sub_matches
@@ -350,7 +354,8 @@ pub fn effective(cmd: &Command, matches: &ArgMatches, expanded: &Expanded) -> Op
                 }
             }
         };
-        let _ = writeln!(out, "{long} = {value}  # {whence}");
+        let comment = if whence == "default" { "# " } else { "" };
+        let _ = writeln!(out, "{comment}{long} = {value}  # {whence}");
     }
     Some(out)
 }
@@ -556,7 +561,7 @@ mod tests {
             [
                 format!("listen = \"0.0.0.0:1\"  # {f}:1"),
                 "every = \"9\"  # command line".into(),
-                "loud = false  # default".into(),
+                "# loud = false  # default".into(),
                 format!("verbose = 1  # {f}:3"),
                 format!("tag = [\"a\"]  # {f}:2"),
             ]

@@ -3,6 +3,10 @@
 //! 2 Mbit/s, 20 ms bottleneck with a 50-packet queue, 100-byte updates — with a live table and a
 //! final comparison, also on SIGINT or SIGTERM (then over the rounds run).
 //!
+//! On a terminal the live table is redrawn in place each second; when stdout is not a terminal
+//! (a file, a pipe) only the final table is written there, and the start of each round is a log
+//! line on stderr instead.
+//!
 //! Each controller gets a fresh monitor and relay, so no round inherits another's queue. With
 //! `--warmup` the final age leaves out each round's start (the probes and the controller's
 //! search), as the simulator's evaluation suite does, so the rounds compare steady states.
@@ -121,9 +125,9 @@ fn row_final(o: &Outcome, warmup: bool, mark: Option<(f64, f64)>) -> Row {
 
 /// The live table: the finished rounds and the one under way, over the previous table (`drawn`
 /// lines) on a terminal.
-fn draw_live(done: &[Row], now: &Row, tty: bool, drawn: &mut usize) -> std::io::Result<()> {
+fn draw_live(done: &[Row], now: &Row, drawn: &mut usize) -> std::io::Result<()> {
     let mut text = String::new();
-    if tty && *drawn > 0 {
+    if *drawn > 0 {
         text += &format!("\x1b[{drawn}A\x1b[J");
     }
     text += &format!("(live: rate = current λ)\n{}\n", header());
@@ -154,23 +158,35 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         a.controllers.clone()
     };
     let stop = signals::shutdown_flag()?;
-    if !a.json {
-        let names: Vec<String> = controllers.iter().map(|c| c.build().name()).collect();
-        outln!(
-            "acp demo: monitor ← relay ({} Mbit/s, {} ms, queue {LINK_QUEUE}) ← one source of \
-             {PAYLOAD}-byte updates, {} s with each of {} in turn, on loopback",
-            LINK_BPS / 1e6,
-            LINK_DELAY.as_millis(),
-            a.duration.as_secs_f64(),
-            names.join(", ")
-        )?;
+    // The live table only on a terminal: a file or a pipe gets the final table alone.
+    let live = !a.json && std::io::stdout().is_terminal();
+    let names: Vec<String> = controllers.iter().map(|c| c.build().name()).collect();
+    let intro = format!(
+        "acp demo: monitor ← relay ({} Mbit/s, {} ms, queue {LINK_QUEUE}) ← one source of \
+         {PAYLOAD}-byte updates, {} s with each of {} in turn, on loopback",
+        LINK_BPS / 1e6,
+        LINK_DELAY.as_millis(),
+        a.duration.as_secs_f64(),
+        names.join(", ")
+    );
+    if live {
+        outln!("{intro}")?;
+    } else {
+        tracing::info!("{intro}");
     }
-    let tty = std::io::stdout().is_terminal();
     let mut drawn = 0usize;
     let mut rows: Vec<Row> = Vec::new();
-    for kind in &controllers {
+    for (round, (kind, name)) in controllers.iter().zip(&names).enumerate() {
         if stop.load(Ordering::Relaxed) {
             break;
+        }
+        if !live {
+            tracing::info!(
+                "demo: round {} of {}: {name} for {} s",
+                round + 1,
+                controllers.len(),
+                a.duration.as_secs_f64()
+            );
         }
         let exp = Experiment {
             relays: vec![PathConfig::lossless(LINK_BPS, LINK_DELAY, LINK_QUEUE)],
@@ -197,8 +213,8 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
                         .and_then(experiment::session_age_area)
                 });
             }
-            if let (false, Ok(()), Some(now)) = (a.json, &written, row_live(t)) {
-                written = draw_live(&rows, &now, tty, &mut drawn);
+            if let (true, Ok(()), Some(now)) = (live, &written, row_live(t)) {
+                written = draw_live(&rows, &now, &mut drawn);
             }
         })?;
         written?;

@@ -25,6 +25,7 @@ mod metrics;
 mod monitor;
 mod output;
 mod pathargs;
+mod progress;
 mod publish;
 mod relay;
 mod reproduce;
@@ -247,14 +248,14 @@ struct MonitorArgs {
     report_sessions: usize,
     /// Also send fresh updates to unix:PATH (a Unix stream socket the monitor listens on; each of
     /// up to 64 clients gets JSON lines through its own latest-value mailbox) or
-    /// mqtt://HOST[:PORT][/PREFIX] (retained, to PREFIX/<session>/update, with each report's
-    /// statistics to PREFIX/<session>/stats; reconnects). Repeatable. No sink holds up the
+    /// mqtt://HOST[:PORT][/PREFIX] or mqtts:// (TLS) (retained, to PREFIX/<session>/update, with
+    /// each report's statistics to PREFIX/<session>/stats and the monitor's state to
+    /// PREFIX/status; reconnects; see docs/OUTPUTS.md). Repeatable. No sink holds up the
     /// monitor: one that falls behind gets only the latest update of each session.
     #[arg(long, value_name = "URL", value_parser = publish::parse_target)]
     publish: Vec<publish::Target>,
-    /// MQTT quality of service for --publish mqtt://: 0 (at most once) or 1 (at least once).
-    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=1))]
-    mqtt_qos: u8,
+    #[command(flatten)]
+    mqtt: publish::mqtt_connect::MqttArgs,
     /// Set SO_REUSEPORT on the UDP socket, so that several monitor processes can listen on one
     /// port; the kernel pins each source (address and port) to one of them (docs/SCALING.md).
     /// Implies --no-tcp.

@@ -20,7 +20,8 @@ use serde_json::{json, Value};
 
 use crate::metrics::{self, monitor::MonitorFamilies};
 use crate::output::Reports;
-use crate::publish::mqtt::{self, StatsFeed};
+use crate::publish::mqtt::{self, SessionTable, StatsFeed};
+use crate::publish::mqtt_connect::Connect;
 use crate::publish::{unix, Counts, Drain, Lines, Target, FINISH_GRACE};
 use crate::{signals, timestamp};
 use crate::{MonitorArgs, UsageError};
@@ -245,12 +246,18 @@ impl Published {
     }
 }
 
-/// Starts the sink of `target`; MQTT sinks also return where their session statistics go.
+/// What an MQTT sink shares with the monitor: where its session statistics go, and its status
+/// (for the metrics).
+type MqttLink = (StatsFeed, Arc<mqtt::Status>);
+
+/// Starts the sink of `target` (MQTT ones with `connect`); MQTT sinks also return their
+/// [`MqttLink`].
 fn start_sink(
     target: &Target,
     a: &MonitorArgs,
+    connect: Option<&Connect>,
     max_entries: usize,
-) -> anyhow::Result<(Published, Option<StatsFeed>)> {
+) -> anyhow::Result<(Published, Option<MqttLink>)> {
     let name = target.to_string();
     let (drain, status, feed): (Drain, StatusFn, _) = match target {
         Target::Unix(path) => {
@@ -262,10 +269,12 @@ fn start_sink(
             (drain, Box::new(move || status.describe()), None)
         }
         Target::Mqtt(broker) => {
-            let publisher = mqtt::Publisher::start(broker, mqtt::qos(a.mqtt_qos), a.clocks_synced)?;
+            let connect = connect.context("no MQTT connection settings")?;
+            let publisher = mqtt::Publisher::start(broker, connect, a.clocks_synced)?;
             let (status, feed) = (publisher.status(), publisher.stats_feed());
             let drain = Drain::start("acp-mqtt", max_entries, publisher)?;
-            (drain, Box::new(move || status.describe()), Some(feed))
+            let link = (feed, status.clone());
+            (drain, Box::new(move || status.describe()), Some(link))
         }
     };
     Ok((
@@ -281,11 +290,12 @@ fn start_sink(
 /// Serves `--metrics` on `addr`: every scrape reads the server's published totals and, when
 /// sessions are to be listed, asks for a copy of its session table (made by the server thread
 /// at most once per snapshot period, however many scrapes and reports ask) and lists the
-/// `sessions` silent the longest.
+/// `sessions` silent the longest; `brokers` are the MQTT sinks' statuses.
 fn serve_metrics(
     addr: std::net::SocketAddr,
     server: Arc<MonitorServer>,
     sessions: usize,
+    brokers: Vec<Arc<mqtt::Status>>,
 ) -> anyhow::Result<metrics::Endpoint> {
     let scrape = move || -> Box<dyn prometheus_client::collector::Collector> {
         let (totals, listed) = if sessions == 0 {
@@ -297,6 +307,7 @@ fn serve_metrics(
         Box::new(MonitorFamilies {
             totals,
             sessions: listed,
+            publish_connection_failures: brokers.iter().map(|b| b.failures()).sum(),
         })
     };
     metrics::Endpoint::start(addr, metrics::monitor::PREFIX, Box::new(scrape))
@@ -324,13 +335,32 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
         )?),
         false => None,
     };
+    let brokers: Vec<&mqtt::Broker> = a
+        .publish
+        .iter()
+        .filter_map(|t| match t {
+            Target::Mqtt(b) => Some(b),
+            Target::Unix(_) => None,
+        })
+        .collect();
+    let connect = match a.mqtt.connect(&brokers) {
+        Ok(connect) => connect,
+        Err(e) => {
+            finish_sinks(printer, Vec::new());
+            return Err(UsageError(e).into());
+        }
+    };
     let mut published = Vec::new();
     let mut stats_feeds = Vec::new();
+    let mut broker_status = Vec::new();
     for target in &a.publish {
-        match start_sink(target, &a, max_entries) {
-            Ok((sink, feed)) => {
+        match start_sink(target, &a, connect.as_ref(), max_entries) {
+            Ok((sink, link)) => {
                 published.push(sink);
-                stats_feeds.extend(feed);
+                if let Some((feed, status)) = link {
+                    stats_feeds.push(feed);
+                    broker_status.push(status);
+                }
             }
             Err(e) => {
                 finish_sinks(printer, published);
@@ -367,7 +397,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
     };
     let metrics = match a
         .metrics
-        .map(|addr| serve_metrics(addr, server.clone(), a.metrics_sessions))
+        .map(|addr| serve_metrics(addr, server.clone(), a.metrics_sessions, broker_status))
         .transpose()
     {
         Ok(metrics) => metrics,
@@ -399,11 +429,14 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
             } else {
                 let snap = server.snapshot();
                 if !stats_feeds.is_empty() {
-                    let stats: Vec<(u64, String)> = snap
-                        .sessions
-                        .iter()
-                        .map(|s| (s.key.session, session_json(s).to_string()))
-                        .collect();
+                    let stats = SessionTable {
+                        taken: std::time::Instant::now(),
+                        sessions: snap
+                            .sessions
+                            .iter()
+                            .map(|s| (s.key.session, session_json(s).to_string()))
+                            .collect(),
+                    };
                     for feed in &stats_feeds {
                         feed.offer(stats.clone());
                     }

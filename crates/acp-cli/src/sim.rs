@@ -1,13 +1,12 @@
 //! `acp sim` and `acp sweep`: run a scenario file, or sweep its fixed rates for the oracle.
 
-use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 use acp_sim::report::SimResult;
 use acp_sim::scenario::Scenario;
 use acp_sim::sweep::{self, SweepPoint};
 use anyhow::Context;
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::ProgressBar;
 use serde_json::json;
 
 use crate::output::{out, outln};
@@ -147,17 +146,10 @@ pub(crate) fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-/// A progress bar over `runs` simulation runs on stderr, drawn only when stderr is a terminal
-/// and not `quiet` (JSON output): a log file or a pipe gets no `\r` redraws.
+/// A progress bar over `runs` simulation runs on stderr ([`crate::progress`]): drawn on a
+/// terminal, logged as lines elsewhere, hidden when `quiet` (JSON output).
 pub(crate) fn progress_bar(runs: u64, quiet: bool) -> ProgressBar {
-    if quiet || !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
-    }
-    ProgressBar::with_draw_target(Some(runs), ProgressDrawTarget::stderr()).with_style(
-        ProgressStyle::with_template("[{bar:40}] {pos}/{len} runs, {eta} left")
-            .unwrap_or_else(|_| ProgressStyle::default_bar())
-            .progress_chars("#>."),
-    )
+    crate::progress::bar(runs, quiet)
 }
 
 /// `acp sweep`.

@@ -609,6 +609,59 @@ fn demo_json_prints_one_object_and_nothing_else() {
     assert!((70.0..=101.0).contains(&rate), "{rate}");
 }
 
+/// Off a terminal the demo writes only its final table to stdout, and logs each round's start.
+#[test]
+fn demo_into_a_pipe_writes_only_its_final_table() {
+    let out = acp()
+        .args(["demo", "--duration", "1", "--controllers", "fixed:50,lazy"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().filter(|l| !l.is_empty()).collect();
+    assert!(lines[0].starts_with("final ("), "{text}");
+    assert!(lines[1].starts_with("controller "), "{text}");
+    assert_eq!(lines.len(), 4, "{text}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    for round in [
+        "round 1 of 2: fixed:50 for 1 s",
+        "round 2 of 2: lazy for 1 s",
+    ] {
+        assert!(err.contains(&format!("demo: {round}")), "{err}");
+    }
+}
+
+/// Off a terminal a long command's progress is a log line on stderr, not a redrawn bar, with or
+/// without --json; `-q` silences it.
+#[test]
+fn long_commands_log_progress_lines_when_stderr_is_not_a_terminal() {
+    let bottleneck = scenario_path("bottleneck.toml");
+    for json in [false, true] {
+        let mut args = vec!["sweep", bottleneck.as_str(), "--rates", "50,100"];
+        if json {
+            args.push("--json");
+        }
+        let out = acp().args(&args).output().unwrap();
+        assert!(out.status.success(), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        let progress: Vec<&str> = err.lines().filter(|l| l.contains("progress: ")).collect();
+        assert!(!progress.is_empty(), "{args:?}: {err}");
+        assert!(
+            progress
+                .iter()
+                .all(|l| l.contains("/2 runs") && l.contains(" INFO ")),
+            "{err}"
+        );
+        assert!(!err.contains('\r') && !err.contains('\x1b'), "{err:?}");
+    }
+    let out = acp()
+        .args(["-q", "sweep", &bottleneck, "--rates", "50,100"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("progress: "));
+}
+
 /// Sends SIGINT to `child`.
 fn interrupt(child: &Child) {
     // SAFETY: sending a signal to our own child process.
@@ -638,13 +691,18 @@ fn demo_prints_its_final_results_on_sigint() {
         .spawn()
         .unwrap();
     let mut out = BufReader::new(demo.stdout.take().unwrap());
-    // The first live table: the first controller is running.
-    let mut text = read_until(&mut out, "(live");
+    // stdout is a pipe: the start of each round is logged on stderr, and the first controller
+    // is running.
+    let mut err = BufReader::new(demo.stderr.take().unwrap());
+    read_until(&mut err, "demo: round 1 of 3: seek for 120 s");
     std::thread::sleep(Duration::from_secs(2));
     interrupt(&demo);
     let status = wait_within(&mut demo, Duration::from_secs(20));
     assert!(status.success(), "{status:?}");
+    let mut text = String::new();
     out.read_to_string(&mut text).unwrap();
+    // Only the final table, no live one.
+    assert!(!text.contains("(live") && !text.contains('\x1b'), "{text}");
     let (_, last) = text.split_once("\ninterrupted after ").expect(&text);
     let secs: f64 = last.split(' ').next().unwrap().parse().unwrap();
     assert!((1.0..60.0).contains(&secs), "{secs}: {text}");
@@ -1867,7 +1925,7 @@ fn a_flag_on_the_command_line_overrides_the_file() {
         "{text}"
     );
     assert!(
-        text.contains("max-sessions = \"10000\"  # default"),
+        text.contains("# max-sessions = \"10000\"  # default"),
         "{text}"
     );
     let _ = std::fs::remove_dir_all(dir);

@@ -1,9 +1,11 @@
 //! `acp monitor --publish` and `--reuse-port` as a user runs them: fresh updates to Unix socket
 //! clients and to a real MQTT broker (mosquitto, started here on a free loopback port), broker
-//! restarts, and several monitor processes sharing one UDP port.
+//! restarts, TLS with a private CA, client certificates and passwords (certificates made here with
+//! rcgen), the payloads checked against `docs/schemas/`, and several monitor processes sharing one
+//! UDP port.
 //!
-//! The MQTT tests need `mosquitto` (`scripts/test-deps.sh` installs it); without it they fail
-//! and say how to install it.
+//! The MQTT tests need `mosquitto` and `mosquitto_passwd` (`scripts/test-deps.sh` installs
+//! them); without them they fail and say how to install them.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read};
@@ -229,7 +231,7 @@ fn unix_socket_clients_each_get_the_fresh_updates_and_one_that_never_reads_holds
 #[test]
 fn bad_publish_targets_are_refused_in_one_line() {
     for (bad, says) in [
-        ("tcp://127.0.0.1:1883", "neither unix:PATH nor mqtt://"),
+        ("tcp://127.0.0.1:1883", "neither unix:PATH nor mqtt[s]://"),
         ("mqtt://127.0.0.1:0/acp", "not in 1-65535"),
         ("mqtt://127.0.0.1/acp/#", "cannot hold"),
         ("unix:", "needs a socket path"),
@@ -250,45 +252,181 @@ fn bad_publish_targets_are_refused_in_one_line() {
     assert_eq!(out.status.code(), Some(2));
 }
 
-/// The mosquitto binary, or a failure naming the package to install.
-fn mosquitto() -> PathBuf {
+/// A program of the mosquitto package (`mosquitto`, `mosquitto_passwd`), or a failure naming the
+/// package to install.
+fn mosquitto_program(name: &str) -> PathBuf {
     let path = std::env::var_os("PATH").unwrap_or_default();
     std::env::split_paths(&path)
-        .chain([PathBuf::from("/usr/sbin")])
-        .map(|dir| dir.join("mosquitto"))
+        .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")])
+        .map(|dir| dir.join(name))
         .find(|p| p.is_file())
         .unwrap_or_else(|| {
             panic!(
-                "the MQTT tests need the mosquitto broker: install it with \
+                "the MQTT tests need {name}: install it with \
                  `apt-get install mosquitto mosquitto-clients` (or run scripts/test-deps.sh as root)"
             )
         })
 }
 
-/// A mosquitto broker on a loopback port, for anonymous clients, without persistence.
+fn mosquitto() -> PathBuf {
+    mosquitto_program("mosquitto")
+}
+
+/// A free loopback TCP port.
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// The user and password the secure listener accepts.
+const MQTT_USER: &str = "acp-monitor";
+const MQTT_PASSWORD: &str = "correct horse battery staple";
+
+/// The files of a TLS listener, made by [`Broker::start_secure`].
+struct Secure {
+    port: u16,
+    ca: PathBuf,
+    client_cert: PathBuf,
+    client_key: PathBuf,
+    password_file: PathBuf,
+}
+
+/// Writes `text` to `dir/name`, readable by all (mosquitto started as root reads its files as
+/// the user `mosquitto`), and returns the path.
+fn write_public(dir: &Path, name: &str, text: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+    path
+}
+
+/// A CA, a server certificate for 127.0.0.1 and a client certificate, each with its key, as PEM
+/// files in `dir`: (ca, server cert, server key, client cert, client key).
+fn certificates(dir: &Path) -> [PathBuf; 5] {
+    use rcgen::{
+        BasicConstraints, CertificateParams, CertifiedIssuer, DnType, ExtendedKeyUsagePurpose,
+        IsCa, KeyPair,
+    };
+    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    ca_params
+        .distinguished_name
+        .push(DnType::CommonName, "acp test CA");
+    let ca = CertifiedIssuer::self_signed(ca_params, KeyPair::generate().unwrap()).unwrap();
+    let leaf = |names: Vec<String>, purpose: ExtendedKeyUsagePurpose, cn: &str| {
+        let key = KeyPair::generate().unwrap();
+        let mut params = CertificateParams::new(names).unwrap();
+        params.distinguished_name.push(DnType::CommonName, cn);
+        params.extended_key_usages = vec![purpose];
+        let cert = params.signed_by(&key, &ca).unwrap();
+        (cert.pem(), key.serialize_pem())
+    };
+    let (server, server_key) = leaf(
+        vec!["127.0.0.1".into(), "localhost".into()],
+        ExtendedKeyUsagePurpose::ServerAuth,
+        "127.0.0.1",
+    );
+    let (client, client_key) = leaf(
+        Vec::new(),
+        ExtendedKeyUsagePurpose::ClientAuth,
+        "acp-monitor",
+    );
+    [
+        write_public(dir, "ca.pem", &ca.pem()),
+        write_public(dir, "server.pem", &server),
+        write_public(dir, "server.key", &server_key),
+        write_public(dir, "client.pem", &client),
+        write_public(dir, "client.key", &client_key),
+    ]
+}
+
+/// A mosquitto broker on a loopback port, for anonymous clients, without persistence; with
+/// [`Broker::start_secure`] also a TLS listener that wants a client certificate and a password.
 struct Broker {
     child: Child,
     port: u16,
     config: PathBuf,
+    secure: Option<Secure>,
 }
 
 impl Broker {
     fn start(dir: &Path) -> Broker {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .unwrap()
-            .local_addr()
-            .unwrap()
-            .port();
+        let port = free_port();
         let config = dir.join("mosquitto.conf");
         std::fs::write(
             &config,
             format!("listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"),
         )
         .unwrap();
-        Broker::run(config, port)
+        Broker::run(config, port, None)
     }
 
-    fn run(config: PathBuf, port: u16) -> Broker {
+    /// A broker with an anonymous plain listener (for the test's subscribers) and a TLS one
+    /// (certificates from [`certificates`], client certificate required, user [`MQTT_USER`]).
+    fn start_secure(dir: &Path) -> Broker {
+        let [ca, server, server_key, client_cert, client_key] = certificates(dir);
+        let passwd = write_public(dir, "passwd", "");
+        let status = Command::new(mosquitto_program("mosquitto_passwd"))
+            .args(["-b"])
+            .arg(&passwd)
+            .args([MQTT_USER, MQTT_PASSWORD])
+            .status()
+            .unwrap();
+        assert!(status.success(), "mosquitto_passwd: {status:?}");
+        write_public(dir, "passwd", &std::fs::read_to_string(&passwd).unwrap());
+        let password_file = dir.join("mqtt-password");
+        std::fs::write(&password_file, format!("{MQTT_PASSWORD}\n")).unwrap();
+        let (port, tls_port) = (free_port(), free_port());
+        let config = dir.join("mosquitto.conf");
+        std::fs::write(
+            &config,
+            format!(
+                "per_listener_settings true\npersistence false\n\
+                 listener {port} 127.0.0.1\nallow_anonymous true\n\
+                 listener {tls_port} 127.0.0.1\nallow_anonymous false\n\
+                 password_file {}\ncafile {}\ncertfile {}\nkeyfile {}\nrequire_certificate true\n",
+                passwd.display(),
+                ca.display(),
+                server.display(),
+                server_key.display()
+            ),
+        )
+        .unwrap();
+        let secure = Secure {
+            port: tls_port,
+            ca,
+            client_cert,
+            client_key,
+            password_file,
+        };
+        Broker::run(config, port, Some(secure))
+    }
+
+    /// The options that make `acp monitor` log in to the TLS listener with `password_file`.
+    fn secure_args(&self, password_file: &Path) -> Vec<String> {
+        let s = self.secure.as_ref().unwrap();
+        [
+            "--publish".to_string(),
+            format!("mqtts://127.0.0.1:{}/acp", s.port),
+            "--mqtt-ca".into(),
+            s.ca.display().to_string(),
+            "--mqtt-cert".into(),
+            s.client_cert.display().to_string(),
+            "--mqtt-key".into(),
+            s.client_key.display().to_string(),
+            "--mqtt-username".into(),
+            MQTT_USER.into(),
+            "--mqtt-password-file".into(),
+            password_file.display().to_string(),
+        ]
+        .into()
+    }
+
+    fn run(config: PathBuf, port: u16, secure: Option<Secure>) -> Broker {
         let child = Command::new(mosquitto())
             .arg("-c")
             .arg(&config)
@@ -296,15 +434,21 @@ impl Broker {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        wait_for(
-            Duration::from_secs(10),
-            || TcpStream::connect(("127.0.0.1", port)).is_ok(),
-            || format!("mosquitto is not listening on port {port}"),
-        );
+        for p in [Some(port), secure.as_ref().map(|s| s.port)]
+            .into_iter()
+            .flatten()
+        {
+            wait_for(
+                Duration::from_secs(10),
+                || TcpStream::connect(("127.0.0.1", p)).is_ok(),
+                || format!("mosquitto is not listening on port {p}"),
+            );
+        }
         Broker {
             child,
             port,
             config,
+            secure,
         }
     }
 
@@ -312,9 +456,9 @@ impl Broker {
     fn restart(mut self) -> Broker {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
-        let (config, port) = (self.config.clone(), self.port);
+        let (config, port, secure) = (self.config.clone(), self.port, self.secure.take());
         std::mem::forget(self);
-        Broker::run(config, port)
+        Broker::run(config, port, secure)
     }
 
     fn url(&self) -> String {
@@ -329,7 +473,7 @@ impl Drop for Broker {
     }
 }
 
-/// A message a subscriber received.
+/// A message a subscriber received; an empty payload (a retained message cleared) is `null`.
 #[derive(Debug, Clone)]
 struct Message {
     topic: String,
@@ -361,7 +505,10 @@ impl Subscriber {
                         messages_t.lock().unwrap().push(Message {
                             topic: p.topic.clone(),
                             retained: p.retain,
-                            body: serde_json::from_slice(&p.payload).unwrap(),
+                            body: match p.payload.is_empty() {
+                                true => Value::Null,
+                                false => serde_json::from_slice(&p.payload).unwrap(),
+                            },
                         })
                     }
                     Ok(_) => {}
@@ -386,7 +533,7 @@ impl Subscriber {
     fn latest(&self) -> BTreeMap<String, u64> {
         let mut latest = BTreeMap::new();
         for m in self.messages() {
-            if m.topic.ends_with("/update") {
+            if m.topic.ends_with("/update") && !m.body.is_null() {
                 let session = m.body["session"].as_str().unwrap().to_string();
                 assert_eq!(m.topic, format!("acp/{session}/update"));
                 let seq = m.body["seq"].as_u64().unwrap();
@@ -531,6 +678,351 @@ fn mqtt_gets_retained_fresh_updates_and_stats_and_publishing_resumes_after_a_bro
         "updates wait in the mailbox meanwhile: {mqtt}"
     );
     assert!(rest.contains("reconnected"), "{rest}");
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The schema `docs/schemas/NAME.schema.json`, compiled.
+fn schema(name: &str) -> jsonschema::Validator {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../docs/schemas")
+        .join(format!("{name}.schema.json"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    jsonschema::validator_for(&serde_json::from_str(&text).unwrap())
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+/// Checks `body` against `validator`, failing with every violation.
+fn conforms(validator: &jsonschema::Validator, what: &str, body: &Value) {
+    let errors: Vec<String> = validator
+        .iter_errors(body)
+        .map(|e| format!("{} at {}", e, e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{what} {body}: {errors:?}");
+}
+
+/// The newest message on `topic`, if any.
+fn newest(messages: &[Message], topic: &str) -> Option<Value> {
+    messages
+        .iter()
+        .rev()
+        .find(|m| m.topic == topic)
+        .map(|m| m.body.clone())
+}
+
+#[test]
+fn mqtts_with_a_private_ca_client_certificate_and_password_publishes_what_the_schemas_say() {
+    let dir = scratch("mqtts");
+    let broker = Broker::start_secure(&dir);
+    let watcher = Subscriber::start(&broker);
+    let secure = broker.secure_args(&broker.secure.as_ref().unwrap().password_file);
+    let mut args: Vec<&str> = secure.iter().map(String::as_str).collect();
+    args.extend([
+        "--listen",
+        "127.0.0.1:0",
+        "--mqtt-qos",
+        "1",
+        "--report-every",
+        "300ms",
+        "--clocks-synced",
+    ]);
+    let monitor = Monitor::start(&args);
+    // One source with text payloads (stdin lines), one with synthetic ones.
+    let mut text_source = acp()
+        .args([
+            "source",
+            "--to",
+            &monitor.addr,
+            "--json",
+            "--push",
+            "--controller",
+            "fixed:50",
+        ])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let mut stdin = text_source.stdin.as_ref().unwrap();
+        for i in 0..20 {
+            writeln!(stdin, "temperature {i}").unwrap();
+            std::thread::sleep(Duration::from_millis(25));
+        }
+    }
+    let binary_source = source(
+        &monitor.addr,
+        &[
+            "--controller",
+            "fixed:50",
+            "--count",
+            "40",
+            "--payload-size",
+            "8",
+        ],
+    );
+    all_acked(binary_source);
+    drop(text_source.stdin.take());
+    let (text_session, _) = all_acked(text_source);
+    wait_for(
+        Duration::from_secs(10),
+        || {
+            let m = watcher.messages();
+            let stats = m.iter().filter(|m| m.topic.ends_with("/stats")).count();
+            watcher.latest().len() == 2 && stats >= 2
+        },
+        || format!("{:?}", watcher.messages()),
+    );
+    let (update, stats, status) = (
+        schema("mqtt-update"),
+        schema("mqtt-stats"),
+        schema("mqtt-status"),
+    );
+    let messages = watcher.messages();
+    for m in &messages {
+        let kind = m.topic.rsplit('/').next().unwrap();
+        let validator = match kind {
+            "update" => &update,
+            "stats" => &stats,
+            "status" => &status,
+            other => panic!("unexpected topic {other}: {}", m.topic),
+        };
+        conforms(validator, &m.topic, &m.body);
+        if kind == "update" {
+            assert!(m.body["age_ms"].is_number(), "{}", m.body);
+        }
+    }
+    let text = newest(&messages, &format!("acp/{text_session}/update")).unwrap();
+    assert_eq!(text["payload"], "temperature 19", "{text}");
+    assert_eq!(
+        newest(&messages, "acp/status"),
+        Some(serde_json::json!({"type": "status", "online": true}))
+    );
+    let (summary, rest) = monitor.stop();
+    let mqtt = sink(&summary);
+    assert_eq!(count(mqtt, "connection_failures"), 0, "{mqtt}: {rest}");
+    assert!(count(mqtt, "acknowledged") > 0, "{mqtt}");
+    assert!(rest.contains("connected"), "{rest}");
+    assert!(!rest.contains(MQTT_PASSWORD), "{rest}");
+    // Stopping says so, retained.
+    wait_for(
+        Duration::from_secs(5),
+        || {
+            newest(&watcher.messages(), "acp/status")
+                == Some(serde_json::json!({"type": "status", "online": false}))
+        },
+        || format!("{:?}", newest(&watcher.messages(), "acp/status")),
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Reads `monitor`'s stderr up to the metrics line and returns the metrics address.
+fn metrics_addr(monitor: &mut Monitor) -> String {
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(
+            monitor.stderr.read_line(&mut line).unwrap() > 0,
+            "no metrics line"
+        );
+        if let Some(rest) = line.trim().strip_prefix("acp monitor metrics on http://") {
+            return rest.trim_end_matches("/metrics").to_string();
+        }
+    }
+}
+
+/// The value of the sample `name` (no labels) in a scrape of `addr`.
+fn sample(addr: &str, name: &str) -> f64 {
+    use std::io::Write;
+    let mut stream = TcpStream::connect(addr).unwrap();
+    write!(
+        stream,
+        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut text = String::new();
+    stream.read_to_string(&mut text).unwrap();
+    text.lines()
+        .find_map(|l| l.strip_prefix(&format!("{name} ")))
+        .unwrap_or_else(|| panic!("no {name} in {text}"))
+        .parse()
+        .unwrap()
+}
+
+#[test]
+fn a_refusing_an_untrusted_or_an_absent_broker_is_reported_on_stderr_and_in_the_metrics() {
+    let dir = scratch("mqtt-refused");
+    let broker = Broker::start_secure(&dir);
+    let wrong = dir.join("wrong-password");
+    std::fs::write(&wrong, "not the password\n").unwrap();
+    let secure = broker.secure_args(&wrong);
+    let secure: Vec<&str> = secure.iter().map(String::as_str).collect();
+    let tls_url = secure[1].to_string();
+    // Nothing listens on a port just freed.
+    let absent = format!("mqtt://127.0.0.1:{}/acp", free_port());
+    let mut args = secure.clone();
+    args.extend([
+        "--listen",
+        "127.0.0.1:0",
+        "--metrics",
+        "127.0.0.1:0",
+        "--publish",
+        &absent,
+    ]);
+    let mut refused = Monitor::start(&args);
+    let metrics = metrics_addr(&mut refused);
+    wait_for(
+        Duration::from_secs(10),
+        || sample(&metrics, "acp_monitor_publish_connection_failures_total") >= 4.0,
+        || "the failures are not counted".into(),
+    );
+    // The same options without --mqtt-ca: the system's roots do not know the test's CA.
+    let mut untrusted_args: Vec<&str> = Vec::new();
+    let mut i = 0;
+    while i < secure.len() {
+        if secure[i] == "--mqtt-ca" {
+            i += 2;
+            continue;
+        }
+        untrusted_args.push(secure[i]);
+        i += 1;
+    }
+    untrusted_args.extend(["--listen", "127.0.0.1:0"]);
+    let untrusted = Monitor::start(&untrusted_args);
+    std::thread::sleep(Duration::from_millis(1500));
+    let (summary, refused_err) = refused.stop();
+    let (_, untrusted_err) = untrusted.stop();
+    for err in [&refused_err, &untrusted_err] {
+        assert!(!err.contains("not the password"), "{err}");
+    }
+    // One line per broker and reason, not one per attempt.
+    let says = |err: &str, url: &str, what: &str| {
+        err.lines()
+            .filter(|l| {
+                l.starts_with(&format!("publish {url}: cannot connect: ")) && l.contains(what)
+            })
+            .count()
+    };
+    assert_eq!(
+        says(&refused_err, &tls_url, "the broker refused the connection"),
+        1,
+        "{refused_err}"
+    );
+    assert_eq!(
+        says(&refused_err, &absent, "Connection refused"),
+        1,
+        "{refused_err}"
+    );
+    assert_eq!(
+        says(&untrusted_err, &tls_url, "UnknownIssuer"),
+        1,
+        "{untrusted_err}"
+    );
+    let sinks = summary["publish"].as_array().unwrap();
+    assert!(
+        sinks
+            .iter()
+            .all(|s| count(s, "connection_failures") >= 2 && s["connected"] == false),
+        "{sinks:?}"
+    );
+    // --check-config names the password's file, never the password.
+    let mut check = secure.clone();
+    check.extend(["--listen", "127.0.0.1:0", "--check-config"]);
+    let out = acp().arg("monitor").args(&check).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains(&format!("mqtt-password-file = \"{}\"", wrong.display())),
+        "{text}"
+    );
+    assert!(!text.contains("not the password"), "{text}");
+    // Bad TLS and login settings are refused at start, in one line.
+    for (bad, says) in [
+        (
+            vec!["--publish", &absent, "--mqtt-ca", "/nonexistent.pem"],
+            "applies to mqtts:// brokers only",
+        ),
+        (
+            vec!["--publish", &tls_url, "--mqtt-ca", "/nonexistent.pem"],
+            "--mqtt-ca /nonexistent.pem: ",
+        ),
+        (
+            vec!["--publish", &tls_url, "--mqtt-username", "u"],
+            "needs --mqtt-password-file",
+        ),
+        (
+            vec!["--publish", "mqtts://u:secret@127.0.0.1/acp"],
+            "not accepted",
+        ),
+    ] {
+        let mut line = bad.clone();
+        line.extend(["--listen", "127.0.0.1:0"]);
+        let out = acp().arg("monitor").args(&line).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{line:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{line:?}: {err}");
+        assert!(err.contains(says), "{line:?}: {err}");
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn expired_sessions_retained_messages_are_cleared_and_a_dead_monitors_will_says_offline() {
+    let dir = scratch("mqtt-expiry");
+    let broker = Broker::start(&dir);
+    let url = broker.url();
+    let watcher = Subscriber::start(&broker);
+    let mut monitor = Monitor::start(&[
+        "--listen",
+        "127.0.0.1:0",
+        "--publish",
+        &url,
+        "--report-every",
+        "500ms",
+    ]);
+    let (session, _) = all_acked(source(
+        &monitor.addr,
+        &["--controller", "fixed:50", "--count", "20"],
+    ));
+    let (update, stats) = (
+        format!("acp/{session}/update"),
+        format!("acp/{session}/stats"),
+    );
+    wait_for(
+        Duration::from_secs(5),
+        || newest(&watcher.messages(), &stats).is_some(),
+        || format!("{:?}", watcher.messages()),
+    );
+    // The monitor forgets a session after 30 s of silence (MonitorConfig::idle_timeout); at the
+    // next report both of its retained messages are cleared.
+    wait_for(
+        Duration::from_secs(45),
+        || {
+            let m = watcher.messages();
+            newest(&m, &update) == Some(Value::Null) && newest(&m, &stats) == Some(Value::Null)
+        },
+        || format!("{:?}", newest(&watcher.messages(), &update)),
+    );
+    // A subscriber arriving now gets no retained message of the session, only the status.
+    let late = Subscriber::start(&broker);
+    std::thread::sleep(Duration::from_millis(500));
+    let topics: BTreeSet<String> = late.messages().into_iter().map(|m| m.topic).collect();
+    assert_eq!(topics, BTreeSet::from(["acp/status".to_string()]));
+    // Killed, the monitor cannot say goodbye: the broker publishes its last will.
+    monitor.child.kill().unwrap();
+    monitor.child.wait().unwrap();
+    wait_for(
+        Duration::from_secs(10),
+        || {
+            newest(&late.messages(), "acp/status")
+                == Some(serde_json::json!({"type": "status", "online": false}))
+        },
+        || format!("{:?}", late.messages()),
+    );
     let _ = std::fs::remove_dir_all(dir);
 }
 

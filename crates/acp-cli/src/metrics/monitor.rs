@@ -27,6 +27,8 @@ pub struct MonitorFamilies {
     pub totals: Totals,
     /// The sessions listed, taken at `totals.at`.
     pub sessions: Vec<SessionReport>,
+    /// Failed connection attempts to the `--publish` MQTT brokers, all together.
+    pub publish_connection_failures: u64,
 }
 
 /// The labels of a session's series: its peer address and its session id in hex (as in the
@@ -146,6 +148,12 @@ impl Collector for MonitorFamilies {
             "auth_failed",
             "Updates dropped by authentication, by reason.",
             &st.auth_failed_by,
+        )?;
+        f.counter(
+            "publish_connection_failures",
+            "Failed connection attempts to the --publish MQTT brokers (unreachable, refused, TLS), \
+             all brokers together.",
+            self.publish_connection_failures,
         )?;
         f.gauge(
             "sessions_listed",

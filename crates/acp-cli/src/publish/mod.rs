@@ -1,5 +1,6 @@
 //! Where `acp monitor` sends its fresh updates: stdout (`--print-updates`), a Unix stream socket
-//! (`--publish unix:PATH`) and an MQTT broker (`--publish mqtt://HOST:PORT/PREFIX`).
+//! (`--publish unix:PATH`) and an MQTT broker (`--publish mqtt://HOST:PORT/PREFIX`, or `mqtts://`
+//! with TLS).
 //!
 //! Every destination is a [`Sink`] fed by one [`Drain`]: a thread that waits on the sink's own
 //! latest-value [`Mailbox`], takes what is pending and hands it to the sink. The monitor's server
@@ -12,6 +13,7 @@
 //! share one line writer ([`Lines`]), differing only in where the bytes go ([`LineOut`]).
 
 pub mod mqtt;
+pub mod mqtt_connect;
 pub mod unix;
 
 use std::path::PathBuf;
@@ -30,7 +32,7 @@ use crate::output::Reports;
 pub enum Target {
     /// `unix:PATH`: a Unix stream socket the monitor listens on.
     Unix(PathBuf),
-    /// `mqtt://HOST[:PORT][/PREFIX]`.
+    /// `mqtt://HOST[:PORT][/PREFIX]` or `mqtts://…`.
     Mqtt(mqtt::Broker),
 }
 
@@ -47,15 +49,18 @@ impl std::fmt::Display for Target {
 pub fn parse_target(s: &str) -> Result<Target, String> {
     if let Some(path) = s.strip_prefix("unix:") {
         if path.is_empty() {
-            return Err("unix: needs a socket path, e.g. unix:/run/acp.sock".into());
+            return Err("unix: needs a socket path, e.g. unix:/run/acp/acp.sock".into());
         }
         return Ok(Target::Unix(PathBuf::from(path)));
     }
     if let Some(rest) = s.strip_prefix("mqtt://") {
-        return mqtt::Broker::parse(rest).map(Target::Mqtt);
+        return mqtt::Broker::parse(rest, false).map(Target::Mqtt);
+    }
+    if let Some(rest) = s.strip_prefix("mqtts://") {
+        return mqtt::Broker::parse(rest, true).map(Target::Mqtt);
     }
     Err(format!(
-        "'{s}' is neither unix:PATH nor mqtt://HOST[:PORT][/PREFIX]"
+        "'{s}' is neither unix:PATH nor mqtt[s]://HOST[:PORT][/PREFIX]"
     ))
 }
 
@@ -328,6 +333,17 @@ mod tests {
             ("::1", 1883, "acp")
         );
         assert_eq!(b.to_string(), "mqtt://[::1]:1883/acp");
+        let Ok(Target::Mqtt(b)) = parse_target("mqtts://broker.example.net/site") else {
+            panic!()
+        };
+        assert_eq!((b.tls, b.port), (true, 8883));
+        assert_eq!(b.to_string(), "mqtts://broker.example.net:8883/site");
+        // Credentials in the address are refused, and not repeated.
+        let err = parse_target("mqtts://acp:hunter2@broker:8883/site").unwrap_err();
+        assert!(
+            !err.contains("hunter2") && err.contains("--mqtt-password-file"),
+            "{err}"
+        );
         for bad in [
             "unix:",
             "tcp://x",
