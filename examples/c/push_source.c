@@ -4,9 +4,8 @@
  * reading whenever its controller says so, and drops readings that were overtaken. The loop
  * waits on the source's socket and on the earlier of the source's timeout and the next reading.
  *
- * Build (from the repository root, after `cargo build -p acp-ffi`):
- *   cc -Icrates/acp-ffi/include examples/c/push_source.c target/debug/libacp_ffi.a \
- *      -lpthread -ldl -lm -o push_source
+ * Build against the installed library (`make -C crates/acp-ffi install`, see its Makefile):
+ *   cc $(pkg-config --cflags acp) examples/c/push_source.c $(pkg-config --libs acp) -o push_source
  * Run against `acp monitor --listen 127.0.0.1:7200 --print-updates`:
  *   ./push_source 127.0.0.1:7200 5
  */

@@ -1,59 +1,169 @@
-//! `examples/c/push_source.c`, compiled with the system's C compiler against this crate's static
-//! library and the checked-in header, reports readings to an in-process monitor server on
-//! loopback: the monitor must receive fresh readings from it, in order.
+//! The C library as a packager installs it and a C programmer uses it: `make install` (the
+//! Makefile of this crate) into a temporary prefix puts the header, the static and the shared
+//! library (with its SONAME and links) and `acp.pc` there; `examples/c/push_source.c`, compiled
+//! with the system's C compiler and the flags `pkg-config` gives for the installed library (shared
+//! and static), reports readings to an in-process monitor server on loopback: the monitor must
+//! receive fresh readings from it, in order.
+//!
+//! Needs `make`, `cc`, `pkg-config` and `objdump` (`scripts/test-deps.sh` installs them).
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::{Arc, Mutex};
+use std::process::{Command, Output};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use acp_core::MonitorConfig;
 use acp_runtime::server::{MonitorServer, ServerConfig};
 
-/// The directory cargo put this crate's libraries in when it built them for this test: the
-/// test's own (`target/<profile>/deps`).
-fn artifact_dir() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    exe.parent().unwrap().to_path_buf()
+/// Runs a tool the test needs, failing with the package to install when it is missing.
+fn tool(program: &str, package: &str, configure: impl FnOnce(&mut Command)) -> Output {
+    let mut command = Command::new(program);
+    configure(&mut command);
+    let out = command.output().unwrap_or_else(|e| {
+        panic!("{program}: {e}; install it with `apt-get install {package}` (or run scripts/test-deps.sh as root)")
+    });
+    assert!(
+        out.status.success(),
+        "{command:?} failed:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
 }
 
-fn compile_example() -> PathBuf {
+/// The prefix `make install` installed into, once for all tests of this file.
+fn prefix() -> &'static Path {
+    static PREFIX: OnceLock<PathBuf> = OnceLock::new();
+    PREFIX.get_or_init(|| {
+        let prefix = std::env::temp_dir().join(format!("acp-ffi-prefix-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&prefix);
+        let crate_dir = env!("CARGO_MANIFEST_DIR");
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        tool("make", "make", |c| {
+            c.args(["-C", crate_dir, "install", "PROFILE=dev"])
+                .arg(format!("PREFIX={}", prefix.display()))
+                .arg(format!("CARGO={cargo}"));
+        });
+        prefix
+    })
+}
+
+/// What `pkg-config ARGS acp` says of the installed library.
+fn pkg_config(args: &[&str]) -> Vec<String> {
+    let out = tool("pkg-config", "pkg-config", |c| {
+        c.env("PKG_CONFIG_PATH", prefix().join("lib/pkgconfig"))
+            .args(args)
+            .arg("acp");
+    });
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .split_whitespace()
+        .map(String::from)
+        .collect()
+}
+
+/// The SONAME (or NEEDED libraries) objdump finds in `file`.
+fn dynamic(file: &Path, entry: &str) -> Vec<String> {
+    let out = tool("objdump", "binutils", |c| {
+        c.arg("-p").arg(file);
+    });
+    String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix(entry))
+        .map(|v| v.trim().to_string())
+        .collect()
+}
+
+/// The SONAME the library must have: `libacp.so.0.<minor>` while the major version is 0.
+fn expected_soname() -> String {
+    let (major, minor) = (
+        env!("CARGO_PKG_VERSION_MAJOR"),
+        env!("CARGO_PKG_VERSION_MINOR"),
+    );
+    match major {
+        "0" => format!("libacp.so.0.{minor}"),
+        _ => format!("libacp.so.{major}"),
+    }
+}
+
+#[test]
+fn make_install_puts_the_header_both_libraries_their_links_and_acp_pc_in_the_prefix() {
+    let lib = prefix().join("lib");
+    let version = env!("CARGO_PKG_VERSION");
+    assert!(prefix().join("include/acp.h").is_file());
+    assert!(lib.join("libacp.a").is_file());
+    let real = lib.join(format!("libacp.so.{version}"));
+    assert_eq!(dynamic(&real, "SONAME"), [expected_soname()]);
+    // libacp.so -> SONAME -> the versioned file.
+    let link = std::fs::read_link(lib.join(expected_soname())).unwrap();
+    assert_eq!(link, Path::new(&format!("libacp.so.{version}")));
+    assert_eq!(
+        std::fs::read_link(lib.join("libacp.so")).unwrap(),
+        Path::new(&expected_soname())
+    );
+    assert_eq!(pkg_config(&["--modversion"]), [version]);
+    assert_eq!(
+        pkg_config(&["--cflags"]),
+        [format!("-I{}", prefix().join("include").display())]
+    );
+}
+
+/// `examples/c/push_source.c` compiled and linked with `pkg-config`'s flags for the installed
+/// library: shared, or (`--static`) with its archive.
+fn compile_example(link_static: bool) -> PathBuf {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let lib = artifact_dir().join("libacp_ffi.a");
-    assert!(lib.exists(), "{} was not built", lib.display());
-    let out = artifact_dir().join("push_source_example");
-    let compiled = Command::new("cc")
-        .arg("-std=c11")
-        .args(["-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror"])
-        .arg("-I")
-        .arg(root.join("include"))
-        .arg(root.join("../../examples/c/push_source.c"))
-        .arg(&lib)
-        // What Rust's standard library needs from the C library on Linux.
-        .args([
-            "-lgcc_s",
-            "-lutil",
-            "-lrt",
-            "-lpthread",
-            "-lm",
-            "-ldl",
-            "-lc",
-        ])
-        .arg("-o")
-        .arg(&out)
-        .output()
-        .expect("a C compiler `cc` (scripts/test-deps.sh installs gcc)");
-    assert!(
-        compiled.status.success(),
-        "compiling push_source.c failed:\n{}",
-        String::from_utf8_lossy(&compiled.stderr)
+    let out = prefix().join(if link_static {
+        "push_source_static"
+    } else {
+        "push_source"
+    });
+    let libs = if link_static {
+        // The archive rather than the shared library of the same name, then what it needs
+        // from the C library.
+        let mut libs = pkg_config(&["--static", "--libs-only-L"]);
+        libs.extend(["-Wl,-Bstatic", "-lacp", "-Wl,-Bdynamic"].map(String::from));
+        libs.extend(
+            pkg_config(&["--static", "--libs-only-l"])
+                .into_iter()
+                .filter(|l| l != "-lacp"),
+        );
+        libs
+    } else {
+        pkg_config(&["--libs"])
+    };
+    tool("cc", "gcc", |c| {
+        c.arg("-std=c11")
+            .args(["-D_POSIX_C_SOURCE=200809L", "-Wall", "-Wextra", "-Werror"])
+            .args(pkg_config(&["--cflags"]))
+            .arg(root.join("../../examples/c/push_source.c"))
+            .args(&libs)
+            .arg("-o")
+            .arg(&out);
+    });
+    let needed = dynamic(&out, "NEEDED");
+    assert_eq!(
+        needed.contains(&expected_soname()),
+        !link_static,
+        "{needed:?}"
     );
     out
 }
 
 #[test]
-fn the_c_example_reports_fresh_readings_to_a_monitor() {
-    let program = compile_example();
+fn the_example_built_against_the_installed_shared_library_reports_fresh_readings() {
+    let program = compile_example(false);
+    reports_fresh_readings(&program);
+}
+
+#[test]
+fn the_example_built_against_the_installed_static_library_reports_fresh_readings() {
+    let program = compile_example(true);
+    reports_fresh_readings(&program);
+}
+
+/// Runs the example `program` for 2 s against a monitor and checks what the monitor received.
+fn reports_fresh_readings(program: &Path) {
     let readings = Arc::new(Mutex::new(Vec::new()));
     let sink = readings.clone();
     let config = MonitorConfig {
@@ -69,7 +179,8 @@ fn the_c_example_reports_fresh_readings_to_a_monitor() {
         })),
     )
     .unwrap();
-    let output = Command::new(&program)
+    let output = Command::new(program)
+        .env("LD_LIBRARY_PATH", prefix().join("lib"))
         .arg(server.local_addr().to_string())
         .arg("2")
         .output()
