@@ -14,6 +14,7 @@ needs=(
   "pip3 python3-pip"
   "mosquitto mosquitto"
   "mosquitto_sub mosquitto-clients"
+  "promtool prometheus"
 )
 
 missing=()
