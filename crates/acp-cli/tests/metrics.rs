@@ -203,6 +203,23 @@ fn spawn_monitor(args: &[&str]) -> (Child, String, String) {
     (monitor, addr, metrics)
 }
 
+/// Starts `acp source --to ADDR --controller fixed:100 --duration 30 --metrics 127.0.0.1:0`;
+/// returns it, its first line on stderr and its metrics address.
+fn spawn_source(addr: &str) -> (Child, String, String) {
+    let mut source = acp()
+        .args(["source", "--to", addr, "--controller", "fixed:100"])
+        .args(["--duration", "30", "--metrics", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(source.stderr.take().unwrap());
+    let mut header = String::new();
+    err.read_line(&mut header).unwrap();
+    let metrics = host_port(&last_word(&mut err));
+    (source, header, metrics)
+}
+
 /// Ends `child` as Ctrl-C does and checks it exits cleanly.
 fn interrupt(mut child: Child) {
     // SAFETY: sending a signal to our own child process.
@@ -357,20 +374,10 @@ fn a_sealed_monitor_counts_authentication_failures_by_reason() {
 #[test]
 fn source_metrics_follow_the_source() {
     let (monitor, addr, _) = spawn_monitor(&[]);
-    let mut source = acp()
-        .args(["source", "--to", &addr, "--controller", "fixed:100"])
-        .args(["--duration", "30", "--metrics", "127.0.0.1:0"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(source.stderr.take().unwrap());
-    let mut header = String::new();
-    err.read_line(&mut header).unwrap();
+    let (source, header, metrics) = spawn_source(&addr);
     // "acp source → ADDR controller fixed:100 session ID dscp 0"
     let session = header.split("session ").nth(1).unwrap();
     let session = session.split(' ').next().unwrap().to_string();
-    let metrics = host_port(&last_word(&mut err));
     let s = scrape_until(&metrics, |s| s.value("acp_source_acks_total") >= 20.0);
     let info = &s.all("acp_source_session_info")[0];
     assert_eq!(info.labels["session"], session);
@@ -526,17 +533,7 @@ fn both_endpoints_pass_promtool_in_both_formats() {
     let dir = std::env::temp_dir().join(format!("acp-metrics-promtool-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (monitor, addr, monitor_metrics) = spawn_monitor(&["--clocks-synced"]);
-    let mut source = acp()
-        .args(["source", "--to", &addr, "--controller", "fixed:100"])
-        .args(["--duration", "30", "--metrics", "127.0.0.1:0"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(source.stderr.take().unwrap());
-    let mut header = String::new();
-    err.read_line(&mut header).unwrap();
-    let source_metrics = host_port(&last_word(&mut err));
+    let (source, _, source_metrics) = spawn_source(&addr);
     // Junk, so that the labelled families have samples too.
     let junk = UdpSocket::bind("127.0.0.1:0").unwrap();
     junk.send_to(b"hi", &addr).unwrap();
@@ -625,7 +622,8 @@ fn the_metrics_endpoint_survives_the_file_descriptor_limit() {
                 rlim_max: 0,
             };
             libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
-            // Some 20 descriptors are the monitor's own (stdio, sockets, epoll, signals).
+            // The monitor holds 8 descriptors once started (stdio, its sockets, epoll, signal
+            // pipe; `ls /proc/PID/fd`): some 30 are left for metrics connections.
             limit.rlim_cur = 40;
             match libc::setrlimit(libc::RLIMIT_NOFILE, &limit) {
                 0 => Ok(()),

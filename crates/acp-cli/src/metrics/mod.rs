@@ -31,7 +31,7 @@ use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetri
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::info::Info;
-use prometheus_client::metrics::{MetricType, TypedMetric};
+use prometheus_client::metrics::TypedMetric;
 use prometheus_client::registry::Unit;
 
 use http::{ServerStats, SharedStats};
@@ -204,13 +204,7 @@ impl<'a> Families<'a> {
     where
         ConstCounter<N>: EncodeMetric,
     {
-        let metric =
-            self.encoder
-                .encode_descriptor(name, help, unit.as_ref(), MetricType::Counter)?;
-        match value {
-            Some(v) => ConstCounter::new(v).encode(metric),
-            None => Ok(()),
-        }
+        self.single(name, help, unit, value.map(ConstCounter::new))
     }
 
     /// A gauge without labels; only its descriptor while `value` is unknown.
@@ -221,13 +215,7 @@ impl<'a> Families<'a> {
         unit: Option<Unit>,
         value: Option<f64>,
     ) -> std::fmt::Result {
-        let metric =
-            self.encoder
-                .encode_descriptor(name, help, unit.as_ref(), MetricType::Gauge)?;
-        match value {
-            Some(v) => ConstGauge::new(v).encode(metric),
-            None => Ok(()),
-        }
+        self.single(name, help, unit, value.map(ConstGauge::new))
     }
 
     /// An info family: one sample, valued 1, that carries `labels`.
@@ -237,11 +225,24 @@ impl<'a> Families<'a> {
         help: &str,
         labels: Vec<(&'static str, String)>,
     ) -> std::fmt::Result {
-        let info = Info::new(labels);
-        let metric = self
+        self.single(name, help, None, Some(Info::new(labels)))
+    }
+
+    /// A family of one sample without labels; only its descriptor while `metric` is unknown.
+    fn single<M: EncodeMetric + TypedMetric>(
+        &mut self,
+        name: &str,
+        help: &str,
+        unit: Option<Unit>,
+        metric: Option<M>,
+    ) -> std::fmt::Result {
+        let encoder = self
             .encoder
-            .encode_descriptor(name, help, None, info.metric_type())?;
-        info.encode(metric)
+            .encode_descriptor(name, help, unit.as_ref(), M::TYPE)?;
+        match metric {
+            Some(m) => m.encode(encoder),
+            None => Ok(()),
+        }
     }
 
     /// A counter per reason, labelled `reason`; reasons never seen have no sample.
