@@ -167,7 +167,7 @@ impl Collector for MonitorFamilies {
             &mut f,
             "session_age",
             "Age of the freshest update of the session when the session table was copied for this \
-             scrape, within about 0.2 s of the request (clocks synchronised only).",
+             scrape, within about 0.3 s of the request (clocks synchronised only).",
             Some(Unit::Seconds),
             |s| s.stats.age(at),
         )?;
