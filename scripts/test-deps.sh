@@ -17,6 +17,7 @@ needs=(
   "mosquitto mosquitto"
   "mosquitto_passwd mosquitto"
   "mosquitto_sub mosquitto-clients"
+  "promtool prometheus"
 )
 
 missing=()

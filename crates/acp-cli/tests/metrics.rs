@@ -124,28 +124,42 @@ fn documented(prefix: &str) -> BTreeSet<String> {
         .collect()
 }
 
-/// `GET /metrics` from `addr` over a plain TCP connection; checks the response is a complete
-/// OpenMetrics exposition and returns it parsed.
-fn scrape(addr: &str) -> Scrape {
+/// The `Accept` header Prometheus 2.42 sends: OpenMetrics first, the classic text second.
+const ACCEPT_OPENMETRICS: &str = "application/openmetrics-text;version=1.0.0,\
+     application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1";
+
+/// The `Accept` header of a scraper of the classic text format.
+const ACCEPT_CLASSIC: &str = "text/plain;version=0.0.4";
+
+/// `GET /metrics` from `addr` with `accept`, over a plain TCP connection; checks the response is
+/// a 200 and returns its head and body.
+fn fetch(addr: &str, accept: &str) -> (String, String) {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
     write!(
         stream,
-        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+        "GET /metrics HTTP/1.1\r\nHost: {addr}\r\nAccept: {accept}\r\nConnection: close\r\n\r\n"
     )
     .unwrap();
     let mut response = String::new();
     stream.read_to_string(&mut response).unwrap();
     let (head, body) = response.split_once("\r\n\r\n").unwrap();
     assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    (head.to_string(), body.to_string())
+}
+
+/// A scrape of `addr` as Prometheus makes it; checks the response is a complete OpenMetrics
+/// exposition and returns it parsed.
+fn scrape(addr: &str) -> Scrape {
+    let (head, body) = fetch(addr, ACCEPT_OPENMETRICS);
     assert!(
         head.contains("Content-Type: application/openmetrics-text; version=1.0.0"),
         "{head}"
     );
     assert!(body.ends_with("# EOF\n"), "{body}");
-    parse(body)
+    parse(&body)
 }
 
 /// Scrapes `addr` until `ready` holds (the monitor publishes its totals every 200 ms).
@@ -176,7 +190,7 @@ fn host_port(url: &str) -> String {
 
 /// Starts `acp monitor --listen 127.0.0.1:0 --metrics 127.0.0.1:0 ARGS`; returns it, its UDP
 /// address and its metrics address, as its first two lines on stderr name them.
-fn spawn_monitor(args: &[&str]) -> (Child, String, String) {
+fn spawn_monitor(args: &[&str]) -> (Running, String, String) {
     let mut command = acp();
     command
         .args(["monitor", "--listen", "127.0.0.1:0"])
@@ -185,17 +199,46 @@ fn spawn_monitor(args: &[&str]) -> (Child, String, String) {
         .args(args)
         .stdout(Stdio::null());
     let (monitor, mut err, addr) = spawn_listening(command);
+    let monitor = Running(monitor);
     let metrics = host_port(&last_word(&mut err));
     (monitor, addr, metrics)
 }
 
+/// Starts `acp source --to ADDR --controller fixed:100 --duration 30 --metrics 127.0.0.1:0`;
+/// returns it, its first line on stderr and its metrics address.
+fn spawn_source(addr: &str) -> (Running, String, String) {
+    let mut source = acp()
+        .args(["source", "--to", addr, "--controller", "fixed:100"])
+        .args(["--duration", "30", "--metrics", "127.0.0.1:0"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(source.stderr.take().unwrap());
+    let mut header = String::new();
+    err.read_line(&mut header).unwrap();
+    let metrics = host_port(&last_word(&mut err));
+    (Running(source), header, metrics)
+}
+
+/// A command under test, killed when dropped: a test that fails leaves none running.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        // Already ended and reaped (interrupt) is fine: then there is nothing to kill.
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Ends `child` as Ctrl-C does and checks it exits cleanly.
-fn interrupt(mut child: Child) {
+fn interrupt(mut child: Running) {
     // SAFETY: sending a signal to our own child process.
     unsafe {
-        libc::kill(child.id() as i32, libc::SIGINT);
+        libc::kill(child.0.id() as i32, libc::SIGINT);
     }
-    assert!(wait_within(&mut child, Duration::from_secs(10)).success());
+    assert!(wait_within(&mut child.0, Duration::from_secs(10)).success());
 }
 
 #[test]
@@ -251,16 +294,14 @@ fn monitor_metrics_count_what_the_monitor_saw() {
     );
     assert_eq!(of_session("acp_monitor_session_stale_total"), 0.0);
     assert_eq!(of_session("acp_monitor_session_lost_total"), 0.0);
-    // 50 updates at 200/s after a few probes: the rate is of that order.
-    let rate = of_session("acp_monitor_session_delivery_rate");
-    assert!((50.0..=400.0).contains(&rate), "{rate}");
-    // On one host with synchronised clocks: a positive age, the average well under a second
-    // (loopback delivers in microseconds, updates come every 5 ms), the current one growing
-    // since the source stopped.
-    let average = of_session("acp_monitor_session_average_age_seconds");
-    assert!(average > 0.0 && average < 0.5, "{average}");
+    // On one host with synchronised clocks: a positive age, the area under the age curve that
+    // of an average well under a second (loopback delivers in microseconds, updates come every
+    // 5 ms) over the session's span (50 updates at 200/s after a few probes: under 10 s even
+    // on a loaded machine), the current age growing since the source stopped.
+    let area = of_session("acp_monitor_session_age_area_square_seconds_total");
+    assert!(area > 0.0 && area < 0.5 * 10.0, "{area}");
     let age = of_session("acp_monitor_session_age_seconds");
-    assert!(age >= average, "{age} {average}");
+    assert!(age > 0.0, "{age}");
     let last_seen = of_session("acp_monitor_session_last_seen_timestamp_seconds");
     let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
     assert!(
@@ -299,7 +340,6 @@ fn monitor_metrics_list_at_most_n_sessions_those_silent_the_longest() {
         for family in [
             "acp_monitor_session_delivered_total",
             "acp_monitor_session_lost_total",
-            "acp_monitor_session_delivery_rate",
             "acp_monitor_session_last_seen_timestamp_seconds",
         ] {
             let mut got: Vec<String> = s
@@ -346,20 +386,10 @@ fn a_sealed_monitor_counts_authentication_failures_by_reason() {
 #[test]
 fn source_metrics_follow_the_source() {
     let (monitor, addr, _) = spawn_monitor(&[]);
-    let mut source = acp()
-        .args(["source", "--to", &addr, "--controller", "fixed:100"])
-        .args(["--duration", "30", "--metrics", "127.0.0.1:0"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut err = BufReader::new(source.stderr.take().unwrap());
-    let mut header = String::new();
-    err.read_line(&mut header).unwrap();
+    let (source, header, metrics) = spawn_source(&addr);
     // "acp source → ADDR controller fixed:100 session ID dscp 0"
     let session = header.split("session ").nth(1).unwrap();
     let session = session.split(' ').next().unwrap().to_string();
-    let metrics = host_port(&last_word(&mut err));
     let s = scrape_until(&metrics, |s| s.value("acp_source_acks_total") >= 20.0);
     let info = &s.all("acp_source_session_info")[0];
     assert_eq!(info.labels["session"], session);
@@ -370,8 +400,14 @@ fn source_metrics_follow_the_source() {
         Some(1.0)
     );
     assert_eq!(s.labelled("acp_source_phase", "phase", "outage"), Some(0.0));
-    assert_eq!(s.value("acp_source_update_rate"), 100.0);
+    assert_eq!(s.value("acp_source_update_rate_hertz"), 100.0);
     // Loopback: a round trip well under 100 ms, an age estimate of the order of the period.
+    // The areas under the estimated age and backlog: those of an average age under 0.5 s and
+    // a backlog of a few updates over the 30 s the source runs at most.
+    let area = s.value("acp_source_estimated_age_area_square_seconds_total");
+    assert!(area > 0.0 && area < 0.5 * 30.0, "{area}");
+    let backlog = s.value("acp_source_backlog_area_seconds_total");
+    assert!((0.0..10.0 * 30.0).contains(&backlog), "{backlog}");
     let rtt = s.value("acp_source_rtt_seconds");
     assert!(rtt > 0.0 && rtt < 0.1, "{rtt}");
     let age = s.value("acp_source_estimated_age_seconds");
@@ -459,4 +495,189 @@ fn bad_metrics_arguments_are_refused_in_one_line() {
             );
         }
     }
+}
+
+/// `promtool ARGS` in `dir`, with stdin `input`: its exit status and its stdout and stderr. Fails
+/// with the command that installs it when it is missing (scripts/test-deps.sh installs it).
+fn promtool(dir: &std::path::Path, args: &[&str], input: &str) -> (bool, String) {
+    let child = std::process::Command::new("promtool")
+        .args(args)
+        .current_dir(dir)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn();
+    let mut child = child.unwrap_or_else(|e| {
+        panic!(
+            "cannot run promtool ({e}): install it with `sudo apt-get install prometheus` \
+             (or run scripts/test-deps.sh)"
+        )
+    });
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    (out.status.success(), text)
+}
+
+/// The OpenMetrics exposition `body`, each sample given the timestamp `at` (seconds), as
+/// Prometheus's OpenMetrics importer requires.
+fn timestamped(body: &str, at: u64) -> String {
+    body.lines()
+        .map(|l| match l.starts_with('#') {
+            true => format!("{l}\n"),
+            false => format!("{l} {at}\n"),
+        })
+        .collect()
+}
+
+/// Both endpoints, in both formats, as Prometheus's own tools read them: the classic text
+/// through `promtool check metrics` (which parses only that format, and lints names, help and
+/// units), the OpenMetrics text through Prometheus's OpenMetrics parser (`promtool tsdb
+/// create-blocks-from openmetrics`, which needs a timestamp on every sample).
+#[test]
+fn both_endpoints_pass_promtool_in_both_formats() {
+    let dir = std::env::temp_dir().join(format!("acp-metrics-promtool-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (monitor, addr, monitor_metrics) = spawn_monitor(&["--clocks-synced"]);
+    let (source, _, source_metrics) = spawn_source(&addr);
+    // Junk, so that the labelled families have samples too.
+    let junk = UdpSocket::bind("127.0.0.1:0").unwrap();
+    junk.send_to(b"hi", &addr).unwrap();
+    scrape_until(&source_metrics, |s| {
+        s.value("acp_source_acks_total") >= 10.0
+    });
+    scrape_until(&monitor_metrics, |s| {
+        s.value("acp_monitor_sessions_listed") == 1.0
+            && !s.all("acp_monitor_malformed_total").is_empty()
+    });
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    for metrics in [&monitor_metrics, &source_metrics] {
+        let (head, classic) = fetch(metrics, ACCEPT_CLASSIC);
+        assert!(
+            head.contains("Content-Type: text/plain; version=0.0.4"),
+            "{head}"
+        );
+        let (ok, out) = promtool(&dir, &["check", "metrics"], &classic);
+        assert!(ok && out.trim().is_empty(), "{metrics}: {out}\n{classic}");
+        // The same families, as OpenMetrics, parse as such.
+        let (_, openmetrics) = fetch(metrics, ACCEPT_OPENMETRICS);
+        let blocks = dir.join("blocks");
+        let _ = std::fs::remove_dir_all(&blocks);
+        let file = dir.join("scrape.om");
+        std::fs::write(&file, timestamped(&openmetrics, now)).unwrap();
+        let args = ["tsdb", "create-blocks-from", "openmetrics"];
+        let paths = [file.to_str().unwrap(), blocks.to_str().unwrap()];
+        let (ok, out) = promtool(&dir, &[&args[..], &paths[..]].concat(), "");
+        assert!(ok, "{metrics}: {out}\n{openmetrics}");
+        // Every sample was taken in: as many series as sample lines.
+        let samples = openmetrics.lines().filter(|l| !l.starts_with('#')).count();
+        assert!(
+            out.split_whitespace().any(|w| w == samples.to_string()),
+            "{samples} samples: {out}"
+        );
+    }
+    interrupt(source);
+    interrupt(monitor);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// The recording and alerting rules shipped in deploy/prometheus load, and do what their test
+/// file says (series written by hand, instants worked out in its comments).
+#[test]
+fn the_shipped_rules_pass_promtool() {
+    let dir = std::path::Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../deploy/prometheus"
+    ));
+    let (ok, out) = promtool(dir, &["check", "rules", "acp-rules.yml"], "");
+    assert!(ok, "{out}");
+    let (ok, out) = promtool(dir, &["test", "rules", "acp-rules.test.yml"], "");
+    assert!(ok && out.contains("SUCCESS"), "{out}");
+    // Every metric the rules name is one the commands serve.
+    let rules = std::fs::read_to_string(dir.join("acp-rules.yml")).unwrap();
+    let served: BTreeSet<String> = documented("acp_");
+    for word in rules.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+        // (The one regular expression names its metrics by parts, `acp_(monitor|source)_…`.)
+        if word.starts_with("acp_") && word != "acp_" {
+            assert!(
+                served.contains(word),
+                "the rules name {word}, which docs/METRICS.md does not list"
+            );
+        }
+    }
+}
+
+/// At the file-descriptor limit the endpoint pauses accepting, counts and logs the failure once,
+/// and serves again once descriptors are free; the protocol thread answers throughout.
+#[test]
+fn the_metrics_endpoint_survives_the_file_descriptor_limit() {
+    use std::os::unix::process::CommandExt;
+    let mut command = acp();
+    command
+        .args(["monitor", "--listen", "127.0.0.1:0"])
+        .args(["--metrics", "127.0.0.1:0", "--report-every", "1h"])
+        .stdout(Stdio::null());
+    // SAFETY: setrlimit is async-signal-safe; it only lowers the child's own soft limit.
+    unsafe {
+        command.pre_exec(|| {
+            let mut limit = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
+            // The monitor holds 8 descriptors once started (stdio, its sockets, epoll, signal
+            // pipe; `ls /proc/PID/fd`): some 30 are left for metrics connections.
+            limit.rlim_cur = 40;
+            match libc::setrlimit(libc::RLIMIT_NOFILE, &limit) {
+                0 => Ok(()),
+                _ => Err(std::io::Error::last_os_error()),
+            }
+        });
+    }
+    let (monitor, mut err, addr) = spawn_listening(command);
+    let monitor = Running(monitor);
+    let metrics = host_port(&last_word(&mut err));
+    // More connections than the monitor has descriptors for: the kernel completes them all
+    // (the listen backlog), the endpoint cannot accept the later ones.
+    let flood: Vec<TcpStream> = (0..100)
+        .map(|_| TcpStream::connect(&metrics).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_secs(1));
+    // UDP service goes on: an update is answered.
+    let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    socket.send_to(&update_datagram(7, 1, b"x"), &addr).unwrap();
+    let mut ack = [0u8; 256];
+    socket.recv(&mut ack).unwrap();
+    // Once the flood is gone, scrapes are served again (each failure paused accepting for
+    // 250 ms; the flood's connections closed by their clients are reaped as they are read).
+    drop(flood);
+    let s = scrape_until(&metrics, |s| {
+        s.labelled(
+            "acp_monitor_metrics_connections_dropped_total",
+            "reason",
+            "accept_failed",
+        )
+        .is_some()
+    });
+    assert_eq!(s.value("acp_monitor_datagrams_received_total"), 1.0);
+    interrupt(monitor);
+    let mut log = String::new();
+    err.read_to_string(&mut log).unwrap();
+    assert_eq!(
+        log.matches("cannot accept a connection").count(),
+        1,
+        "{log}"
+    );
 }

@@ -93,15 +93,30 @@ impl AgeIntegral {
         }
     }
 
-    /// Time-average age in seconds over the window up to `now`; `None` if age was never defined
-    /// in the window.
-    pub fn average(&self, now: Time) -> Option<f64> {
+    /// Twice the area (ns²) and the defined length (ns) of the window up to `now`.
+    fn window_to(&self, now: Time) -> (i128, u64) {
         let (mut area, mut defined) = (self.twice_area, self.defined_ns);
         if let (Some(z), true) = (self.z, now > self.last) {
             area = area.saturating_add(twice_area(z, self.last, now));
             defined += now.nanos_since(self.last);
         }
+        (area, defined)
+    }
+
+    /// Time-average age in seconds over the window up to `now`; `None` if age was never defined
+    /// in the window.
+    pub fn average(&self, now: Time) -> Option<f64> {
+        let (area, defined) = self.window_to(now);
         (defined > 0).then(|| area as f64 / (2.0 * defined as f64) * 1e-9)
+    }
+
+    /// The area under the age curve over the window up to `now`, ∫ Δ(t) dt in s² (the
+    /// [`AgeIntegral::average`] times the defined span); `None` if age was never defined in the
+    /// window. It only grows within a window, so it can be exported as a counter whose rate over
+    /// any interval is that interval's time-average age.
+    pub fn area(&self, now: Time) -> Option<f64> {
+        let (area, defined) = self.window_to(now);
+        (defined > 0).then(|| area as f64 / 2.0 * 1e-18)
     }
 
     /// Closes the window at `now`, returning its average, and opens a new one (the reference
@@ -165,6 +180,13 @@ impl StepIntegral {
         }
     }
 
+    /// ∫ B(t) dt over the window up to `now`, in count × s: grows with time, so its rate over any
+    /// interval is that interval's time-average.
+    pub fn area(&self, now: Time) -> f64 {
+        let tail = u128::from(self.value) * u128::from(now.nanos_since(self.last));
+        (self.area + tail) as f64 * 1e-9
+    }
+
     /// Closes the window at `now`, returning its average, and opens a new one.
     pub fn take_window(&mut self, now: Time) -> f64 {
         let avg = self.average(now);
@@ -211,6 +233,8 @@ mod tests {
             }
         }
         approx(age.average(ms(10)).unwrap(), 23.5 / 9.0 * 1e-3);
+        // The area itself: 23.5 ms² = 23.5e-6 s².
+        approx(age.area(ms(10)).unwrap(), 23.5e-6);
         assert_eq!(age.age_at(ms(10)), Some(3_000_000));
     }
 
@@ -218,6 +242,7 @@ mod tests {
     fn undefined_before_first_reset_and_windows_restart() {
         let mut age = AgeIntegral::new(ms(0));
         assert_eq!(age.average(ms(5)), None);
+        assert_eq!(age.area(ms(5)), None);
         assert_eq!(age.defined(ms(5)), 0);
         age.reset(ms(2), 0); // age 2 ms at t = 2 ms
                              // Window [0, 4]: defined on [2,4], age 2→4, mean 3 ms.
@@ -256,6 +281,8 @@ mod tests {
             windows.set(ms(t), v);
         }
         approx(whole.average(ms(8)), 1.0);
+        // Area 8 updates × ms.
+        approx(whole.area(ms(8)), 8e-3);
         // Window [4, 8]: 2 over 4 ms.
         approx(windows.take_window(ms(8)), 0.5);
         approx(windows.average(ms(8)), 0.0);

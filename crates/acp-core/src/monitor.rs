@@ -186,6 +186,12 @@ impl SessionStats {
         self.age.as_ref()?.average(now)
     }
 
+    /// ∫ age dt from the first delivery to `now` (s²), when clocks are synchronised: its rate over
+    /// any interval is that interval's time-average age.
+    pub fn age_area(&self, now: Time) -> Option<f64> {
+        self.age.as_ref()?.area(now)
+    }
+
     /// Delivered updates per second between the first and the last one.
     pub fn delivery_rate(&self) -> f64 {
         let span = self.last_seen.nanos_since(self.first_seen) as f64 * 1e-9;

@@ -168,6 +168,11 @@ pub struct SourceStats {
     /// Time-average estimated backlog since the session started, or since
     /// [`Source::restart_averages`].
     pub avg_backlog: f64,
+    /// ∫ estimated age dt over the span of `avg_age` (s²): a counter whose rate is the
+    /// time-average age over any interval.
+    pub age_area: Option<f64>,
+    /// ∫ estimated backlog dt over the span of `avg_backlog` (updates × s).
+    pub backlog_area: f64,
     /// Updates sent, probes included.
     pub sent: u64,
     /// Bytes sent (datagram sizes).
@@ -770,6 +775,8 @@ impl Source {
             backlog: self.sent_seq - self.acked_seq,
             avg_age: self.life_age.average(now),
             avg_backlog: self.life_backlog.average(now),
+            age_area: self.life_age.area(now),
+            backlog_area: self.life_backlog.area(now),
             sent: c.sent,
             bytes_sent: c.bytes_sent,
             probes_sent: c.probes_sent,

@@ -1,25 +1,27 @@
 //! `--metrics ADDR`: a Prometheus endpoint for `acp monitor` and `acp source`.
 //!
-//! An [`Endpoint`] serves `GET /metrics` over HTTP on its own thread, in the OpenMetrics text
-//! format (which Prometheus scrapes natively), using the official Rust client
-//! (`prometheus-client`) for the encoding and `tiny_http` for the server. Nothing is counted
-//! twice: at each scrape the endpoint asks the command for a [`Collector`] holding what the
-//! command has already published (the monitor server's totals and, on demand, its session table;
-//! the source driver's latest report), and encodes it. A scrape therefore reads published state
-//! only: the monitor's server thread at most copies its session table when asked, the same
-//! on-demand copy its periodic reports use (at most once per snapshot period, however many ask),
-//! and the source's driver never waits for a scrape ([`Latest`]). Responses are written on
-//! threads of their own, so a client that does not read holds up neither the endpoint nor the
-//! command's shutdown. [`monitor`] and [`source`] write the families of each command; the
-//! endpoint and the writing helpers ([`Families`]) are shared.
+//! An [`Endpoint`] serves `GET /metrics` over HTTP on its own thread ([`http`]: one epoll loop
+//! with strict limits on connections, request heads and time), in OpenMetrics or the classic
+//! Prometheus text as the scraper's `Accept` header asks ([`format`]), using the official Rust
+//! client (`prometheus-client`) for the encoding. Nothing is counted twice: at each scrape the
+//! endpoint asks the command for a [`Collector`] holding what the command has already published
+//! (the monitor server's totals and, on demand, its session table; the source driver's latest
+//! report), and encodes it. A scrape therefore reads published state only: the monitor's server
+//! thread at most copies its session table when asked, the same on-demand copy its periodic
+//! reports use (at most once per snapshot period, however many ask), and the source's driver
+//! never waits for a scrape ([`Latest`]). [`monitor`] and [`source`] write the families of each
+//! command; the endpoint, its own families ([`EndpointFamilies`]) and the writing helpers
+//! ([`Families`]) are shared.
 //!
 //! The names, labels and units are documented in `docs/METRICS.md`.
 
+pub mod format;
+pub mod http;
 pub mod monitor;
 pub mod source;
 
 use std::net::{SocketAddr, TcpListener};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 
@@ -29,48 +31,54 @@ use prometheus_client::encoding::{DescriptorEncoder, EncodeLabelSet, EncodeMetri
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::info::Info;
-use prometheus_client::metrics::{MetricType, TypedMetric};
-use prometheus_client::registry::{Registry, Unit};
+use prometheus_client::metrics::TypedMetric;
+use prometheus_client::registry::Unit;
 
-/// The content type of the OpenMetrics text format, which Prometheus negotiates and parses.
-const CONTENT_TYPE: &str = "application/openmetrics-text; version=1.0.0; charset=utf-8";
+use http::{ServerStats, SharedStats};
 
 /// What a scrape reads: a fresh collector of the command's published state.
 pub type Scrape = Box<dyn Fn() -> Box<dyn Collector> + Send>;
 
-/// A running metrics endpoint; dropping it stops the server and joins its thread (responses still
-/// being written finish on their own threads).
+/// A running metrics endpoint; dropping it stops the server and joins its thread (which closes
+/// every connection, finished or not).
 pub struct Endpoint {
-    server: Arc<tiny_http::Server>,
     local: SocketAddr,
+    stop: Arc<AtomicBool>,
+    waker: mio::Waker,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Endpoint {
-    /// Binds `addr` and serves the metrics named `PREFIX_…` that `scrape` collects. A bad
-    /// address (taken, not this host's, privileged) is a usage error reported as `--metrics`.
+    /// Binds `addr` and serves the metrics named `PREFIX_…` that `scrape` collects, within
+    /// [`http::LIMITS`]. A bad address (taken, not this host's, privileged) is a usage error
+    /// reported as `--metrics`.
     pub fn start(addr: SocketAddr, prefix: &'static str, scrape: Scrape) -> anyhow::Result<Self> {
+        Self::start_with(addr, prefix, scrape, http::LIMITS)
+    }
+
+    /// As [`Endpoint::start`], within `limits`.
+    pub fn start_with(
+        addr: SocketAddr,
+        prefix: &'static str,
+        scrape: Scrape,
+        limits: http::Limits,
+    ) -> anyhow::Result<Self> {
         let listener =
             TcpListener::bind(addr).map_err(|e| crate::bind_error("--metrics", addr, e))?;
         let local = listener.local_addr()?;
-        let server = tiny_http::Server::from_listener(listener, None)
-            .map_err(|e| anyhow::anyhow!("cannot serve metrics on {addr}: {e}"))?;
-        let server = Arc::new(server);
-        let server_t = server.clone();
+        let stats = SharedStats::default();
+        let (server, waker) = http::Server::new(listener, limits, prefix, scrape, stats)
+            .with_context(|| format!("cannot serve metrics on {addr}"))?;
+        let stop = Arc::new(AtomicBool::new(false));
+        let stop_t = stop.clone();
         let thread = std::thread::Builder::new()
             .name("acp-metrics".into())
-            .spawn(move || {
-                let writers = Arc::new(AtomicUsize::new(0));
-                // Ends when `Drop` unblocks the server.
-                for request in server_t.incoming_requests() {
-                    let response = respond(request.method(), request.url(), prefix, &scrape);
-                    send(request, response, &writers);
-                }
-            })
+            .spawn(move || server.run(&stop_t))
             .context("cannot start the metrics thread")?;
         Ok(Endpoint {
-            server,
             local,
+            stop,
+            waker,
             thread: Some(thread),
         })
     }
@@ -83,85 +91,41 @@ impl Endpoint {
 
 impl Drop for Endpoint {
     fn drop(&mut self) {
-        self.server.unblock();
+        self.stop.store(true, Ordering::Release);
+        // Should waking fail, the thread still ends at its next deadline or event.
+        let _ = self.waker.wake();
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
         }
     }
 }
 
-/// Responses being written at once, at most: each holds a thread and its text until the client
-/// has read it.
-const MAX_WRITERS: usize = 4;
+/// The endpoint's own families, `PREFIX_metrics_…`: what its limits have cost clients.
+#[derive(Debug)]
+pub struct EndpointFamilies(pub ServerStats);
 
-/// Writes `response` on a thread of its own, so that a client that does not read it (a large
-/// exposition fills the socket buffer) holds up neither the next scrape nor the command's
-/// shutdown, which joins only the endpoint's thread. Beyond [`MAX_WRITERS`] such clients, the
-/// request gets a short 503 instead.
-fn send(
-    request: tiny_http::Request,
-    response: tiny_http::Response<std::io::Cursor<Vec<u8>>>,
-    writers: &Arc<AtomicUsize>,
-) {
-    if writers.fetch_add(1, Ordering::AcqRel) >= MAX_WRITERS {
-        writers.fetch_sub(1, Ordering::AcqRel);
-        let busy = tiny_http::Response::from_string("too many scrapes in progress\n");
-        // Small enough for any socket buffer. A client that went away is no error of ours.
-        let _ = request.respond(busy.with_status_code(503));
-        return;
+impl Collector for EndpointFamilies {
+    fn encode(&self, encoder: DescriptorEncoder) -> std::fmt::Result {
+        let mut f = Families::new(encoder);
+        f.gauge(
+            "metrics_connections_open",
+            "Connections open to the metrics endpoint, this one included.",
+            None,
+            Some(self.0.open as f64),
+        )?;
+        let dropped: Vec<_> = self
+            .0
+            .dropped
+            .iter()
+            .map(|(k, n)| (k.label(), *n))
+            .collect();
+        f.counter_by_reason(
+            "metrics_connections_dropped",
+            "Connections to the metrics endpoint closed without an answer or refused, by reason \
+             (accept_failed, table_full, evicted, head_too_large, bad_request, timed_out).",
+            dropped.iter().map(|(k, n)| (k, n)),
+        )
     }
-    let writers_t = writers.clone();
-    let spawned = std::thread::Builder::new()
-        .name("acp-metrics-write".into())
-        .spawn(move || {
-            let _ = request.respond(response);
-            writers_t.fetch_sub(1, Ordering::AcqRel);
-        });
-    if spawned.is_err() {
-        writers.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// The answer to one request: the exposition for `GET /metrics` (and `HEAD`), 404 for any other
-/// path, 405 for any other method.
-fn respond(
-    method: &tiny_http::Method,
-    url: &str,
-    prefix: &'static str,
-    scrape: &Scrape,
-) -> tiny_http::Response<std::io::Cursor<Vec<u8>>> {
-    use tiny_http::{Method, Response};
-    let path = url.split_once('?').map_or(url, |(path, _)| path);
-    if path != "/metrics" {
-        return Response::from_string("not found: the metrics are at /metrics\n")
-            .with_status_code(404);
-    }
-    if !matches!(method, Method::Get | Method::Head) {
-        return Response::from_string("only GET and HEAD are served\n").with_status_code(405);
-    }
-    match render(prefix, scrape()) {
-        Ok(text) => {
-            // The length is known: send it, rather than chunks, whatever the size.
-            let mut response = Response::from_string(text).with_chunked_threshold(usize::MAX);
-            if let Ok(header) = tiny_http::Header::from_bytes("Content-Type", CONTENT_TYPE) {
-                response.add_header(header);
-            }
-            response
-        }
-        Err(_) => Response::from_string("cannot encode the metrics\n").with_status_code(500),
-    }
-}
-
-/// The OpenMetrics text of `collector`, every name prefixed with `prefix_`.
-pub fn render(
-    prefix: &'static str,
-    collector: Box<dyn Collector>,
-) -> Result<String, std::fmt::Error> {
-    let mut registry = Registry::with_prefix(prefix);
-    registry.register_collector(collector);
-    let mut text = String::new();
-    prometheus_client::encoding::text::encode(&mut text, &registry)?;
-    Ok(text)
 }
 
 /// A value one thread publishes and others read, where the publisher never waits: when a
@@ -224,13 +188,23 @@ impl<'a> Families<'a> {
         Ok(())
     }
 
-    /// A counter without labels.
+    /// A counter without labels and without a unit.
     pub fn counter(&mut self, name: &str, help: &str, value: u64) -> std::fmt::Result {
-        let counter = ConstCounter::new(value);
-        let metric = self
-            .encoder
-            .encode_descriptor(name, help, None, counter.metric_type())?;
-        counter.encode(metric)
+        self.counter_of(name, help, None, Some(value))
+    }
+
+    /// A counter without labels, of `unit`; only its descriptor while `value` is unknown.
+    pub fn counter_of<N>(
+        &mut self,
+        name: &str,
+        help: &str,
+        unit: Option<Unit>,
+        value: Option<N>,
+    ) -> std::fmt::Result
+    where
+        ConstCounter<N>: EncodeMetric,
+    {
+        self.single(name, help, unit, value.map(ConstCounter::new))
     }
 
     /// A gauge without labels; only its descriptor while `value` is unknown.
@@ -241,13 +215,7 @@ impl<'a> Families<'a> {
         unit: Option<Unit>,
         value: Option<f64>,
     ) -> std::fmt::Result {
-        let metric =
-            self.encoder
-                .encode_descriptor(name, help, unit.as_ref(), MetricType::Gauge)?;
-        match value {
-            Some(v) => ConstGauge::new(v).encode(metric),
-            None => Ok(()),
-        }
+        self.single(name, help, unit, value.map(ConstGauge::new))
     }
 
     /// An info family: one sample, valued 1, that carries `labels`.
@@ -257,11 +225,24 @@ impl<'a> Families<'a> {
         help: &str,
         labels: Vec<(&'static str, String)>,
     ) -> std::fmt::Result {
-        let info = Info::new(labels);
-        let metric = self
+        self.single(name, help, None, Some(Info::new(labels)))
+    }
+
+    /// A family of one sample without labels; only its descriptor while `metric` is unknown.
+    fn single<M: EncodeMetric + TypedMetric>(
+        &mut self,
+        name: &str,
+        help: &str,
+        unit: Option<Unit>,
+        metric: Option<M>,
+    ) -> std::fmt::Result {
+        let encoder = self
             .encoder
-            .encode_descriptor(name, help, None, info.metric_type())?;
-        info.encode(metric)
+            .encode_descriptor(name, help, unit.as_ref(), M::TYPE)?;
+        match metric {
+            Some(m) => m.encode(encoder),
+            None => Ok(()),
+        }
     }
 
     /// A counter per reason, labelled `reason`; reasons never seen have no sample.
@@ -280,6 +261,9 @@ impl<'a> Families<'a> {
 
 #[cfg(test)]
 mod tests {
+    //! The endpoint under attack, over real loopback sockets. Times are generous multiples of the
+    //! limits they check (stated at each), so that the tests hold with both cores busy.
+
     use std::io::{Read, Write};
     use std::net::TcpStream;
     use std::time::{Duration, Instant};
@@ -303,24 +287,73 @@ mod tests {
         Box::new(move || Box::new(Many { samples }) as Box<dyn Collector>)
     }
 
+    fn endpoint(samples: usize) -> Endpoint {
+        Endpoint::start("127.0.0.1:0".parse().unwrap(), "t", scrape_of(samples)).unwrap()
+    }
+
+    /// Sends `request` (its head lines, without the final blank line) and reads the whole
+    /// response, waiting at most `limit`.
+    fn exchange(addr: SocketAddr, request: &str, limit: Duration) -> String {
+        let mut stream = TcpStream::connect(addr).unwrap();
+        stream.set_read_timeout(Some(limit)).unwrap();
+        // In one write: a server that refuses the request line may close before reading more.
+        let request = format!("{request}\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+        stream.write_all(request.as_bytes()).unwrap();
+        let mut response = String::new();
+        stream.read_to_string(&mut response).unwrap();
+        response
+    }
+
+    fn status(response: &str) -> &str {
+        response.split(' ').nth(1).unwrap_or("none")
+    }
+
     #[test]
-    fn only_get_and_head_of_metrics_are_answered_with_the_exposition() {
-        use tiny_http::Method;
-        let scrape = scrape_of(1);
-        let status =
-            |method: &Method, url: &str| respond(method, url, "t", &scrape).status_code().0;
-        assert_eq!(status(&Method::Get, "/metrics"), 200);
-        assert_eq!(status(&Method::Head, "/metrics"), 200);
-        assert_eq!(status(&Method::Get, "/metrics?name[]=x"), 200);
-        assert_eq!(status(&Method::Get, "/"), 404);
-        assert_eq!(status(&Method::Get, "/metrics/"), 404);
-        assert_eq!(status(&Method::Post, "/metrics"), 405);
-        let text = render("t", Box::new(Many { samples: 2 })).unwrap();
-        assert_eq!(
-            text,
-            "# HELP t_many Test samples.\n# TYPE t_many gauge\nt_many{i=\"0\"} 1\n\
-             t_many{i=\"1\"} 1\n# EOF\n"
+    fn get_and_head_of_metrics_are_answered_in_the_format_asked_for() {
+        let e = endpoint(2);
+        let wait = Duration::from_secs(20);
+        let get = exchange(e.local_addr(), "GET /metrics HTTP/1.1", wait);
+        let (head, body) = get.split_once("\r\n\r\n").unwrap();
+        assert_eq!(status(&get), "200", "{get}");
+        assert!(
+            head.contains("\r\nContent-Type: text/plain; version=0.0.4"),
+            "{head}"
         );
+        assert!(
+            head.contains(&format!("\r\nContent-Length: {}\r\n", body.len())),
+            "{head}"
+        );
+        assert!(
+            body.starts_with("# HELP t_many Test samples.\n# TYPE t_many gauge\n"),
+            "{body}"
+        );
+        assert!(!body.contains("# EOF"), "{body}");
+        let om = "GET /metrics?x=1 HTTP/1.1\r\nAccept: application/openmetrics-text; version=1.0.0";
+        let om = exchange(e.local_addr(), om, wait);
+        assert!(om.contains("\r\nContent-Type: application/openmetrics-text; version=1.0.0"));
+        assert!(
+            om.contains("\nt_many{i=\"1\"} 1\n") && om.ends_with("\n# EOF\n"),
+            "{om}"
+        );
+        let head = exchange(e.local_addr(), "HEAD /metrics HTTP/1.1", wait);
+        assert_eq!(status(&head), "200");
+        assert!(head.ends_with("\r\n\r\n"), "{head}");
+        assert!(
+            head.contains(&format!("\r\nContent-Length: {}\r\n", body.len())),
+            "{head}"
+        );
+        for (request, want) in [
+            ("GET / HTTP/1.1", "404"),
+            ("GET /metrics/ HTTP/1.1", "404"),
+            ("POST /metrics HTTP/1.1", "405"),
+            ("GET /metrics HTTP/9.9", "400"),
+        ] {
+            assert_eq!(
+                status(&exchange(e.local_addr(), request, wait)),
+                want,
+                "{request}"
+            );
+        }
     }
 
     #[test]
@@ -339,33 +372,125 @@ mod tests {
     }
 
     #[test]
-    fn a_client_that_does_not_read_holds_up_neither_scrapes_nor_shutdown() {
-        // Some 25 MB: more than the socket buffers take while the client reads nothing.
-        let endpoint =
-            Endpoint::start("127.0.0.1:0".parse().unwrap(), "t", scrape_of(1_000_000)).unwrap();
-        let addr = endpoint.local_addr();
-        let request = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n");
-        let mut stalled = TcpStream::connect(addr).unwrap();
-        stalled.write_all(request.as_bytes()).unwrap();
-        // Another client is served meanwhile, in full.
-        let mut reader = TcpStream::connect(addr).unwrap();
-        reader
-            .set_read_timeout(Some(Duration::from_secs(20)))
+    fn a_header_line_that_never_ends_is_cut_off() {
+        let e = endpoint(1);
+        let addr = e.local_addr();
+        let mut attacker = TcpStream::connect(addr).unwrap();
+        attacker
+            .set_write_timeout(Some(Duration::from_secs(20)))
             .unwrap();
-        let close = request.replace("\r\n\r\n", "\r\nConnection: close\r\n\r\n");
-        reader.write_all(close.as_bytes()).unwrap();
-        let mut response = String::new();
-        reader.read_to_string(&mut response).unwrap();
-        assert!(response.starts_with("HTTP/1.1 200"), "{}", &response[..80]);
+        attacker
+            .write_all(b"GET /metrics HTTP/1.1\r\nX-Endless: ")
+            .unwrap();
+        // Up to 64 MiB of one header line. The server reads 8 KiB of head, then answers 431 and
+        // closes; the writes fail once the kernel has seen the close, after at most the socket
+        // buffers (a few MiB on loopback), so 16 MiB is a bound that no buffering reaches.
+        let chunk = vec![b'a'; 64 * 1024];
+        let mut written = 0usize;
+        while written < 64 << 20 {
+            match attacker.write(&chunk) {
+                Ok(n) => written += n,
+                Err(_) => break,
+            }
+        }
         assert!(
-            response.contains("\r\nContent-Length: "),
-            "{}",
-            &response[..200]
+            written < 16 << 20,
+            "the server took {written} bytes of one header line"
         );
-        assert!(response.ends_with("t_many{i=\"999999\"} 1\n# EOF\n"));
-        // Shutting down does not wait for the stalled client.
+        // Others are served meanwhile and after.
+        let ok = exchange(addr, "GET /metrics HTTP/1.1", Duration::from_secs(20));
+        assert_eq!(status(&ok), "200");
+        assert!(ok.contains("t_metrics_connections_dropped_total{reason=\"head_too_large\"} 1"));
+    }
+
+    #[test]
+    fn a_connection_that_sends_no_request_is_closed_after_the_head_timeout() {
+        let e = endpoint(1);
         let start = Instant::now();
-        drop(endpoint);
+        let mut silent = TcpStream::connect(e.local_addr()).unwrap();
+        let mut dripping = TcpStream::connect(e.local_addr()).unwrap();
+        silent
+            .set_read_timeout(Some(Duration::from_secs(60)))
+            .unwrap();
+        // One byte a second of a request that would be valid: the deadline counts from the
+        // connection, not from the latest byte.
+        let drip = std::thread::spawn(move || {
+            for b in b"GET /metrics HTTP/1.1\r\nX: ".iter().cycle() {
+                std::thread::sleep(Duration::from_millis(500));
+                if dripping.write_all(&[*b]).is_err() {
+                    return start.elapsed();
+                }
+            }
+            unreachable!()
+        });
+        let mut rest = Vec::new();
+        // Ended by the server: end of stream, or a reset.
+        let _ = silent.read_to_end(&mut rest);
+        let closed = start.elapsed();
+        // The limit is 5 s; 20 s of slack for a loaded machine.
+        let limit = http::LIMITS.head_timeout;
+        assert!(
+            closed >= limit && closed < limit + Duration::from_secs(20),
+            "{closed:?}"
+        );
+        assert!(rest.is_empty(), "{rest:?}");
+        // The dripping writer sees the close at its next writes (a reset needs one write to come
+        // back, a second to fail).
+        let cut = drip.join().unwrap();
+        assert!(cut < limit + Duration::from_secs(25), "{cut:?}");
+    }
+
+    #[test]
+    fn idle_connections_are_bounded_and_give_way_to_scrapes() {
+        let e = endpoint(1);
+        let addr = e.local_addr();
+        let max = http::LIMITS.max_connections;
+        let idle: Vec<TcpStream> = (0..3 * max)
+            .map(|_| TcpStream::connect(addr).unwrap())
+            .collect();
+        // Past `evict_after` (1 s), every idle connection may be displaced.
+        std::thread::sleep(2 * http::LIMITS.evict_after);
+        let ok = exchange(addr, "GET /metrics HTTP/1.1", Duration::from_secs(20));
+        assert_eq!(status(&ok), "200", "{ok}");
+        let open = ok
+            .lines()
+            .find_map(|l| l.strip_prefix("t_metrics_connections_open "))
+            .unwrap();
+        let open: f64 = open.parse().unwrap();
+        assert!(open >= 1.0 && open <= max as f64, "{open}");
+        assert!(
+            ok.contains("t_metrics_connections_dropped_total{reason=\"evicted\"}"),
+            "{ok}"
+        );
+        drop(idle);
+    }
+
+    #[test]
+    fn clients_that_do_not_read_get_no_one_else_refused_nor_hold_up_shutdown() {
+        // Some 10 MB: more than loopback's socket buffers take while the client reads nothing.
+        let e = endpoint(250_000);
+        let addr = e.local_addr();
+        let request = format!("GET /metrics HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+        let stalled: Vec<TcpStream> = (0..8)
+            .map(|_| {
+                let mut s = TcpStream::connect(addr).unwrap();
+                s.write_all(request.as_bytes()).unwrap();
+                s
+            })
+            .collect();
+        // Another client is served meanwhile, in full.
+        let response = exchange(addr, "GET /metrics HTTP/1.1", Duration::from_secs(30));
+        assert_eq!(
+            status(&response),
+            "200",
+            "{}",
+            &response[..80.min(response.len())]
+        );
+        assert!(response.contains("\nt_many{i=\"249999\"} 1\n"));
+        // Shutting down does not wait for the stalled clients.
+        let start = Instant::now();
+        drop(e);
+        // Closing is immediate; 2 s allows for a loaded machine.
         assert!(
             start.elapsed() < Duration::from_secs(2),
             "{:?}",

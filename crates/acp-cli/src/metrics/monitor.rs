@@ -10,9 +10,10 @@ use std::fmt;
 
 use acp_runtime::server::{SessionReport, Totals};
 use prometheus_client::collector::Collector;
-use prometheus_client::encoding::DescriptorEncoder;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
 use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::metrics::TypedMetric;
 use prometheus_client::registry::Unit;
 
 use super::Families;
@@ -41,6 +42,22 @@ fn labels(s: &SessionReport) -> [(&'static str, String); 2] {
 }
 
 impl MonitorFamilies {
+    /// A family with a sample per listed session, for the sessions `value` knows a value of.
+    fn session_family<M: EncodeMetric + TypedMetric>(
+        &self,
+        f: &mut Families<'_>,
+        name: &str,
+        help: &str,
+        unit: Option<Unit>,
+        value: impl Fn(&SessionReport) -> Option<M>,
+    ) -> fmt::Result {
+        let samples = self
+            .sessions
+            .iter()
+            .filter_map(|s| Some((labels(s), value(s)?)));
+        f.family(name, help, unit, samples)
+    }
+
     /// A gauge per listed session, for the sessions `value` knows a value of.
     fn session_gauge(
         &self,
@@ -50,11 +67,7 @@ impl MonitorFamilies {
         unit: Option<Unit>,
         value: impl Fn(&SessionReport) -> Option<f64>,
     ) -> fmt::Result {
-        let samples = self
-            .sessions
-            .iter()
-            .filter_map(|s| Some((labels(s), ConstGauge::new(value(s)?))));
-        f.family(name, help, unit, samples)
+        self.session_family(f, name, help, unit, |s| value(s).map(ConstGauge::new))
     }
 
     /// A counter per listed session.
@@ -65,11 +78,7 @@ impl MonitorFamilies {
         help: &str,
         value: impl Fn(&SessionReport) -> u64,
     ) -> fmt::Result {
-        let samples = self
-            .sessions
-            .iter()
-            .map(|s| (labels(s), ConstCounter::new(value(s))));
-        f.family(name, help, None, samples)
+        self.session_family(f, name, help, None, |s| Some(ConstCounter::new(value(s))))
     }
 }
 
@@ -166,17 +175,18 @@ impl Collector for MonitorFamilies {
             &mut f,
             "session_age",
             "Age of the freshest update of the session when the session table was copied for this \
-             scrape, within about 0.2 s of the request (clocks synchronised only).",
+             scrape, within about 0.3 s of the request (clocks synchronised only).",
             Some(Unit::Seconds),
             |s| s.stats.age(at),
         )?;
-        self.session_gauge(
+        self.session_family(
             &mut f,
-            "session_average_age",
-            "Time-average age of the session from its first update to its latest (clocks \
-             synchronised only).",
-            Some(Unit::Seconds),
-            |s| s.avg_age,
+            "session_age_area",
+            "Area under the age curve of the session from its first update to its latest, the \
+             integral of age over time (clocks synchronised only); its rate over an interval is \
+             the interval's time-average age in seconds.",
+            Some(Unit::Other("square_seconds".into())),
+            |s| s.stats.age_area(s.stats.last_seen).map(ConstCounter::new),
         )?;
         self.session_counter(
             &mut f,
@@ -201,13 +211,6 @@ impl Collector for MonitorFamilies {
             "session_lost",
             "Sequence numbers of the session never received.",
             |s| s.stats.lost,
-        )?;
-        self.session_gauge(
-            &mut f,
-            "session_delivery_rate",
-            "Updates of the session delivered per second, from its first update to its latest.",
-            None,
-            |s| Some(s.stats.delivery_rate()),
         )?;
         self.session_gauge(
             &mut f,

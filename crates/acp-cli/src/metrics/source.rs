@@ -66,7 +66,7 @@ impl Collector for SourceFamilies {
         f.gauge(
             "update_rate",
             "Update rate the controller has set, in updates per second (0 while probing).",
-            None,
+            Some(Unit::Other("hertz".into())),
             Some(s.rate),
         )?;
         f.gauge(
@@ -76,22 +76,25 @@ impl Collector for SourceFamilies {
             s.age,
         )?;
         f.gauge(
-            "average_estimated_age",
-            "Time-average of the estimated age since the first ACK.",
-            Some(Unit::Seconds),
-            s.avg_age,
-        )?;
-        f.gauge(
             "backlog",
             "Estimated updates in flight (sent minus known delivered).",
             None,
             Some(s.backlog as f64),
         )?;
-        f.gauge(
-            "average_backlog",
-            "Time-average of the estimated backlog since the session started.",
-            None,
-            Some(s.avg_backlog),
+        f.counter_of(
+            "estimated_age_area",
+            "Area under the estimated age curve since the first ACK, the integral of the \
+             estimated age over time; its rate over an interval is the interval's time-average \
+             estimated age in seconds.",
+            Some(Unit::Other("square_seconds".into())),
+            s.age_area,
+        )?;
+        f.counter_of(
+            "backlog_area",
+            "Integral of the estimated backlog over time since the session started (updates \
+             times seconds); its rate over an interval is the interval's time-average backlog.",
+            Some(Unit::Seconds),
+            Some(s.backlog_area),
         )?;
         f.gauge(
             "rtt",
@@ -100,7 +103,12 @@ impl Collector for SourceFamilies {
             s.rtt,
         )?;
         f.counter("updates_sent", "Updates sent, probes included.", s.sent)?;
-        f.counter("sent_bytes", "Bytes of the datagrams sent.", s.bytes_sent)?;
+        f.counter_of(
+            "sent",
+            "Bytes of the datagrams sent.",
+            Some(Unit::Bytes),
+            Some(s.bytes_sent),
+        )?;
         f.counter("probes_sent", "Initialisation probes sent.", s.probes_sent)?;
         f.counter(
             "probes_lost",
