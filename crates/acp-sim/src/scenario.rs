@@ -50,7 +50,7 @@ use acp_core::SourceConfig;
 use std::sync::Arc;
 
 use acp_netmodel::wifi::channel::{
-    ChannelConfig, Placement, Position, ReferenceLoss, WifiFrames, MAX_RADIO_STATIONS,
+    ChannelConfig, ErrorModel, Placement, Position, ReferenceLoss, WifiFrames, MAX_RADIO_STATIONS,
 };
 use acp_netmodel::wifi::medium::{ApQueue, Beacons, Countdown, MacTiming, MediumConfig, Reception};
 use acp_netmodel::wifi::phy::{edca_defaults, Mcs, OfdmRate, PhyConfig};
@@ -208,6 +208,9 @@ struct WifiToml {
     reception: ReceptionToml,
     /// Path loss at 1 m: dB, or `"friis"`.
     reference_loss: Option<ReferenceLossToml>,
+    /// Frame errors from the SNR: ns-3's tables (default) or the NIST formulas.
+    #[serde(default)]
+    error_model: ErrorModelToml,
     /// Backoff countdown rule (default: `legacy` with `access = "dcf"`, `edca` with EDCA).
     countdown: Option<CountdownToml>,
     /// The AP's beacons: on, off, or on at this interval.
@@ -225,6 +228,15 @@ enum ReceptionToml {
     #[default]
     Sinr,
     Collision,
+}
+
+/// `error_model`.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum ErrorModelToml {
+    #[default]
+    Table,
+    Nist,
 }
 
 /// `countdown`.
@@ -681,6 +693,10 @@ fn add_wifi(topology: &mut Topology, w: &WifiToml) -> Result<(), String> {
     if let Some(e) = w.exponent {
         channel.exponent = e;
     }
+    channel.error_model = match w.error_model {
+        ErrorModelToml::Table => ErrorModel::Table,
+        ErrorModelToml::Nist => ErrorModel::Nist,
+    };
     if let Some(p) = w.tx_power {
         channel.tx_power_dbm = p;
     }

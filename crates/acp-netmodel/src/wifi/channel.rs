@@ -38,6 +38,13 @@
 //!
 //! # Frame error model
 //!
+//! Two models, chosen by [`ChannelConfig::error_model`]: [`ErrorModel::Table`] (the default),
+//! ns-3's default `TableBasedErrorRateModel` ([`super::per_table`]), and [`ErrorModel::Nist`],
+//! the formulas below. They differ most where capture is decided: for a 1088-byte frame at
+//! 12 Mbit/s (QPSK ½) the table's PER is 50 % near 3.3 dB of SINR, the formulas' near 5.3 dB (the
+//! table model lets ns-3 capture more, see docs/SIMULATOR.md). Where the table has no curve
+//! (BPSK ¾, 9 Mbit/s) the table model takes the formulas (ns-3 takes its YANS formulas there).
+//!
 //! The NIST OFDM error-rate model, as ns-3's `NistErrorRateModel` implements it (G. Pei and
 //! T. R. Henderson, "Validation of OFDM error rate model in ns-3", Boeing Research & Technology,
 //! 2010; source `src/wifi/model/nist-error-rate-model.cc` of ns-3). The code here is our own, from
@@ -88,6 +95,7 @@
 use std::f64::consts::PI;
 use std::time::Duration;
 
+use super::per_table;
 use super::phy::{CodeRate, Constellation, Mode, PhyConfig};
 use super::radio::{Chunk, Radio};
 use super::{FrameModel, Uplink};
@@ -212,6 +220,29 @@ impl Placement {
     }
 }
 
+/// How the success of a frame (or of a chunk of one) follows from its SNR (see the module's
+/// frame error model).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ErrorModel {
+    /// ns-3's default `TableBasedErrorRateModel` ([`super::per_table`]); the NIST formulas where
+    /// it has no table.
+    #[default]
+    Table,
+    /// The NIST formulas ([`success_probability`]), ns-3's `NistErrorRateModel`.
+    Nist,
+}
+
+impl ErrorModel {
+    /// Probability that `bits` bits sent with `mode` at SNR `snr_linear` are all received.
+    pub fn success_probability(self, snr_linear: f64, mode: Mode, bits: u64) -> f64 {
+        match self {
+            ErrorModel::Table => per_table::success_probability(snr_linear, mode, bits)
+                .unwrap_or_else(|| success_probability(snr_linear, mode, bits)),
+            ErrorModel::Nist => success_probability(snr_linear, mode, bits),
+        }
+    }
+}
+
 /// The radio environment of a BSS.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ChannelConfig {
@@ -231,11 +262,14 @@ pub struct ChannelConfig {
     pub tx_power_dbm: f64,
     /// Receiver noise figure (dB).
     pub noise_figure_db: f64,
+    /// How frame errors follow from the SNR.
+    pub error_model: ErrorModel,
 }
 
 impl ChannelConfig {
     /// A `width_m × height_m` area with the AP at its centre and ns-3's defaults: exponent 3,
-    /// reference loss 46.6777 dB, no shadowing, 16.0206 dBm, noise figure 7 dB.
+    /// reference loss 46.6777 dB, no shadowing, 16.0206 dBm, noise figure 7 dB, the table-based
+    /// error model.
     pub fn new(width_m: f64, height_m: f64) -> Self {
         ChannelConfig {
             width_m,
@@ -246,6 +280,7 @@ impl ChannelConfig {
             shadowing_db: 0.0,
             tx_power_dbm: DEFAULT_TX_POWER_DBM,
             noise_figure_db: DEFAULT_NOISE_FIGURE_DB,
+            error_model: ErrorModel::Table,
         }
     }
 
@@ -505,6 +540,7 @@ pub struct WifiFrames {
     snr_db: Vec<f64>,
     noise_dbm: f64,
     radio: Option<Radio>,
+    error_model: ErrorModel,
 }
 
 impl WifiFrames {
@@ -591,12 +627,13 @@ impl WifiFrames {
             snr_db,
             noise_dbm: noise,
             radio,
+            error_model: channel.error_model,
             placement: Some(placement),
         })
     }
 
     /// A BSS whose station `k + 1` has SNR `snr_db[k]` (dB; `f64::INFINITY` for an error-free
-    /// link), without positions.
+    /// link), without positions, with the default (table-based) error model.
     pub fn with_snr_db(phy: PhyConfig, snr_db: Vec<f64>) -> Result<Self, String> {
         phy.validate()?;
         if let Some(bad) = snr_db
@@ -612,12 +649,21 @@ impl WifiFrames {
             snr_db,
             noise_dbm: noise_floor_dbm(f64::from(phy.width_mhz()) * 1e6, DEFAULT_NOISE_FIGURE_DB),
             radio: None,
+            error_model: ErrorModel::default(),
         })
     }
 
     /// A BSS of `stations` error-free links (every frame sent alone is received).
     pub fn ideal(phy: PhyConfig, stations: usize) -> Result<Self, String> {
         WifiFrames::with_snr_db(phy, vec![f64::INFINITY; stations])
+    }
+
+    /// The same BSS with `model` deciding frame errors.
+    pub fn with_error_model(self, model: ErrorModel) -> Self {
+        WifiFrames {
+            error_model: model,
+            ..self
+        }
     }
 
     /// The PHY configuration.
@@ -658,8 +704,9 @@ impl WifiFrames {
     /// received in turn (not used by [`FrameModel`], whose medium never loses ACKs).
     pub fn ack_success_probability(&self, from: usize, to: usize) -> f64 {
         let snr = self.link_snr(from, to);
-        success_probability(snr, Mode::BPSK_HALF, 24)
-            * success_probability(snr, self.phy.ack_rate().mode(), self.phy.ack_bits())
+        let m = self.error_model;
+        m.success_probability(snr, Mode::BPSK_HALF, 24)
+            * m.success_probability(snr, self.phy.ack_rate().mode(), self.phy.ack_bits())
     }
 
     /// Linear SNR of the link a frame from `from` to `to` crosses.
@@ -697,13 +744,14 @@ impl FrameModel for WifiFrames {
     /// The SIG fields (BPSK ½) at `header_sinr`; the data symbols chunk by chunk, each with its
     /// share of [`PhyConfig::data_bits`] (per spatial stream) at its SINR.
     fn decode_probabilities(&self, bytes: u32, header_sinr: f64, chunks: &[Chunk]) -> (f64, f64) {
-        let header = success_probability(header_sinr, Mode::BPSK_HALF, self.phy.header_bits());
+        let m = self.error_model;
+        let header = m.success_probability(header_sinr, Mode::BPSK_HALF, self.phy.header_bits());
         let streams = u64::from(self.phy.spatial_streams().max(1));
         let bits = (self.phy.data_bits(bytes) / streams) as f64;
         let mode = self.phy.data_mode();
         let payload = chunks
             .iter()
-            .map(|c| success_probability(c.sinr, mode, (bits * c.fraction).round() as u64))
+            .map(|c| m.success_probability(c.sinr, mode, (bits * c.fraction).round() as u64))
             .product();
         (header, payload)
     }
@@ -724,8 +772,9 @@ impl FrameModel for WifiFrames {
         );
         let snr = self.link_snr(from, to);
         let streams = u64::from(self.phy.spatial_streams().max(1));
-        success_probability(snr, Mode::BPSK_HALF, self.phy.header_bits())
-            * success_probability(
+        let m = self.error_model;
+        m.success_probability(snr, Mode::BPSK_HALF, self.phy.header_bits())
+            * m.success_probability(
                 snr,
                 self.phy.data_mode(),
                 self.phy.data_bits(bytes) / streams,
@@ -852,14 +901,20 @@ mod tests {
         ]
     }
 
-    fn per(phy: &PhyConfig, snr_db: f64) -> f64 {
-        let frames = WifiFrames::with_snr_db(*phy, vec![snr_db]).unwrap();
+    fn per(phy: &PhyConfig, snr_db: f64, model: ErrorModel) -> f64 {
+        let frames = WifiFrames::with_snr_db(*phy, vec![snr_db])
+            .unwrap()
+            .with_error_model(model);
         1.0 - frames.success_probability(1, 0, 1500)
     }
 
     #[test]
     fn per_is_monotone_in_snr_and_extreme_at_the_ends() {
-        for family in all_rates() {
+        for (family, model) in all_rates()
+            .into_iter()
+            .flat_map(|f| [(f.clone(), ErrorModel::Nist), (f, ErrorModel::Table)])
+        {
+            let per = |phy: &PhyConfig, snr_db| per(phy, snr_db, model);
             for phy in &family {
                 let mut last = 1.0;
                 for step in 0..=200 {
@@ -883,13 +938,24 @@ mod tests {
     fn per_is_monotone_in_rate() {
         use super::super::phy::Rate;
         let near_tie = (Rate::Ofdm(OfdmRate::M9), Rate::Ofdm(OfdmRate::M12));
-        for family in all_rates() {
+        for (family, model) in all_rates()
+            .into_iter()
+            .flat_map(|f| [(f.clone(), ErrorModel::Nist), (f, ErrorModel::Table)])
+        {
             for step in 0..=160 {
                 let snr_db = 0.25 * f64::from(step);
-                let pers: Vec<f64> = family.iter().map(|phy| per(phy, snr_db)).collect();
+                let pers: Vec<f64> = family.iter().map(|phy| per(phy, snr_db, model)).collect();
                 for j in 1..pers.len() {
                     for i in 0..j {
                         let (slow, fast) = (pers[i], pers[j]);
+                        let nine = Rate::Ofdm(OfdmRate::M9);
+                        if model == ErrorModel::Table
+                            && (family[i].rate == nine || family[j].rate == nine)
+                        {
+                            // The table model has no curve for 9 Mbit/s (BPSK ¾): the NIST
+                            // formulas answer for it, so it is not ordered against the tables.
+                            continue;
+                        }
                         if (family[i].rate, family[j].rate) == near_tie {
                             // 9 Mbit/s (BPSK ¾) and 12 Mbit/s (QPSK ½) are a near tie in the
                             // NIST model and their order flips (8.3e-8 against 6.8e-8 at
@@ -997,7 +1063,9 @@ mod tests {
     #[test]
     fn frames_answer_per_link() {
         let phy = PhyConfig::n(Mcs::new(7, 1, 20));
-        let frames = WifiFrames::with_snr_db(phy, vec![30.0, 23.0, 10.0]).unwrap();
+        let frames = WifiFrames::with_snr_db(phy, vec![30.0, 23.0, 10.0])
+            .unwrap()
+            .with_error_model(ErrorModel::Nist);
         assert_eq!(frames.stations(), 3);
         assert_eq!(frames.data_airtime(1, 0, 1500), phy.data_airtime(1500));
         assert_eq!(frames.ack_airtime(0, 2), phy.ack_airtime());
@@ -1023,6 +1091,10 @@ mod tests {
         assert!(frames.ack_success_probability(0, 2) > 0.999_999);
         // Longer frames fail more.
         assert!(frames.success_probability(2, 0, 100) > frames.success_probability(2, 0, 1500));
+        // ns-3's tables put MCS 7's 1458-byte PER at 50 % near 18.8 dB and at 10⁻⁵ by 22.5 dB:
+        // at 23 dB every frame gets through.
+        let table = frames.clone().with_error_model(ErrorModel::Table);
+        assert_eq!(table.success_probability(2, 0, 1500), 1.0);
         let ideal = WifiFrames::ideal(phy, 4).unwrap();
         assert!((1..=4).all(|s| ideal.success_probability(s, 0, 65_000) == 1.0));
         assert_eq!(ideal.ack_success_probability(2, 0), 1.0);

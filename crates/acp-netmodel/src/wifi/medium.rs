@@ -79,7 +79,10 @@
 //!     medium is idle for everybody from the last ACK's end (a received ACK cancels EIFS; a
 //!     loser hears it instead of timing out, unless its own frame outlasted the ACK's start).
 //!     When nothing was received the air is idle when the last frame ends; senders then wait
-//!     out their ACK timeout and stations that received a frame in error their EIFS.
+//!     out their ACK timeout, stations that received a frame in error their EIFS, and stations
+//!     that decoded a frame addressed to another their NAV: the frame's Duration field, SIFS +
+//!     ACK after its end (ns-3's `FrameExchangeManager::UpdateNav`; after a received frame
+//!     the ACK ends at the same instant).
 //! - **Exchanges.** A received frame is delivered to its receiver at the end of the data frame,
 //!   and the medium stays busy for `SIFS + ACK` (the sender learns of its success at the ACK's
 //!   end; ACKs are never lost).
@@ -1220,8 +1223,8 @@ impl<P> Medium<P> {
     /// received frames are acknowledged. If any is, everybody's next idle period starts at the
     /// last ACK's end (a correctly received ACK cancels EIFS, and a loser whose frame ended
     /// before the ACK began hears it instead of timing out). If none is, the air turns idle when
-    /// the last frame ends; senders then wait out their ACK timeout and stations that received a
-    /// frame in error their EIFS.
+    /// the last frame ends; senders then wait out their ACK timeout, stations that received a
+    /// frame in error their EIFS and stations that decoded somebody else's frame its NAV.
     fn receive_per_receiver(&mut self, frames: &mut [OnAir], t: Time) -> Time {
         let mut end = frames.iter().map(|f| f.end).max().unwrap_or(t);
         let mut locks = std::mem::take(&mut self.locks);
@@ -1253,9 +1256,24 @@ impl<P> Medium<P> {
                     Some(&(_, rx)) => rx,
                     None => self.lock(frames, station, t),
                 };
-                if let Rx::PayloadLost(i) = rx {
-                    self.origin[station] =
-                        end.max(frames[i].end + self.cfg.timing.eifs_beyond_difs);
+                match rx {
+                    Rx::PayloadLost(i) => {
+                        self.origin[station] =
+                            end.max(frames[i].end + self.cfg.timing.eifs_beyond_difs);
+                    }
+                    // A unicast frame for somebody else sets the NAV to its Duration field,
+                    // SIFS + ACK (ns-3's `FrameExchangeManager::UpdateNav`), whether or not
+                    // the ACK comes.
+                    Rx::Decoded(i) => {
+                        if let Some(to) = frames[i].to {
+                            self.origin[station] = end.max(
+                                frames[i].end
+                                    + self.sifs
+                                    + self.frames.ack_airtime(frames[i].from, to),
+                            );
+                        }
+                    }
+                    Rx::Nothing | Rx::HeaderLost(_) => {}
                 }
             }
         }
@@ -2242,7 +2260,8 @@ mod tests {
     fn a_frame_received_in_error_costs_its_receiver_eifs() {
         // Station 1 sends to the AP, which hears it at −80 dBm (14 dB SNR): the preamble and
         // header are received, the payload (needing 20 dB) is not. The AP waits EIFS after the
-        // frame; station 2, which hears 1 at −60 dBm and decodes it, waits DIFS.
+        // frame; station 2, which hears 1 at −60 dBm and decodes it, sets its NAV to the frame's
+        // Duration (SIFS + ACK) and waits DIFS after that, though no ACK comes.
         let mut rx = powers(&[-80.0, -60.0], -60.0);
         rx[0][1] = -60.0;
         let air_end = DIFS + DATA;
@@ -2270,7 +2289,7 @@ mod tests {
             log.into_iter().find(|o| o.1 == 2).map(|o| o.0)
         };
         assert_eq!(after(0), Some(at(air_end + EIFS_BEYOND_DIFS + DIFS + DATA)));
-        assert_eq!(after(2), Some(at(air_end + DIFS + DATA)));
+        assert_eq!(after(2), Some(at(air_end + SIFS + ACK + DIFS + DATA)));
     }
 
     #[test]

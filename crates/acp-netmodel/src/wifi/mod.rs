@@ -3,7 +3,8 @@
 //! - [`phy`]: PHY parameter sets (802.11g ERP-OFDM; 802.11n/ac MCS, spatial streams, channel
 //!   width) and frame airtime from the standard's preamble, header and symbol formulas;
 //! - [`channel`]: positions, log-distance path loss with log-normal shadowing, and the frame
-//!   error rate from SNR for the chosen rate;
+//!   error rate from SNR for the chosen rate (the NIST formulas or [`per_table`], ns-3's
+//!   table-based model and the default);
 //! - [`radio`]: received powers between every pair of stations and ns-3's preamble detection;
 //! - [`medium`]: the sans-IO DCF/EDCA medium (backoff, per-receiver reception with capture, ACKs,
 //!   retries, EIFS, beacons), driven like a [`crate::Link`];
@@ -15,6 +16,7 @@
 pub mod bianchi;
 pub mod channel;
 pub mod medium;
+pub mod per_table;
 pub mod phy;
 pub mod radio;
 
