@@ -1,7 +1,8 @@
 //! The access network of the multi-source reproductions: stations behind one 802.11g access
-//! point, then five point-to-point hops to the monitor (the network of the ACP+ paper's Fig. 14,
-//! the thesis's Fig. 3.12). `fig15`, `fig3-16` and `contention-tcp` run it with their own
-//! settings.
+//! point, then point-to-point hops to the monitor. With Fig. 14's five hops ([`Backhaul::Fig14`],
+//! the ACP+ paper's Fig. 14, the thesis's Fig. 3.12) it is the network of `fig15`, `fig3-16`,
+//! `contention-tcp` and `thesis-3-10`; with a long path across the Internet
+//! ([`Backhaul::Internet`]) that of `orbit` and `thesis-3-9` (the papers' real-world runs).
 //!
 //! What the papers leave unstated is chosen as ns-3 (their simulator) does by default: 100-packet
 //! drop-tail queues on the point-to-point links, 500-frame WiFi queues, 16.02 dBm transmit power,
@@ -14,6 +15,9 @@
 //! some stations of a 20 × 20 m² draw unheard by the AP (seed 2 of Fig. 15 places two at −86 and
 //! −88 dBm), where the papers report every source delivering. Their tables in
 //! `docs/SIMULATOR.md` were measured with this model.
+//!
+//! The files `scenarios/paper/orbit.toml`, `thesis_3_9.toml` and `thesis_3_10.toml` are points
+//! of [`scenario_text`] (tested).
 
 use std::fmt;
 
@@ -22,8 +26,8 @@ use acp_core::controller::ControllerKind;
 use crate::scenario::Scenario;
 use crate::tcp::CcKind;
 
-/// Nodes after the stations, in path order: the access point, the ISP routers, the second
-/// access point and the monitor (five point-to-point links between them).
+/// Nodes after the stations on Fig. 14's path, in order: the access point, the ISP routers, the
+/// second access point and the monitor (five point-to-point links between them).
 pub const BACKHAUL: [&str; 6] = ["ap1", "isp1", "core", "isp2", "ap2", "monitor"];
 
 /// The `[[wifi]]` keys of the whole-medium model: one collision decision for the medium, Friis
@@ -35,10 +39,39 @@ pub const WHOLE_MEDIUM: &str =
 /// Bytes an update adds to its payload on a link: the ACP header (44) and IPv4/UDP (28).
 pub const UPDATE_OVERHEAD: u32 = 72;
 
-/// The access network: a square area of stations around one 802.11g AP, then five equal
+/// The point-to-point path from the access point to the monitor.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Backhaul {
+    /// Fig. 14's five hops through the ISPs' routers ([`BACKHAUL`]).
+    Fig14,
+    /// `hops` hops `ap1 → r1 → … → monitor`: a path across the Internet to a named monitor.
+    Internet {
+        /// Point-to-point hops from the AP to the monitor.
+        hops: usize,
+        /// The monitor's node.
+        monitor: &'static str,
+    },
+}
+
+impl Backhaul {
+    /// Its nodes in path order, the access point first.
+    fn nodes(&self) -> Vec<String> {
+        match *self {
+            Backhaul::Fig14 => BACKHAUL.iter().map(|n| n.to_string()).collect(),
+            Backhaul::Internet { hops, monitor } => std::iter::once("ap1".to_string())
+                .chain((1..hops).map(|k| format!("r{k}")))
+                .chain(std::iter::once(monitor.to_string()))
+                .collect(),
+        }
+    }
+}
+
+/// The access network: a square area of stations around one 802.11g AP, then equal
 /// point-to-point links.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct AccessNet {
+    /// The point-to-point path behind the AP.
+    pub backhaul: Backhaul,
     /// Propagation delay of each point-to-point link, each way (ms).
     pub hop_delay_ms: f64,
     /// Side of the square area (m); the AP is at its centre.
@@ -95,22 +128,26 @@ impl Client {
     }
 }
 
-/// `sources` stations of `net` each running one flow of `client` to the monitor for `secs`
-/// seconds (the first tenth not measured).
-pub fn access_scenario(
+/// The scenario file of `sources` stations of `net` (`source#k`), each running one flow of
+/// `client` to the monitor for `secs` seconds (the first tenth not measured).
+pub fn scenario_text(
     net: &AccessNet,
     sources: usize,
     client: impl Into<Client>,
     secs: u64,
     seed: u64,
-) -> Scenario {
+) -> String {
+    let client = client.into();
+    let nodes = net.backhaul.nodes();
     let mut text = format!(
-        "format = 2\nname = \"{sources} sources behind 802.11g\"\nseed = {seed}\n\
-         duration = \"{secs}s\"\nwarmup = \"{}s\"\n\
-         [[wifi]]\nap = \"ap1\"\nstations = \"source\"\ncount = {sources}\nstandard = \"g\"\n\
+        "format = 2\nname = \"{sources} {client} sources behind 802.11g, {} hops\"\nseed = {seed}\n\
+         duration = \"{secs}s\"\nwarmup = \"{}s\"\n\n\
+         [[wifi]]\nap = \"{}\"\nstations = \"source\"\ncount = {sources}\nstandard = \"g\"\n\
          rate = \"{}mbit\"\narea = [{:?}, {:?}]\nshadowing = {:?}\nexponent = 3.0\nqueue = 500\n\
          ap_queue = \"{}\"\n{}",
+        nodes.len() - 1,
         secs / 10,
+        nodes[0],
         net.wifi_mbit,
         net.side_m,
         net.side_m,
@@ -122,19 +159,29 @@ pub fn access_scenario(
         },
         if net.whole_medium { WHOLE_MEDIUM } else { "" }
     );
-    for pair in BACKHAUL.windows(2) {
+    for pair in nodes.windows(2) {
         text += &format!(
-            "[[link]]\nfrom = \"{}\"\nto = \"{}\"\nrate = \"{}mbit\"\ndelay = \"{}ms\"\nqueue = 100\n",
+            "\n[[link]]\nfrom = \"{}\"\nto = \"{}\"\nrate = \"{}mbit\"\ndelay = \"{}ms\"\nqueue = 100\n",
             pair[0], pair[1], net.p2p_mbit, net.hop_delay_ms
         );
     }
-    let mut path = vec!["source"];
-    path.extend(BACKHAUL);
-    text += &format!(
-        "[[flow]]\nname = \"source\"\ncount = {sources}\npath = {path:?}\n{}",
-        client.into().flow_fields(net.payload)
-    );
-    match Scenario::parse(&text) {
+    let mut path = vec!["source".to_string()];
+    path.extend(nodes);
+    text + &format!(
+        "\n[[flow]]\nname = \"source\"\ncount = {sources}\npath = {path:?}\n{}",
+        client.flow_fields(net.payload)
+    )
+}
+
+/// [`scenario_text`] parsed.
+pub fn access_scenario(
+    net: &AccessNet,
+    sources: usize,
+    client: impl Into<Client>,
+    secs: u64,
+    seed: u64,
+) -> Scenario {
+    match Scenario::parse(&scenario_text(net, sources, client, secs, seed)) {
         Ok(s) => s,
         Err(e) => unreachable!("the access network's scenario is well formed: {e}"),
     }
@@ -161,5 +208,22 @@ mod tests {
         assert_eq!(s.flows[0].path[0], "source#1");
         assert_eq!(s.config.seed, 4);
         assert_eq!(s.config.warmup, std::time::Duration::from_secs(3));
+    }
+
+    #[test]
+    fn an_internet_backhaul_has_its_hops_and_monitor() {
+        let net = AccessNet {
+            backhaul: Backhaul::Internet {
+                hops: 30,
+                monitor: "aws",
+            },
+            ..super::super::fig15::NET
+        };
+        let s = access_scenario(&net, 4, ControllerKind::AcpPlus, 30, 2);
+        assert_eq!(s.flows.len(), 4);
+        assert!(s.flows.iter().all(|f| f.path.len() == 32));
+        assert_eq!(s.flows[3].path[0], "source#4");
+        assert_eq!(s.flows[0].path[2], "r1");
+        assert_eq!(s.flows[0].path[31], "aws");
     }
 }

@@ -13,11 +13,11 @@
 use acp_core::controller::ControllerKind;
 use serde::Serialize;
 
-use super::access::{access_scenario, AccessNet};
+use super::access::{access_scenario, AccessNet, Backhaul};
 use super::harness::{
     by_point, stat, Chart, Declaration, Done, Job, Options, Plan, Source, Trace, View,
 };
-use super::internet::{per_source, PerSource};
+use super::per_source::{per_source, PerSource};
 
 /// The point-to-point rates (Mbit/s).
 pub const P2P_MBIT: [f64; 4] = [0.3, 0.6, 1.2, 6.0];
@@ -34,6 +34,7 @@ pub const DEFAULT_SECS: u64 = 600;
 
 /// The base network: 10 × 10 m², σ = 4 dB, WiFi at 12 Mbit/s, no propagation delay.
 pub const BASE: AccessNet = AccessNet {
+    backhaul: Backhaul::Fig14,
     hop_delay_ms: 0.0,
     side_m: 10.0,
     shadowing_db: 4.0,
