@@ -9,12 +9,16 @@
 //! the retry limit of 7. A seed places the stations, draws their shadowing and drives every other
 //! random element, so the spread over seeds is the spread over placements.
 //!
-//! Fig. 15, Fig. 3.16 and contention-tcp run the whole-medium reception model
-//! ([`WHOLE_MEDIUM`], [`AccessNet::whole_medium`]), not the per-receiver SINR default: under
-//! ns-3's 46.6777 dB reference loss and −82 dBm preamble-detection floor, 12 dB shadowing leaves
-//! some stations of a 20 × 20 m² draw unheard by the AP (seed 2 of Fig. 15 places two at −86 and
-//! −88 dBm), where the papers report every source delivering. Their tables in
-//! `docs/SIMULATOR.md` were measured with this model.
+//! The medium decides reception per receiver (SINR with capture, ns-3's defaults). Under ns-3's
+//! 46.6777 dB reference loss and −82 dBm preamble-detection floor, 12 dB of shadowing leaves
+//! some stations of a 20 × 20 m² draw unheard by the AP (seed 2 of Fig. 15 places two at −86
+//! and −88 dBm): such a station could not associate with the AP, and the papers report every
+//! source delivering, as a testbed whose nodes were all associated would. So the placement is
+//! conditioned on the AP hearing every station: a draw that leaves one below the floor is
+//! redrawn ([`heard_placement`]), and the scenario names the accepted draw's `placement_seed`
+//! where it is not the run's own. [`AccessNet::whole_medium`] selects the earlier model instead
+//! ([`WHOLE_MEDIUM`]: one collision decision for the whole medium, Friis reference loss), under
+//! which every station is heard; `docs/SIMULATOR.md` compares the two.
 //!
 //! The files `scenarios/paper/orbit.toml`, `thesis_3_9.toml` and `thesis_3_10.toml` are points
 //! of [`scenario_text`] (tested).
@@ -22,6 +26,8 @@
 use std::fmt;
 
 use acp_core::controller::ControllerKind;
+use acp_netmodel::wifi::radio::DETECTION_MIN_RSSI_DBM;
+use acp_netmodel::Streams;
 
 use crate::scenario::Scenario;
 use crate::tcp::CcKind;
@@ -35,6 +41,9 @@ pub const BACKHAUL: [&str; 6] = ["ap1", "isp1", "core", "isp2", "ap2", "monitor"
 /// reception; `docs/SIMULATOR.md`, "WiFi medium").
 pub const WHOLE_MEDIUM: &str =
     "reception = \"collision\"\nreference_loss = \"friis\"\ncountdown = \"edca\"\nbeacons = false\n";
+
+/// Placement draws tried before [`heard_placement`] keeps the run's own.
+pub const PLACEMENT_DRAWS: u64 = 1000;
 
 /// Bytes an update adds to its payload on a link: the ACP header (44) and IPv4/UDP (28).
 pub const UPDATE_OVERHEAD: u32 = 72;
@@ -86,8 +95,20 @@ pub struct AccessNet {
     pub payload: u32,
     /// The AP serves its stations in turn (`ap_queue = "per-station"`) instead of one FIFO.
     pub ap_per_station: bool,
-    /// The whole-medium reception model ([`WHOLE_MEDIUM`]) instead of the per-receiver default.
+    /// The whole-medium reception model ([`WHOLE_MEDIUM`]) instead of the per-receiver default
+    /// (whose placements are conditioned on the AP hearing every station).
     pub whole_medium: bool,
+}
+
+impl AccessNet {
+    /// Its WiFi reception model, as the reproductions' setup lines name it.
+    pub fn reception(&self) -> &'static str {
+        if self.whole_medium {
+            "whole-medium collisions (--whole-medium)"
+        } else {
+            "per-receiver SINR reception with capture, placements the AP hears"
+        }
+    }
 }
 
 /// What each station of the access network runs: one flow to the monitor.
@@ -129,7 +150,8 @@ impl Client {
 }
 
 /// The scenario file of `sources` stations of `net` (`source#k`), each running one flow of
-/// `client` to the monitor for `secs` seconds (the first tenth not measured).
+/// `client` to the monitor for `secs` seconds (the first tenth not measured). With per-receiver
+/// reception the placement is [`heard_placement`]'s.
 pub fn scenario_text(
     net: &AccessNet,
     sources: usize,
@@ -138,13 +160,52 @@ pub fn scenario_text(
     seed: u64,
 ) -> String {
     let client = client.into();
+    let text = drawn_text(net, sources, client, secs, seed, None);
+    if net.whole_medium {
+        return text;
+    }
+    match heard_placement(&parse(&text), seed) {
+        Some(p) if p != seed => drawn_text(net, sources, client, secs, seed, Some(p)),
+        _ => text,
+    }
+}
+
+/// The first placement seed of `seed`, `seed + 2³²`, `seed + 2·2³²`, … (the run's own first)
+/// under which the AP of each of `s`'s WiFi media hears every station above the preamble-detection
+/// floor ([`DETECTION_MIN_RSSI_DBM`]), as a testbed's associated stations are; `None` if none of
+/// [`PLACEMENT_DRAWS`] is (none of the reproductions' networks comes near: the worst, 48 stations
+/// at σ = 12 dB, needs a few draws).
+pub fn heard_placement(s: &Scenario, seed: u64) -> Option<u64> {
+    (0..PLACEMENT_DRAWS)
+        .map(|k| seed.wrapping_add(k << 32))
+        .find(|&p| {
+            s.topology.wifi.iter().all(|w| {
+                let frames = (w.frames)(&Streams::new(p));
+                (1..=w.stations.len()).all(|k| {
+                    frames
+                        .uplink(k)
+                        .map_or(true, |u| u.rx_power_dbm >= DETECTION_MIN_RSSI_DBM)
+                })
+            })
+        })
+}
+
+/// [`scenario_text`] with the stations placed by `placement_seed` (the run's seed if `None`).
+fn drawn_text(
+    net: &AccessNet,
+    sources: usize,
+    client: Client,
+    secs: u64,
+    seed: u64,
+    placement_seed: Option<u64>,
+) -> String {
     let nodes = net.backhaul.nodes();
     let mut text = format!(
         "format = 2\nname = \"{sources} {client} sources behind 802.11g, {} hops\"\nseed = {seed}\n\
          duration = \"{secs}s\"\nwarmup = \"{}s\"\n\n\
          [[wifi]]\nap = \"{}\"\nstations = \"source\"\ncount = {sources}\nstandard = \"g\"\n\
          rate = \"{}mbit\"\narea = [{:?}, {:?}]\nshadowing = {:?}\nexponent = 3.0\nqueue = 500\n\
-         ap_queue = \"{}\"\n{}",
+         ap_queue = \"{}\"\n{}{}",
         nodes.len() - 1,
         secs / 10,
         nodes[0],
@@ -157,7 +218,8 @@ pub fn scenario_text(
         } else {
             "fifo"
         },
-        if net.whole_medium { WHOLE_MEDIUM } else { "" }
+        if net.whole_medium { WHOLE_MEDIUM } else { "" },
+        placement_seed.map_or(String::new(), |p| format!("placement_seed = {p}\n"))
     );
     for pair in nodes.windows(2) {
         text += &format!(
@@ -181,7 +243,12 @@ pub fn access_scenario(
     secs: u64,
     seed: u64,
 ) -> Scenario {
-    match Scenario::parse(&scenario_text(net, sources, client, secs, seed)) {
+    parse(&scenario_text(net, sources, client, secs, seed))
+}
+
+/// `text`, one of [`drawn_text`]'s, parsed.
+fn parse(text: &str) -> Scenario {
+    match Scenario::parse(text) {
         Ok(s) => s,
         Err(e) => unreachable!("the access network's scenario is well formed: {e}"),
     }
@@ -208,6 +275,55 @@ mod tests {
         assert_eq!(s.flows[0].path[0], "source#1");
         assert_eq!(s.config.seed, 4);
         assert_eq!(s.config.warmup, std::time::Duration::from_secs(3));
+    }
+
+    /// The received powers at the AP of `s`'s stations, as its run places them.
+    fn powers(s: &Scenario) -> Vec<f64> {
+        let w = &s.topology.wifi[0];
+        let frames = (w.frames)(&Streams::new(s.config.seed));
+        (1..=w.stations.len())
+            .map(|k| frames.uplink(k).unwrap().rx_power_dbm)
+            .collect()
+    }
+
+    #[test]
+    fn per_receiver_placements_are_redrawn_until_the_ap_hears_every_station() {
+        // Fig. 15's 48 stations at σ = 12 dB: the run's own draw leaves a station below the
+        // AP's detection floor for some of seeds 1–10; the conditioned scenario never does, and
+        // keeps the run's own draw where it is heard (the same scenario, no `placement_seed`).
+        let net = super::super::fig15::NET;
+        let whole = AccessNet {
+            whole_medium: true,
+            ..net
+        };
+        let mut redrawn = 0;
+        for seed in 1..=10 {
+            let own = powers(&parse(&drawn_text(
+                &net,
+                48,
+                ControllerKind::Lazy.into(),
+                30,
+                seed,
+                None,
+            )));
+            let text = scenario_text(&net, 48, ControllerKind::Lazy, 30, seed);
+            let heard = powers(&parse(&text));
+            assert!(
+                heard.iter().all(|&p| p >= DETECTION_MIN_RSSI_DBM),
+                "seed {seed}: {heard:?}"
+            );
+            let unheard = own.iter().any(|&p| p < DETECTION_MIN_RSSI_DBM);
+            assert_eq!(text.contains("placement_seed"), unheard, "seed {seed}");
+            if unheard {
+                redrawn += 1;
+            } else {
+                assert_eq!(own, heard);
+            }
+        }
+        assert!(redrawn > 0, "no seed of 1–10 needed a redraw");
+        // The whole-medium model keeps every draw.
+        let text = scenario_text(&whole, 48, ControllerKind::Lazy, 30, 1);
+        assert!(!text.contains("placement_seed") && text.contains("reception = \"collision\""));
     }
 
     #[test]

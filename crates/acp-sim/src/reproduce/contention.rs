@@ -304,6 +304,7 @@ impl Declaration for ContentionTcp {
             for seed in o.seed_list(self.default_seeds()) {
                 let net = AccessNet {
                     wifi_mbit: pt.wifi_mbit,
+                    whole_medium: o.whole_medium,
                     ..NET
                 };
                 jobs.push(Job::sim(
@@ -369,7 +370,7 @@ impl Declaration for ContentionTcp {
     fn setup(&self, o: &Options) -> String {
         format!(
             "§XI-B (thesis §4.6): TCP clients against ACP+ and Seek sources behind one 802.11g AP \
-             ({0} × {0} m², σ = {1} dB), then five {2} Mbit/s hops of {3} ms each way (base RTT ≈ \
+             ({0} × {0} m², σ = {1} dB; {10}), then five {2} Mbit/s hops of {3} ms each way (base RTT ≈ \
              {4} ms); bulk TCP as iPerf3, {5}-byte updates; low contention {6} Mbit/s, high \
              contention BBR, ACP+ and Seek on 6, 12 and 24 Mbit/s; {7} s per run ({8} s warm-up), \
              seeds {9}; mean ± 95 % CI over the seeds",
@@ -383,7 +384,12 @@ impl Declaration for ContentionTcp {
             LOW_RATE_MBIT,
             o.secs.unwrap_or(DEFAULT_SECS),
             o.secs.unwrap_or(DEFAULT_SECS) / 10,
-            seed_range(&o.seed_list(self.default_seeds()))
+            seed_range(&o.seed_list(self.default_seeds())),
+            AccessNet {
+                whole_medium: o.whole_medium,
+                ..NET
+            }
+            .reception()
         )
     }
 

@@ -22,7 +22,7 @@ pub const NET: AccessNet = AccessNet {
     p2p_mbit: 6.0,
     payload: PAYLOAD,
     ap_per_station: false,
-    whole_medium: true,
+    whole_medium: false,
 };
 
 /// The update payload (bytes): what Lazy's unloaded RTT of 5.5 ms (thesis §3.13) implies over
