@@ -184,7 +184,7 @@ pub fn heard_placement(s: &Scenario, seed: u64) -> Option<u64> {
                 (1..=w.stations.len()).all(|k| {
                     frames
                         .uplink(k)
-                        .map_or(true, |u| u.rx_power_dbm >= DETECTION_MIN_RSSI_DBM)
+                        .is_none_or(|u| u.rx_power_dbm >= DETECTION_MIN_RSSI_DBM)
                 })
             })
         })
