@@ -189,6 +189,11 @@ struct ReproduceArgs {
     /// controllers: quarter-length runs (a smoke test, not a result).
     #[arg(long)]
     quick: bool,
+    /// fig15, fig3-16, contention-tcp, thesis-3-10: the whole-medium WiFi reception model (one
+    /// collision decision for the medium, Friis reference loss) instead of per-receiver SINR
+    /// reception with capture and placements the AP hears (docs/SIMULATOR.md).
+    #[arg(long)]
+    whole_medium: bool,
     /// core-tcp: run in the simulator even where the lab could run.
     #[arg(long)]
     sim: bool,

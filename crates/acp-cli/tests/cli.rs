@@ -1410,14 +1410,14 @@ fn reproduce_contention_tcp_puts_bbr_above_acp_plus_and_writes_csv_and_charts() 
         let r = row("low", tcp, 12.0);
         assert_eq!(r["clients"], 2);
         assert!(mean(r, "sum_throughput_mbit_s") > 5.0, "{r}");
-        assert!(r["true_age_ms"].is_null(), "bulk TCP carries no updates");
+        assert!(r["age_ms"].is_null(), "bulk TCP carries no updates");
     }
     let acp = row("low", "acp+", 12.0);
     assert!(mean(acp, "sum_throughput_mbit_s") < 2.0, "{acp}");
-    assert!(mean(acp, "true_age_ms") > 100.0);
+    assert!(mean(acp, "age_ms") > 100.0);
     for tcp in ["cubic", "vegas", "bbr"] {
         assert!(
-            mean(acp, "age_ms") < mean(row("low", tcp, 12.0), "age_ms"),
+            mean(acp, "est_age_ms") < mean(row("low", tcp, 12.0), "est_age_ms"),
             "{tcp}"
         );
     }
@@ -1425,7 +1425,7 @@ fn reproduce_contention_tcp_puts_bbr_above_acp_plus_and_writes_csv_and_charts() 
         let (bbr, acp) = (row("high", "bbr", wifi), row("high", "acp+", wifi));
         assert_eq!(bbr["clients"], 20);
         assert!(
-            mean(acp, "age_ms") * 1.5 < mean(bbr, "age_ms"),
+            mean(acp, "est_age_ms") * 1.5 < mean(bbr, "est_age_ms"),
             "{wifi} Mbit/s: {acp} {bbr}"
         );
         assert!(mean(acp, "rtt_ms") < 250.0, "{acp}");
@@ -1433,7 +1433,7 @@ fn reproduce_contention_tcp_puts_bbr_above_acp_plus_and_writes_csv_and_charts() 
     }
     let csv = std::fs::read_to_string(dir.join("contention-tcp/contention-tcp.csv")).unwrap();
     assert!(csv.starts_with(
-        "contention,client,wifi_mbit_s,clients,seeds,age_ms,age_ms_ci95,paper_age_ms,true_age_ms,"
+        "contention,client,wifi_mbit_s,clients,seeds,age_ms,age_ms_ci95,est_age_ms,est_age_ms_ci95,paper_est_age_ms,"
     ));
     assert_eq!(csv.lines().count(), 15);
     // The papers' 24 Mbit/s ages at 20 clients sit beside ours.
@@ -1444,10 +1444,10 @@ fn reproduce_contention_tcp_puts_bbr_above_acp_plus_and_writes_csv_and_charts() 
         .lines()
         .any(|l| l.starts_with("high,acp+,24,20,") && l.contains(",215.5,")));
     for stem in [
-        "low_age_ms",
+        "low_est_age_ms",
         "high_bbr_rtt_ms",
-        "high_acp-plus_age_ms",
-        "high_seek_age_ms",
+        "high_acp-plus_est_age_ms",
+        "high_seek_est_age_ms",
     ] {
         for ext in ["png", "svg"] {
             let f = dir.join(format!("contention-tcp/{stem}.{ext}"));

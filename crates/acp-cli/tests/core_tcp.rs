@@ -67,7 +67,7 @@ fn check_mechanisms(v: &Value, acp_age_max: f64, d1m1_share: (f64, f64)) {
         (num(acp_plus, "rtt_ms") - BASE_MS).abs() < 5.0,
         "{acp_plus}"
     );
-    let age = num(acp_plus, "age_ms");
+    let age = num(acp_plus, "est_age_ms");
     assert!(
         (BASE_MS..acp_age_max * BASE_MS).contains(&age),
         "{acp_plus}"

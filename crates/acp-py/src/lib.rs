@@ -137,7 +137,7 @@ fn reproductions() -> Vec<(&'static str, &'static str)> {
 /// is the command's) and returns its JSON: the rows with the same fields, the setup, the
 /// published numbers' sources, the notes.
 #[pyfunction]
-#[pyo3(name = "reproduce", signature = (name, seed=1, seeds=None, secs=None, updates=None, payload=None, clients=None, scenarios=None, controllers=None, quick=false))]
+#[pyo3(name = "reproduce", signature = (name, seed=1, seeds=None, secs=None, updates=None, payload=None, clients=None, scenarios=None, controllers=None, quick=false, whole_medium=false))]
 #[allow(clippy::too_many_arguments)]
 fn run_reproduction(
     py: Python<'_>,
@@ -151,6 +151,7 @@ fn run_reproduction(
     scenarios: Option<Vec<String>>,
     controllers: Option<Vec<String>>,
     quick: bool,
+    whole_medium: bool,
 ) -> PyResult<String> {
     let Some(r) = reproduce::find(name) else {
         let known: Vec<&str> = reproduce::registry().iter().map(|r| r.name()).collect();
@@ -198,6 +199,7 @@ fn run_reproduction(
         scenarios: scenarios.unwrap_or_default(),
         controllers,
         quick,
+        whole_medium,
         threads: threads(),
     };
     r.check(&o).map_err(value_error)?;

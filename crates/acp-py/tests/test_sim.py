@@ -140,6 +140,10 @@ def test_every_reproduction_runs_from_python_with_one_name_per_field():
         # Every row has the same fields, each a unit in its name where it has one; the papers'
         # numbers and the confidence intervals sit beside the quantity they belong to.
         assert all(list(row) == fields for row in table), name
+        # One age scheme: `age_ms` is the age at the monitor, `est_age_ms` the source's estimate.
+        assert not any(f.startswith("true_") for f in fields), name
+        if any(f.startswith("est_age_ms") for f in fields):
+            assert "age_ms" in fields, name
         for field in fields:
             assert "kbps" not in field and "mbps" not in field, (name, field)
             if field.startswith("paper_"):

@@ -9,7 +9,7 @@
 
 use acp_core::controller::ControllerKind;
 use acp_sim::reproduce::harness::{Options, Report};
-use acp_sim::reproduce::internet::{per_source, scenario};
+use acp_sim::reproduce::per_source::per_source;
 use acp_sim::reproduce::{access, orbit, thesis_3_10, thesis_3_9};
 use acp_sim::sweep::Cancel;
 use serde_json::{Map, Value};
@@ -54,9 +54,9 @@ fn orbit_ages_stay_flat_until_the_access_saturates_and_stay_fair() {
         )
     };
     // The paper: similar ages for 1–5 sources on 6 Mbit/s, up to 20 on 24; a rapid rise after.
-    assert!(num(at(6.0, 5), "age_over_one") < 1.03);
-    assert!(num(at(6.0, 20), "age_over_one") > 1.08);
-    assert!(num(at(24.0, 20), "age_over_one") < 1.03);
+    assert!(num(at(6.0, 5), "est_age_over_one") < 1.03);
+    assert!(num(at(6.0, 20), "est_age_over_one") > 1.08);
+    assert!(num(at(24.0, 20), "est_age_over_one") < 1.03);
     // One source: "about 0.5 Mbps" (ours 0.63 in the full runs).
     let one = num(at(12.0, 1), "throughput_mbit_s");
     assert!((0.3..1.0).contains(&one), "{one} Mbit/s");
@@ -98,8 +98,8 @@ fn thesis_3_9_acp_beats_lazy_over_the_long_path_with_its_smaller_step() {
     );
     // The thesis: ACP about a third below Lazy (ours about a quarter), at the same RTT; κ = 1
     // better than κ = 2; ACP's backlog in the tens, Lazy's one.
-    assert!(num(acp1, "age_over_lazy") < 0.85, "{acp1:?}");
-    assert!(num(acp1, "age_ms") < num(acp2, "age_ms"));
+    assert!(num(acp1, "est_age_over_lazy") < 0.85, "{acp1:?}");
+    assert!(num(acp1, "est_age_ms") < num(acp2, "est_age_ms"));
     assert!((num(acp1, "rtt_ms") - num(lazy, "rtt_ms")).abs() < 5.0);
     assert!(num(acp1, "backlog") > 10.0);
     assert!((num(lazy, "backlog") - 1.0).abs() < 0.05);
@@ -144,9 +144,10 @@ fn the_paper_scenario_files_are_the_reproductions_points() {
         s.build().unwrap().run().to_json()
     };
     let file = |name: &str| acp_sim::scenario::Scenario::load(&dir.join(name)).unwrap();
-    let orbit = scenario(&orbit::net(12.0, 1024), ControllerKind::AcpPlus, 10, 300, 1);
+    let orbit =
+        access::access_scenario(&orbit::net(12.0, 1024), 10, ControllerKind::AcpPlus, 300, 1);
     assert_eq!(short(file("orbit.toml")), short(orbit));
-    let t39 = scenario(&thesis_3_9::net(700), ControllerKind::Acp(1.0), 10, 300, 1);
+    let t39 = access::access_scenario(&thesis_3_9::net(700), 10, ControllerKind::Acp(1.0), 300, 1);
     assert_eq!(short(file("thesis_3_9.toml")), short(t39));
     let t310 = access::access_scenario(&thesis_3_10::BASE, 20, ControllerKind::Acp(0.25), 600, 1);
     assert_eq!(short(file("thesis_3_10.toml")), short(t310));

@@ -117,9 +117,12 @@ fn fig15_one_acp_plus_source_is_about_ten_percent_above_the_best_fixed_rate() {
     };
     let rows = run(&fig, 60, 1).rows;
     let oracle = row(&rows, "oracle", 1);
+    // The best fixed rate sits below the 6 Mbit/s hops' capacity: 0.93 of it under the
+    // whole-medium model, 0.86 under per-receiver reception (`acp reproduce fig15 --seeds 1
+    // --secs 60`, with and without `--whole-medium`).
     let cap = 6e6 / (8.0 * f64::from(PAYLOAD + 72));
     let rate = num(oracle, "rate_hz");
-    assert!(rate > 0.9 * cap && rate < cap, "{rate}");
+    assert!(rate > 0.8 * cap && rate < cap, "{rate}");
     let ratio = num(row(&rows, "acp+", 1), "age_ms") / num(oracle, "age_ms");
     assert!(ratio > 1.0 && ratio < 1.25, "ratio {ratio}");
 }

@@ -173,13 +173,16 @@ def reproduce(
     scenarios=None,
     controllers=None,
     quick=False,
+    whole_medium=False,
 ):
     """Runs one of the ``reproductions()`` as ``acp reproduce NAME`` does (in the simulator) and
     returns a ``Reproduction``, whose rows have the fields of the command's JSON and CSV. Each
     reproduction reads the options it has (``acp reproduce --help`` says which): ``seed`` (the
     first), ``seeds`` (per point), ``secs`` (per run), ``updates`` (fig7), ``payload`` (bytes,
     fig15 and fig3-16), ``clients`` (contention-tcp), ``scenarios``, ``controllers`` (names as
-    ``acp`` takes them) and ``quick`` (controllers); ``None`` takes the reproduction's default."""
+    ``acp`` takes them), ``quick`` (controllers) and ``whole_medium`` (fig15, fig3-16,
+    contention-tcp, thesis-3-10: the whole-medium WiFi model); ``None`` takes the reproduction's
+    default."""
     raw = _native.reproduce(
         name,
         seed=seed,
@@ -191,5 +194,6 @@ def reproduce(
         scenarios=None if scenarios is None else [str(s) for s in scenarios],
         controllers=None if controllers is None else [str(c) for c in controllers],
         quick=quick,
+        whole_medium=whole_medium,
     )
     return Reproduction(json.loads(raw))

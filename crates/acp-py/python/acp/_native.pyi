@@ -23,6 +23,7 @@ def reproduce(
     scenarios: Optional[List[str]] = None,
     controllers: Optional[List[str]] = None,
     quick: bool = False,
+    whole_medium: bool = False,
 ) -> str: ...
 
 class Source:

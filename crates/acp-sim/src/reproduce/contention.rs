@@ -16,7 +16,7 @@
 //! Each client's age is measured as the paper measures TCP's (§X): every segment is taken to
 //! carry an update fresh when it is sent, its age on arrival is its RTT, and the ACKs' spacing
 //! stands for the deliveries' ([`crate::report::FlowResult::est_age`]). For ACP+ the same
-//! estimate is its source's own; its true age at the monitor is reported beside it. Every point
+//! estimate is its source's own (`est_age_ms`); its age at the monitor (`age_ms`) is reported beside it. Every point
 //! runs several seeds (a seed places the stations and drives every random element): means with
 //! 95 % confidence intervals. `docs/SIMULATOR.md` compares the results with the papers'.
 
@@ -167,8 +167,8 @@ fn chosen(o: &Options) -> Vec<Point> {
 /// One run's measurements.
 #[derive(Debug, Clone, Copy)]
 pub struct Measure {
-    age: f64,
-    true_age: Option<f64>,
+    est_age: f64,
+    age: Option<f64>,
     rtt: f64,
     throughput: f64,
     retries: f64,
@@ -188,8 +188,8 @@ fn measure(r: &SimResult) -> Measure {
         .iter()
         .fold((0, 0), |(a, s), w| (a + w.attempts, s + w.successes));
     Measure {
-        age: mean(|f| f.est_age),
-        true_age: carries_updates.then(|| mean(|f| f.age)),
+        est_age: mean(|f| f.est_age),
+        age: carries_updates.then(|| mean(|f| f.age)),
         rtt: mean(|f| f.mean_rtt),
         throughput: r.flows.iter().map(|f| f.throughput_bps).sum(),
         retries: 100.0 * attempts.saturating_sub(successes) as f64 / attempts.max(1) as f64,
@@ -210,18 +210,18 @@ pub struct Row {
     pub clients: usize,
     /// Seeds run.
     pub seeds: usize,
-    /// Per-client time-average age as the sender estimates it from its ACKs (ms), over the
-    /// clients that had an estimate.
-    pub age_ms: f64,
-    /// Its 95 % confidence half-width over the seeds.
-    pub age_ms_ci95: f64,
-    /// The papers'.
-    pub paper_age_ms: Option<f64>,
-    /// Per-client true time-average age at the monitor (ms); ACP only (bulk TCP carries no
+    /// Per-client time-average age at the monitor (ms); ACP only (bulk TCP carries no
     /// updates).
-    pub true_age_ms: Option<f64>,
-    /// Its 95 % confidence half-width.
-    pub true_age_ms_ci95: Option<f64>,
+    pub age_ms: Option<f64>,
+    /// Its 95 % confidence half-width over the seeds.
+    pub age_ms_ci95: Option<f64>,
+    /// Per-client time-average age as the sender estimates it from its ACKs (ms), over the
+    /// clients that had an estimate: the papers' measure for every client.
+    pub est_age_ms: f64,
+    /// Its 95 % confidence half-width over the seeds.
+    pub est_age_ms_ci95: f64,
+    /// The papers'.
+    pub paper_est_age_ms: Option<f64>,
     /// Per-client mean RTT (ms), over the clients that had an ACK in the measurement window.
     pub rtt_ms: f64,
     /// Its 95 % confidence half-width.
@@ -249,8 +249,8 @@ fn published(field: &str, p: &Point) -> Option<f64> {
     let at = |v: &[(usize, f64)]| v.iter().find(|x| x.0 == p.clients).map(|x| x.1);
     let client = p.client.to_string();
     match (field, p.contention, client.as_str()) {
-        ("age_ms", Contention::High, "bbr") if p.wifi_mbit == 24.0 => at(&paper::BBR_AGE_24_MS),
-        ("age_ms", Contention::High, "acp+") if p.wifi_mbit == 24.0 => {
+        ("est_age_ms", Contention::High, "bbr") if p.wifi_mbit == 24.0 => at(&paper::BBR_AGE_24_MS),
+        ("est_age_ms", Contention::High, "acp+") if p.wifi_mbit == 24.0 => {
             at(&paper::ACP_PLUS_AGE_24_MS)
         }
         ("sum_throughput_mbit_s", Contention::Low, "acp+") if p.clients == 1 => {
@@ -260,10 +260,10 @@ fn published(field: &str, p: &Point) -> Option<f64> {
     }
 }
 
-/// The charted fields and their axis labels (the true age, ACP's only, and the starved
-/// clients: table and CSV).
+/// The charted fields and their axis labels (the age at the monitor, ACP's only, and the
+/// starved clients: table and CSV).
 const CHARTED: [(&str, &str); 4] = [
-    ("age_ms", "age per client (ms)"),
+    ("est_age_ms", "age per client, the sender's estimate (ms)"),
     ("rtt_ms", "RTT per client (ms)"),
     ("sum_throughput_mbit_s", "sum throughput (Mbit/s)"),
     ("retries_pct", "WiFi retries (%)"),
@@ -304,6 +304,7 @@ impl Declaration for ContentionTcp {
             for seed in o.seed_list(self.default_seeds()) {
                 let net = AccessNet {
                     wifi_mbit: pt.wifi_mbit,
+                    whole_medium: o.whole_medium,
                     ..NET
                 };
                 jobs.push(Job::sim(
@@ -331,10 +332,10 @@ impl Declaration for ContentionTcp {
             .zip(&points)
             .filter(|(runs, _)| !runs.is_empty())
             .map(|(runs, pt)| {
-                let (age, age_ci) = stat(&runs, |m| m.age);
-                let true_age = runs
+                let (est_age, est_age_ci) = stat(&runs, |m| m.est_age);
+                let age = runs
                     .iter()
-                    .map(|m| m.true_age)
+                    .map(|m| m.age)
                     .collect::<Option<Vec<f64>>>()
                     .map(|xs| crate::sweep::mean_ci95(&xs));
                 let (rtt, rtt_ci) = stat(&runs, |m| m.rtt);
@@ -347,11 +348,11 @@ impl Declaration for ContentionTcp {
                     wifi_mbit_s: pt.wifi_mbit,
                     clients: pt.clients,
                     seeds: runs.len(),
-                    age_ms: age * 1e3,
-                    age_ms_ci95: age_ci * 1e3,
-                    paper_age_ms: published("age_ms", pt),
-                    true_age_ms: true_age.map(|t| t.0 * 1e3),
-                    true_age_ms_ci95: true_age.map(|t| t.1 * 1e3),
+                    age_ms: age.map(|t| t.0 * 1e3),
+                    age_ms_ci95: age.map(|t| t.1 * 1e3),
+                    est_age_ms: est_age * 1e3,
+                    est_age_ms_ci95: est_age_ci * 1e3,
+                    paper_est_age_ms: published("est_age_ms", pt),
                     rtt_ms: rtt * 1e3,
                     rtt_ms_ci95: rtt_ci * 1e3,
                     starved,
@@ -369,7 +370,7 @@ impl Declaration for ContentionTcp {
     fn setup(&self, o: &Options) -> String {
         format!(
             "§XI-B (thesis §4.6): TCP clients against ACP+ and Seek sources behind one 802.11g AP \
-             ({0} × {0} m², σ = {1} dB), then five {2} Mbit/s hops of {3} ms each way (base RTT ≈ \
+             ({0} × {0} m², σ = {1} dB; {10}), then five {2} Mbit/s hops of {3} ms each way (base RTT ≈ \
              {4} ms); bulk TCP as iPerf3, {5}-byte updates; low contention {6} Mbit/s, high \
              contention BBR, ACP+ and Seek on 6, 12 and 24 Mbit/s; {7} s per run ({8} s warm-up), \
              seeds {9}; mean ± 95 % CI over the seeds",
@@ -383,14 +384,19 @@ impl Declaration for ContentionTcp {
             LOW_RATE_MBIT,
             o.secs.unwrap_or(DEFAULT_SECS),
             o.secs.unwrap_or(DEFAULT_SECS) / 10,
-            seed_range(&o.seed_list(self.default_seeds()))
+            seed_range(&o.seed_list(self.default_seeds())),
+            AccessNet {
+                whole_medium: o.whole_medium,
+                ..NET
+            }
+            .reception()
         )
     }
 
     fn sources(&self) -> Vec<Source> {
         vec![
             Source {
-                column: "paper_age_ms",
+                column: "paper_est_age_ms",
                 locator: "thesis §4.6.2 (24 Mbit/s access: BBR 321.5 → 3054.7 ms, ACP+ 215.5 → 249.65 ms from 20 to 80 clients)",
             },
             Source {
@@ -407,7 +413,7 @@ impl Declaration for ContentionTcp {
             View::new(title, &columns)
         };
         vec![
-            view("age and RTT per client", "age_ms true_age_ms rtt_ms"),
+            view("age and RTT per client", "est_age_ms age_ms rtt_ms"),
             view(
                 "sum throughput, WiFi retries, clients starved of ACKs (left out of age and RTT)",
                 "sum_throughput_mbit_s retries_pct starved",
@@ -469,11 +475,11 @@ impl Declaration for ContentionTcp {
             let lowest = low_counts
                 .iter()
                 .filter(|&&n| {
-                    let acp = at(rows, Contention::Low, "acp+", low, n).map(|r| r.age_ms);
+                    let acp = at(rows, Contention::Low, "acp+", low, n).map(|r| r.est_age_ms);
                     let best_tcp = tcps
                         .iter()
                         .filter_map(|c| at(rows, Contention::Low, c, low, n))
-                        .map(|r| r.age_ms)
+                        .map(|r| r.est_age_ms)
                         .fold(f64::INFINITY, f64::min);
                     acp.is_some_and(|a| a < best_tcp)
                 })
@@ -515,7 +521,7 @@ impl Declaration for ContentionTcp {
                 let [(n1, p1), (n2, p2)] = published;
                 let ours = |n| {
                     at(rows, Contention::High, client, 24.0, n)
-                        .map_or_else(|| "not run".to_string(), |r| format!("{:.1}", r.age_ms))
+                        .map_or_else(|| "not run".to_string(), |r| format!("{:.1}", r.est_age_ms))
                 };
                 notes.push(format!(
                     "  24 Mbit/s, {client} age from {n1} to {n2} clients: paper {p1} → {p2} ms; ours {} → {} ms",

@@ -249,15 +249,16 @@ pub struct Row {
     pub bed: &'static str,
     /// The seed.
     pub seed: u64,
-    /// The sender's estimate of the time-average age (ms; see the module documentation).
-    pub age_ms: Option<f64>,
-    /// The paper's, where it gives a value.
-    pub paper_age_ms: Option<f64>,
-    /// The paper's, where it gives a bound ("> 140", "121–125").
-    pub paper_age_ms_bound: Option<String>,
-    /// True time-average age at the receiver (ms), where it is measured (ACP flows in the
+    /// Time-average age at the receiver (ms), where it is measured (ACP flows in the
     /// simulator; every flow in the lab).
-    pub true_age_ms: Option<f64>,
+    pub age_ms: Option<f64>,
+    /// The sender's estimate of the time-average age (ms; see the module documentation): the
+    /// paper's measure.
+    pub est_age_ms: Option<f64>,
+    /// The paper's, where it gives a value.
+    pub paper_est_age_ms: Option<f64>,
+    /// The paper's, where it gives a bound ("> 140", "121–125").
+    pub paper_est_age_ms_bound: Option<String>,
     /// Mean RTT (ms): the paper's "delay".
     pub rtt_ms: Option<f64>,
     /// The paper's.
@@ -355,19 +356,19 @@ impl Declaration for CoreTcp {
                     protocol: protocol.label(),
                     bed,
                     seed,
-                    age_ms: ms(f.est_age),
-                    paper_age_ms: match pp.age {
+                    age_ms: ms(f.age),
+                    est_age_ms: ms(f.est_age),
+                    paper_est_age_ms: match pp.age {
                         Some(Claim::About(a)) => Some(a * 1e3),
                         _ => None,
                     },
-                    paper_age_ms_bound: match pp.age {
+                    paper_est_age_ms_bound: match pp.age {
                         Some(Claim::Above(a)) => Some(format!("> {:.0}", a * 1e3)),
                         Some(Claim::Between(a, b)) => {
                             Some(format!("{:.0}–{:.0}", a * 1e3, b * 1e3))
                         }
                         _ => None,
                     },
-                    true_age_ms: ms(f.age),
                     rtt_ms: ms(f.rtt),
                     paper_rtt_ms: ms(pp.delay),
                     throughput_mbit_s: f.throughput_bps / 1e6,
@@ -405,8 +406,8 @@ impl Declaration for CoreTcp {
     fn sources(&self) -> Vec<Source> {
         let locator = "ACP+ paper §XI-A (text; Figs. 20–21 give no other numbers)";
         [
-            "paper_age_ms",
-            "paper_age_ms_bound",
+            "paper_est_age_ms",
+            "paper_est_age_ms_bound",
             "paper_rtt_ms",
             "paper_throughput_mbit_s",
             "paper_inter_ack_ms",
@@ -426,9 +427,9 @@ impl Declaration for CoreTcp {
                     "protocol",
                     "bed",
                     "seed",
+                    "est_age_ms",
+                    "paper_est_age_ms_bound",
                     "age_ms",
-                    "paper_age_ms_bound",
-                    "true_age_ms",
                     "rtt_ms",
                     "throughput_mbit_s",
                 ],
@@ -457,7 +458,7 @@ impl Declaration for CoreTcp {
                 _ => None,
             })
             .collect();
-        let age = ("age_ms", "time-average age, the sender's estimate (ms)");
+        let age = ("est_age_ms", "time-average age, the sender's estimate (ms)");
         vec![
             Chart::lines(
                 "core_tcp_delay_age",

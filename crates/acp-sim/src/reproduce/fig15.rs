@@ -8,12 +8,13 @@
 
 use acp_core::controller::ControllerKind;
 
-use super::access::AccessNet;
+use super::access::{AccessNet, Backhaul};
 use super::harness::Source;
 use super::sources::SourcesFigure;
 
 /// The network.
 pub const NET: AccessNet = AccessNet {
+    backhaul: Backhaul::Fig14,
     hop_delay_ms: 0.0,
     side_m: 20.0,
     shadowing_db: 12.0,
@@ -21,7 +22,7 @@ pub const NET: AccessNet = AccessNet {
     p2p_mbit: 6.0,
     payload: PAYLOAD,
     ap_per_station: false,
-    whole_medium: true,
+    whole_medium: false,
 };
 
 /// The update payload (bytes): what Lazy's unloaded RTT of 5.5 ms (thesis §3.13) implies over

@@ -50,6 +50,9 @@ pub struct Options {
     pub controllers: Vec<ControllerKind>,
     /// Quarter-length runs (controllers; a smoke test).
     pub quick: bool,
+    /// The whole-medium WiFi reception model instead of per-receiver reception (fig15, fig3-16,
+    /// contention-tcp, thesis-3-10; `super::access::WHOLE_MEDIUM`).
+    pub whole_medium: bool,
     /// Worker threads for the simulation runs.
     pub threads: usize,
 }
@@ -66,6 +69,7 @@ impl Default for Options {
             scenarios: Vec::new(),
             controllers: Vec::new(),
             quick: false,
+            whole_medium: false,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
     }

@@ -20,7 +20,8 @@
 //!   Internet path behind it, 1 to 80 sources at 6, 12 and 24 Mbit/s (Figs. 12–13).
 //! - [`thesis_3_9`]: the thesis's §3.9, ACP against Lazy over a 30-hop Internet path.
 //! - [`thesis_3_10`]: the thesis's §3.10, 20 ACP sources with the point-to-point rate swept.
-//! - [`internet`]: the long-path network of `orbit` and `thesis-3-9`, and the per-source means.
+//! - [`access`]: the access network of every multi-source reproduction (Fig. 14's five hops or
+//!   a long Internet path); [`per_source`]: the per-source means of a run over it.
 //!
 //! Each takes a [`Cancel`](crate::sweep::Cancel) handle for all its runs: once it is cancelled, the runs not yet started
 //! are skipped and the results cover the runs done (rows or points with no run left out, cells
@@ -38,8 +39,8 @@ pub mod fig3_16;
 pub mod fig4;
 pub mod fig7;
 pub mod harness;
-pub mod internet;
 pub mod orbit;
+pub mod per_source;
 pub mod sources;
 pub mod table1;
 pub mod tcp_updates;

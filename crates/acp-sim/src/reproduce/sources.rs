@@ -174,6 +174,7 @@ impl SourcesFigure {
     pub fn net(&self, o: &Options) -> AccessNet {
         AccessNet {
             payload: o.payload.unwrap_or(self.net.payload),
+            whole_medium: o.whole_medium,
             ..self.net
         }
     }
@@ -351,7 +352,7 @@ impl Declaration for SourcesFigure {
         let labels: Vec<String> = self.controllers.iter().map(ToString::to_string).collect();
         format!(
             "{}: {}{} with {} sources behind one 802.11g AP at {} Mbit/s ({} × {} m², σ = {} dB, \
-             exponent 3), then five {} Mbit/s hops; {}-byte updates; {secs} s per run ({} s \
+             exponent 3; {}), then five {} Mbit/s hops; {}-byte updates; {secs} s per run ({} s \
              warm-up), seeds {}; mean ± 95 % CI over the seeds",
             self.figure,
             labels.join(", "),
@@ -369,6 +370,7 @@ impl Declaration for SourcesFigure {
             net.side_m,
             net.side_m,
             net.shadowing_db,
+            net.reception(),
             net.p2p_mbit,
             net.payload,
             secs / 10,

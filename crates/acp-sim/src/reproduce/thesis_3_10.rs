@@ -13,11 +13,11 @@
 use acp_core::controller::ControllerKind;
 use serde::Serialize;
 
-use super::access::{access_scenario, AccessNet};
+use super::access::{access_scenario, AccessNet, Backhaul};
 use super::harness::{
     by_point, stat, Chart, Declaration, Done, Job, Options, Plan, Source, Trace, View,
 };
-use super::internet::{per_source, PerSource};
+use super::per_source::{per_source, PerSource};
 
 /// The point-to-point rates (Mbit/s).
 pub const P2P_MBIT: [f64; 4] = [0.3, 0.6, 1.2, 6.0];
@@ -34,6 +34,7 @@ pub const DEFAULT_SECS: u64 = 600;
 
 /// The base network: 10 × 10 m², σ = 4 dB, WiFi at 12 Mbit/s, no propagation delay.
 pub const BASE: AccessNet = AccessNet {
+    backhaul: Backhaul::Fig14,
     hop_delay_ms: 0.0,
     side_m: 10.0,
     shadowing_db: 4.0,
@@ -106,9 +107,14 @@ pub struct Row {
 /// The reproduction.
 pub struct Thesis3_10;
 
-/// The points: every controller at every rate on the base network, then ACP on each variant.
-fn points(payload: u32) -> Vec<Point> {
-    let base = AccessNet { payload, ..BASE };
+/// The points: every controller at every rate on the base network, then ACP on each variant;
+/// the payload and reception model of `o`.
+fn points(o: &Options) -> Vec<Point> {
+    let base = AccessNet {
+        payload: Thesis3_10::payload(o),
+        whole_medium: o.whole_medium,
+        ..BASE
+    };
     let mut out = Vec::new();
     for controller in CONTROLLERS {
         for p2p_mbit in P2P_MBIT {
@@ -160,7 +166,7 @@ impl Declaration for Thesis3_10 {
     fn plan(&self, o: &Options) -> Plan {
         let secs = o.secs.unwrap_or(DEFAULT_SECS);
         let mut jobs = Vec::new();
-        for (k, p) in points(Self::payload(o)).into_iter().enumerate() {
+        for (k, p) in points(o).into_iter().enumerate() {
             for seed in o.seed_list(self.default_seeds()) {
                 let s = access_scenario(&p.net, SOURCES, p.controller, secs, seed);
                 jobs.push(Job::sim(k, s));
@@ -177,7 +183,7 @@ impl Declaration for Thesis3_10 {
     }
 
     fn rows(&self, o: &Options, plan: &Plan, done: &[Option<PerSource>]) -> Vec<Row> {
-        let all = points(Self::payload(o));
+        let all = points(o);
         let by = by_point(plan, done, all.len());
         let mut rows = Vec::new();
         for (p, point) in all.iter().enumerate() {
@@ -219,10 +225,11 @@ impl Declaration for Thesis3_10 {
         let seeds = o.seed_list(self.default_seeds());
         format!(
             "thesis §3.10: {SOURCES} sources behind one 802.11g AP (10 × 10 m², σ = 4 dB, \
-             12 Mbit/s unless the row says otherwise), then five hops at 0.3, 0.6, 1.2, 6 Mbit/s \
+             12 Mbit/s unless the row says otherwise; {}), then five hops at 0.3, 0.6, 1.2, 6 Mbit/s \
              (no propagation delay, 100-packet queues); ACP (κ = 0.25), ACP+ and Seek, and ACP \
              alone on the other settings of §3.8; {}-byte updates; {secs} s per run ({} s \
              warm-up), seeds {}–{}; mean ± 95 % CI over the seeds",
+            points(o)[0].net.reception(),
             Self::payload(o),
             secs / 10,
             seeds.first().copied().unwrap_or(o.seed),
