@@ -566,7 +566,7 @@ fn demo_json_prints_one_object_and_nothing_else() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert_eq!(text.trim().lines().count(), 1, "{text}");
     let v: serde_json::Value = serde_json::from_str(&text).unwrap();
-    assert_eq!(v["path"]["rate_bps"], 2e6);
+    assert_eq!(v["path"]["rate_mbit_s"], 2.0);
     assert_eq!(v["path"]["queue_packets"], 50);
     let rounds = v["controllers"].as_array().unwrap();
     let controllers: Vec<&str> = rounds
@@ -576,7 +576,13 @@ fn demo_json_prints_one_object_and_nothing_else() {
     // Seek (the default controller) first, then ACP+ and Lazy, one after another.
     assert_eq!(controllers, ["seek", "acp+", "lazy"]);
     for s in rounds {
-        for field in ["age_ms", "rate_hz", "backlog", "rtt_ms", "throughput_kbps"] {
+        for field in [
+            "age_ms",
+            "rate_hz",
+            "backlog",
+            "rtt_ms",
+            "throughput_mbit_s",
+        ] {
             assert!(s[field].as_f64().is_some_and(|x| x > 0.0), "{field}: {s}");
         }
         assert!(
