@@ -124,6 +124,27 @@ pub enum Phase {
     Outage,
 }
 
+impl Phase {
+    /// Every phase.
+    pub const ALL: [Phase; 3] = [Phase::Probing, Phase::Running, Phase::Outage];
+
+    /// Its name in every output (JSON, text, metrics labels, Python): `probing`, `running` or
+    /// `outage`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Phase::Probing => "probing",
+            Phase::Running => "running",
+            Phase::Outage => "outage",
+        }
+    }
+}
+
+impl std::fmt::Display for Phase {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// One datagram written by [`Source::poll_transmit`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Transmit {
