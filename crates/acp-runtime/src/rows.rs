@@ -19,6 +19,17 @@ pub fn session_hex(session: u64) -> String {
     format!("{session:016x}")
 }
 
+/// `bytes` in lowercase hex, two digits a byte.
+pub fn hex_of(bytes: &[u8]) -> String {
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(2 * bytes.len());
+    for &b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 0xf)]));
+    }
+    out
+}
+
 fn hex<S: Serializer>(session: &u64, ser: S) -> Result<S::Ok, S::Error> {
     ser.serialize_str(&session_hex(*session))
 }
@@ -60,25 +71,17 @@ pub struct SourceRow {
     pub sent: u64,
     /// In-sequence ACKs.
     pub acks: u64,
-    /// Out-of-sequence ACKs.
+    // From here on, the source's counters of the same names
+    // ([`acp_core::SourceStats`]).
     pub acks_out_of_sequence: u64,
-    /// ACKs the monitor flagged STALE (forward-path reordering).
     pub acks_stale: u64,
-    /// Datagrams that were not a valid ACK for this session.
     pub invalid: u64,
-    /// ACKs whose echoed timestamps differ from what was sent.
     pub acks_mismatched: u64,
-    /// Datagrams whose seal was missing, unexpected or wrong.
     pub auth_failed: u64,
-    /// COOKIEs received from the monitor.
     pub cookies: u64,
-    /// Pushed updates superseded by a fresher one before they were sent.
     pub dropped_stale: u64,
-    /// Probes that timed out.
     pub probes_lost: u64,
-    /// Control epochs completed.
     pub epochs: u64,
-    /// Outages entered.
     pub outages: u64,
 }
 
@@ -201,8 +204,45 @@ impl UpdateRow {
             received_ns,
             probe: u.probe,
             age_ms: synced.then(|| (received_ns as f64 - u.gen_ts as f64) / 1e6),
-            payload: String::from_utf8(u.payload.clone()).ok(),
-            payload_hex: u.payload.iter().map(|b| format!("{b:02x}")).collect(),
+            payload: std::str::from_utf8(&u.payload).ok().map(str::to_owned),
+            payload_hex: hex_of(&u.payload),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use acp_core::{SessionKey, Time};
+
+    fn update(payload: &[u8]) -> OwnedUpdate {
+        OwnedUpdate {
+            key: SessionKey {
+                peer: "127.0.0.1:9".parse().unwrap(),
+                session: 0xab,
+            },
+            seq: 4,
+            gen_ts: 1_000_000,
+            probe: false,
+            payload: payload.to_vec(),
+            received: Time::from_nanos(3_500_000),
+        }
+    }
+
+    #[test]
+    fn every_update_has_its_payload_in_hex_and_as_text_when_it_is_utf8() {
+        let text = UpdateRow::new(&update(b"t=21.5"), true);
+        assert_eq!(text.payload.as_deref(), Some("t=21.5"));
+        assert_eq!(text.payload_hex, "743d32312e35");
+        assert_eq!(text.age_ms, Some(2.5));
+        let bytes = UpdateRow::new(&update(&[0xff, 0x00, 0x7f]), false);
+        assert_eq!(
+            (bytes.payload.as_deref(), bytes.payload_hex.as_str()),
+            (None, "ff007f")
+        );
+        assert_eq!(bytes.age_ms, None);
+        let json = serde_json::to_value(&bytes).unwrap();
+        assert_eq!(json["session"], "00000000000000ab");
+        assert!(json["payload"].is_null() && json["age_ms"].is_null());
     }
 }
