@@ -125,9 +125,6 @@ pub enum Phase {
 }
 
 impl Phase {
-    /// Every phase.
-    pub const ALL: [Phase; 3] = [Phase::Probing, Phase::Running, Phase::Outage];
-
     /// Its name in every output (JSON, text, metrics labels, Python): `probing`, `running` or
     /// `outage`.
     pub const fn name(self) -> &'static str {
@@ -136,12 +133,6 @@ impl Phase {
             Phase::Running => "running",
             Phase::Outage => "outage",
         }
-    }
-}
-
-impl std::fmt::Display for Phase {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
     }
 }
 
