@@ -381,7 +381,7 @@ fn lab(duration: Duration, json: bool) -> anyhow::Result<()> {
             outln!(
                 "{}",
                 json!({"packet_bytes": c.packet_bytes, "offered_pps": c.offered_pps,
-                       "received_pps": c.received_pps, "received_bps": c.received_bps})
+                       "received_pps": c.received_pps, "received_mbit_s": c.received_bps / 1e6})
             )?;
         } else {
             outln!(

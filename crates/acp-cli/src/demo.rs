@@ -22,6 +22,8 @@ use acp_core::SourceConfig;
 use acp_runtime::driver::{Payload, SourceSpec};
 use acp_runtime::experiment::{self, Experiment, Outcome, Tick};
 use acp_runtime::relay::PathConfig;
+use acp_sim::report::{self, Column};
+use serde::Serialize;
 use serde_json::json;
 
 use crate::output::{out, outln};
@@ -35,51 +37,54 @@ const LINK_BPS: f64 = 2e6;
 const LINK_DELAY: Duration = Duration::from_millis(20);
 const LINK_QUEUE: usize = 50;
 
-/// One controller's result, live or final.
+/// One controller's round, live or final: the fields of the text table and of `--json` alike.
+#[derive(Serialize)]
 struct Row {
     controller: String,
     /// Seconds it ran.
-    secs: f64,
+    duration_s: f64,
+    /// True time-average age at the monitor (ms).
     age_ms: Option<f64>,
+    /// Its age over the lowest age of the final rounds ([`rank`]; none while live).
+    age_vs_best: Option<f64>,
     rate_hz: f64,
     backlog: f64,
     rtt_ms: Option<f64>,
-    throughput_kbps: f64,
+    /// UDP payload (ACP header and payload) delivered, Mbit/s.
+    throughput_mbit_s: f64,
 }
 
-fn header() -> String {
-    format!(
-        "{:<12} {:>6} {:>9} {:>8} {:>9} {:>8} {:>8} {:>11}",
-        "controller", "secs", "age_ms", "vs_best", "rate_hz", "backlog", "rtt_ms", "thrpt_kbps"
+/// The table's columns, named as the JSON names the fields.
+const COLUMNS: [Column; 8] = [
+    Column::text("controller", 12),
+    Column::num("duration_s", 10, 1),
+    Column::num("age_ms", 9, 2),
+    Column::num("age_vs_best", 11, 3),
+    Column::num("rate_hz", 9, 1),
+    Column::num("backlog", 8, 2),
+    Column::num("rtt_ms", 8, 2),
+    Column::num("throughput_mbit_s", 17, 4),
+];
+
+/// The rounds as a table, each line ending in a newline.
+fn table(rows: &[Row]) -> String {
+    report::text_table(
+        &COLUMNS,
+        &rows.iter().map(report::fields).collect::<Vec<_>>(),
     )
 }
 
-/// A table line; `best` is the lowest age of the rows shown (ms).
-fn line(r: &Row, best: Option<f64>) -> String {
-    let opt =
-        |v: Option<f64>, digits: usize| v.map_or_else(|| "-".into(), |x| format!("{x:.digits$}"));
-    let ratio = r.age_ms.zip(best).map(|(a, b)| a / b);
-    format!(
-        "{:<12} {:>6.1} {:>9} {:>8} {:>9.1} {:>8.2} {:>8} {:>11.1}",
-        r.controller,
-        r.secs,
-        opt(r.age_ms, 2),
-        opt(ratio, 3),
-        r.rate_hz,
-        r.backlog,
-        opt(r.rtt_ms, 2),
-        r.throughput_kbps
-    )
+/// Sets each round's `age_vs_best` against the lowest age among `rows`.
+fn rank(rows: &mut [Row]) {
+    let best = rows.iter().filter_map(|r| r.age_ms).reduce(f64::min);
+    for r in rows {
+        r.age_vs_best = r.age_ms.zip(best).map(|(a, b)| a / b);
+    }
 }
 
-/// The lowest age among `rows` (ms).
-fn best_age(rows: &[Row]) -> Option<f64> {
-    rows.iter().filter_map(|r| r.age_ms).reduce(f64::min)
-}
-
-/// Kbit/s of UDP payload (ACP header and payload) delivered over `secs`.
-fn throughput_kbps(s: &SessionStats, secs: f64) -> f64 {
-    (s.bytes + HEADER_LEN as u64 * s.delivered) as f64 * 8.0 / secs / 1e3
+/// Mbit/s of UDP payload (ACP header and payload) delivered over `secs`.
+fn throughput_mbit_s(s: &SessionStats, secs: f64) -> f64 {
+    (s.bytes + HEADER_LEN as u64 * s.delivered) as f64 * 8.0 / secs / 1e6
 }
 
 /// The round under way, as of tick `t` (rate = the controller's current λ).
@@ -89,12 +94,13 @@ fn row_live(t: &Tick<'_>) -> Option<Row> {
     let secs = t.elapsed.as_secs_f64().max(1e-9);
     Some(Row {
         controller: s.controller.clone(),
-        secs,
+        duration_s: secs,
         age_ms: m.and_then(|m| m.avg_age).map(|a| a * 1e3),
+        age_vs_best: None,
         rate_hz: s.stats.rate,
         backlog: s.stats.avg_backlog,
         rtt_ms: s.stats.rtt.map(|r| r * 1e3),
-        throughput_kbps: m.map_or(0.0, |m| throughput_kbps(&m.stats, secs)),
+        throughput_mbit_s: m.map_or(0.0, |m| throughput_mbit_s(&m.stats, secs)),
     })
 }
 
@@ -114,12 +120,13 @@ fn row_final(o: &Outcome, warmup: bool, mark: Option<(f64, f64)>) -> Row {
     };
     Row {
         controller: o.controller.clone(),
-        secs,
+        duration_s: secs,
         age_ms: age.map(|a| a * 1e3),
+        age_vs_best: None,
         rate_hz: delivered as f64 / secs,
         backlog: o.source.avg_backlog,
         rtt_ms: o.source.rtt.map(|r| r * 1e3),
-        throughput_kbps: m.map_or(0.0, |m| throughput_kbps(&m.stats, secs)),
+        throughput_mbit_s: m.map_or(0.0, |m| throughput_mbit_s(&m.stats, secs)),
     }
 }
 
@@ -130,11 +137,9 @@ fn draw_live(done: &[Row], now: &Row, drawn: &mut usize) -> std::io::Result<()> 
     if *drawn > 0 {
         text += &format!("\x1b[{drawn}A\x1b[J");
     }
-    text += &format!("(live: rate = current λ)\n{}\n", header());
-    for r in done.iter().chain([now]) {
-        text += &line(r, None);
-        text.push('\n');
-    }
+    text += "(live: rate = current λ)\n";
+    let shown: Vec<_> = done.iter().chain([now]).map(report::fields).collect();
+    text += &report::text_table(&COLUMNS, &shown);
     *drawn = done.len() + 3;
     out!("{text}")
 }
@@ -220,38 +225,23 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
         written?;
         rows.extend(outcomes.iter().map(|o| row_final(o, warmup, mark)));
     }
-    let best = best_age(&rows);
+    rank(&mut rows);
     if a.json {
-        let results: Vec<_> = rows
-            .iter()
-            .map(|r| {
-                json!({
-                    "controller": r.controller,
-                    "duration_s": r.secs,
-                    "age_ms": r.age_ms,
-                    "age_vs_best": r.age_ms.zip(best).map(|(a, b)| a / b),
-                    "rate_hz": r.rate_hz,
-                    "backlog": r.backlog,
-                    "rtt_ms": r.rtt_ms,
-                    "throughput_kbps": r.throughput_kbps,
-                })
-            })
-            .collect();
         let path = json!({
             "warmup_s": a.warmup.as_secs_f64(),
-            "rate_bps": LINK_BPS,
+            "rate_mbit_s": LINK_BPS / 1e6,
             "delay_ms": LINK_DELAY.as_secs_f64() * 1e3,
             "queue_packets": LINK_QUEUE,
             "payload_bytes": PAYLOAD,
         });
-        outln!("{}", json!({ "path": path, "controllers": results }))?;
+        outln!("{}", json!({ "path": path, "controllers": rows }))?;
     } else {
         if stop.load(Ordering::Relaxed) {
-            let ran_for: f64 = rows.iter().map(|r| r.secs).sum();
+            let ran_for: f64 = rows.iter().map(|r| r.duration_s).sum();
             outln!("\ninterrupted after {ran_for:.1} s")?;
         }
         outln!(
-            "\nfinal (age: true time-average age at the monitor{}; vs_best: age over the lowest \
+            "\nfinal (age: true time-average age at the monitor{}; age_vs_best: age over the lowest \
              age here; rate: updates delivered/s; backlog: source's average estimate)",
             if warmup {
                 format!(" after the first {} s", a.warmup.as_secs_f64())
@@ -259,10 +249,7 @@ pub fn run(a: DemoArgs) -> anyhow::Result<()> {
                 String::new()
             }
         )?;
-        outln!("{}", header())?;
-        for r in &rows {
-            outln!("{}", line(r, best))?;
-        }
+        out!("{}", table(&rows))?;
     }
     Ok(())
 }

@@ -704,6 +704,11 @@ fn main() -> ExitCode {
         .and_then(|m| Cli::from_arg_matches(&m).map(|cli| (m, cli)));
     let (matches, cli) = match parsed {
         Ok(parsed) => parsed,
+        // `acp` or `acp bench` alone: the usage and the list of subcommands, on stderr.
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            return ExitCode::from(2);
+        }
         Err(e) if e.use_stderr() => {
             let line = error_line(&e);
             match expanded.explain(&e, &line) {

@@ -14,7 +14,9 @@ use acp_core::monitor::Delivery;
 use acp_core::MonitorConfig;
 use acp_runtime::clock;
 use acp_runtime::mailbox::Mailbox;
+use acp_runtime::rows::SessionRow;
 use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport, TcpConfig, Totals};
+use acp_sim::report::{self, Column};
 use anyhow::Context;
 use serde_json::{json, Value};
 
@@ -26,22 +28,22 @@ use crate::publish::{unix, Counts, Drain, Lines, Target, FINISH_GRACE};
 use crate::{signals, timestamp};
 use crate::{MonitorArgs, UsageError};
 
-/// One session as JSON.
+/// One session as JSON: its [`SessionRow`].
 pub fn session_json(s: &SessionReport) -> Value {
-    json!({
-        "peer": s.key.peer.to_string(),
-        "transport": if s.stats.stream { "tcp" } else { "udp" },
-        "session": format!("{:016x}", s.key.session),
-        "delivered": s.stats.delivered,
-        "stale": s.stats.stale,
-        "duplicates": s.stats.duplicates,
-        "lost": s.stats.lost,
-        "bytes": s.stats.bytes,
-        "rate_hz": s.stats.delivery_rate(),
-        "source_backlog": s.stats.source_backlog,
-        "avg_age_ms": s.avg_age.map(|a| a * 1e3),
-    })
+    json!(SessionRow::from(s))
 }
+
+/// The columns of the text reports' session table, named as the JSON names the fields.
+const SESSION_COLUMNS: [Column; 8] = [
+    Column::text("peer", 24),
+    Column::text("transport", 9),
+    Column::text("session", 16),
+    Column::num("delivered", 9, 0),
+    Column::num("stale", 7, 0),
+    Column::num("lost", 7, 0),
+    Column::num("rate_hz", 9, 1),
+    Column::num("avg_age_ms", 10, 2),
+];
 
 /// A `--publish` sink at report time: its name, counts, and its own status (text and JSON).
 /// Reports call `counts.delivered` *taken*: what the sink took from its mailbox (MQTT: handed to
@@ -196,26 +198,12 @@ fn report_text(title: &str, r: &Report<'_>) -> String {
     if r.sessions.is_empty() {
         return out;
     }
-    out += &format!(
-        "{:<24} {:<5} {:<16} {:>9} {:>7} {:>7} {:>9} {:>10}\n",
-        "peer", "proto", "session", "delivered", "stale", "lost", "rate_hz", "avg_age_ms"
-    );
-    for s in r.sessions {
-        let age = s
-            .avg_age
-            .map_or_else(|| "-".to_string(), |a| format!("{:.2}", a * 1e3));
-        out += &format!(
-            "{:<24} {:<5} {:016x} {:>9} {:>7} {:>7} {:>9.1} {:>10}\n",
-            s.key.peer.to_string(),
-            if s.stats.stream { "tcp" } else { "udp" },
-            s.key.session,
-            s.stats.delivered,
-            s.stats.stale,
-            s.stats.lost,
-            s.stats.delivery_rate(),
-            age
-        );
-    }
+    let rows: Vec<_> = r
+        .sessions
+        .iter()
+        .map(|s| report::fields(&SessionRow::from(s)))
+        .collect();
+    out += &report::text_table(&SESSION_COLUMNS, &rows);
     if r.sessions.len() < t.sessions {
         out += &format!(
             "({} of {} sessions listed: those silent the longest)\n",

@@ -2,11 +2,12 @@
 
 use std::path::{Path, PathBuf};
 
-use acp_sim::report::SimResult;
+use acp_sim::report::{self, Column, SimResult};
 use acp_sim::scenario::Scenario;
-use acp_sim::sweep::{self, SweepPoint};
+use acp_sim::sweep::{self, Edge, SweepPoint, SweepRow};
 use anyhow::Context;
 use indicatif::ProgressBar;
+use serde::Serialize;
 use serde_json::json;
 
 use crate::output::{out, outln};
@@ -109,36 +110,45 @@ pub fn run(a: SimArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// Writes sweep.csv and the age-against-rate plot into `dir`.
+/// Writes sweep.csv (the rows' fields that hold one value) and the age-against-rate plot into
+/// `dir`.
 fn save_sweep(
     dir: &Path,
     name: &str,
-    points: &[SweepPoint],
-    best: Option<&SweepPoint>,
+    rows: &[SweepRow],
+    best: Option<&SweepRow>,
 ) -> anyhow::Result<()> {
-    let csv = acp_sim::report::to_csv(
-        &["rate_hz", "age_ms", "ci95_ms", "seeds"],
-        points.iter().map(|p| {
-            vec![
-                p.rate.to_string(),
-                (p.age * 1e3).to_string(),
-                (p.ci95 * 1e3).to_string(),
-                p.ages.len().to_string(),
-            ]
-        }),
-    );
-    write(dir, "sweep.csv", &csv)?;
-    let pts: Vec<(f64, f64, f64)> = points
+    let fields: Vec<_> = rows.iter().map(report::fields).collect();
+    write(dir, "sweep.csv", &report::rows_csv(&fields))?;
+    let pts: Vec<(f64, f64, f64)> = rows
         .iter()
-        .map(|p| (p.rate, p.age * 1e3, p.ci95 * 1e3))
+        .map(|r| (r.rate_hz, r.age_ms, r.age_ms_ci95.unwrap_or(0.0)))
         .collect();
     crate::charts::age_vs_rate(
         &format!("{name}: age against fixed update rate"),
         &pts,
-        best.map(|b| (b.rate, b.age * 1e3)),
+        best.map(|b| (b.rate_hz, b.age_ms)),
         &dir.join("age_vs_rate"),
     )?;
     Ok(())
+}
+
+/// The columns of `acp sweep`'s table.
+const SWEEP_COLUMNS: [Column; 4] = [
+    Column::num("rate_hz", 12, 3),
+    Column::num("seeds", 5, 0),
+    Column::num("age_ms", 12, 4),
+    Column::num("age_ms_ci95", 11, 4),
+];
+
+/// The best rate of a sweep, as `--json` gives it: its row, where it sits on the grid (`null`
+/// inside it), and the backlog of each update flow at the first seed.
+#[derive(Serialize)]
+struct Best {
+    #[serde(flatten)]
+    row: SweepRow,
+    at_edge: Option<Edge>,
+    flows: Vec<serde_json::Value>,
 }
 
 /// Threads to run simulations on: one per core.
@@ -169,21 +179,27 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
         });
     bar.finish_and_clear();
     let best = sweep::best(&points);
+    let rows: Vec<SweepRow> = points.iter().map(SweepRow::from).collect();
+    let best_row = best.map(SweepRow::from);
+    let at_edge = best.and_then(|b| sweep::edge(&points, b));
+    if let (Some(b), Some(edge)) = (&best_row, at_edge) {
+        let side = match edge {
+            Edge::Lowest => "lowest",
+            Edge::Highest => "highest",
+        };
+        tracing::warn!(
+            "the best rate, {} updates/s, is the {side} rate swept: the least age may lie beyond \
+             it; widen --rates",
+            b.rate_hz
+        );
+    }
     // Files first: they are written even if stdout is closed.
     if let Some(d) = dir {
-        save_sweep(d, &scenario.name, &points, best)?;
+        save_sweep(d, &scenario.name, &rows, best_row.as_ref())?;
         tracing::info!("wrote {}", d.display());
     }
     if a.json {
-        let rows: Vec<_> = points
-            .iter()
-            .map(|p| {
-                let ages_ms: Vec<f64> = p.ages.iter().map(|a| a * 1e3).collect();
-                json!({"rate_hz": p.rate, "age_ms": p.age * 1e3, "ci95_ms": p.ci95 * 1e3,
-                       "ages_ms": ages_ms})
-            })
-            .collect();
-        let oracle = best.map(|b| {
+        let oracle = best.zip(best_row).map(|(b, row)| {
             let flows: Vec<_> = b
                 .result
                 .flows
@@ -191,7 +207,7 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
                 .filter(|f| f.age.is_some())
                 .map(|f| json!({"flow": f.name, "backlog": f.backlog, "source_backlog": f.source_backlog}))
                 .collect();
-            json!({"rate_hz": b.rate, "age_ms": b.age * 1e3, "ci95_ms": b.ci95 * 1e3, "flows": flows})
+            Best { row, at_edge, flows }
         });
         outln!(
             "{}",
@@ -199,33 +215,36 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
         )?;
     } else {
         outln!(
-            "{}: {} rates × {} seed(s) from {first}; age is the mean over seeds ± 95 % CI",
+            "{}: {} rates × {} seed(s) from {first}; age is the mean over seeds ± 95 % CI \
+             (none from one seed)",
             scenario.name,
             rates.len(),
             seeds.len()
         )?;
-        outln!("{:>12} {:>12} {:>10}", "rate_hz", "age_ms", "±ci95_ms")?;
-        for p in &points {
-            let mark = if best.is_some_and(|b| b.rate == p.rate) {
-                "  ← best"
-            } else {
-                ""
-            };
-            outln!(
-                "{:>12.3} {:>12.4} {:>10.4}{mark}",
-                p.rate,
-                p.age * 1e3,
-                p.ci95 * 1e3
-            )?;
+        let fields: Vec<_> = rows.iter().map(report::fields).collect();
+        let mut lines = report::text_table(&SWEEP_COLUMNS, &fields);
+        if let Some(b) = &best_row {
+            let at = rows.iter().position(|r| r.rate_hz == b.rate_hz);
+            lines = lines
+                .lines()
+                .enumerate()
+                .map(|(i, l)| match at == i.checked_sub(1) {
+                    true => format!("{l}  ← best\n"),
+                    false => format!("{l}\n"),
+                })
+                .collect();
         }
-        if let Some(b) = best {
+        out!("{lines}")?;
+        if let (Some(b), Some(p)) = (&best_row, best) {
+            let ci = b
+                .age_ms_ci95
+                .map_or_else(String::new, |c| format!(" ± {c:.4}"));
             outln!(
-                "oracle: {:.3} updates/s gives age {:.4} ± {:.4} ms",
-                b.rate,
-                b.age * 1e3,
-                b.ci95 * 1e3
+                "oracle: {:.3} updates/s gives age {:.4}{ci} ms",
+                b.rate_hz,
+                b.age_ms
             )?;
-            for line in b.result.backlog_lines() {
+            for line in p.result.backlog_lines() {
                 outln!("  backlog at seed {first}, {line}")?;
             }
         }

@@ -11,6 +11,7 @@ use acp_core::controller::ControllerKind;
 use acp_core::wire::{COOKIE_LEN, MAX_IPV4_PAYLOAD, TAG_LEN};
 use acp_core::SourceConfig;
 use acp_runtime::driver::{Payload, PushFeed, RunLimits, SourceReport, SourceSet, SourceSpec};
+use acp_runtime::rows::SourceRow;
 use anyhow::Context;
 use serde_json::{json, Value};
 
@@ -19,64 +20,55 @@ use crate::output::{ReportLines, Reports};
 use crate::signals;
 use crate::{source_tcp, SourceArgs, Transport, UsageError};
 
-/// A source report as JSON, at wall-clock `time`, `elapsed` seconds after the start.
+/// A source report as JSON, at wall-clock `time`, `elapsed` seconds after the start: `type`,
+/// `time`, `elapsed_s` and its [`SourceRow`].
 pub fn report_json(kind: &str, time: &str, elapsed: f64, r: &SourceReport) -> Value {
-    let s = &r.stats;
-    json!({
-        "type": kind,
-        "time": time,
-        "elapsed_s": elapsed,
-        "name": r.name,
-        "controller": r.controller,
-        "session": format!("{:016x}", r.session),
-        "phase": format!("{:?}", s.phase),
-        "rate_hz": s.rate,
-        "est_age_ms": s.age.map(|a| a * 1e3),
-        "avg_est_age_ms": s.avg_age.map(|a| a * 1e3),
-        "backlog": s.backlog,
-        "avg_backlog": s.avg_backlog,
-        "rtt_ms": s.rtt.map(|r| r * 1e3),
-        "sent": s.sent,
-        "acks": s.acks_in_sequence,
-        "acks_out_of_sequence": s.acks_out_of_sequence,
-        "acks_stale": s.acks_stale,
-        "invalid": s.invalid,
-        "acks_mismatched": s.acks_mismatched,
-        "auth_failed": s.auth_failed,
-        "cookies": s.cookies,
-        "dropped_stale": s.dropped_stale,
-        "probes_lost": s.probes_lost,
-        "epochs": s.epochs,
-        "outages": s.outages,
-    })
+    let mut v = json!({"type": kind, "time": time, "elapsed_s": elapsed});
+    if let (Value::Object(v), Value::Object(row)) = (&mut v, json!(SourceRow::from(r))) {
+        v.extend(row);
+    }
+    v
 }
 
-fn ms(v: Option<f64>) -> String {
-    v.map_or_else(|| "-".into(), |x| format!("{:.2}", x * 1e3))
-}
+/// The fields of a status line's text, after `TIME KIND`: those of the JSON but the name,
+/// controller and session (printed once at the start), as `field=value`.
+const TEXT_FIELDS: [&str; 19] = [
+    "elapsed_s",
+    "phase",
+    "rate_hz",
+    "est_age_ms",
+    "avg_est_age_ms",
+    "backlog",
+    "avg_backlog",
+    "rtt_ms",
+    "sent",
+    "acks",
+    "acks_out_of_sequence",
+    "acks_stale",
+    "invalid",
+    "acks_mismatched",
+    "auth_failed",
+    "cookies",
+    "dropped_stale",
+    "probes_lost",
+    "outages",
+];
 
+/// A source report as a text line: `TIME KIND field=value…` under the JSON's names and units
+/// (numbers with two decimals, null as `-`).
 fn report_text(kind: &str, time: &str, elapsed: f64, r: &SourceReport) -> String {
-    let s = &r.stats;
-    format!(
-        "{time} {kind} t={elapsed:.1}s {:?} rate={:.1}/s est_age={}ms backlog={} avg_backlog={:.2} \
-         rtt={}ms sent={} acked={} stale={} out_of_seq={} invalid={} mismatched={} \
-         auth_failed={} cookies={} outages={}",
-        s.phase,
-        s.rate,
-        ms(s.age),
-        s.backlog,
-        s.avg_backlog,
-        ms(s.rtt),
-        s.sent,
-        s.acks_in_sequence,
-        s.acks_stale,
-        s.acks_out_of_sequence,
-        s.invalid,
-        s.acks_mismatched,
-        s.auth_failed,
-        s.cookies,
-        s.outages
-    )
+    let v = report_json(kind, time, elapsed, r);
+    let cell = |f: &str| match &v[f] {
+        Value::Null => "-".to_string(),
+        Value::String(s) => s.clone(),
+        Value::Number(n) if n.is_f64() => format!("{:.2}", n.as_f64().unwrap_or(f64::NAN)),
+        other => other.to_string(),
+    };
+    let pairs: Vec<String> = TEXT_FIELDS
+        .iter()
+        .map(|f| format!("{f}={}", cell(f)))
+        .collect();
+    format!("{time} {kind} {}", pairs.join(" "))
 }
 
 /// The longest line `--push` sends: the largest payload of an update over IPv4.

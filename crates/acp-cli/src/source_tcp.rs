@@ -27,7 +27,7 @@ pub fn tcp_info_json(i: &TcpInfo, extra: Value) -> Value {
         "mss": i.mss,
         "total_retrans": i.total_retrans,
         "bytes_acked": i.bytes_acked,
-        "delivery_rate_bps": i.delivery_rate * 8,
+        "delivery_rate_mbit_s": i.delivery_rate as f64 * 8.0 / 1e6,
     });
     if let (Value::Object(fields), Value::Object(extra)) = (&mut fields, extra) {
         fields.extend(extra);
@@ -51,7 +51,7 @@ fn report_json(kind: &str, time: &str, elapsed: f64, r: &TcpReport) -> Value {
             "rate_hz": r.rate,
             "est_avg_age_ms": r.est_avg_age.map(|a| a * 1e3),
             "rtt_var_ms": i.rtt_var * 1e3,
-            "pacing_rate_bps": i.pacing_rate * 8,
+            "pacing_rate_mbit_s": i.pacing_rate as f64 * 8.0 / 1e6,
             "notsent_bytes": i.notsent_bytes,
             "unacked": i.unacked,
         }),

@@ -37,7 +37,7 @@ fn acp_and_tcp_over_2mbit_20ms_see_the_link() {
     assert_eq!(flows.len(), 2, "{v}");
     for f in flows {
         let rtt = f["rtt_ms"].as_f64().unwrap();
-        let bps = f["throughput_bps"].as_f64().unwrap();
+        let bps = f["throughput_mbit_s"].as_f64().unwrap() * 1e6;
         // Two 20 ms crossings; the payload is a part of what the 2 Mbit/s link carries.
         assert!(rtt >= 40.0, "{f}");
         assert!(bps > 0.0 && bps <= 2e6, "{f}");
@@ -76,7 +76,7 @@ fn cross_traffic_keeps_its_rate_and_updates_age_as_d_d_1() {
     // 62.5 packets of 1000 bytes a second: 250 in the 4 s window, give or take one at each
     // end (0.8 %). The link has room for them (the ACP flow keeps its queue short of the 100
     // packets it holds), so nothing is lost; 3 % allows a few packets' drop or a late window.
-    let bps = cbr["throughput_bps"].as_f64().unwrap();
+    let bps = cbr["throughput_mbit_s"].as_f64().unwrap() * 1e6;
     assert!((bps / 500e3 - 1.0).abs() < 0.03, "{cbr}");
     assert!(cbr["avg_age_ms"].is_null(), "{cbr}");
     // Updates every T = 100 ms through a constant delay D age on average D + T/2 (D/D/1 with
@@ -90,7 +90,7 @@ fn cross_traffic_keeps_its_rate_and_updates_age_as_d_d_1() {
     let delivered = status["delivered"].as_u64().unwrap();
     assert!((39..=41).contains(&delivered), "{status}");
     assert!(
-        (status["throughput_bps"].as_f64().unwrap() / 8e3 - 1.0).abs() < 0.05,
+        (status["throughput_mbit_s"].as_f64().unwrap() / 8e-3 - 1.0).abs() < 0.05,
         "{status}"
     );
     assert_eq!(status["undecodable"], 0, "{status}");

@@ -401,8 +401,8 @@ fn compare(program: &Path, dir: &Path, config: Config, len: Length, seed: u64) -
             placement,
             beacons,
         } => {
-            let ip_kbps: f64 = flows.iter().map(|f| field(f, "throughput_kbps")).sum();
-            let goodput = ip_kbps / 1e3 * f64::from(PAYLOAD) / f64::from(PAYLOAD + UDP_IP);
+            let ip_mbit_s: f64 = flows.iter().map(|f| field(f, "throughput_mbit_s")).sum();
+            let goodput = ip_mbit_s * f64::from(PAYLOAD) / f64::from(PAYLOAD + UDP_IP);
             (
                 format!(
                     "saturation, {}, {}{}",

@@ -80,7 +80,7 @@ fn simulate(file: &Path) -> Measured {
     let v = json_output(acp().args(["sim", "--json"]).arg(file));
     let f = flow(&v);
     Measured {
-        throughput_bps: f["throughput_kbps"].as_f64().unwrap() * 1e3,
+        throughput_bps: f["throughput_mbit_s"].as_f64().unwrap() * 1e6,
         mean_rtt_ms: f["mean_rtt_ms"].as_f64(),
         age_ms: f["age_ms"].as_f64(),
     }
@@ -90,7 +90,7 @@ fn emulate(file: &Path) -> Measured {
     let v = json_output(acp().args(["lab", "--json"]).arg(file));
     let f = flow(&v);
     Measured {
-        throughput_bps: f["throughput_bps"].as_f64().unwrap(),
+        throughput_bps: f["throughput_mbit_s"].as_f64().unwrap() * 1e6,
         mean_rtt_ms: f["rtt_ms"].as_f64(),
         age_ms: f["avg_age_ms"].as_f64(),
     }

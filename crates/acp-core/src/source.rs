@@ -124,6 +124,18 @@ pub enum Phase {
     Outage,
 }
 
+impl Phase {
+    /// Its name in every output (JSON, text, metrics labels, Python): `probing`, `running` or
+    /// `outage`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Phase::Probing => "probing",
+            Phase::Running => "running",
+            Phase::Outage => "outage",
+        }
+    }
+}
+
 /// One datagram written by [`Source::poll_transmit`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Transmit {

@@ -32,14 +32,15 @@ use acp_runtime::clock;
 use acp_runtime::driver::{Payload, PushFeed, RunLimits, SourceReport, SourceSet, SourceSpec};
 use acp_runtime::mailbox::{Mailbox, MailboxConfig, OwnedUpdate};
 use acp_runtime::resolve::{resolve, Purpose};
-use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport};
+use acp_runtime::rows::{session_hex, SessionRow, SourceRow, UpdateRow};
+use acp_runtime::server::{MonitorServer, ServerConfig};
 use acp_sim::reproduce::{self, harness::Options};
 use acp_sim::scenario::Scenario;
-use acp_sim::sweep::{self, Cancel};
+use acp_sim::sweep::{self, Cancel, SweepRow};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict};
-use serde_json::{json, Value};
+use serde::Serialize;
 
 /// How often a long wait wakes to check for Ctrl-C.
 const SIGNAL_CHECK: Duration = Duration::from_millis(100);
@@ -113,14 +114,8 @@ fn sweep_rates(
     let seeds: Vec<u64> = (0..seeds).map(|k| first.saturating_add(k)).collect();
     let cancel = Cancel::new();
     let points = py.detach(|| sweep::sweep(&s, &rates, &seeds, threads(), &cancel, &|_, _| {}));
-    let rows: Vec<Value> = points
-        .iter()
-        .map(|p| {
-            json!({"rate_hz": p.rate, "age_ms": p.age * 1e3, "ci95_ms": p.ci95 * 1e3,
-                "ages_ms": p.ages.iter().map(|a| a * 1e3).collect::<Vec<_>>()})
-        })
-        .collect();
-    Ok(Value::Array(rows).to_string())
+    let rows: Vec<SweepRow> = points.iter().map(SweepRow::from).collect();
+    serde_json::to_string(&rows).map_err(value_error)
 }
 
 /// The reproductions `reproduce` runs: (name, one line on what it reproduces), in the order
@@ -217,27 +212,11 @@ fn keyring(text: Option<&str>) -> PyResult<Option<Keyring>> {
         .transpose()
 }
 
-/// A source's statistics as a dict.
-fn stats_dict<'py>(py: Python<'py>, r: &SourceReport) -> PyResult<Bound<'py, PyDict>> {
-    let s = &r.stats;
-    let d = PyDict::new(py);
-    d.set_item("session", r.session)?;
-    d.set_item("controller", &r.controller)?;
-    d.set_item("phase", format!("{:?}", s.phase).to_lowercase())?;
-    d.set_item("rate_hz", s.rate)?;
-    d.set_item("rtt_ms", s.rtt.map(|r| r * 1e3))?;
-    d.set_item("est_age_ms", s.age.map(|a| a * 1e3))?;
-    d.set_item("avg_est_age_ms", s.avg_age.map(|a| a * 1e3))?;
-    d.set_item("backlog", s.backlog)?;
-    d.set_item("avg_backlog", s.avg_backlog)?;
-    d.set_item("sent", s.sent)?;
-    d.set_item("acks", s.acks_in_sequence)?;
-    d.set_item("acks_out_of_sequence", s.acks_out_of_sequence)?;
-    d.set_item("superseded", s.dropped_stale)?;
-    d.set_item("probes_lost", s.probes_lost)?;
-    d.set_item("outages", s.outages)?;
-    d.set_item("invalid", s.invalid)?;
-    Ok(d)
+/// A row as a dict with the fields, names and units its JSON has in the `acp` command's output.
+fn row_dict<'py>(py: Python<'py>, row: &impl Serialize) -> PyResult<Bound<'py, PyDict>> {
+    let text = serde_json::to_string(row).map_err(value_error)?;
+    let dict = py.import("json")?.call_method1("loads", (text,))?;
+    Ok(dict.cast_into::<PyDict>()?)
 }
 
 /// What a pushed payload may be.
@@ -372,10 +351,10 @@ impl Source {
         })
     }
 
-    /// The session id the monitor sees.
+    /// The session id the monitor sees (16 hex digits, as `acp` prints it).
     #[getter]
-    fn session(&self) -> u64 {
-        self.session
+    fn session(&self) -> String {
+        session_hex(self.session)
     }
 
     /// Offers a fresh update (bytes, or str sent as UTF-8); never blocks.
@@ -402,7 +381,7 @@ impl Source {
     /// The source's statistics (refreshed every 50 ms while it runs, final once closed).
     fn stats<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         match self.latest() {
-            Some(r) => stats_dict(py, &r),
+            Some(r) => row_dict(py, &SourceRow::from(&r)),
             None => Err(PyRuntimeError::new_err("the source has no statistics")),
         }
     }
@@ -447,14 +426,16 @@ impl Drop for Source {
 #[pyclass(module = "acp._native", frozen)]
 struct Update {
     inner: OwnedUpdate,
+    /// Whether its monitor was told the clocks are synchronised (`to_dict` gives an age).
+    synced: bool,
 }
 
 #[pymethods]
 impl Update {
-    /// The source's session id.
+    /// The source's session id (16 hex digits, as `acp` prints it).
     #[getter]
-    fn session(&self) -> u64 {
-        self.inner.key.session
+    fn session(&self) -> String {
+        session_hex(self.inner.key.session)
     }
 
     /// The source's address, "ip:port".
@@ -499,18 +480,10 @@ impl Update {
         PyBytes::new(py, &self.inner.payload)
     }
 
-    /// The update as a dict (a row for a table).
+    /// The update as a dict (a row for a table): the fields of `acp monitor --print-updates`'
+    /// lines but `type` and `time` (the payload as text if it is UTF-8, and in hex).
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("session", self.session())?;
-        d.set_item("peer", self.peer())?;
-        d.set_item("seq", self.seq())?;
-        d.set_item("generated_ns", self.generated_ns())?;
-        d.set_item("received_ns", self.received_ns())?;
-        d.set_item("age_ms", self.age_ms())?;
-        d.set_item("probe", self.probe())?;
-        d.set_item("payload", self.payload(py))?;
-        Ok(d)
+        row_dict(py, &UpdateRow::new(&self.inner, self.synced))
     }
 
     fn __repr__(&self) -> String {
@@ -522,21 +495,6 @@ impl Update {
             self.inner.payload.len()
         )
     }
-}
-
-fn session_dict<'py>(py: Python<'py>, s: &SessionReport) -> PyResult<Bound<'py, PyDict>> {
-    let d = PyDict::new(py);
-    d.set_item("session", s.key.session)?;
-    d.set_item("peer", s.key.peer.to_string())?;
-    d.set_item("delivered", s.stats.delivered)?;
-    d.set_item("stale", s.stats.stale)?;
-    d.set_item("duplicates", s.stats.duplicates)?;
-    d.set_item("lost", s.stats.lost)?;
-    d.set_item("probes", s.stats.probes)?;
-    d.set_item("bytes", s.stats.bytes)?;
-    d.set_item("highest_seq", s.stats.highest_seq)?;
-    d.set_item("avg_age_ms", s.avg_age.map(|a| a * 1e3))?;
-    Ok(d)
 }
 
 /// An ACP monitor serving on a UDP socket (on a thread of its own), whose fresh updates Python
@@ -553,6 +511,8 @@ struct Monitor {
     mailbox: Arc<Mailbox>,
     local: SocketAddr,
     pending: VecDeque<OwnedUpdate>,
+    /// `clocks_synced`.
+    synced: bool,
 }
 
 impl Monitor {
@@ -618,6 +578,7 @@ impl Monitor {
             server: Some(server),
             mailbox,
             pending: VecDeque::new(),
+            synced: clocks_synced,
         })
     }
 
@@ -647,7 +608,10 @@ impl Monitor {
         Ok(self
             .pending
             .drain(..)
-            .map(|inner| Update { inner })
+            .map(|inner| Update {
+                inner,
+                synced: self.synced,
+            })
             .collect())
     }
 
@@ -658,7 +622,10 @@ impl Monitor {
     fn __next__(&mut self, py: Python<'_>) -> PyResult<Option<Update>> {
         loop {
             if let Some(inner) = self.pending.pop_front() {
-                return Ok(Some(Update { inner }));
+                return Ok(Some(Update {
+                    inner,
+                    synced: self.synced,
+                }));
             }
             if self.mailbox.is_closed() {
                 return Ok(None);
@@ -678,7 +645,7 @@ impl Monitor {
         snapshot
             .sessions
             .iter()
-            .map(|s| session_dict(py, s))
+            .map(|s| row_dict(py, &SessionRow::from(s)))
             .collect()
     }
 
@@ -691,13 +658,13 @@ impl Monitor {
         let t = server.totals();
         let mail = self.mailbox.stats();
         let d = PyDict::new(py);
-        d.set_item("sessions", t.sessions)?;
+        d.set_item("sessions_live", t.sessions)?;
         d.set_item("datagrams", t.stats.datagrams)?;
         d.set_item("delivered", t.stats.delivered)?;
-        d.set_item("acks", t.stats.acks)?;
+        d.set_item("acks", t.acks_sent)?;
         d.set_item("malformed", t.stats.malformed)?;
-        d.set_item("superseded", mail.superseded)?;
-        d.set_item("dropped", mail.dropped)?;
+        d.set_item("updates_superseded", mail.superseded)?;
+        d.set_item("updates_dropped", mail.dropped)?;
         Ok(d)
     }
 

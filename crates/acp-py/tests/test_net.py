@@ -45,7 +45,11 @@ def test_fresh_readings_reach_a_monitor_iterated_while_another_thread_pushes():
     assert stats["phase"] == "running" and stats["acks"] >= 50
     assert final["sent"] >= stats["sent"] and final["acks"] >= 100
     row = received[-1].to_dict()
-    assert row["payload"] == received[-1].payload and row["seq"] == received[-1].seq
+    assert row["payload"] == received[-1].payload.decode() and row["seq"] == received[-1].seq
+    assert bytes.fromhex(row["payload_hex"]) == received[-1].payload
+    # One session id in every output: the 16 hex digits `acp` prints.
+    assert row["session"] == source.session and len(source.session) == 16
+    int(source.session, 16)
 
 
 def test_a_slow_consumer_gets_the_latest_update_of_each_source():
@@ -63,7 +67,7 @@ def test_a_slow_consumer_gets_the_latest_update_of_each_source():
         for u in updates:
             assert u.seq == sessions[u.session]["highest_seq"]
         assert monitor.poll() == []
-        assert monitor.totals()["superseded"] > 0
+        assert monitor.totals()["updates_superseded"] > 0
         for s in sources:
             s.close()
     with pytest.raises(RuntimeError, match="closed"):

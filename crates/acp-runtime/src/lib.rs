@@ -14,6 +14,7 @@
 //! - [`net`]: address conversion, readiness waits, batched `recvmmsg`/`sendmmsg`, DSCP marking;
 //! - [`relay`]: a userspace UDP path emulator running the `acp-netmodel` network model;
 //! - [`resolve`]: `HOST:PORT` to the first address of the host usable to listen or send;
+//! - [`rows`]: the results every writer shows alike (source and session counters, updates);
 pub mod bench;
 pub mod clock;
 pub mod driver;
@@ -23,6 +24,7 @@ pub mod mailbox;
 pub mod net;
 pub mod relay;
 pub mod resolve;
+pub mod rows;
 pub mod server;
 pub mod stream;
 pub mod tcp_source;

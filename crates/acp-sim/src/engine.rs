@@ -1127,7 +1127,7 @@ impl Sim {
                     dropped: f.dropped,
                     backlog,
                     source: s.map(|s| SourceCounters {
-                        phase: format!("{:?}", s.phase).to_lowercase(),
+                        phase: s.phase.name().into(),
                         probes_sent: s.probes_sent,
                         probes_lost: s.probes_lost,
                         epochs: s.epochs,

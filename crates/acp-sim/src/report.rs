@@ -1,12 +1,17 @@
-//! Results of a run, as JSON or CSV (written with the `csv` crate: quoted fields, one column per
-//! value).
+//! Results of a run, as JSON, CSV (written with the `csv` crate: quoted fields, one column per
+//! value) and text tables, and the writers that make every format name a quantity alike.
 //!
-//! Units: the structs hold seconds; their JSON names carry the unit of `docs/OUTPUTS.md`, as in
-//! every output of `acp`: ages and round-trip times in milliseconds (`_ms`), simulated durations
-//! in seconds (`_s`), rates per second (`_hz`), throughput in kbit/s (`_kbps`). The human table
-//! and the CSV columns whose names end in `_ms` are milliseconds too.
+//! Units: the structs hold seconds and bits per second; their serialised names carry the unit of
+//! `docs/OUTPUTS.md`, as in every output of `acp`: ages and round-trip times in milliseconds
+//! (`_ms`), simulated durations in seconds (`_s`), rates per second (`_hz`), bit rates in Mbit/s
+//! (`_mbit_s`; never `kbps` or `mbps`, which on the command line are bytes per second, as in tc).
+//!
+//! One serialisation feeds every writer: [`fields`] turns a row into the fields its JSON has,
+//! [`rows_csv`] writes those fields as CSV columns and [`text_table`] shows chosen fields under
+//! their names, so a CSV column or a table heading is always a JSON field, in the same unit.
 
 use serde::{Serialize, Serializer};
+use serde_json::{Map, Value};
 
 /// JSON forms of values held in seconds (see the module's units).
 pub mod json_units {
@@ -27,15 +32,125 @@ pub mod json_units {
         ser.collect_seq(v.iter().map(|&(t, a)| (t, a * 1e3)))
     }
 
-    /// Optional bits per second as kbit/s.
-    pub fn opt_kbps<S: Serializer>(bps: &Option<f64>, ser: S) -> Result<S::Ok, S::Error> {
-        bps.map(|b| b / 1e3).serialize(ser)
+    /// Optional bits per second as Mbit/s.
+    pub fn opt_mbit_s<S: Serializer>(bps: &Option<f64>, ser: S) -> Result<S::Ok, S::Error> {
+        bps.map(|b| b / 1e6).serialize(ser)
     }
 
-    /// Bits per second as kbit/s.
-    pub fn kbps<S: Serializer>(bps: &f64, ser: S) -> Result<S::Ok, S::Error> {
-        ser.serialize_f64(bps / 1e3)
+    /// Bits per second as Mbit/s.
+    pub fn mbit_s<S: Serializer>(bps: &f64, ser: S) -> Result<S::Ok, S::Error> {
+        ser.serialize_f64(bps / 1e6)
     }
+}
+
+/// The fields of `row` as its JSON has them: names, units and order.
+pub fn fields(row: &impl Serialize) -> Map<String, Value> {
+    match serde_json::to_value(row) {
+        Ok(Value::Object(m)) => m,
+        _ => Map::new(),
+    }
+}
+
+/// Whether a field holds one value (a CSV cell can), rather than a list or an object.
+fn single(v: &Value) -> bool {
+    !matches!(v, Value::Array(_) | Value::Object(_))
+}
+
+/// `rows` as CSV: a column per field that holds one value, under its JSON name and in its JSON
+/// unit (lists and nested objects are the JSON's alone), in the fields' order in the first row.
+pub fn rows_csv(rows: &[Map<String, Value>]) -> String {
+    let header: Vec<&str> = rows.first().map_or_else(Vec::new, |r| {
+        r.iter()
+            .filter(|(_, v)| single(v))
+            .map(|(k, _)| k.as_str())
+            .collect()
+    });
+    to_csv(
+        &header,
+        rows.iter().map(|r| {
+            header
+                .iter()
+                .map(|h| {
+                    r.get(*h)
+                        .map_or_else(String::new, crate::reproduce::write::csv_field)
+                })
+                .collect()
+        }),
+    )
+}
+
+/// A column of a [`text_table`]: a field, shown under its own name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Column {
+    /// The field's name.
+    pub field: &'static str,
+    /// Characters wide.
+    pub width: usize,
+    /// Decimals of a number (`None`: a text, left-aligned).
+    pub digits: Option<usize>,
+}
+
+impl Column {
+    /// A text column, left-aligned.
+    pub const fn text(field: &'static str, width: usize) -> Column {
+        Column {
+            field,
+            width,
+            digits: None,
+        }
+    }
+
+    /// A number column with `digits` decimals, right-aligned (integers as they are).
+    pub const fn num(field: &'static str, width: usize, digits: usize) -> Column {
+        Column {
+            field,
+            width,
+            digits: Some(digits),
+        }
+    }
+}
+
+/// The heading line of a [`text_table`] of `columns` (no newline).
+pub fn table_header(columns: &[Column]) -> String {
+    let cells: Vec<String> = columns
+        .iter()
+        .map(|c| match c.digits {
+            None => format!("{:<w$}", c.field, w = c.width),
+            Some(_) => format!("{:>w$}", c.field, w = c.width),
+        })
+        .collect();
+    cells.join(" ").trim_end().to_string()
+}
+
+/// One line of a [`text_table`] (no newline): each column's field of `row`, `-` where it is
+/// null or absent.
+pub fn table_line(columns: &[Column], row: &Map<String, Value>) -> String {
+    let cells: Vec<String> = columns
+        .iter()
+        .map(|c| {
+            let w = c.width;
+            match (row.get(c.field), c.digits) {
+                (None | Some(Value::Null), None) => format!("{:<w$}", "-"),
+                (None | Some(Value::Null), Some(_)) => format!("{:>w$}", "-"),
+                (Some(Value::String(s)), None) => format!("{s:<w$}"),
+                (Some(Value::String(s)), Some(_)) => format!("{s:>w$}"),
+                (Some(Value::Number(n)), Some(d)) if n.is_f64() => {
+                    format!("{:>w$.d$}", n.as_f64().unwrap_or(f64::NAN))
+                }
+                (Some(v), None) => format!("{:<w$}", v.to_string()),
+                (Some(v), Some(_)) => format!("{:>w$}", v.to_string()),
+            }
+        })
+        .collect();
+    cells.join(" ").trim_end().to_string()
+}
+
+/// A text table: the heading and a line per row, each ending in a newline.
+pub fn text_table(columns: &[Column], rows: &[Map<String, Value>]) -> String {
+    std::iter::once(table_header(columns))
+        .chain(rows.iter().map(|r| table_line(columns, r)))
+        .map(|l| l + "\n")
+        .collect()
 }
 
 /// Average number of one flow's updates at one link (queued or in service): the backlog of the
@@ -102,7 +217,7 @@ pub struct FlowResult {
     #[serde(rename = "send_rate_hz")]
     pub send_rate: f64,
     /// Bits per second of active time of fresh updates (cross traffic: packets) delivered.
-    #[serde(rename = "throughput_kbps", serialize_with = "json_units::kbps")]
+    #[serde(rename = "throughput_mbit_s", serialize_with = "json_units::mbit_s")]
     pub throughput_bps: f64,
     /// Updates (packets) sent over the whole run.
     pub sent: u64,
@@ -163,7 +278,10 @@ pub struct TcpCounters {
     /// The congestion control's phase at the end.
     pub phase: String,
     /// Pacing rate at the end (bit/s of payload), if the congestion control paces.
-    #[serde(rename = "pacing_rate_kbps", serialize_with = "json_units::opt_kbps")]
+    #[serde(
+        rename = "pacing_rate_mbit_s",
+        serialize_with = "json_units::opt_mbit_s"
+    )]
     pub pacing_rate_bps: Option<f64>,
     /// Smoothed RTT at the end (s).
     #[serde(rename = "srtt_ms", serialize_with = "json_units::opt_ms")]
@@ -310,11 +428,6 @@ pub struct SimResult {
     pub packet_log: Vec<PacketEvent>,
 }
 
-/// Milliseconds from optional seconds, empty when absent.
-fn ms(v: Option<f64>) -> String {
-    v.map_or_else(String::new, |x| format!("{:.6}", x * 1e3))
-}
-
 /// Writes `rows` under `header` as CSV.
 pub fn to_csv(header: &[&str], rows: impl IntoIterator<Item = Vec<String>>) -> String {
     let mut w = csv::Writer::from_writer(Vec::new());
@@ -333,50 +446,9 @@ impl SimResult {
         serde_json::to_string_pretty(self).unwrap_or_else(|e| format!("{{\"error\":\"{e}\"}}"))
     }
 
-    /// One CSV row per flow (times in ms).
+    /// One CSV row per flow: its fields that hold one value, as the JSON names them.
     pub fn flows_csv(&self) -> String {
-        let header = [
-            "flow",
-            "kind",
-            "controller",
-            "dscp",
-            "active_s",
-            "age_ms",
-            "est_age_ms",
-            "rtt_ms",
-            "mean_rtt_ms",
-            "source_backlog",
-            "sent_hz",
-            "rate_hz",
-            "throughput_bps",
-            "sent",
-            "delivered",
-            "dropped",
-        ];
-        to_csv(
-            &header,
-            self.flows.iter().map(|f| {
-                vec![
-                    f.name.clone(),
-                    f.kind.clone(),
-                    f.controller.clone().unwrap_or_default(),
-                    f.dscp.to_string(),
-                    format!("{:.6}", f.active_s),
-                    ms(f.age),
-                    ms(f.est_age),
-                    ms(f.rtt),
-                    ms(f.mean_rtt),
-                    f.source_backlog
-                        .map_or_else(String::new, |b| format!("{b:.6}")),
-                    format!("{:.6}", f.send_rate),
-                    format!("{:.6}", f.rate),
-                    format!("{:.3}", f.throughput_bps),
-                    f.sent.to_string(),
-                    f.delivered.to_string(),
-                    f.dropped.to_string(),
-                ]
-            }),
-        )
+        rows_csv(&self.flows.iter().map(fields).collect::<Vec<_>>())
     }
 
     /// One CSV row per (flow, link) backlog.
@@ -440,41 +512,30 @@ impl SimResult {
             .collect()
     }
 
-    /// A human-readable table: `rtt_ms` is the mean RTT of the window's ACKs, `sent_hz` the
-    /// update rate, `rate_hz` the fresh updates delivered per second.
+    /// A human-readable table of the flows, under their JSON names: `mean_rtt_ms` is the mean
+    /// RTT of the window's ACKs, `send_rate_hz` the update rate, `rate_hz` the fresh updates
+    /// delivered per second.
     pub fn table(&self) -> String {
-        let mut out = format!(
-            "{:<14} {:<8} {:<12} {:>10} {:>10} {:>9} {:>9} {:>9} {:>10} {:>8}\n",
-            "flow",
-            "kind",
-            "controller",
-            "age_ms",
-            "est_age_ms",
-            "rtt_ms",
-            "sent_hz",
-            "rate_hz",
-            "thrpt_kbps",
-            "dropped"
-        );
-        let ms = |v: Option<f64>| v.map_or_else(|| "-".into(), |x| format!("{:.3}", x * 1e3));
-        for f in &self.flows {
-            out += &format!(
-                "{:<14} {:<8} {:<12} {:>10} {:>10} {:>9} {:>9.2} {:>9.2} {:>10.1} {:>8}\n",
-                f.name,
-                f.kind,
-                f.controller.clone().unwrap_or_else(|| "-".into()),
-                ms(f.age),
-                ms(f.est_age),
-                ms(f.mean_rtt),
-                f.send_rate,
-                f.rate,
-                f.throughput_bps / 1e3,
-                f.dropped
-            );
-        }
-        out
+        text_table(
+            &FLOW_COLUMNS,
+            &self.flows.iter().map(fields).collect::<Vec<_>>(),
+        )
     }
 }
+
+/// The columns of [`SimResult::table`].
+pub const FLOW_COLUMNS: [Column; 10] = [
+    Column::text("name", 14),
+    Column::text("kind", 8),
+    Column::text("controller", 12),
+    Column::num("age_ms", 10, 3),
+    Column::num("est_age_ms", 10, 3),
+    Column::num("mean_rtt_ms", 11, 3),
+    Column::num("send_rate_hz", 12, 2),
+    Column::num("rate_hz", 9, 2),
+    Column::num("throughput_mbit_s", 17, 4),
+    Column::num("dropped", 8, 0),
+];
 
 #[cfg(test)]
 mod tests {
@@ -487,5 +548,52 @@ mod tests {
             [vec!["x,y".to_string(), "say \"hi\"".to_string()]],
         );
         assert_eq!(text, "a,b\n\"x,y\",\"say \"\"hi\"\"\"\n");
+    }
+
+    #[derive(Serialize)]
+    struct Row {
+        name: &'static str,
+        #[serde(rename = "age_ms", serialize_with = "json_units::opt_ms")]
+        age: Option<f64>,
+        count: u64,
+        list: Vec<u8>,
+    }
+
+    fn rows() -> Vec<Map<String, Value>> {
+        [
+            Row {
+                name: "a",
+                age: Some(0.0125),
+                count: 3,
+                list: vec![1],
+            },
+            Row {
+                name: "b",
+                age: None,
+                count: 40,
+                list: vec![],
+            },
+        ]
+        .iter()
+        .map(fields)
+        .collect()
+    }
+
+    #[test]
+    fn csv_columns_are_the_json_fields_that_hold_one_value() {
+        assert_eq!(rows_csv(&rows()), "name,age_ms,count\na,12.5,3\nb,,40\n");
+    }
+
+    #[test]
+    fn tables_show_fields_under_their_json_names() {
+        let cols = [
+            Column::text("name", 4),
+            Column::num("age_ms", 7, 2),
+            Column::num("count", 5, 0),
+        ];
+        assert_eq!(
+            text_table(&cols, &rows()),
+            "name  age_ms count\na      12.50     3\nb          -    40\n"
+        );
     }
 }

@@ -8,6 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use rayon::prelude::*;
+use serde::Serialize;
 
 use crate::report::SimResult;
 use crate::scenario::Scenario;
@@ -26,6 +27,61 @@ pub struct SweepPoint {
     pub ci95: f64,
     /// The run of the first seed.
     pub result: SimResult,
+}
+
+/// One rate of a sweep as every writer shows it: `acp sweep`'s table, CSV and JSON, and the
+/// Python package's `sweep` rows.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SweepRow {
+    /// Fixed rate of every update flow (updates/s).
+    pub rate_hz: f64,
+    /// Seeds run at this rate.
+    pub seeds: usize,
+    /// Mean over the seeds of the update flows' mean time-average age (ms).
+    pub age_ms: f64,
+    /// Half-width of its 95 % confidence interval (ms); `None` from a single seed, which gives
+    /// no interval.
+    pub age_ms_ci95: Option<f64>,
+    /// That age at each seed (ms).
+    pub ages_ms: Vec<f64>,
+}
+
+impl From<&SweepPoint> for SweepRow {
+    fn from(p: &SweepPoint) -> SweepRow {
+        SweepRow {
+            rate_hz: p.rate,
+            seeds: p.ages.len(),
+            age_ms: p.age * 1e3,
+            age_ms_ci95: (p.ages.len() > 1).then_some(p.ci95 * 1e3),
+            ages_ms: p.ages.iter().map(|a| a * 1e3).collect(),
+        }
+    }
+}
+
+/// Which end of the grid the best point sits at, if it sits at one: the least age may then lie
+/// beyond the rates swept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Edge {
+    /// The lowest rate swept.
+    Lowest,
+    /// The highest rate swept.
+    Highest,
+}
+
+/// The end of the grid of `points` that `best` sits at, if any (none from one rate: a single
+/// point is no grid to search).
+pub fn edge(points: &[SweepPoint], best: &SweepPoint) -> Option<Edge> {
+    let rates = || points.iter().map(|p| p.rate);
+    if points.len() < 2 {
+        None
+    } else if rates().reduce(f64::max) == Some(best.rate) {
+        Some(Edge::Highest)
+    } else if rates().reduce(f64::min) == Some(best.rate) {
+        Some(Edge::Lowest)
+    } else {
+        None
+    }
 }
 
 /// Mean age of a run's update flows (∞ if none delivered anything).
@@ -328,6 +384,30 @@ mod tests {
             ControllerKind::Fixed(1.0),
             3,
         )
+    }
+
+    #[test]
+    fn rows_give_no_interval_from_one_seed_and_edges_are_found() {
+        let s = small();
+        let points = sweep(
+            &s,
+            &[50.0, 100.0, 150.0],
+            &[1],
+            1,
+            &Cancel::new(),
+            &|_, _| {},
+        );
+        for p in &points {
+            let row = SweepRow::from(p);
+            assert_eq!((row.seeds, row.age_ms_ci95), (1, None), "{row:?}");
+            assert_eq!(row.ages_ms, [row.age_ms]);
+        }
+        let two = sweep(&s, &[100.0], &[1, 2], 1, &Cancel::new(), &|_, _| {});
+        assert!(SweepRow::from(&two[0]).age_ms_ci95.is_some());
+        assert_eq!(edge(&points, &points[0]), Some(Edge::Lowest));
+        assert_eq!(edge(&points, &points[1]), None);
+        assert_eq!(edge(&points, &points[2]), Some(Edge::Highest));
+        assert_eq!(edge(&two, &two[0]), None);
     }
 
     #[test]

@@ -22,6 +22,7 @@ use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
 use acp_runtime::mailbox::{Mailbox, MailboxConfig, OwnedUpdate};
+use acp_runtime::rows::UpdateRow;
 use anyhow::Context;
 use serde_json::{json, Value};
 
@@ -64,26 +65,16 @@ pub fn parse_target(s: &str) -> Result<Target, String> {
     ))
 }
 
-/// One update as a JSON line; its age is the age on arrival when clocks are synchronised.
+/// One update as a JSON line: `type` (`update`), `time` (its arrival) and its [`UpdateRow`],
+/// whose age is the age on arrival when clocks are synchronised.
 pub fn update_json(u: &OwnedUpdate, synced: bool) -> Value {
     let mut line = json!({
-        "peer": u.key.peer.to_string(),
-        "session": format!("{:016x}", u.key.session),
+        "type": "update",
         "time": crate::timestamp::rfc3339(u.received),
-        "seq": u.seq,
-        "gen_ts_ns": u.gen_ts,
-        "probe": u.probe,
     });
-    if synced {
-        let age = u.received.as_nanos() as f64 - u.gen_ts as f64;
-        line["age_ms"] = json!(age / 1e6);
-    }
-    match std::str::from_utf8(&u.payload) {
-        Ok(text) => line["payload"] = json!(text),
-        Err(_) => {
-            let hex: String = u.payload.iter().map(|b| format!("{b:02x}")).collect();
-            line["payload_hex"] = json!(hex);
-        }
+    if let (Value::Object(line), Value::Object(row)) = (&mut line, json!(UpdateRow::new(u, synced)))
+    {
+        line.extend(row);
     }
     line
 }
@@ -409,6 +400,8 @@ mod tests {
         assert_eq!(got[0]["session"], "0000000000000001");
         assert_eq!(got[1]["seq"], 8);
         assert_eq!(got[1]["payload_hex"], "ff08");
+        assert_eq!(got[1]["payload"], Value::Null);
+        assert_eq!(got[0]["type"], "update");
         assert_eq!(got[0]["age_ms"], 2.5);
         // The second write fails: nothing counted, the sink reports itself gone.
         let d = lines.deliver(&[update(1, 9)]);

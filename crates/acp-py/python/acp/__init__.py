@@ -127,8 +127,8 @@ def simulate(scenario=None, *, text=None, seed=None):
 def sweep(scenario=None, rates="0.1:0.9:0.05", *, text=None, seeds=1, seed=None):
     """Runs the scenario with every update flow at each fixed rate in ``rates`` (a list, or
     "10,20,50", or "START:STOP:STEP") over ``seeds`` seeds from its seed (or ``seed``), on all
-    cores. Returns a ``Table``: rate_hz, age_ms (mean over seeds), ci95_ms (95 % half-width),
-    ages_ms (per seed)."""
+    cores. Returns a ``Table`` of the rows ``acp sweep --json`` prints: rate_hz, seeds, age_ms
+    (mean over seeds), age_ms_ci95 (95 % half-width; None from one seed), ages_ms (per seed)."""
     if isinstance(rates, str):
         rates = _native.parse_rates(rates)
     rows = _native.sweep_rates(
