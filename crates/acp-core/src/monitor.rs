@@ -20,7 +20,9 @@
 //! Updates may also arrive over a stream connection (TCP, [`Monitor::handle_stream_update`]),
 //! for comparing ACP with TCP on one path: the same sessions, statistics and true age, but no
 //! reply (the transport acknowledges) and no cookie (the connection's handshake has proved the
-//! peer's address).
+//! peer's address). With pre-shared keys a stream cannot open a session (the cookie is also what
+//! refuses a replayed first update): sealed updates captured and written into a connection are
+//! refused (`stream_start`), and those of an existing session pass its replay window.
 //!
 //! With pre-shared keys ([`MonitorConfig::keys`]) only sealed updates are accepted, replays are
 //! dropped unanswered and every reply is sealed with the session's key ([`crate::seal`]).
@@ -542,6 +544,9 @@ impl Monitor {
         let mut reply_key = None;
         if !known {
             let cipher = match &self.cfg.keys {
+                // Only a cookie tells a sealed update from a replay of one captured earlier, and
+                // a stream cannot carry one: sealed sessions start over datagrams only.
+                Some(_) if stream => return Err(AuthError::StreamStart.into()),
                 Some(ring) => {
                     let id = crate::seal::key_id(data).unwrap_or(0);
                     let psk = ring.get(id).ok_or(AuthError::UnknownKey(id))?;

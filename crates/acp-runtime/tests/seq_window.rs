@@ -9,15 +9,15 @@
 //! address would make the monitor see, without raw sockets.
 
 mod common;
+#[path = "common/sender.rs"]
+mod sender;
 
-use std::net::{SocketAddr, UdpSocket};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use acp_core::seal::{Keyring, Psk, Secret, SessionCipher};
-use acp_core::wire::{Packet, Update, TAG_LEN};
 use acp_core::MonitorConfig;
 use acp_runtime::server::{MonitorServer, ServerConfig};
+use sender::Sender;
 
 const SESSION: u64 = 0x5EC_0001;
 /// How far the forged update runs ahead: inside `MonitorConfig::max_seq_jump` (65,536).
@@ -48,72 +48,6 @@ fn server(keys: Option<Keyring>) -> (MonitorServer, Arc<Mutex<Vec<u64>>>) {
     )
 }
 
-/// One source's socket; it seals with `cipher` when given and echoes the cookie it was sent.
-struct Sender {
-    socket: UdpSocket,
-    to: SocketAddr,
-    cipher: Option<SessionCipher>,
-    cookie: Option<[u8; 12]>,
-}
-
-impl Sender {
-    fn new(to: SocketAddr, cipher: Option<SessionCipher>) -> Self {
-        let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
-        // Generous: a loaded machine may hold the server thread back; nothing is lost on loopback.
-        socket
-            .set_read_timeout(Some(Duration::from_secs(10)))
-            .unwrap();
-        Sender {
-            socket,
-            to,
-            cipher,
-            cookie: None,
-        }
-    }
-
-    /// Sends update `seq`, sealed with `cipher` if any, without waiting for a reply.
-    fn send_with(&self, seq: u64, cipher: Option<&SessionCipher>) {
-        let u = Update {
-            flags: 0,
-            session: SESSION,
-            seq,
-            gen_ts: seq,
-            acked_seq: seq - 1,
-            hold_ns: 0,
-            cookie: self.cookie,
-            payload: b"t=21",
-        };
-        let mut buf = vec![0u8; u.encoded_len() + TAG_LEN];
-        let mut len = u.encode(&mut buf).unwrap();
-        if let Some(c) = cipher {
-            len = c.seal(&mut buf, len).unwrap();
-        }
-        self.socket.send_to(&buf[..len], self.to).unwrap();
-    }
-
-    /// Sends update `seq` as the source does and waits for its ACK (echoing a COOKIE first if
-    /// the monitor asks for one), ignoring ACKs of other sequences (the forged update's).
-    fn send(&mut self, seq: u64) {
-        self.send_with(seq, self.cipher.as_ref());
-        loop {
-            let mut buf = [0u8; 256];
-            let n = self
-                .socket
-                .recv(&mut buf)
-                .expect("every update is answered");
-            match Packet::decode(&buf[..n]).unwrap() {
-                Packet::Ack(a) if a.seq == seq => return,
-                Packet::Ack(_) => {}
-                Packet::Cookie(c) => {
-                    self.cookie = Some(c.cookie);
-                    self.send_with(seq, self.cipher.as_ref());
-                }
-                Packet::Update(_) => panic!("the monitor sent an update"),
-            }
-        }
-    }
-}
-
 /// Runs the attack: sequences 1–10, the forged jump (or `forge`'s variants), then the 776 later
 /// updates, every one of which must be delivered; returns the server's final totals.
 fn attack(
@@ -123,7 +57,7 @@ fn attack(
 ) -> acp_runtime::server::Totals {
     let _serial = common::serial();
     let (server, delivered) = server(keys);
-    let mut source = Sender::new(server.local_addr(), cipher);
+    let mut source = Sender::new(server.local_addr(), SESSION, cipher);
     for seq in 1..=10 {
         source.send(seq);
     }
@@ -177,7 +111,7 @@ fn with_keys_a_forged_jump_is_refused_and_the_sources_own_jump_is_taken_at_once(
     // The source's own jump (an outage) is authentic: delivered at once, not held.
     let _serial = common::serial();
     let (server, delivered) = server(Some(ring));
-    let mut source = Sender::new(server.local_addr(), Some(own));
+    let mut source = Sender::new(server.local_addr(), SESSION, Some(own));
     for seq in [1, 2, 2 + AHEAD, 3 + AHEAD] {
         source.send(seq);
     }
