@@ -45,3 +45,30 @@ fn blind_spoofed_sessions_get_cookies_not_state() {
     assert!(r.worst_admission().is_some(), "{:?}", r.admissions);
     assert!(r.established_loss() < LOSS, "loss {}", r.established_loss());
 }
+
+#[test]
+fn a_tcp_writer_and_idle_tcp_connections_do_not_cost_udp_sources_their_acks() {
+    let writer = run(Attack::TcpWriter, &small()).unwrap();
+    assert!(
+        writer.attack_sent >= 10_000,
+        "{} frames",
+        writer.attack_sent
+    );
+    assert!(writer.stats.stream_updates >= 10_000, "{:?}", writer.stats);
+    let idle = run(Attack::TcpIdle, &small()).unwrap();
+    let tcp = idle.tcp.unwrap();
+    // Eight networks of 384 connections, one after another: the first four keep a quarter of
+    // the 1,024-connection table each, the first three are refused 128 each for their share,
+    // and the table is full for the fourth's last 128 and the other four networks.
+    assert_eq!(idle.attack_sent, 3072);
+    assert_eq!(idle.attacker_sessions, 1024, "{tcp:?}");
+    assert_eq!(
+        (tcp.refused_prefix_share, tcp.refused),
+        (384, 128 + 4 * 384),
+        "{tcp:?}"
+    );
+    for r in [writer, idle] {
+        assert!(r.worst_admission().is_some(), "{:?}", r.admissions);
+        assert!(r.established_loss() < LOSS, "loss {}", r.established_loss());
+    }
+}

@@ -59,7 +59,10 @@ fn out_of_descriptors_the_server_pauses_accepting_instead_of_spinning() {
     let spent = server.cpu_time().unwrap() - cpu;
     let c = server.totals().streams.unwrap();
     set_soft_limit(before + 64);
-    assert!(spent < Duration::from_millis(100), "{spent:?} of CPU in 1 s");
+    assert!(
+        spent < Duration::from_millis(100),
+        "{spent:?} of CPU in 1 s"
+    );
     // The two or three descriptors left were taken; the other connections wait.
     assert!(c.open < 8, "{c:?}");
     // About one failed accept per 100 ms pause; far fewer than a spinning loop's.
