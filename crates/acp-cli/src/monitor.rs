@@ -90,6 +90,7 @@ fn report_json(kind: &str, r: &Report<'_>) -> Value {
         "acks": t.acks_sent,
         "acks_unsent": st.acks - t.acks_sent,
         "seq_jumps": st.seq_jumps,
+        "seq_jumps_held": st.seq_jumps_held,
         "truncated": t.truncated,
         "delivered": st.delivered,
         "sessions_live": t.sessions,

@@ -15,11 +15,11 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use acp_core::seal::{Keyring, Psk, Secret, SessionCipher};
-use acp_core::wire::{Ack, Update};
+use acp_core::wire::Ack;
 use acp_core::MonitorConfig;
 use acp_runtime::server::{MonitorServer, ServerConfig, TcpConfig};
 use acp_runtime::stream::encode_frame;
-use sender::Sender;
+use sender::{update, Sender};
 
 /// (session id, sequence) of every update delivered, in order.
 type Deliveries = Arc<Mutex<Vec<(u64, u64)>>>;
@@ -38,19 +38,6 @@ fn start(monitor: MonitorConfig, tcp: TcpConfig) -> (MonitorServer, Deliveries) 
     )
 }
 
-fn update(session: u64, seq: u64) -> Update<'static> {
-    Update {
-        flags: 0,
-        session,
-        seq,
-        gen_ts: seq,
-        acked_seq: seq - 1,
-        hold_ns: 0,
-        cookie: None,
-        payload: b"x",
-    }
-}
-
 /// Sends `count` updates of one session over UDP, one at a time, each when the previous one's
 /// ACK came back (or after `give_up`); returns how many ACKs took longer than `within`.
 /// Stops early once more than `max_late` were late: the verdict is known.
@@ -63,7 +50,7 @@ fn probe(to: SocketAddr, count: u64, within: Duration, max_late: u64) -> u64 {
     let (mut late, mut buf) = (0, [0u8; 128]);
     for seq in 1..=count {
         let mut out = [0u8; 128];
-        let n = update(session, seq).encode(&mut out).unwrap();
+        let n = update(session, seq, b"x").encode(&mut out).unwrap();
         let sent = Instant::now();
         socket.send_to(&out[..n], to).unwrap();
         let answered = loop {
@@ -92,7 +79,7 @@ fn flood(to: SocketAddr, stop: &AtomicBool) -> u64 {
     let mut conn = TcpStream::connect(to).unwrap();
     let mut bytes = Vec::new();
     for seq in 1..=1000 {
-        encode_frame(&update(0xF100D, seq), &mut bytes);
+        encode_frame(&update(0xF100D, seq, b"x"), &mut bytes);
     }
     let mut frames = 0;
     while !stop.load(Ordering::Relaxed) && conn.write_all(&bytes).is_ok() {
@@ -223,7 +210,7 @@ fn idle_connections_and_unfinished_frames_are_closed() {
     let mut trickle = TcpStream::connect(to).unwrap();
     let mut busy = TcpStream::connect(to).unwrap();
     let mut frame = Vec::new();
-    encode_frame(&update(77, 1), &mut frame);
+    encode_frame(&update(77, 1, b"x"), &mut frame);
     let stop = AtomicBool::new(false);
     std::thread::scope(|scope| {
         scope.spawn(|| {
@@ -231,7 +218,7 @@ fn idle_connections_and_unfinished_frames_are_closed() {
             while !stop.load(Ordering::Relaxed) {
                 // One whole frame on `busy`, one byte of a frame that never ends on `trickle`.
                 let mut whole = Vec::new();
-                encode_frame(&update(78, seq), &mut whole);
+                encode_frame(&update(78, seq, b"x"), &mut whole);
                 seq += 1;
                 let _ = busy.write_all(&whole);
                 let _ = trickle.write_all(&frame[i % frame.len()..][..1]);

@@ -10,6 +10,20 @@ use std::time::Duration;
 use acp_core::seal::SessionCipher;
 use acp_core::wire::{Packet, Update, TAG_LEN};
 
+/// An unsealed update of `session` with sequence `seq`, generated at `seq` ns.
+pub fn update(session: u64, seq: u64, payload: &[u8]) -> Update<'_> {
+    Update {
+        flags: 0,
+        session,
+        seq,
+        gen_ts: seq,
+        acked_seq: seq - 1,
+        hold_ns: 0,
+        cookie: None,
+        payload,
+    }
+}
+
 /// One source's socket; it seals with `cipher` when given and echoes the cookie it was sent.
 pub struct Sender {
     socket: UdpSocket,
@@ -41,14 +55,8 @@ impl Sender {
     /// Sends update `seq`, sealed with `cipher` if any, without waiting for a reply.
     pub fn send_with(&mut self, seq: u64, cipher: Option<&SessionCipher>) {
         let u = Update {
-            flags: 0,
-            session: self.session,
-            seq,
-            gen_ts: seq,
-            acked_seq: seq - 1,
-            hold_ns: 0,
             cookie: self.cookie,
-            payload: b"t=21",
+            ..update(self.session, seq, b"t=21")
         };
         let mut buf = vec![0u8; u.encoded_len() + TAG_LEN];
         let mut len = u.encode(&mut buf).unwrap();
