@@ -97,12 +97,20 @@ pub fn run(a: FloodArgs) -> anyhow::Result<()> {
                     "auth_failed_by": r.stats.auth_failed_by,
                     "tcp_updates": r.stats.stream_updates,
                     "tcp_connections_refused_prefix_share": r.tcp.map(|c| c.refused_prefix_share),
+                    "victim_sent": r.victim.map(|v| v.0),
+                    "victim_delivered": r.victim.map(|v| v.1),
                     "rss_before_bytes": r.rss_before,
                     "rss_after_bytes": r.rss_after,
                 })
             )?;
         } else {
             outln!("{}", row(&r))?;
+            if let Some((sent, delivered)) = r.victim {
+                outln!(
+                    "{:<10} the victim's updates delivered: {delivered} of {sent}",
+                    ""
+                )?;
+            }
         }
     }
     Ok(())

@@ -535,9 +535,9 @@ enum BenchCommand {
 
 #[derive(Debug, Args)]
 struct FloodArgs {
-    /// Only this attack: hold | spoof | malformed | tcp-writer | tcp-idle (default: all five,
-    /// one after another).
-    #[arg(long, value_parser = ["hold", "spoof", "malformed", "tcp-writer", "tcp-idle"])]
+    /// Only this attack: hold | spoof | malformed | tcp-writer | tcp-idle | seq-jump (default:
+    /// all six, one after another).
+    #[arg(long, value_parser = ["hold", "spoof", "malformed", "tcp-writer", "tcp-idle", "seq-jump"])]
     attack: Option<String>,
     /// How long each attack runs.
     #[arg(long, default_value = "15s", value_parser = parse_duration)]

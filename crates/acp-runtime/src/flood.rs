@@ -10,7 +10,11 @@
 //! - **malformed**: random bytes;
 //! - **tcp-writer**: one TCP connection to the monitor's port written to flat out;
 //! - **tcp-idle**: connections opened from eight networks, one and a half times each network's
-//!   share of the connection table, and left idle: three times what the table holds.
+//!   share of the connection table, and left idle: three times what the table holds;
+//! - **seq-jump**: a victim source of its own (127.77.0.1, 200 updates/s, sealed when the
+//!   monitor has keys) and, ten times a second, an unsealed update from its address and session
+//!   with its sequence 60,000 ahead (what a spoofer that saw the session id sends); reported:
+//!   how many of the victim's updates were delivered.
 //!
 //! The two TCP attacks run against a monitor that accepts TCP, as `acp monitor` does by default;
 //! the others against UDP only.
@@ -51,16 +55,19 @@ pub enum Attack {
     TcpWriter,
     /// Idle TCP connections from many networks.
     TcpIdle,
+    /// Spoofed sequence jumps into a victim's session.
+    SeqJump,
 }
 
 impl Attack {
     /// Every attack, in the order `acp bench flood` runs them.
-    pub const ALL: [Attack; 5] = [
+    pub const ALL: [Attack; 6] = [
         Attack::Hold,
         Attack::Spoof,
         Attack::Malformed,
         Attack::TcpWriter,
         Attack::TcpIdle,
+        Attack::SeqJump,
     ];
 
     /// Its name in reports.
@@ -71,6 +78,7 @@ impl Attack {
             Attack::Malformed => "malformed",
             Attack::TcpWriter => "tcp-writer",
             Attack::TcpIdle => "tcp-idle",
+            Attack::SeqJump => "seq-jump",
         }
     }
 
@@ -143,6 +151,8 @@ pub struct FloodResult {
     pub attacker_sessions: u64,
     /// The monitor's TCP counters at the end (TCP attacks).
     pub tcp: Option<crate::stream::StreamCounters>,
+    /// The seq-jump attack's victim: updates it sent, and of them those delivered.
+    pub victim: Option<(u64, u64)>,
     /// The monitor's counters at the end.
     pub stats: acp_core::monitor::MonitorStats,
     /// Resident memory of the process before the monitor started and at the end (bytes).
@@ -237,6 +247,7 @@ pub fn run(attack: Attack, cfg: &FloodConfig) -> io::Result<FloodResult> {
     let attacker = {
         let stop = stop_attack.clone();
         let cfg = cfg.clone();
+        let source_cfg_t = source_cfg.clone();
         std::thread::spawn(move || -> io::Result<(u64, u64)> {
             match attack {
                 Attack::Hold => hold(target, &cfg, &stop),
@@ -244,6 +255,7 @@ pub fn run(attack: Attack, cfg: &FloodConfig) -> io::Result<FloodResult> {
                 Attack::Malformed => malformed(target, cfg.flood_rate, &stop).map(|n| (n, 0)),
                 Attack::TcpWriter => tcp_writer(target, &stop).map(|n| (n, 0)),
                 Attack::TcpIdle => tcp_idle(target, &stop),
+                Attack::SeqJump => seq_jump(target, &source_cfg_t, &stop),
             }
         })
     };
@@ -278,6 +290,21 @@ pub fn run(attack: Attack, cfg: &FloodConfig) -> io::Result<FloodResult> {
         (Attack::TcpIdle, Some(c)) => c.accepted - c.idle_closed,
         _ => attacker_sessions,
     };
+    let victim = (attack == Attack::SeqJump).then(|| {
+        let delivered = snap
+            .sessions
+            .iter()
+            .filter(|s| s.key.peer.ip() == std::net::Ipv4Addr::from(VICTIM))
+            .map(|s| s.stats.delivered)
+            .sum();
+        // `seq_jump` returns the victim's updates sent in place of the attacker's sessions.
+        (attacker_sessions, delivered)
+    });
+    let attacker_sessions = if victim.is_some() {
+        0
+    } else {
+        attacker_sessions
+    };
     Ok(FloodResult {
         attack,
         attack_sent,
@@ -287,6 +314,7 @@ pub fn run(attack: Attack, cfg: &FloodConfig) -> io::Result<FloodResult> {
         sessions_held: snap.totals.stats.sessions_created - snap.totals.stats.sessions_expired,
         attacker_sessions,
         tcp,
+        victim,
         stats: snap.totals.stats,
         rss_before,
         rss_after,
@@ -534,4 +562,56 @@ fn tcp_idle(target: SocketAddr, stop: &AtomicBool) -> io::Result<(u64, u64)> {
         std::thread::sleep(Duration::from_millis(10));
     }
     Ok((held.len() as u64, 0))
+}
+
+/// The seq-jump attack's victim source's address.
+const VICTIM: [u8; 4] = [127, 77, 0, 1];
+/// How far each forged update runs ahead of the victim: inside the 65,536 a session may jump.
+const JUMP: u64 = 60_000;
+
+/// A victim source at 200 updates/s and, every 100 ms, an unsealed update from its socket with
+/// its session id and the sequence it last sent plus [`JUMP`]; returns (forged updates, updates
+/// the victim sent).
+fn seq_jump(target: SocketAddr, cfg: &SourceConfig, stop: &AtomicBool) -> io::Result<(u64, u64)> {
+    let socket = UdpSocket::bind(SocketAddr::from((VICTIM, 0)))?;
+    socket.connect(target)?;
+    socket.set_read_timeout(Some(Duration::from_millis(1)))?;
+    let session = random_session_id();
+    let rate = 200.0;
+    let mut src = Source::new(
+        SourceConfig {
+            min_rate: rate,
+            max_rate: rate,
+            ..cfg.clone()
+        },
+        Box::new(Fixed::new(rate)),
+        AppMode::GenerateAtWill(Box::new(|_, out: &mut Vec<u8>| {
+            out.extend_from_slice(b"victim")
+        })),
+        session,
+        clock::now(),
+    );
+    let (mut out, mut buf, mut forged_buf) = (Vec::new(), vec![0u8; 2048], [0u8; 128]);
+    let (mut sent, mut forged, mut last_seq) = (0u64, 0u64, 0u64);
+    let mut next_forgery = Instant::now() + Duration::from_millis(100);
+    while !stop.load(Ordering::Relaxed) {
+        if src.poll_transmit(clock::now(), &mut out).is_some() {
+            socket.send(&out)?;
+            sent += 1;
+            if let Ok(Packet::Update(u)) = Packet::decode(&out) {
+                last_seq = u.seq;
+            }
+        }
+        if Instant::now() >= next_forgery && last_seq > 0 {
+            let len = update(session, last_seq + JUMP, None, &mut forged_buf);
+            socket.send(&forged_buf[..len])?;
+            forged += 1;
+            next_forgery += Duration::from_millis(100);
+        }
+        if let Ok(n) = socket.recv(&mut buf) {
+            // ACKs of forged updates do not match what the source sent: it ignores them.
+            let _ = src.handle_datagram(clock::now(), &buf[..n]);
+        }
+    }
+    Ok((forged, sent))
 }

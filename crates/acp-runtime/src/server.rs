@@ -137,7 +137,7 @@ impl TcpSide {
                 tcp.max_connections
             );
         } else {
-            tracing::info!(soft = limit.soft, needed, "descriptor limit suffices");
+            tracing::debug!(soft = limit.soft, needed, "descriptor limit suffices");
         }
         socket.set_nonblocking(true)?;
         let (poll, udp_only) = (mio::Poll::new()?, mio::Poll::new()?);
