@@ -28,7 +28,7 @@
 use std::collections::HashSet;
 use std::io::{self, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -205,7 +205,16 @@ pub fn run(attack: Attack, cfg: &FloodConfig) -> io::Result<FloodResult> {
     let listen: SocketAddr = "127.0.0.1:0".parse().map_err(io::Error::other)?;
     let mut server_cfg = ServerConfig::new(listen, monitor_cfg);
     server_cfg.tcp = attack.uses_tcp().then(TcpConfig::default);
-    let server = MonitorServer::start(server_cfg, None)?;
+    // The seq-jump victim's own updates delivered (the forged ones carry another payload).
+    let victim_delivered = Arc::new(AtomicU64::new(0));
+    let counter = victim_delivered.clone();
+    let on_update: crate::server::OnUpdate = Box::new(move |d| {
+        if d.key.peer.ip() == std::net::Ipv4Addr::from(VICTIM) && d.payload == VICTIM_PAYLOAD {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    let server =
+        MonitorServer::start(server_cfg, (attack == Attack::SeqJump).then_some(on_update))?;
     let target = server.local_addr();
     let source_cfg = SourceConfig {
         psk: cfg.keys.as_ref().map(|k| k.first().clone()),
@@ -290,16 +299,9 @@ pub fn run(attack: Attack, cfg: &FloodConfig) -> io::Result<FloodResult> {
         (Attack::TcpIdle, Some(c)) => c.accepted - c.idle_closed,
         _ => attacker_sessions,
     };
-    let victim = (attack == Attack::SeqJump).then(|| {
-        let delivered = snap
-            .sessions
-            .iter()
-            .filter(|s| s.key.peer.ip() == std::net::Ipv4Addr::from(VICTIM))
-            .map(|s| s.stats.delivered)
-            .sum();
-        // `seq_jump` returns the victim's updates sent in place of the attacker's sessions.
-        (attacker_sessions, delivered)
-    });
+    // `seq_jump` returns the victim's updates sent in place of the attacker's sessions.
+    let victim = (attack == Attack::SeqJump)
+        .then(|| (attacker_sessions, victim_delivered.load(Ordering::Relaxed)));
     let attacker_sessions = if victim.is_some() {
         0
     } else {
@@ -566,6 +568,8 @@ fn tcp_idle(target: SocketAddr, stop: &AtomicBool) -> io::Result<(u64, u64)> {
 
 /// The seq-jump attack's victim source's address.
 const VICTIM: [u8; 4] = [127, 77, 0, 1];
+/// The victim's payload (a forged update carries another).
+const VICTIM_PAYLOAD: &[u8] = b"victim";
 /// How far each forged update runs ahead of the victim: inside the 65,536 a session may jump.
 const JUMP: u64 = 60_000;
 
@@ -586,7 +590,7 @@ fn seq_jump(target: SocketAddr, cfg: &SourceConfig, stop: &AtomicBool) -> io::Re
         },
         Box::new(Fixed::new(rate)),
         AppMode::GenerateAtWill(Box::new(|_, out: &mut Vec<u8>| {
-            out.extend_from_slice(b"victim")
+            out.extend_from_slice(VICTIM_PAYLOAD)
         })),
         session,
         clock::now(),
