@@ -49,11 +49,9 @@ pub fn run(a: FloodArgs) -> anyhow::Result<()> {
         keys: a.psk_file,
         ..FloodConfig::default()
     };
-    let attacks: Vec<Attack> = match a.attack.as_deref() {
-        Some("hold") => vec![Attack::Hold],
-        Some("spoof") => vec![Attack::Spoof],
-        Some("malformed") => vec![Attack::Malformed],
-        _ => vec![Attack::Hold, Attack::Spoof, Attack::Malformed],
+    let attacks: Vec<Attack> = match a.attack.as_deref().and_then(Attack::from_name) {
+        Some(attack) => vec![attack],
+        None => Attack::ALL.to_vec(),
     };
     if !a.json {
         outln!(
@@ -97,12 +95,22 @@ pub fn run(a: FloodArgs) -> anyhow::Result<()> {
                     "refused_by": r.stats.refused_by,
                     "malformed": r.stats.malformed,
                     "auth_failed_by": r.stats.auth_failed_by,
+                    "tcp_updates": r.stats.stream_updates,
+                    "tcp_connections_refused_prefix_share": r.tcp.map(|c| c.refused_prefix_share),
+                    "victim_sent": r.victim.map(|v| v.0),
+                    "victim_delivered": r.victim.map(|v| v.1),
                     "rss_before_bytes": r.rss_before,
                     "rss_after_bytes": r.rss_after,
                 })
             )?;
         } else {
             outln!("{}", row(&r))?;
+            if let Some((sent, delivered)) = r.victim {
+                outln!(
+                    "{:<10} the victim's updates delivered: {delivered} of {sent}",
+                    ""
+                )?;
+            }
         }
     }
     Ok(())

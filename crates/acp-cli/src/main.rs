@@ -274,6 +274,12 @@ struct MonitorArgs {
     /// settings of the ACP+ paper's TCP runs); the kernel autotunes it if not given.
     #[arg(long, value_name = "BYTES", conflicts_with = "no_tcp", value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
     tcp_recv_buffer: Option<u64>,
+    /// Most TCP connections open at once (one network, /24 or /48, holds at most
+    /// --max-prefix-share of them). Each is a file descriptor: the monitor needs this many plus
+    /// 64, raises its soft limit that far if it can and warns at start if it cannot
+    /// (deploy/acp-monitor.service sets LimitNOFILE=1088 for the default).
+    #[arg(long, value_name = "N", default_value_t = 1024, conflicts_with = "no_tcp", value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    max_tcp_connections: u64,
     /// Serve Prometheus metrics over HTTP at http://ADDR/metrics, e.g. 127.0.0.1:9464 (port 0
     /// picks one, named on stderr): the totals, and series per session for at most
     /// --metrics-sessions sessions. See docs/METRICS.md.
@@ -535,8 +541,9 @@ enum BenchCommand {
 
 #[derive(Debug, Args)]
 struct FloodArgs {
-    /// Only this attack: hold | spoof | malformed (default: all three, one after another).
-    #[arg(long, value_parser = ["hold", "spoof", "malformed"])]
+    /// Only this attack: hold | spoof | malformed | tcp-writer | tcp-idle | seq-jump (default:
+    /// all six, one after another).
+    #[arg(long, value_parser = ["hold", "spoof", "malformed", "tcp-writer", "tcp-idle", "seq-jump"])]
     attack: Option<String>,
     /// How long each attack runs.
     #[arg(long, default_value = "15s", value_parser = parse_duration)]

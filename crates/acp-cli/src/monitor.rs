@@ -93,6 +93,7 @@ fn report_json(kind: &str, r: &Report<'_>) -> Value {
         "acks": t.acks_sent,
         "acks_unsent": st.acks - t.acks_sent,
         "seq_jumps": st.seq_jumps,
+        "seq_jumps_held": st.seq_jumps_held,
         "truncated": t.truncated,
         "delivered": st.delivered,
         "sessions_live": t.sessions,
@@ -111,6 +112,10 @@ fn report_json(kind: &str, r: &Report<'_>) -> Value {
         v["tcp_connections_accepted"] = json!(c.accepted);
         v["tcp_connections_refused"] = json!(c.refused);
         v["tcp_bad_framing"] = json!(c.bad_framing);
+        v["tcp_connections_refused_prefix_share"] = json!(c.refused_prefix_share);
+        v["tcp_idle_closed"] = json!(c.idle_closed);
+        v["tcp_frame_timeouts"] = json!(c.frame_timeouts);
+        v["tcp_fd_exhausted"] = json!(c.fd_exhausted);
     }
     if let Some(p) = r.printing {
         v["updates_printed"] = json!(p.delivered);
@@ -172,9 +177,18 @@ fn report_text(title: &str, r: &Report<'_>) -> String {
     );
     if let Some(c) = t.streams {
         out += &format!(
-            "tcp: {} updates, {} connections open, {} accepted, {} refused, {} closed for bad \
-             framing\n",
-            st.stream_updates, c.open, c.accepted, c.refused, c.bad_framing
+            "tcp: {} updates, {} connections open, {} accepted, {} refused ({} for their \
+             network's share), closed: {} for bad framing, {} idle, {} with an unfinished frame; \
+             {} accepts paused out of descriptors\n",
+            st.stream_updates,
+            c.open,
+            c.accepted,
+            c.refused + c.refused_prefix_share,
+            c.refused_prefix_share,
+            c.bad_framing,
+            c.idle_closed,
+            c.frame_timeouts,
+            c.fd_exhausted
         );
     }
     if let Some(p) = r.printing {
@@ -374,6 +388,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
     // SO_REUSEPORT spreads UDP sources over processes; a TCP port cannot be shared the same way.
     server_cfg.tcp = (!a.no_tcp && !a.reuse_port).then(|| TcpConfig {
         recv_buffer: a.tcp_recv_buffer.map(|b| b as usize),
+        max_connections: a.max_tcp_connections as usize,
         ..TcpConfig::default()
     });
     let server = match MonitorServer::start(server_cfg, on_update) {

@@ -55,11 +55,12 @@ fn the_unit_gives_the_monitor_a_runtime_directory_and_descriptors_for_its_sessio
     let readme = read("README.md");
     assert!(readme.contains("unix:/run/acp/acp.sock"), "README");
     assert!(!readme.contains("unix:/run/acp.sock"), "README");
-    // A descriptor per TCP source: at least the monitor's default session table, plus the Unix
-    // clients (64), scrapes and its own.
+    // A descriptor per TCP source up to the monitor's default --max-tcp-connections, plus the Unix
+    // clients (64), the metrics connections (64) and its own (64).
     let limit: u64 = values(&unit, "LimitNOFILE=")[0].parse().unwrap();
-    let sessions: u64 = monitor_default("max-sessions").parse().unwrap();
-    assert!(limit >= sessions + 64 + 100, "LimitNOFILE={limit}");
+    let tcp: u64 = monitor_default("max-tcp-connections").parse().unwrap();
+    assert!(limit >= tcp + 3 * 64, "LimitNOFILE={limit}");
+    assert_eq!(values(&unit, "LimitNOFILE=").len(), 1, "one LimitNOFILE line");
 }
 
 #[test]

@@ -20,10 +20,16 @@
 //! Updates may also arrive over a stream connection (TCP, [`Monitor::handle_stream_update`]),
 //! for comparing ACP with TCP on one path: the same sessions, statistics and true age, but no
 //! reply (the transport acknowledges) and no cookie (the connection's handshake has proved the
-//! peer's address).
+//! peer's address). With pre-shared keys a stream cannot open a session (the cookie is also what
+//! refuses a replayed first update): sealed updates captured and written into a connection are
+//! refused (`stream_start`), and those of an existing session pass its replay window.
 //!
 //! With pre-shared keys ([`MonitorConfig::keys`]) only sealed updates are accepted, replays are
 //! dropped unanswered and every reply is sealed with the session's key ([`crate::seal`]).
+//!
+//! Without keys, a jump of more than 64 sequences is held, not delivered, until the next update
+//! of its line confirms it, and the line it left stays open (`SessionStats::record`): a spoofed
+//! update cannot make the real source's later updates stale.
 //!
 //! Expiry is driven by [`Monitor::poll_timeout`] / [`Monitor::handle_timeout`]; established sessions
 //! that expire are reported once through [`Monitor::poll_event`].
@@ -147,6 +153,9 @@ pub struct SessionStats {
     pub source_backlog: u64,
     /// Bit i set: sequence `highest_seq − 1 − i` has been received.
     window: u64,
+    /// The other line of an unsealed session (0: none): a jump held until the next update on
+    /// its line confirms it, or the line a confirmed jump left behind ([`SessionStats::record`]).
+    other_seq: u64,
     /// True age process, when clocks are declared synchronised.
     age: Option<AgeIntegral>,
 }
@@ -167,6 +176,7 @@ impl SessionStats {
             freshest_gen_ts: 0,
             source_backlog: 0,
             window: 0,
+            other_seq: 0,
             age: synced.then(|| AgeIntegral::new(now)),
         }
     }
@@ -209,17 +219,49 @@ impl SessionStats {
             return false;
         }
         let back = self.highest_seq - seq;
-        back == 0 || back > 64 || self.window & (1 << (back - 1)) != 0
+        back == 0 || back > WINDOW || self.window & (1 << (back - 1)) != 0
+    }
+
+    /// The highest sequence of the line furthest ahead: the one a believable update may run
+    /// ahead of (a held jump must be confirmable).
+    fn line_ahead(&self) -> u64 {
+        self.highest_seq.max(self.other_seq)
     }
 
     /// Records sequence `seq`; returns whether it is the freshest so far.
-    fn record(&mut self, seq: u64) -> Freshness {
+    ///
+    /// With `two_lines` (an unsealed session, whose updates anyone who knows its id and address
+    /// can forge), a jump more than [`WINDOW`] ahead does not move the session at once: it is
+    /// held (`other_seq`) while the current line goes on being served, and only the next update
+    /// within [`WINDOW`] after it confirms it. The confirmed line becomes current and the one it
+    /// left is kept as the other line, which takes over again when it is extended (an update
+    /// within [`WINDOW`] after its highest, and further than [`WINDOW`] from the current one).
+    /// So the current line is always the one extended last, and a single spoofed update cannot
+    /// make the real source's later updates stale (`docs/SECURITY.md`, "Poisoning").
+    fn record(&mut self, seq: u64, two_lines: bool) -> Freshness {
+        if two_lines && self.highest_seq > 0 && seq.abs_diff(self.highest_seq) > WINDOW {
+            let other = self.other_seq;
+            if other > 0 && seq > other && seq - other <= WINDOW {
+                let left = self.highest_seq;
+                // The gap the jump made, if it ran ahead, and the one since on its line.
+                self.lost += other.saturating_sub(left).saturating_sub(1) + (seq - other - 1);
+                self.window = 1 << (seq - other - 1);
+                self.highest_seq = seq;
+                self.other_seq = left;
+                return Freshness::Fresh;
+            }
+            if seq > self.highest_seq {
+                self.other_seq = seq;
+                self.stale += 1;
+                return Freshness::Held;
+            }
+        }
         if seq > self.highest_seq {
             let shift = seq - self.highest_seq;
             self.lost += shift - 1;
             // Slide the window: the old highest becomes bit `shift − 1` (bit 63 at most; a jump
             // of more than 64 leaves nothing in the window).
-            self.window = if shift > 64 {
+            self.window = if shift > WINDOW {
                 0
             } else {
                 self.window.checked_shl(shift as u32).unwrap_or(0) | (1 << (shift - 1))
@@ -235,7 +277,7 @@ impl SessionStats {
             return Freshness::Duplicate;
         }
         let back = self.highest_seq - seq - 1;
-        if back < 64 {
+        if back < WINDOW {
             let bit = 1u64 << back;
             if self.window & bit != 0 {
                 self.duplicates += 1;
@@ -249,11 +291,17 @@ impl SessionStats {
     }
 }
 
+/// Sequences a session remembers behind its highest (the bits of `SessionStats::window`), and
+/// the furthest an update may run ahead of its line and still extend it.
+const WINDOW: u64 = 64;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Freshness {
     Fresh,
     Stale,
     Duplicate,
+    /// A jump held until its line is confirmed (ACKed STALE, not delivered).
+    Held,
 }
 
 /// Monitor-wide counters.
@@ -291,6 +339,9 @@ pub struct MonitorStats {
     /// Updates dropped for running implausibly far ahead of their session
     /// ([`MonitorConfig::max_seq_jump`]).
     pub seq_jumps: u64,
+    /// Updates of unsealed sessions that jumped more than 64 sequences ahead, held (ACKed STALE,
+    /// not delivered) until the next update of their line confirmed them, or forever if none came.
+    pub seq_jumps_held: u64,
 }
 
 /// A fresh update for the application.
@@ -499,6 +550,9 @@ impl Monitor {
         let mut reply_key = None;
         if !known {
             let cipher = match &self.cfg.keys {
+                // Only a cookie tells a sealed update from a replay of one captured earlier, and
+                // a stream cannot carry one: sealed sessions start over datagrams only.
+                Some(_) if stream => return Err(AuthError::StreamStart.into()),
                 Some(ring) => {
                     let id = crate::seal::key_id(data).unwrap_or(0);
                     let psk = ring.get(id).ok_or(AuthError::UnknownKey(id))?;
@@ -564,16 +618,18 @@ impl Monitor {
         } else {
             now.as_nanos()
         };
-        let sealed_start = !known && s.cipher.is_some();
+        let sealed = s.cipher.is_some();
+        let sealed_start = !known && sealed;
         let s = &mut s.stats;
         if s.highest_seq > 0 {
             let silence = Duration::from_nanos(now.nanos_since(s.last_seen));
-            if update.seq > self.cfg.believable(s.highest_seq, silence) {
+            if update.seq > self.cfg.believable(s.line_ahead(), silence) {
                 return Err(Dropped::SeqJump);
             }
         }
         s.last_seen = now;
-        let freshness = s.record(update.seq);
+        let freshness = s.record(update.seq, !sealed);
+        self.stats.seq_jumps_held += u64::from(freshness == Freshness::Held);
         if sealed_start {
             // Earlier sequences were never accepted: the ones a COOKIE answered must not be
             // replayable into the session.
@@ -842,7 +898,7 @@ mod tests {
         let mut m = synced();
         let mut ack = [0u8; 64];
         let t = Time::from_millis(1);
-        for seq in [1, 2, 5, 5, 3, 3, 100, 4] {
+        for seq in [1, 2, 5, 5, 3, 3, 100, 101, 4] {
             let _ = m.handle_datagram(t, peer(2), &update(3, seq, seq, &[]), &mut ack);
         }
         let key = SessionKey {
@@ -850,10 +906,11 @@ mod tests {
             session: 3,
         };
         let s = m.session(&key).unwrap();
-        // Gaps: 3,4 (then 3 arrives late), 6..99 (94), 4 is more than 64 behind 100: stays lost.
-        assert_eq!(s.highest_seq, 100);
+        // Gaps: 3,4 (then 3 arrives late), 6..99 (94), 4 is more than 64 behind 101: stays lost.
+        // The jump to 100 is held (stale) until 101 confirms it.
+        assert_eq!(s.highest_seq, 101);
         assert_eq!(s.duplicates, 2);
-        assert_eq!(s.stale, 2);
+        assert_eq!(s.stale, 3);
         assert_eq!(s.lost, 1 + 94);
         assert_eq!(s.delivered, 4);
     }
@@ -917,10 +974,80 @@ mod tests {
         assert_eq!(m.stats().seq_jumps, 2);
         // The source's next updates are still fresh.
         assert!(real(&mut m, 3, 40));
-        // A long silence (an outage at a high rate) widens the window: 10 s at up to 10⁶/s.
-        assert!(real(&mut m, 3 + 5_000_000, 10_040));
+        // A long silence (an outage at a high rate) widens the window: 10 s at up to 10⁶/s. The
+        // jump is held until the source's next update confirms it.
+        assert!(!real(&mut m, 3 + 5_000_000, 10_040));
+        assert!(real(&mut m, 4 + 5_000_000, 10_041));
         let s = m.sessions().next().unwrap().1;
-        assert_eq!(s.delivered, 4);
+        // Lost: 4 to 5,000,002.
+        assert_eq!((s.delivered, s.stale, s.lost), (4, 1, 4_999_999));
+        assert_eq!(m.stats().seq_jumps_held, 1);
+    }
+
+    /// Delivers `seqs` of session 9 from `peer(1)`, one per millisecond from `at_ms`; returns
+    /// those delivered.
+    fn deliver(m: &mut Monitor, at_ms: u64, seqs: impl IntoIterator<Item = u64>) -> Vec<u64> {
+        let mut ack = [0u8; 64];
+        let mut delivered = Vec::new();
+        for (i, seq) in seqs.into_iter().enumerate() {
+            let t = at_ms + i as u64;
+            let data = update(9, seq, t, b"r");
+            let h = m
+                .handle_datagram(ms(t), peer(1), &data, &mut ack)
+                .expect("answered");
+            let stale = Ack::decode(&ack[..h.ack_len]).unwrap().is_stale();
+            assert_eq!(stale, h.delivery.is_none(), "seq {seq}");
+            delivered.extend(h.delivery.map(|d| d.seq));
+        }
+        delivered
+    }
+
+    /// The attack inside the window: one spoofed update 60,000 ahead of the session. It is held,
+    /// and every later update of the real source is still delivered.
+    #[test]
+    fn a_spoofed_jump_inside_the_window_is_held_and_the_real_line_goes_on() {
+        let mut m = synced();
+        assert_eq!(deliver(&mut m, 0, 1..=10), (1..=10).collect::<Vec<_>>());
+        assert!(deliver(&mut m, 20, [10 + 60_000]).is_empty());
+        assert_eq!(
+            deliver(&mut m, 30, 11..=786),
+            (11..=786).collect::<Vec<_>>()
+        );
+        let s = m.sessions().next().unwrap().1;
+        assert_eq!((s.highest_seq, s.delivered, s.lost), (786, 786, 0));
+        // Two spoofed updates (a jump and its confirmation) take the session over; the real
+        // line is kept and takes it back with its next update.
+        assert_eq!(deliver(&mut m, 900, [100_000, 100_001]), [100_001]);
+        assert_eq!(
+            deliver(&mut m, 910, 787..=800),
+            (787..=800).collect::<Vec<_>>()
+        );
+        assert_eq!(m.sessions().next().unwrap().1.highest_seq, 800);
+    }
+
+    /// A small jump (at most 64 ahead, e.g. a burst of losses) moves the line at once; a jump
+    /// that a replayed or reordered update of the line left behind does not bring it back.
+    #[test]
+    fn small_gaps_move_the_line_at_once() {
+        let mut m = synced();
+        assert_eq!(deliver(&mut m, 0, [1, 2, 66, 67]), [1, 2, 66, 67]);
+        // 3 is within 64 of 67: a late arrival on the current line, ACKed STALE.
+        assert!(deliver(&mut m, 10, [3]).is_empty());
+        let s = m.sessions().next().unwrap().1;
+        assert_eq!((s.lost, s.stale, m.stats().seq_jumps_held), (62, 1, 0));
+    }
+
+    /// With pre-shared keys a jump is the source's own (nobody else can seal it): taken at once.
+    #[test]
+    fn sealed_sessions_take_jumps_at_once() {
+        let mut s = SessionStats::new(Time::ZERO, false, false);
+        assert_eq!(s.record(1, false), Freshness::Fresh);
+        assert_eq!(s.record(60_001, false), Freshness::Fresh);
+        assert_eq!(s.record(2, false), Freshness::Stale);
+        let mut u = SessionStats::new(Time::ZERO, false, false);
+        assert_eq!(u.record(1, true), Freshness::Fresh);
+        assert_eq!(u.record(60_001, true), Freshness::Held);
+        assert_eq!(u.record(2, true), Freshness::Fresh);
     }
 
     #[test]

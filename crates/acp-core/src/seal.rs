@@ -177,16 +177,22 @@ pub enum AuthError {
     /// The tag does not match: forged or modified.
     #[error("authentication tag mismatch")]
     BadTag,
+    /// A sealed session's first update came over a stream connection, which cannot carry the
+    /// cookie that tells a new session from a replayed one.
+    #[error("a sealed session cannot start over a stream connection")]
+    StreamStart,
 }
 
 impl AuthError {
-    /// Short name for counters: `unsealed`, `unexpected_seal`, `unknown_key`, `bad_tag`.
+    /// Short name for counters: `unsealed`, `unexpected_seal`, `unknown_key`, `bad_tag`,
+    /// `stream_start`.
     pub fn reason(&self) -> &'static str {
         match self {
             AuthError::Unsealed => "unsealed",
             AuthError::Unexpected => "unexpected_seal",
             AuthError::UnknownKey(_) => "unknown_key",
             AuthError::BadTag => "bad_tag",
+            AuthError::StreamStart => "stream_start",
         }
     }
 }

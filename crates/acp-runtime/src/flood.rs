@@ -7,7 +7,17 @@
 //!   every cookie, as a real host can;
 //! - **spoof**: one-shot updates with random session ids from 256 network prefixes that never
 //!   read a reply (blind spoofing);
-//! - **malformed**: random bytes.
+//! - **malformed**: random bytes;
+//! - **tcp-writer**: one TCP connection to the monitor's port written to flat out;
+//! - **tcp-idle**: connections opened from eight networks, one and a half times each network's
+//!   share of the connection table, and left idle: three times what the table holds;
+//! - **seq-jump**: a victim source of its own (127.77.0.1, 200 updates/s, sealed when the
+//!   monitor has keys) and, ten times a second, an unsealed update from its address and session
+//!   with its sequence 60,000 ahead (what a spoofer that saw the session id sends); reported:
+//!   how many of the victim's updates were delivered.
+//!
+//! The two TCP attacks run against a monitor that accepts TCP, as `acp monitor` does by default;
+//! the others against UDP only.
 //!
 //! Linux routes all of 127.0.0.0/8 to the loopback device, so attackers bind to addresses of
 //! their own (127.66.0.1, 127.100–103.x.1, 127.99.0.1) and legitimate sources use 127.0.0.1:
@@ -16,9 +26,9 @@
 //! the process's resident memory.
 
 use std::collections::HashSet;
-use std::io;
-use std::net::{SocketAddr, UdpSocket};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::io::{self, Write};
+use std::net::{SocketAddr, TcpStream, UdpSocket};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -30,7 +40,7 @@ use acp_netmodel::rng::Rng;
 
 use crate::clock;
 use crate::driver::{random_session_id, Payload, RunLimits, SourceReport, SourceSet, SourceSpec};
-use crate::server::{MonitorServer, ServerConfig};
+use crate::server::{MonitorServer, ServerConfig, TcpConfig};
 
 /// Which attack.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -41,16 +51,44 @@ pub enum Attack {
     Spoof,
     /// Random bytes.
     Malformed,
+    /// One TCP connection written to flat out.
+    TcpWriter,
+    /// Idle TCP connections from many networks.
+    TcpIdle,
+    /// Spoofed sequence jumps into a victim's session.
+    SeqJump,
 }
 
 impl Attack {
+    /// Every attack, in the order `acp bench flood` runs them.
+    pub const ALL: [Attack; 6] = [
+        Attack::Hold,
+        Attack::Spoof,
+        Attack::Malformed,
+        Attack::TcpWriter,
+        Attack::TcpIdle,
+        Attack::SeqJump,
+    ];
+
     /// Its name in reports.
     pub fn name(self) -> &'static str {
         match self {
             Attack::Hold => "hold",
             Attack::Spoof => "spoof",
             Attack::Malformed => "malformed",
+            Attack::TcpWriter => "tcp-writer",
+            Attack::TcpIdle => "tcp-idle",
+            Attack::SeqJump => "seq-jump",
         }
+    }
+
+    /// The attack called `name`.
+    pub fn from_name(name: &str) -> Option<Attack> {
+        Attack::ALL.into_iter().find(|a| a.name() == name)
+    }
+
+    fn uses_tcp(self) -> bool {
+        matches!(self, Attack::TcpWriter | Attack::TcpIdle)
     }
 }
 
@@ -108,8 +146,13 @@ pub struct FloodResult {
     pub admissions: Vec<Option<Duration>>,
     /// Sessions the monitor held at the end.
     pub sessions_held: u64,
-    /// Of which the attacker's (hold attack: sessions that got an ACK).
+    /// Of which the attacker's (hold attack: sessions that got an ACK; tcp-idle: connections
+    /// open at the end).
     pub attacker_sessions: u64,
+    /// The monitor's TCP counters at the end (TCP attacks).
+    pub tcp: Option<crate::stream::StreamCounters>,
+    /// The seq-jump attack's victim: updates it sent, and of them those delivered.
+    pub victim: Option<(u64, u64)>,
     /// The monitor's counters at the end.
     pub stats: acp_core::monitor::MonitorStats,
     /// Resident memory of the process before the monitor started and at the end (bytes).
@@ -160,7 +203,18 @@ pub fn run(attack: Attack, cfg: &FloodConfig) -> io::Result<FloodResult> {
         ..MonitorConfig::default()
     };
     let listen: SocketAddr = "127.0.0.1:0".parse().map_err(io::Error::other)?;
-    let server = MonitorServer::start(ServerConfig::new(listen, monitor_cfg), None)?;
+    let mut server_cfg = ServerConfig::new(listen, monitor_cfg);
+    server_cfg.tcp = attack.uses_tcp().then(TcpConfig::default);
+    // The seq-jump victim's own updates delivered (the forged ones carry another payload).
+    let victim_delivered = Arc::new(AtomicU64::new(0));
+    let counter = victim_delivered.clone();
+    let on_update: crate::server::OnUpdate = Box::new(move |d| {
+        if d.key.peer.ip() == std::net::Ipv4Addr::from(VICTIM) && d.payload == VICTIM_PAYLOAD {
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
+    });
+    let server =
+        MonitorServer::start(server_cfg, (attack == Attack::SeqJump).then_some(on_update))?;
     let target = server.local_addr();
     let source_cfg = SourceConfig {
         psk: cfg.keys.as_ref().map(|k| k.first().clone()),
@@ -202,11 +256,15 @@ pub fn run(attack: Attack, cfg: &FloodConfig) -> io::Result<FloodResult> {
     let attacker = {
         let stop = stop_attack.clone();
         let cfg = cfg.clone();
+        let source_cfg_t = source_cfg.clone();
         std::thread::spawn(move || -> io::Result<(u64, u64)> {
             match attack {
                 Attack::Hold => hold(target, &cfg, &stop),
                 Attack::Spoof => spoof(target, cfg.flood_rate, &stop).map(|n| (n, 0)),
                 Attack::Malformed => malformed(target, cfg.flood_rate, &stop).map(|n| (n, 0)),
+                Attack::TcpWriter => tcp_writer(target, &stop).map(|n| (n, 0)),
+                Attack::TcpIdle => tcp_idle(target, &stop),
+                Attack::SeqJump => seq_jump(target, &source_cfg_t, &stop),
             }
         })
     };
@@ -235,6 +293,20 @@ pub fn run(attack: Attack, cfg: &FloodConfig) -> io::Result<FloodResult> {
         .map_err(|_| io::Error::other("attacker thread panicked"))??;
     let rss_after = rss();
     let snap = server.stop()?;
+    let tcp = snap.totals.streams;
+    // Idle connections: those the monitor kept (refused ones it closed at once).
+    let attacker_sessions = match (attack, tcp) {
+        (Attack::TcpIdle, Some(c)) => c.accepted - c.idle_closed,
+        _ => attacker_sessions,
+    };
+    // `seq_jump` returns the victim's updates sent in place of the attacker's sessions.
+    let victim = (attack == Attack::SeqJump)
+        .then(|| (attacker_sessions, victim_delivered.load(Ordering::Relaxed)));
+    let attacker_sessions = if victim.is_some() {
+        0
+    } else {
+        attacker_sessions
+    };
     Ok(FloodResult {
         attack,
         attack_sent,
@@ -243,6 +315,8 @@ pub fn run(attack: Attack, cfg: &FloodConfig) -> io::Result<FloodResult> {
         admissions,
         sessions_held: snap.totals.stats.sessions_created - snap.totals.stats.sessions_expired,
         attacker_sessions,
+        tcp,
+        victim,
         stats: snap.totals.stats,
         rss_before,
         rss_after,
@@ -427,4 +501,121 @@ fn malformed(target: SocketAddr, rate: f64, stop: &AtomicBool) -> io::Result<u64
         }
         socket.send_to(&buf[..len], target).map(|_| ())
     })
+}
+
+/// A TCP connection to `target` from `ip`.
+fn connect_from(ip: [u8; 4], target: SocketAddr) -> io::Result<TcpStream> {
+    let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
+    socket.bind(&SocketAddr::from((ip, 0)).into())?;
+    socket.connect(&target.into())?;
+    Ok(socket.into())
+}
+
+/// One connection from 127.66.0.1 written to flat out with frames of one session (the same
+/// 1,000 again and again: the monitor checks each as it would a new one); returns frames written.
+fn tcp_writer(target: SocketAddr, stop: &AtomicBool) -> io::Result<u64> {
+    let mut conn = connect_from([127, 66, 0, 1], target)?;
+    // Short, so that a stalled write still sees `stop`.
+    conn.set_write_timeout(Some(Duration::from_millis(100)))?;
+    let mut bytes = Vec::new();
+    let mut buf = [0u8; 128];
+    for seq in 1..=1000 {
+        let len = update(0xF100D, seq, None, &mut buf);
+        bytes.extend_from_slice(&(len as u32).to_be_bytes());
+        bytes.extend_from_slice(&buf[..len]);
+    }
+    let (mut at, mut frames) = (0, 0);
+    while !stop.load(Ordering::Relaxed) {
+        match conn.write(&bytes[at..]) {
+            Ok(n) => {
+                at += n;
+                if at == bytes.len() {
+                    at = 0;
+                    frames += 1000;
+                }
+            }
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock
+                        | io::ErrorKind::TimedOut
+                        | io::ErrorKind::Interrupted
+                ) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(frames)
+}
+
+/// Connections from eight networks (127.100–107.0.1), one network after another, each opening
+/// one and a half times the quarter of the 1,024-connection table a network may hold, left
+/// idle until `stop`; returns (connections opened, 0). The monitor keeps a quarter per network
+/// until its table is full and closes the rest at once.
+fn tcp_idle(target: SocketAddr, stop: &AtomicBool) -> io::Result<(u64, u64)> {
+    let per_network = (TcpConfig::default().max_connections / 4) as u64 * 3 / 2;
+    // Both ends of every connection are this process's descriptors.
+    let wanted = 8 * per_network;
+    let limit = crate::net::ensure_fd_limit(2 * wanted + crate::net::RESERVED_FDS)?;
+    let opened = wanted.min(limit.soft.saturating_sub(crate::net::RESERVED_FDS) / 2);
+    let held: Vec<TcpStream> = (0..opened)
+        .map(|i| connect_from([127, 100 + (i / per_network) as u8, 0, 1], target))
+        .collect::<io::Result<_>>()?;
+    while !stop.load(Ordering::Relaxed) {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    Ok((held.len() as u64, 0))
+}
+
+/// The seq-jump attack's victim source's address.
+const VICTIM: [u8; 4] = [127, 77, 0, 1];
+/// The victim's payload (a forged update carries another).
+const VICTIM_PAYLOAD: &[u8] = b"victim";
+/// How far each forged update runs ahead of the victim: inside the 65,536 a session may jump.
+const JUMP: u64 = 60_000;
+
+/// A victim source at 200 updates/s and, every 100 ms, an unsealed update from its socket with
+/// its session id and the sequence it last sent plus [`JUMP`]; returns (forged updates, updates
+/// the victim sent).
+fn seq_jump(target: SocketAddr, cfg: &SourceConfig, stop: &AtomicBool) -> io::Result<(u64, u64)> {
+    let socket = UdpSocket::bind(SocketAddr::from((VICTIM, 0)))?;
+    socket.connect(target)?;
+    socket.set_read_timeout(Some(Duration::from_millis(1)))?;
+    let session = random_session_id();
+    let rate = 200.0;
+    let mut src = Source::new(
+        SourceConfig {
+            min_rate: rate,
+            max_rate: rate,
+            ..cfg.clone()
+        },
+        Box::new(Fixed::new(rate)),
+        AppMode::GenerateAtWill(Box::new(|_, out: &mut Vec<u8>| {
+            out.extend_from_slice(VICTIM_PAYLOAD)
+        })),
+        session,
+        clock::now(),
+    );
+    let (mut out, mut buf, mut forged_buf) = (Vec::new(), vec![0u8; 2048], [0u8; 128]);
+    let (mut sent, mut forged, mut last_seq) = (0u64, 0u64, 0u64);
+    let mut next_forgery = Instant::now() + Duration::from_millis(100);
+    while !stop.load(Ordering::Relaxed) {
+        if src.poll_transmit(clock::now(), &mut out).is_some() {
+            socket.send(&out)?;
+            sent += 1;
+            if let Ok(Packet::Update(u)) = Packet::decode(&out) {
+                last_seq = u.seq;
+            }
+        }
+        if Instant::now() >= next_forgery && last_seq > 0 {
+            let len = update(session, last_seq + JUMP, None, &mut forged_buf);
+            socket.send(&forged_buf[..len])?;
+            forged += 1;
+            next_forgery += Duration::from_millis(100);
+        }
+        if let Ok(n) = socket.recv(&mut buf) {
+            // ACKs of forged updates do not match what the source sent: it ignores them.
+            let _ = src.handle_datagram(clock::now(), &buf[..n]);
+        }
+    }
+    Ok((forged, sent))
 }

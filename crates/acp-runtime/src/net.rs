@@ -3,7 +3,8 @@
 //! receive/send with `recvmmsg`/`sendmmsg` (Linux), and DSCP marking: [`set_dscp`] marks what a
 //! socket sends, [`receive_dscp`] and [`recv_with_dscp`] read the marking of what it receives;
 //! [`bind_udp`] binds with `SO_REUSEPORT` when asked; [`grow_buffers`] enlarges a socket's kernel
-//! buffers so that bursts from many sources are queued rather than dropped.
+//! buffers so that bursts from many sources are queued rather than dropped; [`ensure_fd_limit`]
+//! raises the process's descriptor limit as far as a server needs and the hard limit allows.
 
 use std::io;
 use std::mem::{size_of, zeroed};
@@ -128,6 +129,44 @@ pub fn bind_udp(addr: SocketAddr, reuse_port: bool) -> io::Result<UdpSocket> {
     socket.set_reuse_port(true)?;
     socket.bind(&addr.into())?;
     Ok(socket.into())
+}
+
+/// Descriptors a monitor needs beside its TCP connections: its sockets, epoll, the metrics
+/// endpoint and its connections, sinks, logs.
+pub const RESERVED_FDS: u64 = 64;
+
+/// The process's descriptor limit (`RLIMIT_NOFILE`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FdLimit {
+    /// The limit in force.
+    pub soft: u64,
+    /// How far the process may raise it.
+    pub hard: u64,
+}
+
+/// Raises the soft descriptor limit to `needed` if it is lower and the hard limit allows (as far
+/// as it allows otherwise); returns the limits then in force.
+pub fn ensure_fd_limit(needed: u64) -> io::Result<FdLimit> {
+    // SAFETY: plain old data, zero is valid; getrlimit fills it.
+    let mut lim: libc::rlimit = unsafe { zeroed() };
+    // SAFETY: `lim` is a valid rlimit for the call to fill.
+    if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut lim) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if (lim.rlim_cur as u64) < needed {
+        let raised = libc::rlimit {
+            rlim_cur: needed.min(lim.rlim_max as u64) as libc::rlim_t,
+            rlim_max: lim.rlim_max,
+        };
+        // SAFETY: `raised` is a valid rlimit; a refusal leaves the limit as it was.
+        if unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &raised) } == 0 {
+            lim = raised;
+        }
+    }
+    Ok(FdLimit {
+        soft: lim.rlim_cur as u64,
+        hard: lim.rlim_max as u64,
+    })
 }
 
 /// Socket buffer sizes [`grow_buffers`] asks for.

@@ -13,12 +13,17 @@
 //! [`MonitorServer::stop`] ends the thread and returns the final snapshot.
 //!
 //! With [`ServerConfig::tcp`] the same thread also accepts updates over TCP on the same port
-//! ([`crate::stream`]): it then waits on every descriptor at once, and each frame goes to the
-//! same monitor as a datagram would, without a reply.
+//! ([`crate::stream`]): it then waits in epoll (`mio`) for its UDP socket and every connection,
+//! at a cost per wake-up that grows with the descriptors ready, not with those open. Each turn
+//! serves one batch of datagrams, then one fair share of TCP bytes ([`crate::stream::TURN_BYTES`]),
+//! and does not sleep while either has more, so a connection written to flat out cannot hold
+//! the UDP sources back. Each frame goes to the same monitor as a datagram would, without a
+//! reply. At start the server checks that the process may open the descriptors
+//! `max_connections` needs ([`crate::net::ensure_fd_limit`]) and logs what it found.
 
 use std::io;
 use std::net::SocketAddr;
-use std::os::fd::{AsRawFd, RawFd};
+use std::os::fd::AsRawFd;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
@@ -28,20 +33,18 @@ use acp_core::monitor::{Delivery, MonitorStats, SessionKey, SessionStats};
 use acp_core::{Monitor, MonitorConfig, Time};
 
 use crate::clock;
-use crate::net::{poll_fds, RecvBatch, SendBatch};
-use crate::stream::{StreamCounters, StreamListener};
+use crate::net::{RecvBatch, SendBatch};
+use crate::stream::{StreamCounters, StreamLimits, StreamListener};
 
 /// Longest wait for traffic before the server thread looks at its timers and readers.
 const WAIT: Duration = Duration::from_millis(20);
-
-/// A `pollfd` waiting for `fd` to be readable.
-fn readable(fd: RawFd) -> libc::pollfd {
-    libc::pollfd {
-        fd,
-        events: libc::POLLIN,
-        revents: 0,
-    }
-}
+/// The UDP socket's token in the server's epoll set (the TCP listener's and connections' follow).
+const UDP: mio::Token = mio::Token(0);
+/// After a TCP turn that read all it may, the server waits this long for a datagram before the
+/// next turn: TCP written flat out gets a turn (`TURN_BYTES`, 64 KiB, or `TURN_FRAMES`, 256
+/// frames) per pause, 64 MB/s or 256,000 frames/s, while UDP is idle, and
+/// the server thread sleeps often enough that the scheduler wakes it at once for a datagram.
+const TCP_PAUSE: Duration = Duration::from_millis(1);
 
 /// Called for every fresh update, on the server thread.
 pub type OnUpdate = Box<dyn FnMut(&Delivery<'_>) + Send>;
@@ -73,8 +76,13 @@ pub struct TcpConfig {
     /// Receive buffer of each connection (bytes; it bounds TCP's window), or the kernel's
     /// default (`net.ipv4.tcp_rmem`, autotuned).
     pub recv_buffer: Option<usize>,
-    /// Most connections open at once; more are closed as they arrive.
+    /// Most connections open at once; more are closed as they arrive. One network (IPv4 /24,
+    /// IPv6 /48) may hold the monitor's `max_prefix_share` of them.
     pub max_connections: usize,
+    /// A connection that sends nothing for this long is closed.
+    pub idle_timeout: Duration,
+    /// A frame must arrive whole within this long of its first byte, or its connection is closed.
+    pub frame_timeout: Duration,
 }
 
 impl Default for TcpConfig {
@@ -82,7 +90,110 @@ impl Default for TcpConfig {
         TcpConfig {
             recv_buffer: None,
             max_connections: 1024,
+            idle_timeout: Duration::from_secs(60),
+            frame_timeout: Duration::from_secs(10),
         }
+    }
+}
+
+/// The TCP side of the server thread: its epoll set and connections.
+struct TcpSide {
+    poll: mio::Poll,
+    events: mio::Events,
+    /// The UDP socket alone, for the pause after a full TCP turn.
+    udp_only: mio::Poll,
+    listener: StreamListener,
+    /// The UDP socket may hold datagrams (edge-triggered: until a batch comes back short).
+    udp_ready: bool,
+    /// The last TCP turn read all it may.
+    saturated: bool,
+}
+
+/// Waits in `poll` for at most `timeout`; a signal ends the wait early.
+fn wait_in(poll: &mut mio::Poll, events: &mut mio::Events, timeout: Duration) -> io::Result<()> {
+    match poll.poll(events, Some(timeout)) {
+        Err(e) if e.kind() != io::ErrorKind::Interrupted => Err(e),
+        _ => Ok(()),
+    }
+}
+
+impl TcpSide {
+    /// Registers `socket` (made non-blocking) and listens on its address and port.
+    fn new(
+        socket: &std::net::UdpSocket,
+        local: SocketAddr,
+        tcp: TcpConfig,
+        monitor: &MonitorConfig,
+    ) -> io::Result<Self> {
+        let needed = crate::net::RESERVED_FDS + tcp.max_connections as u64;
+        let limit = crate::net::ensure_fd_limit(needed)?;
+        if limit.soft < needed {
+            tracing::warn!(
+                soft = limit.soft,
+                hard = limit.hard,
+                needed,
+                "the descriptor limit is below what {} TCP connections need: raise LimitNOFILE \
+                 (or ulimit -n) to {needed}, or lower --max-tcp-connections",
+                tcp.max_connections
+            );
+        } else {
+            tracing::debug!(soft = limit.soft, needed, "descriptor limit suffices");
+        }
+        socket.set_nonblocking(true)?;
+        let (poll, udp_only) = (mio::Poll::new()?, mio::Poll::new()?);
+        for p in [&poll, &udp_only] {
+            p.registry().register(
+                &mut mio::unix::SourceFd(&socket.as_raw_fd()),
+                UDP,
+                mio::Interest::READABLE,
+            )?;
+        }
+        let limits = StreamLimits {
+            max_connections: tcp.max_connections,
+            max_prefix_share: monitor.max_prefix_share,
+            idle_timeout: tcp.idle_timeout,
+            frame_timeout: tcp.frame_timeout,
+        };
+        let listener = StreamListener::bind(
+            local,
+            tcp.recv_buffer,
+            limits,
+            poll.registry(),
+            clock::now(),
+        )?;
+        Ok(TcpSide {
+            poll,
+            events: mio::Events::with_capacity(1024),
+            udp_only,
+            listener,
+            udp_ready: true,
+            saturated: false,
+        })
+    }
+
+    /// Waits for traffic (not at all while work is left over from the last turn); returns
+    /// whether the UDP socket may hold datagrams.
+    fn wait(&mut self) -> io::Result<bool> {
+        if self.saturated && !self.udp_ready {
+            wait_in(&mut self.udp_only, &mut self.events, TCP_PAUSE)?;
+            self.udp_ready = !self.events.is_empty();
+        }
+        let now = clock::now();
+        let timeout = if self.udp_ready || self.listener.has_work(now) {
+            Duration::ZERO
+        } else {
+            WAIT.min(Duration::from_nanos(
+                self.listener.next_deadline().nanos_since(now),
+            ))
+        };
+        wait_in(&mut self.poll, &mut self.events, timeout)?;
+        for event in self.events.iter() {
+            match event.token() {
+                UDP => self.udp_ready = true,
+                token => self.listener.on_event(token),
+            }
+        }
+        Ok(self.udp_ready)
     }
 }
 
@@ -316,19 +427,39 @@ impl Publisher {
     }
 }
 
+/// Binds the UDP socket and, with TCP, the listener on its port. For port 0 the kernel picks a
+/// port free for UDP, which a TCP socket may hold (another connection's ephemeral port): then
+/// another is picked, a few times.
+fn bind(cfg: &ServerConfig) -> io::Result<(std::net::UdpSocket, SocketAddr, Option<TcpSide>)> {
+    let mut attempts = 0;
+    loop {
+        let socket = crate::net::bind_udp(cfg.listen, cfg.reuse_port)?;
+        socket.set_read_timeout(Some(WAIT))?;
+        let local = socket.local_addr()?;
+        match cfg
+            .tcp
+            .map(|t| TcpSide::new(&socket, local, t, &cfg.monitor))
+            .transpose()
+        {
+            Ok(tcp) => return Ok((socket, local, tcp)),
+            Err(e)
+                if e.kind() == io::ErrorKind::AddrInUse
+                    && cfg.listen.port() == 0
+                    && attempts < 8 =>
+            {
+                attempts += 1;
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 impl MonitorServer {
     /// Binds and starts serving; `on_update` receives every fresh update.
     pub fn start(cfg: ServerConfig, mut on_update: Option<OnUpdate>) -> io::Result<Self> {
-        let socket = crate::net::bind_udp(cfg.listen, cfg.reuse_port)?;
-        socket.set_read_timeout(Some(WAIT))?;
+        let (socket, local, mut tcp) = bind(&cfg)?;
         let recv_buffer = crate::net::grow_buffers(&socket)?;
-        let local = socket.local_addr()?;
-        // TCP on the UDP socket's own port (the one the kernel chose, for port 0).
-        let mut streams = cfg
-            .tcp
-            .map(|t| StreamListener::bind(local, t.recv_buffer, t.max_connections))
-            .transpose()?;
-        tracing::debug!(listen = %local, recv_buffer, tcp = streams.is_some(), "monitor server started");
+        tracing::debug!(listen = %local, recv_buffer, tcp = tcp.is_some(), "monitor server started");
         let stop = Arc::new(AtomicBool::new(false));
         let channel = Arc::new(Channel {
             shared: Mutex::new(Shared::default()),
@@ -347,30 +478,22 @@ impl MonitorServer {
                 let mut counters = Counters::default();
                 let (mut next_totals, mut next_table) = (clock::now(), clock::now());
                 let mut scratch = vec![0u8; monitor.ack_capacity()];
-                let (mut fds, mut ready) = (Vec::new(), Vec::new());
                 let mut serve = || -> io::Result<()> {
                     while !stop_t.load(Ordering::Relaxed) {
-                        // With TCP, wait for any descriptor; without, in `recvmmsg` itself.
-                        let udp_ready = match &streams {
+                        // With TCP, wait in epoll; without, in `recvmmsg` itself.
+                        let udp_ready = match tcp.as_mut() {
                             None => true,
-                            Some(l) => {
-                                fds.clear();
-                                fds.extend(
-                                    std::iter::once(socket.as_raw_fd())
-                                        .chain(l.fds())
-                                        .map(readable),
-                                );
-                                poll_fds(&mut fds, WAIT)?;
-                                ready.clear();
-                                ready.extend(fds[1..].iter().map(|p| p.revents != 0));
-                                fds[0].revents != 0
-                            }
+                            Some(t) => t.wait()?,
                         };
                         let received = if udp_ready {
                             rx.recv(&socket)?
                         } else {
                             Vec::new()
                         };
+                        if let Some(t) = tcp.as_mut() {
+                            // A full batch may have left datagrams behind.
+                            t.udp_ready = received.len() >= cfg.batch.max(1);
+                        }
                         let now = clock::now();
                         for r in &received {
                             let Some(peer) = r.from else { continue };
@@ -392,28 +515,40 @@ impl MonitorServer {
                             }
                         }
                         counters.acks_sent += tx.flush(&socket)? as u64;
-                        if let Some(l) = streams.as_mut() {
-                            l.serve(&ready, |peer, frame| {
-                                // Read after the bytes arrived: an update is never younger.
-                                let now = clock::now();
-                                let handled =
-                                    monitor.handle_stream_update(now, peer, frame, &mut scratch);
-                                if let (Ok(Some(d)), Some(cb)) = (handled, on_update.as_mut()) {
-                                    cb(&d);
-                                }
-                            });
+                        if let Some(t) = tcp.as_mut() {
+                            t.saturated =
+                                t.listener.serve(now, t.poll.registry(), |peer, frame| {
+                                    // Read after the bytes arrived: an update is never younger.
+                                    let now = clock::now();
+                                    let handled = monitor.handle_stream_update(
+                                        now,
+                                        peer,
+                                        frame,
+                                        &mut scratch,
+                                    );
+                                    if let (Ok(Some(d)), Some(cb)) = (handled, on_update.as_mut()) {
+                                        cb(&d);
+                                    }
+                                });
                         }
                         monitor.handle_timeout(now);
                         while monitor.poll_event().is_some() {}
                         // At most one table per `snapshot_every`, however often readers ask.
                         if now >= next_table && publish.channel.wanted.swap(false, Ordering::AcqRel)
                         {
-                            publish
-                                .table(&monitor, totals(&monitor, counters, streams.as_ref(), now));
+                            publish.table(
+                                &monitor,
+                                totals(&monitor, counters, tcp.as_ref().map(|t| &t.listener), now),
+                            );
                             next_table = now + cfg.snapshot_every;
                             next_totals = next_table;
                         } else if now >= next_totals {
-                            publish.totals(totals(&monitor, counters, streams.as_ref(), now));
+                            publish.totals(totals(
+                                &monitor,
+                                counters,
+                                tcp.as_ref().map(|t| &t.listener),
+                                now,
+                            ));
                             next_totals = now + cfg.snapshot_every;
                         }
                     }
@@ -423,7 +558,12 @@ impl MonitorServer {
                 // The final table, for `stop` and any reader still waiting.
                 publish.table(
                     &monitor,
-                    totals(&monitor, counters, streams.as_ref(), clock::now()),
+                    totals(
+                        &monitor,
+                        counters,
+                        tcp.as_ref().map(|t| &t.listener),
+                        clock::now(),
+                    ),
                 );
                 result
             })?;

@@ -45,3 +45,60 @@ fn blind_spoofed_sessions_get_cookies_not_state() {
     assert!(r.worst_admission().is_some(), "{:?}", r.admissions);
     assert!(r.established_loss() < LOSS, "loss {}", r.established_loss());
 }
+
+#[test]
+fn a_tcp_writer_and_idle_tcp_connections_do_not_cost_udp_sources_their_acks() {
+    let writer = run(Attack::TcpWriter, &small()).unwrap();
+    assert!(
+        writer.attack_sent >= 10_000,
+        "{} frames",
+        writer.attack_sent
+    );
+    assert!(writer.stats.stream_updates >= 10_000, "{:?}", writer.stats);
+    let idle = run(Attack::TcpIdle, &small()).unwrap();
+    let tcp = idle.tcp.unwrap();
+    // Eight networks of 384 connections, one after another: the first four keep a quarter of
+    // the 1,024-connection table each, the first three are refused 128 each for their share,
+    // and the table is full for the fourth's last 128 and the other four networks.
+    assert_eq!(idle.attack_sent, 3072);
+    assert_eq!(idle.attacker_sessions, 1024, "{tcp:?}");
+    assert_eq!(
+        (tcp.refused_prefix_share, tcp.refused),
+        (384, 128 + 4 * 384),
+        "{tcp:?}"
+    );
+    for r in [writer, idle] {
+        assert!(r.worst_admission().is_some(), "{:?}", r.admissions);
+        assert!(r.established_loss() < LOSS, "loss {}", r.established_loss());
+    }
+}
+
+/// Ten spoofed jumps a second into a victim's session, 60,000 ahead of it: before the jumps were
+/// held, the first one made every later update of the victim stale. All but the few in flight at
+/// the end are delivered now; with keys the forged updates are refused.
+#[test]
+fn spoofed_sequence_jumps_do_not_cost_the_victim_its_deliveries() {
+    let psk = acp_core::seal::Psk {
+        id: 1,
+        key: acp_core::seal::Secret([7; 32]),
+    };
+    let sealed = FloodConfig {
+        keys: Some(acp_core::seal::Keyring::new(vec![psk]).unwrap()),
+        ..small()
+    };
+    for cfg in [small(), sealed] {
+        let r = run(Attack::SeqJump, &cfg).unwrap();
+        let (sent, delivered) = r.victim.unwrap();
+        assert!(r.attack_sent >= 10, "{} forged", r.attack_sent);
+        // 200/s for about 3 s; a loopback round trip's worth may be in flight at the end.
+        assert!(
+            sent > 300 && delivered + 5 >= sent,
+            "{delivered} of {sent} delivered"
+        );
+        if cfg.keys.is_some() {
+            assert_eq!(r.stats.auth_failed_by.get("unsealed"), Some(&r.attack_sent));
+        } else {
+            assert!(r.stats.seq_jumps_held >= 1, "{:?}", r.stats);
+        }
+    }
+}
