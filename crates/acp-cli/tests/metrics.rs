@@ -625,6 +625,9 @@ fn the_metrics_endpoint_survives_the_file_descriptor_limit() {
     command
         .args(["monitor", "--listen", "127.0.0.1:0"])
         .args(["--metrics", "127.0.0.1:0", "--report-every", "1h"])
+        // Without TCP sources: their listener would raise the soft limit this test lowers (to
+        // what --max-tcp-connections needs, as far as the hard limit allows).
+        .arg("--no-tcp")
         .stdout(Stdio::null());
     // SAFETY: setrlimit is async-signal-safe; it only lowers the child's own soft limit.
     unsafe {
