@@ -60,7 +60,11 @@ fn the_unit_gives_the_monitor_a_runtime_directory_and_descriptors_for_its_sessio
     let limit: u64 = values(&unit, "LimitNOFILE=")[0].parse().unwrap();
     let tcp: u64 = monitor_default("max-tcp-connections").parse().unwrap();
     assert!(limit >= tcp + 3 * 64, "LimitNOFILE={limit}");
-    assert_eq!(values(&unit, "LimitNOFILE=").len(), 1, "one LimitNOFILE line");
+    assert_eq!(
+        values(&unit, "LimitNOFILE=").len(),
+        1,
+        "one LimitNOFILE line"
+    );
 }
 
 #[test]
