@@ -4,7 +4,7 @@
 //! names a bit rate with the command line's byte-rate units (`kbps`, `mbps`, `bps`). The
 //! reproductions are checked alike in `crates/acp-sim/tests/reproductions.rs`.
 
-use std::io::Read;
+use std::io::{BufRead, BufReader, Read};
 use std::net::UdpSocket;
 use std::process::Stdio;
 use std::time::Duration;
@@ -149,25 +149,23 @@ fn monitor_run(json: bool) -> (String, String) {
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
     let mut buf = [0u8; 256];
+    let mut printed = BufReader::new(child.stdout.take().unwrap());
+    let mut out = String::new();
     for (seq, payload) in [(1, &b"21.5"[..]), (2, b"21.6"), (3, b"\xff\x00")] {
         socket.send(&update_datagram(7, seq, payload)).unwrap();
         socket.recv(&mut buf).unwrap();
+        // Each update's line before the next update: the printer keeps only the freshest of
+        // the updates it has not printed yet, so sending on at once may supersede one on a busy
+        // machine.
+        printed.read_line(&mut out).unwrap();
     }
-    // The printer has had the updates for a moment before the monitor stops.
-    std::thread::sleep(Duration::from_millis(300));
     // SAFETY: sending a signal to our own child process.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGTERM);
     }
     let status = wait_within(&mut child, Duration::from_secs(10));
     assert!(status.success());
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
+    printed.read_to_string(&mut out).unwrap();
     let mut rest = String::new();
     err.read_to_string(&mut rest).unwrap();
     (out, rest)
