@@ -1,4 +1,5 @@
-"""ACP (Age Control Protocol) from Python.
+"""ACP (Age Control Protocol) from Python: the distribution ``age-control-protocol``, imported as
+``acp``; typed (``mypy --strict`` checks code that uses it).
 
 Research: run the simulator and get tables back.
 
