@@ -11,11 +11,20 @@ cargo test --workspace
 # The API documentation builds without a warning (broken intra-doc links included).
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 
-# The Python package (crates/acp-py, outside the Cargo workspace): maturin builds it into a venv
-# under target/, then its pytest suite runs (examples/python/ included). pandas is installed so
-# that `Table.to_pandas()` is tested too.
+# The Python package (crates/acp-py, outside the Cargo workspace), tested as people install it:
+# maturin builds its abi3 wheel (one wheel for CPython 3.9 and later; the dev profile, since the
+# tests are about behaviour, sharing the workspace's target/ so the crates it binds are not built
+# twice), pip installs that wheel into a venv under target/, then its pytest suite runs:
+# behaviour, examples/python/, `mypy.stubtest` on the native module's stub and `mypy --strict` on
+# the package and the examples (tests/test_package.py). pandas and pandas-stubs are installed so
+# that `Table.to_pandas()` is tested and typed too.
 venv="$PWD/target/py-venv"
+wheels="$PWD/target/py-wheels"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet "maturin>=1.9.4,<2" pytest pandas
-VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" maturin develop --quiet --manifest-path crates/acp-py/Cargo.toml
+"$venv/bin/pip" install --quiet "maturin>=1.9.4,<2" pytest pandas pandas-stubs "mypy>=1.18"
+# A venv from before the package was renamed has `maturin develop`'s install of it as `acp`.
+"$venv/bin/pip" uninstall --quiet --yes acp 2>/dev/null
+rm -rf "$wheels"
+"$venv/bin/maturin" build --quiet --manifest-path crates/acp-py/Cargo.toml --target-dir target --out "$wheels"
+"$venv/bin/pip" install --quiet --force-reinstall --no-deps "$wheels"/age_control_protocol-*-abi3-*.whl
 "$venv/bin/python" -m pytest -q crates/acp-py/tests

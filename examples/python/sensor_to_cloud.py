@@ -26,7 +26,7 @@ with acp.Monitor("127.0.0.1:0", clocks_synced=True) as monitor:
     with acp.Source(monitor.address, "acp+", max_rate=200) as source:
         done = threading.Event()
 
-        def sensor():
+        def sensor() -> None:
             n = 0
             while not done.is_set():
                 n += 1

@@ -400,6 +400,7 @@ impl Source {
         slf
     }
 
+    #[pyo3(signature = (_ty, _value, _tb, /))]
     fn __exit__(
         &mut self,
         py: Python<'_>,
@@ -681,6 +682,7 @@ impl Monitor {
         slf
     }
 
+    #[pyo3(signature = (_ty, _value, _tb, /))]
     fn __exit__(
         &mut self,
         py: Python<'_>,

@@ -1,6 +1,9 @@
 """The simulator from Python: results as tables, checked against the queueing formulas the
 simulator is validated with, and bad input as ValueError."""
 
+import inspect
+import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -153,6 +156,28 @@ def test_every_reproduction_runs_from_python_with_one_name_per_field():
             if field.endswith("_ci95"):
                 assert field[: -len("_ci95")] in fields, (name, field)
         assert set(table.sources) <= set(fields), name
+
+
+def acp_reproduce_help():
+    """`acp reproduce --help` (the command line built from the workspace)."""
+    return subprocess.run(
+        ["cargo", "run", "--quiet", "-p", "acp-cli", "--bin", "acp", "--", "reproduce", "--help"],
+        cwd=ROOT, capture_output=True, text=True, timeout=900, check=True,
+    ).stdout
+
+
+def test_python_reproduces_what_the_command_line_does_with_its_options():
+    help_text = acp_reproduce_help()
+    listed = help_text[help_text.index("Possible values:") : help_text.index("Options:")]
+    names = re.findall(r"^ +- ([\w-]+):", listed, re.MULTILINE)
+    assert names and list(acp.reproductions()) == names
+    # Every option that chooses what a reproduction runs is a keyword of acp.reproduce; the rest
+    # are about the command's output (--out, --json, --markdown, logging) or the lab (--sim:
+    # Python always runs the simulator).
+    options = set(re.findall(r"^ +(?:-\w, )?--([\w-]+)", help_text, re.MULTILINE))
+    output_only = {"out", "sim", "json", "markdown", "verbose", "quiet", "log-format", "help"}
+    keywords = set(inspect.signature(acp.reproduce).parameters) - {"name"}
+    assert {o.replace("-", "_") for o in options - output_only} == keywords
 
 
 def test_tables_convert_to_pandas():

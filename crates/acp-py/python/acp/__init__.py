@@ -1,4 +1,5 @@
-"""ACP (Age Control Protocol) from Python.
+"""ACP (Age Control Protocol) from Python: the distribution ``age-control-protocol``, imported as
+``acp``; typed (``mypy --strict`` checks code that uses it).
 
 Research: run the simulator and get tables back.
 
@@ -22,9 +23,20 @@ pandas is optional: ``Table.to_pandas()`` needs it.
 """
 
 import json
+from collections.abc import Iterable, Iterator
+from os import PathLike
+from typing import TYPE_CHECKING, Any, Dict, List, Optional, Tuple, Union
 
 from . import _native
 from ._native import Monitor, Source, Update
+
+if TYPE_CHECKING:
+    import pandas
+
+#: A row of a table: column name -> value (numbers, strings, booleans or None), as JSON has them.
+Row = Dict[str, Any]
+#: A scenario file's path.
+ScenarioPath = Union[str, "PathLike[str]"]
 
 __all__ = [
     "Monitor",
@@ -40,9 +52,9 @@ __all__ = [
 ]
 
 
-def _flatten(row, prefix=""):
+def _flatten(row: Dict[str, Any], prefix: str = "") -> Row:
     """A row whose nested dicts become columns joined with "_" ({"age": {"mean": 1}} -> age_mean)."""
-    flat = {}
+    flat: Row = {}
     for key, value in row.items():
         name = f"{prefix}{key}"
         if isinstance(value, dict):
@@ -56,34 +68,34 @@ class Table:
     """Rows of results: ``rows`` (a list of dicts), ``columns()`` (a dict of lists) and
     ``to_pandas()`` (a DataFrame, if pandas is installed)."""
 
-    def __init__(self, rows):
-        self.rows = [_flatten(r) for r in rows]
+    def __init__(self, rows: Iterable[Dict[str, Any]]) -> None:
+        self.rows: List[Row] = [_flatten(r) for r in rows]
 
-    def columns(self):
+    def columns(self) -> Dict[str, List[Any]]:
         """The table as a dict of columns, in the order the columns first appear."""
-        names = []
+        names: List[str] = []
         for row in self.rows:
             names.extend(k for k in row if k not in names)
         return {n: [row.get(n) for row in self.rows] for n in names}
 
-    def to_pandas(self):
-        """The table as a pandas DataFrame."""
+    def to_pandas(self) -> "pandas.DataFrame":
+        """The table as a pandas DataFrame (typed with pandas-stubs installed, else ``Any``)."""
         try:
             import pandas
         except ImportError as e:
             raise ImportError("Table.to_pandas() needs pandas: pip install pandas") from e
         return pandas.DataFrame(self.rows)
 
-    def __len__(self):
+    def __len__(self) -> int:
         return len(self.rows)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Row]:
         return iter(self.rows)
 
-    def __getitem__(self, i):
+    def __getitem__(self, i: int) -> Row:
         return self.rows[i]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<acp.Table {len(self.rows)} rows: {', '.join(self.columns())}>"
 
 
@@ -91,53 +103,61 @@ class SimResult:
     """One simulation run: ``flows`` and ``links`` tables, ``seed``, ``duration_s``, ``warmup_s``,
     ``events``, and ``raw`` (the simulator's JSON result as a dict)."""
 
-    def __init__(self, raw):
+    def __init__(self, raw: Dict[str, Any]) -> None:
         self.raw = raw
-        self.seed = raw["seed"]
-        self.duration_s = raw["duration_s"]
-        self.warmup_s = raw["warmup_s"]
-        self.events = raw["events"]
+        self.seed: int = raw["seed"]
+        self.duration_s: float = raw["duration_s"]
+        self.warmup_s: float = raw["warmup_s"]
+        self.events: int = raw["events"]
         self.flows = Table(raw["flows"])
         self.links = Table(raw["links"])
         self.wifi = Table(raw.get("wifi", []))
 
-    def flow(self, name):
+    def flow(self, name: str) -> Row:
         """The flow called ``name`` (a row of ``flows``)."""
         for row in self.flows:
             if row["name"] == name:
                 return row
         raise KeyError(name)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<acp.SimResult seed {self.seed}, {self.duration_s} s, {len(self.flows)} flows>"
 
 
-def _scenario_args(scenario, text):
+def _scenario_args(
+    scenario: Optional[ScenarioPath], text: Optional[str]
+) -> Dict[str, Optional[str]]:
     if (scenario is None) == (text is None):
         raise ValueError("give a scenario file or text=TOML, not both")
     return {"path": None if scenario is None else str(scenario), "text": text}
 
 
-def simulate(scenario=None, *, text=None, seed=None):
+def simulate(
+    scenario: Optional[ScenarioPath] = None, *, text: Optional[str] = None, seed: Optional[int] = None
+) -> SimResult:
     """Runs the scenario in the file ``scenario`` (or in the TOML string ``text``), with its own
     seed or ``seed``; returns a ``SimResult``."""
     return SimResult(json.loads(_native.simulate(seed=seed, **_scenario_args(scenario, text))))
 
 
-def sweep(scenario=None, rates="0.1:0.9:0.05", *, text=None, seeds=1, seed=None):
+def sweep(
+    scenario: Optional[ScenarioPath] = None,
+    rates: Union[str, Iterable[float]] = "0.1:0.9:0.05",
+    *,
+    text: Optional[str] = None,
+    seeds: int = 1,
+    seed: Optional[int] = None,
+) -> Table:
     """Runs the scenario with every update flow at each fixed rate in ``rates`` (a list, or
     "10,20,50", or "START:STOP:STEP") over ``seeds`` seeds from its seed (or ``seed``), on all
     cores. Returns a ``Table`` of the rows ``acp sweep --json`` prints: rate_hz, seeds, age_ms
     (mean over seeds), age_ms_ci95 (95 % half-width; None from one seed), ages_ms (per seed)."""
-    if isinstance(rates, str):
-        rates = _native.parse_rates(rates)
-    rows = _native.sweep_rates(
-        [float(r) for r in rates], seeds, seed=seed, **_scenario_args(scenario, text)
-    )
+    values = _native.parse_rates(rates) if isinstance(rates, str) else [float(r) for r in rates]
+    rows = _native.sweep_rates(values, seeds, seed=seed, **_scenario_args(scenario, text))
     return Table(json.loads(rows))
 
 
-def reproductions():
+def reproductions() -> Dict[str, str]:
     """The reproductions ``reproduce`` runs: a dict of name -> one line on what it reproduces,
     in the order ``acp reproduce --help`` lists them."""
     return dict(_native.reproductions())
@@ -149,32 +169,34 @@ class Reproduction(Table):
     ``paper_*`` field's numbers come from: a dict of field -> locator), ``notes`` (the papers'
     claims beside ours), ``traces`` (curves beside the rows: a dict of name -> [(x, y)])."""
 
-    def __init__(self, raw):
+    def __init__(self, raw: Dict[str, Any]) -> None:
         super().__init__(raw["rows"])
-        self.name = raw["reproduction"]
-        self.setup = raw["setup"]
-        self.sources = {s["column"]: s["locator"] for s in raw["sources"]}
-        self.notes = raw["notes"]
-        self.traces = {t["name"]: [tuple(p) for p in t["points"]] for t in raw.get("traces", [])}
+        self.name: str = raw["reproduction"]
+        self.setup: str = raw["setup"]
+        self.sources: Dict[str, str] = {s["column"]: s["locator"] for s in raw["sources"]}
+        self.notes: List[str] = raw["notes"]
+        self.traces: Dict[str, List[Tuple[float, float]]] = {
+            t["name"]: [(x, y) for x, y in t["points"]] for t in raw.get("traces", [])
+        }
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<acp.Reproduction {self.name}: {len(self.rows)} rows: {', '.join(self.columns())}>"
 
 
 def reproduce(
-    name,
+    name: str,
     *,
-    seed=1,
-    seeds=None,
-    secs=None,
-    updates=None,
-    payload=None,
-    clients=None,
-    scenarios=None,
-    controllers=None,
-    quick=False,
-    whole_medium=False,
-):
+    seed: int = 1,
+    seeds: Optional[int] = None,
+    secs: Optional[int] = None,
+    updates: Optional[int] = None,
+    payload: Optional[int] = None,
+    clients: Optional[Iterable[int]] = None,
+    scenarios: Optional[Iterable[Union[str, "PathLike[str]"]]] = None,
+    controllers: Optional[Iterable[str]] = None,
+    quick: bool = False,
+    whole_medium: bool = False,
+) -> Reproduction:
     """Runs one of the ``reproductions()`` as ``acp reproduce NAME`` does (in the simulator) and
     returns a ``Reproduction``, whose rows have the fields of the command's JSON and CSV. Each
     reproduction reads the options it has (``acp reproduce --help`` says which): ``seed`` (the
