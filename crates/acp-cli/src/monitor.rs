@@ -421,6 +421,7 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
     if let Some(m) = &metrics {
         eprintln!("acp monitor metrics on http://{}/metrics", m.local_addr());
     }
+    mqtt::listening_line_written();
     let mut next = std::time::Instant::now() + a.report_every;
     while !stop.load(std::sync::atomic::Ordering::Relaxed) {
         std::thread::sleep(Duration::from_millis(20));

@@ -44,6 +44,9 @@ fn wait_for(limit: Duration, mut done: impl FnMut() -> bool, what: impl Fn() -> 
 struct Monitor {
     child: Child,
     stderr: BufReader<ChildStderr>,
+    /// Its stdout, read as it comes: a pipe nobody reads fills with frequent reports and stops
+    /// the monitor's reporting loop (and with it the session statistics it publishes).
+    stdout: Option<std::thread::JoinHandle<String>>,
     /// The address it listens on.
     addr: String,
 }
@@ -58,10 +61,17 @@ impl Monitor {
             command.args(["--report-every", "1h"]);
         }
         command.stdout(Stdio::piped());
-        let (child, stderr, addr) = spawn_listening(command);
+        let (mut child, stderr, addr) = spawn_listening(command);
+        let mut pipe = child.stdout.take().unwrap();
+        let stdout = std::thread::spawn(move || {
+            let mut out = String::new();
+            let _ = pipe.read_to_string(&mut out);
+            out
+        });
         Monitor {
             child,
             stderr,
+            stdout: Some(stdout),
             addr,
         }
     }
@@ -76,8 +86,7 @@ impl Monitor {
         let status = wait_within(&mut self.child, Duration::from_secs(10));
         let (mut out, mut rest) = (String::new(), String::new());
         self.stderr.read_to_string(&mut rest).unwrap();
-        let mut stdout = self.child.stdout.take().unwrap();
-        stdout.read_to_string(&mut out).unwrap();
+        out.push_str(&self.stdout.take().unwrap().join().unwrap());
         assert!(status.success(), "{status:?}: {rest}");
         let summary: Value = serde_json::from_str(out.lines().last().unwrap_or(""))
             .unwrap_or_else(|e| panic!("{e}: {out}{rest}"));

@@ -27,7 +27,7 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use acp_runtime::mailbox::OwnedUpdate;
@@ -358,6 +358,26 @@ fn failure(e: &ConnectionError) -> String {
     }
 }
 
+/// Whether `acp monitor` has written its listening line. Connection failures wait for it (at
+/// most [`LISTENING_WAIT`]) so that stderr's first line stays the listening line, which scripts
+/// and tests read the address from.
+static LISTENING: (Mutex<bool>, Condvar) = (Mutex::new(false), Condvar::new());
+const LISTENING_WAIT: Duration = Duration::from_secs(5);
+
+/// Lets connection failures onto stderr: the monitor has written its listening line.
+pub fn listening_line_written() {
+    let (written, cond) = &LISTENING;
+    *written.lock().unwrap_or_else(PoisonError::into_inner) = true;
+    cond.notify_all();
+}
+
+/// Waits until [`listening_line_written`] (or [`LISTENING_WAIT`] has passed).
+fn after_listening_line() {
+    let (written, cond) = &LISTENING;
+    let guard = written.lock().unwrap_or_else(PoisonError::into_inner);
+    let _ = cond.wait_timeout_while(guard, LISTENING_WAIT, |written| !*written);
+}
+
 /// Reports connection failures on stderr: each new reason, and the same one again at most every
 /// [`REPEAT_FAILURE`].
 #[derive(Default)]
@@ -373,6 +393,7 @@ impl FailureLog {
             None => true,
         };
         if repeat {
+            after_listening_line();
             eprintln!(
                 "publish {name}: cannot connect: {reason}; retrying in {:.1} s",
                 retry.as_secs_f64()
