@@ -5,7 +5,7 @@
 //! ACKs, the papers' real-world age), the age at the monitor, backlog, RTT and throughput, the sum throughput
 //! over the WiFi rate (Fig. 13) and Jain's fairness of the ages.
 //!
-//! The network is [`super::internet`]'s: the access, then 30 hops of 200 Mbit/s and 3.4 ms
+//! The network is [`super::access`]'s: the access, then 30 hops of 200 Mbit/s and 3.4 ms
 //! each way (a baseline RTT of about 206 ms; the paper's is 200–210). `scenarios/paper/orbit.toml`
 //! is its 10-source, 12 Mbit/s point; it and `docs/SIMULATOR.md` say what the paper states and
 //! what is derived.

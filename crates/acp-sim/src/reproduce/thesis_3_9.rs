@@ -4,7 +4,7 @@
 //! source's age (its own estimate, the thesis's real-world age), the age at the monitor, backlog, RTT,
 //! throughput, the age over Lazy's, Jain's fairness.
 //!
-//! The network is [`super::internet`]'s: 54 Mbit/s WiFi, then 30 hops of 100 Mbit/s and 3 ms
+//! The network is [`super::access`]'s: 54 Mbit/s WiFi, then 30 hops of 100 Mbit/s and 3 ms
 //! each way. The update size is not stated; Little's law on the thesis's numbers (about 1 Mbit/s
 //! per source at a backlog of about 30 over 185 ms) gives 771 bytes per update, so 700 bytes of
 //! payload (772 on the wire). `scenarios/paper/thesis_3_9.toml` is its 10-source ACP point;
