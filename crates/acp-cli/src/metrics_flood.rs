@@ -1,6 +1,8 @@
 //! `acp bench flood`'s attacks on a monitor's metrics endpoint (`acp monitor --metrics`), each
 //! beside an honest scraper that scrapes every 100 ms and should keep getting 200s:
 //!
+//! The attacker connects from a host of its own (127.88.0.1); the honest scraper from 127.0.0.1.
+//!
 //! - **metrics-header**: eight connections write a request whose header line never ends, flat
 //!   out, reconnecting whenever the endpoint closes one (it answers 431 past its 8 KiB head);
 //! - **metrics-idle**: as many idle connections as descriptors allow (up to 1,000), reopened
@@ -171,9 +173,12 @@ fn idle_count() -> usize {
     (soft.saturating_sub(2 * reserved) / 2).min(wanted) as usize
 }
 
-/// A connection to `addr` that has sent `opening`, non-blocking.
+/// The attacker's address: a host of its own network, as a greedy host has.
+const ATTACKER: [u8; 4] = [127, 88, 0, 1];
+
+/// A connection from [`ATTACKER`] to `addr` that has sent `opening`, non-blocking.
 fn open(addr: SocketAddr, opening: &[u8]) -> io::Result<TcpStream> {
-    let mut conn = TcpStream::connect_timeout(&addr, SCRAPE_TIMEOUT)?;
+    let mut conn = flood::connect_from(ATTACKER, addr)?;
     conn.write_all(opening)?;
     conn.set_nonblocking(true)?;
     Ok(conn)

@@ -592,8 +592,8 @@ fn malformed(target: SocketAddr, rate: f64, stop: &AtomicBool) -> io::Result<u64
     })
 }
 
-/// A TCP connection to `target` from `ip`.
-fn connect_from(ip: [u8; 4], target: SocketAddr) -> io::Result<TcpStream> {
+/// A TCP connection to `target` from `ip` (an attacker's own address on loopback).
+pub fn connect_from(ip: [u8; 4], target: SocketAddr) -> io::Result<TcpStream> {
     let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
     socket.bind(&SocketAddr::from((ip, 0)).into())?;
     socket.connect(&target.into())?;

@@ -84,7 +84,7 @@ fn a_chain_of_relays_delivers_with_one_hop_less_per_relay() {
     let first = relay("127.0.0.1:0".parse().unwrap(), second.local_addr());
     let client = UdpSocket::bind("127.0.0.1:0").unwrap();
     let mut buf = [0u8; 64];
-    for hops in [2, 64, 255] {
+    for hops in [3, 64, 255] {
         set_hop_limit(&client, Some(hops)).unwrap();
         client.send_to(b"update", first.local_addr()).unwrap();
         let got = recv_with_dscp(&sink, &mut buf).unwrap();
