@@ -4,7 +4,8 @@
 //! keep sending at a fixed rate and new sources try to join:
 //! - **hold**: one host (one IP address, several ports) opens a whole table's worth of sessions
 //!   with two updates each and refreshes each every `refresh`; it reads its replies and echoes
-//!   every cookie, as a real host can;
+//!   every cookie with two updates (one would leave the session on probation), as a real host
+//!   can;
 //! - **spoof**: one-shot updates with random session ids from 256 network prefixes that never
 //!   read a reply (blind spoofing);
 //! - **malformed**: random bytes;
@@ -543,13 +544,17 @@ fn hold(target: SocketAddr, plan: &HoldPlan<'_>, stop: &AtomicBool) -> io::Resul
                     Ok(Packet::Ack(a)) => {
                         acked.insert(a.session);
                     }
+                    // Echoed with a second update at once: a session of one update would be
+                    // on probation, forgotten after 2 s of silence.
                     Ok(Packet::Cookie(c)) if c.session >= 1 && c.session <= n => {
                         let s = (c.session - 1) as usize;
                         state[s].1 = Some(c.cookie);
-                        let len = update(c.session, state[s].0, Some(c.cookie), &mut buf);
-                        state[s].0 += 1;
-                        let _ = socket.send_to(&buf[..len], target);
-                        sent += 1;
+                        for _ in 0..2 {
+                            let len = update(c.session, state[s].0, Some(c.cookie), &mut buf);
+                            state[s].0 += 1;
+                            let _ = socket.send_to(&buf[..len], target);
+                            sent += 1;
+                        }
                     }
                     _ => {}
                 }
