@@ -33,20 +33,11 @@ fn a_tcp_source_whose_connection_is_reset_prints_its_summary_and_fails() {
     }
     drop(conn);
     let status = wait_within(&mut child, Duration::from_secs(20));
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    let mut err = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut err)
-        .unwrap();
+    let output = child.wait_with_output().unwrap();
+    let (out, err) = (
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr),
+    );
     assert_eq!(status.code(), Some(1), "stdout: {out}\nstderr: {err}");
     let summary: serde_json::Value = out
         .lines()
@@ -66,21 +57,7 @@ fn a_tcp_source_whose_connection_is_reset_prints_its_summary_and_fails() {
 /// status 1 (a missing scenario): all are bad arguments.
 #[test]
 fn run_arguments_that_cannot_work_are_refused_with_status_2() {
-    let relay = |to: &'static str| {
-        vec![
-            "relay",
-            "--listen",
-            "127.0.0.1:0",
-            "--to",
-            to,
-            "--rate",
-            "1mbit",
-            "--delay",
-            "1ms",
-            "--queue",
-            "5",
-        ]
-    };
+    let relay = "relay --listen 127.0.0.1:0 --to 127.0.0.1:0 --rate 1mbit --delay 1ms --queue 5";
     let missing = "/nonexistent/acp-scenario.toml";
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["source", "--to", "127.0.0.1:0"], "port 0"),
@@ -88,7 +65,7 @@ fn run_arguments_that_cannot_work_are_refused_with_status_2() {
             vec!["source", "--transport", "tcp", "--to", "localhost:0"],
             "port 0",
         ),
-        (relay("127.0.0.1:0"), "port 0"),
+        (relay.split(' ').collect(), "port 0"),
         (
             vec!["source", "--to", "127.0.0.1:9", "--duration", "0"],
             "longer than zero",
