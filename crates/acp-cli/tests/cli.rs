@@ -1151,7 +1151,8 @@ fn simulator_commands_report_bad_input_in_one_line() {
         .args(["sim", "/nonexistent/scenario.toml"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    // A missing file is a bad argument (issue 25).
+    assert_eq!(out.status.code(), Some(2));
     assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
 
     // A bad scenario: one line naming the file, the line and the field.
@@ -1644,22 +1645,23 @@ fn bench_says_no_samples_instead_of_nan() {
         assert!(out.status.success(), "{args:?}");
         String::from_utf8(out.stdout).unwrap()
     };
+    // A nanosecond: too short for a sample (zero is refused as a run time).
     let quick_monitor = [
         "monitor",
         "--duration",
-        "0",
+        "1ns",
         "--rounds",
         "1",
         "--sessions",
         "10",
     ];
-    let pacing = run(&["pacing", "--duration", "0"]);
+    let pacing = run(&["pacing", "--duration", "1ns"]);
     let monitor = run(&quick_monitor);
     for text in [&pacing, &monitor] {
         assert!(!text.contains("NaN"), "{text}");
         assert!(text.contains("no samples"), "{text}");
     }
-    for line in run(&["pacing", "--duration", "0", "--json"]).lines() {
+    for line in run(&["pacing", "--duration", "1ns", "--json"]).lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         assert_eq!(v["samples"], 0);
         assert!(v["p50_us"].is_null() && v["p99_us"].is_null(), "{v}");
