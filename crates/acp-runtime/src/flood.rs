@@ -352,7 +352,7 @@ fn run_with<R: Send>(
     let (sent0, acked0) = totals(&latest.lock().unwrap_or_else(|e| e.into_inner()));
 
     let stop_attack = AtomicBool::new(false);
-    let (measured, report) = std::thread::scope(|scope| {
+    let (mut measured, report) = std::thread::scope(|scope| {
         let attacker = scope.spawn(|| attacker(target, &server, &stop_attack));
         let started = Instant::now();
         // Newcomers join once the attack is under way, one after another.
@@ -378,37 +378,35 @@ fn run_with<R: Send>(
             .join()
             .map_err(|_| io::Error::other("attacker thread panicked"))??;
         let rss_after = rss();
-        let after = match attack {
+        let admission_after_attack = match attack {
             Attack::HoldPrefixes => Some(admit(target, &source_cfg, AFTER_ATTACK_PATIENCE)?),
             _ => None,
         };
-        io::Result::Ok((
-            (sent1 - sent0, acked1 - acked0, admissions, after, rss_after),
-            report,
-        ))
-    })?;
-    let (established_sent, established_acked, admissions, admission_after_attack, rss_after) =
-        measured;
-    let snap = server.stop()?;
-    Ok((
-        FloodResult {
+        // The monitor's own counts are filled in once it has stopped.
+        let measured = FloodResult {
             attack,
             attack_sent: 0,
-            established_sent,
-            established_acked,
+            established_sent: sent1 - sent0,
+            established_acked: acked1 - acked0,
             admissions,
-            sessions_held: snap.totals.stats.sessions_created - snap.totals.stats.sessions_expired,
+            sessions_held: 0,
             attacker_sessions: 0,
-            tcp: snap.totals.streams,
+            tcp: None,
             victim: (attack == Attack::SeqJump)
                 .then(|| (0, victim_delivered.load(Ordering::Relaxed))),
             admission_after_attack,
-            stats: snap.totals.stats,
+            stats: Default::default(),
             rss_before,
             rss_after,
-        },
-        report,
-    ))
+        };
+        io::Result::Ok((measured, report))
+    })?;
+    let snap = server.stop()?;
+    let stats = snap.totals.stats;
+    measured.sessions_held = stats.sessions_created - stats.sessions_expired;
+    measured.tcp = snap.totals.streams;
+    measured.stats = stats;
+    Ok((measured, report))
 }
 
 /// Updates sent and ACKs received (in sequence or not) by `reports`.
