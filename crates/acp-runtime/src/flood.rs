@@ -382,7 +382,8 @@ fn run_with<R: Send>(
             Attack::HoldPrefixes => Some(admit(target, &source_cfg, AFTER_ATTACK_PATIENCE)?),
             _ => None,
         };
-        // The monitor's own counts are filled in once it has stopped.
+        // The monitor's own counts, and the victim's deliveries, are filled in once it has
+        // stopped.
         let measured = FloodResult {
             attack,
             attack_sent: 0,
@@ -392,8 +393,7 @@ fn run_with<R: Send>(
             sessions_held: 0,
             attacker_sessions: 0,
             tcp: None,
-            victim: (attack == Attack::SeqJump)
-                .then(|| (0, victim_delivered.load(Ordering::Relaxed))),
+            victim: None,
             admission_after_attack,
             stats: Default::default(),
             rss_before,
@@ -406,6 +406,9 @@ fn run_with<R: Send>(
     measured.sessions_held = stats.sessions_created - stats.sessions_expired;
     measured.tcp = snap.totals.streams;
     measured.stats = stats;
+    // Counted by the server thread, which has now handled every update it received.
+    measured.victim =
+        (attack == Attack::SeqJump).then(|| (0, victim_delivered.load(Ordering::Relaxed)));
     Ok((measured, report))
 }
 
