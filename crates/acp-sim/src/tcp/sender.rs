@@ -496,8 +496,7 @@ impl Sender {
         seg
     }
 
-    /// Sends record `i` again; it counts as in flight again if it was marked lost or `in_flight`
-    /// says so.
+    /// Sends record `i` again; the copy counts in `pipe` if the record was marked lost.
     fn resend(&mut self, now: Time, i: usize) -> Option<Segment> {
         let s = *self.sent.get(i)?;
         let state = self.delivery_state();
