@@ -1263,9 +1263,11 @@ fn reproduce_fig2_prints_tcp_and_udp_ages_and_writes_csv_and_charts() {
             .map(|p| p["age_ms"].as_f64().unwrap())
             .unwrap()
     };
-    // Head-of-line blocking behind retransmissions: TCP's age is many times UDP's.
+    // Head-of-line blocking behind retransmissions: TCP's age is above UDP's. (With RACK,
+    // issue 20, a lone loss costs about one update interval: 1.1–1.2 times UDP's age in this
+    // 10 s run, 1.2–1.5 over 300 s; docs/SIMULATOR.md, Fig. 2.)
     for u in [0.1, 0.2] {
-        assert!(age("TCP", u) > 3.0 * age("UDP", u), "at {u}");
+        assert!(age("TCP", u) > age("UDP", u), "at {u}");
     }
     // The paper's minima sit beside ours where it puts them (§III).
     let paper: Vec<(&str, f64, f64)> = points

@@ -259,6 +259,11 @@ pub struct TcpCounters {
     pub fast_retransmits: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// Tail-loss probes sent.
+    pub probes: u64,
+    /// Segments that reached the receiver again after an earlier copy had (retransmissions
+    /// that were not needed).
+    pub spurious_retransmits: u64,
     /// Segments the receiver got.
     pub segments_received: u64,
     /// ACKs the receiver sent.
