@@ -35,11 +35,21 @@ fn the_embedded_example_delivers_fresh_readings_in_order() {
     );
     let session = summary.session.expect("the monitor saw the session");
     // Every delivered update reached the application, unless a fresher one of the session
-    // replaced it in the mailbox first (the application was slow for a moment); the source heard
-    // back about nearly all of them.
+    // replaced it in the mailbox first (the application was slow for a moment).
     let taken = summary.received.len() as u64;
     assert_eq!(session.stats.delivered, taken + summary.superseded);
-    assert!(summary.source.acks_in_sequence + 5 >= session.stats.delivered);
+    // The source heard back about all of them but those sent after the newest ACK it got (its
+    // backlog), whose ACKs were on their way when it stopped: exact on loopback.
+    let source = &summary.source;
+    assert!(
+        source.acks_in_sequence + source.backlog >= session.stats.delivered,
+        "{source:?}"
+    );
+    // How many were on their way depends on how promptly the machine runs the monitor's thread
+    // and the source's: a handful on a quiet machine, more when other processes keep the cores
+    // busy. At most those of the last 0.5 s at the 200/s cap; a monitor that stopped answering
+    // would leave hundreds.
+    assert!(source.backlog <= 100, "{source:?}");
     let age = session.avg_age.unwrap();
     assert!(age < 0.05, "average age {age} s on loopback");
 }
