@@ -3,7 +3,10 @@
 //!
 //! Timings are measured with `Instant` in this process on both ends of the path, so they need no
 //! clock synchronisation. The tests take a shared lock so that they do not run concurrently: they
-//! measure sub-millisecond timings and would otherwise compete for the CPUs.
+//! measure sub-millisecond timings and would otherwise compete for the CPUs. For the same reason
+//! each runs at `SCHED_FIFO` when it may, ahead of other processes (with two busy loops beside
+//! the suite and the load average at 21, one-way delays had a median 4–8 ms late at normal
+//! priority).
 
 use std::net::{SocketAddr, UdpSocket};
 use std::thread::JoinHandle;
@@ -207,6 +210,7 @@ fn check_delays(label: &str, d: &[f64]) {
 #[test]
 fn one_way_delay_is_delay_plus_serialisation() {
     let _g = serial();
+    let _rt = common::ahead_of_other_work();
     let (forward, reverse) = one_way_delays("127.0.0.1", 30);
     check_delays("ipv4 forward", &forward);
     check_delays("ipv4 reverse", &reverse);
@@ -215,6 +219,7 @@ fn one_way_delay_is_delay_plus_serialisation() {
 #[test]
 fn ipv6_works_both_ways() {
     let _g = serial();
+    let _rt = common::ahead_of_other_work();
     let (forward, reverse) = one_way_delays("::1", 20);
     check_delays("ipv6 forward", &forward);
     check_delays("ipv6 reverse", &reverse);
@@ -223,6 +228,7 @@ fn ipv6_works_both_ways() {
 #[test]
 fn delivered_rate_caps_at_the_bottleneck() {
     let _g = serial();
+    let _rt = common::ahead_of_other_work();
     const RATE: f64 = 2e6;
     const PAYLOAD: usize = 472; // 500 B = 4000 bits on the wire: 2 ms each, 500 packets/s
     let client = bind("127.0.0.1");
@@ -281,6 +287,7 @@ fn delivered_rate_caps_at_the_bottleneck() {
 #[test]
 fn queue_limit_is_respected() {
     let _g = serial();
+    let _rt = common::ahead_of_other_work();
     // 100 B payload = 128 B = 1024 bits on the wire: 51.2 ms each at 20 kbit/s.
     let client = bind("127.0.0.1");
     // Precondition: the burst ends before the first packet has been serialised, so no slot frees
@@ -327,6 +334,7 @@ fn queue_limit_is_respected() {
 #[test]
 fn random_loss_matches_its_probability() {
     let _g = serial();
+    let _rt = common::ahead_of_other_work();
     const COUNT: u64 = 2000;
     let client = bind("127.0.0.1");
     let sink = bind("127.0.0.1");
@@ -360,6 +368,7 @@ fn random_loss_matches_its_probability() {
 #[test]
 fn cross_traffic_takes_its_share_of_the_bottleneck() {
     let _g = serial();
+    let _rt = common::ahead_of_other_work();
     const RATE: f64 = 20e6;
     const CROSS: f64 = RATE / 2.0;
     const OFFERED: f64 = 0.55 * RATE;
@@ -421,6 +430,7 @@ fn recv_one(socket: &UdpSocket, timeout: Duration) -> Option<(Vec<u8>, SocketAdd
 #[test]
 fn blackhole_drops_everything_both_ways_until_lifted() {
     let _g = serial();
+    let _rt = common::ahead_of_other_work();
     let client = bind("127.0.0.1");
     let sink = bind("127.0.0.1");
     let relay = relay(
@@ -481,6 +491,7 @@ fn blackhole_drops_everything_both_ways_until_lifted() {
 #[test]
 fn unreachable_target_is_survived_and_odd_sizes_pass() {
     let _g = serial();
+    let _rt = common::ahead_of_other_work();
     // A port with nobody behind it (for now).
     let target = bind("127.0.0.1").local_addr().unwrap();
     let client = bind("127.0.0.1");
@@ -515,6 +526,7 @@ fn unreachable_target_is_survived_and_odd_sizes_pass() {
 #[test]
 fn stop_is_prompt_and_releases_the_port() {
     let _g = serial();
+    let _rt = common::ahead_of_other_work();
     // Each trial stops the relay just after it forwarded a datagram, when its thread has gone
     // back to waiting with the idle poll's 50 ms timeout: without the wake-up through a socket
     // pair every stop would take about 50 ms. A machine busy with other processes can make any
@@ -548,6 +560,7 @@ fn stop_is_prompt_and_releases_the_port() {
 #[test]
 fn each_client_gets_its_own_mapping() {
     let _g = serial();
+    let _rt = common::ahead_of_other_work();
     let sink = bind("127.0.0.1");
     let relay = relay(
         "127.0.0.1",
@@ -623,6 +636,7 @@ fn between(arrivals: &[Arrival], t0: Instant, from: Duration, to: Duration) -> V
 #[test]
 fn a_schedule_of_rate_and_delay_is_reproduced() {
     let _g = serial();
+    let _rt = common::ahead_of_other_work();
     const PAYLOAD: usize = 472; // 500 B on the wire
     const PROBE: usize = 20; // 48 B on the wire: 0.19 ms at 2 Mbit/s, 0.38 ms at 1 Mbit/s
     let s = Duration::from_secs;
@@ -733,6 +747,7 @@ fn a_schedule_of_rate_and_delay_is_reproduced() {
 #[test]
 fn a_mahimahi_trace_is_reproduced() {
     let _g = serial();
+    let _rt = common::ahead_of_other_work();
     // Opportunities at 5 (three), 12 (two), 19, 26 (two), 33, 40, 47 and 50 ms, looping every
     // 50 ms: 12 × 1500 B per 50 ms = 2.88 Mbit/s.
     const TRACE: &str = "5\n5\n5\n12\n12\n19\n26\n26\n33\n40\n47\n50\n";
@@ -825,6 +840,7 @@ fn a_mahimahi_trace_is_reproduced() {
 #[test]
 fn dscp_is_read_kept_and_served_first_under_priority() {
     let _g = serial();
+    let _rt = common::ahead_of_other_work();
     // 1000 B on the wire at 800 kbit/s: 10 ms each. A burst of five best-effort datagrams, then
     // one marked 46 (expedited forwarding) while the first is in service.
     let mut path = link(800e3, 1, 100);
