@@ -5,8 +5,6 @@
 //! connections in fair turns.
 
 mod common;
-#[path = "common/sender.rs"]
-mod sender;
 
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpStream, UdpSocket};
@@ -19,7 +17,7 @@ use acp_core::wire::Ack;
 use acp_core::MonitorConfig;
 use acp_runtime::server::{MonitorServer, ServerConfig, TcpConfig};
 use acp_runtime::stream::encode_frame;
-use sender::{update, Sender};
+use acp_testkit::{update, Sender};
 
 /// (session id, sequence) of every update delivered, in order.
 type Deliveries = Arc<Mutex<Vec<(u64, u64)>>>;
