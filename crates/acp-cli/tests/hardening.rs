@@ -9,7 +9,7 @@ use std::net::TcpListener;
 use std::process::Stdio;
 use std::time::Duration;
 
-use common::{acp, refused, wait_within};
+use common::{acp, refused, wait_within, SpawnGuarded};
 
 /// A reset connection used to end `acp source --transport tcp` with status 0 and no summary:
 /// the broken pipe on the socket passed for a closed stdout.
@@ -22,7 +22,7 @@ fn a_tcp_source_whose_connection_is_reset_prints_its_summary_and_fails() {
         .args(["--duration", "60s", "--json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
+        .spawn_guarded()
         .unwrap();
     let (mut conn, _) = listener.accept().unwrap();
     // Take some updates, then close with the rest unread: the kernel answers with a reset.

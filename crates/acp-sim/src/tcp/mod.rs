@@ -241,8 +241,8 @@ pub struct TcpConfig {
     pub window: WindowUnit,
     /// Whether the receiver sends SACK blocks (RFC 2018; Linux negotiates them by default).
     /// With them the sender recovers as Linux does (RACK-TLP, the scoreboard kept across a
-    /// timeout); without, by NewReno's rules. Not a scenario key: scenarios and the lab run
-    /// with SACK.
+    /// timeout); without, by NewReno's rules. Scenario key `sack` (the lab refuses `false`: its
+    /// kernel negotiates SACK).
     pub sack: bool,
 }
 
