@@ -16,7 +16,7 @@ pub fn serial() -> MutexGuard<'static, ()> {
 /// busy (other test binaries, builds): for the tests that compare controllers by the ages they
 /// reach in real time, which CPU starvation otherwise decides (see `acp_runtime::realtime`).
 /// Without the privilege the test runs at normal priority and says so.
-#[allow(dead_code)] // Only the test binaries that compare controllers use it.
+#[allow(dead_code)] // Only the test binaries that measure real-time service use it.
 pub fn ahead_of_other_work() -> Option<acp_runtime::realtime::RealTime> {
     acp_runtime::realtime::RealTime::raise()
         .inspect_err(|e| eprintln!("at normal priority ({e}): a busy machine may skew the ages"))
