@@ -133,7 +133,11 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                     json!({"sessions": r.sessions, "rate_hz": r.rate, "sent": r.sent,
                            "replies": r.replies, "p50_us": us(r.p50_us), "p99_us": us(r.p99_us),
                            "p999_us": us(r.p999_us), "max_us": us(r.max_us),
-                           "session_reads": r.session_reads})
+                           "session_reads": r.session_reads,
+                           "rss_before_bytes": r.rss_before, "rss_held_bytes": r.rss_held,
+                           "rss_end_bytes": r.rss_end,
+                           "rss_per_session_bytes": us(r.bytes_per_session(r.rss_held)),
+                           "rss_per_session_end_bytes": us(r.bytes_per_session(r.rss_end))})
                 )?;
             } else if r.replies == 0 {
                 outln!("reply latency: no samples ({} sent)", r.sent)?;
@@ -152,6 +156,17 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                 outln!(
                     "  {} ACKs for {} updates; p50 {:.0} µs, p99 {:.0} µs, p99.9 {:.0} µs, max {:.0} µs",
                     r.replies, r.sent, r.p50_us, r.p99_us, r.p999_us, r.max_us
+                )?;
+            }
+            if !json {
+                outln!(
+                    "resident memory: {:.1} MiB before the server, {:.1} MiB with the sessions \
+                     established ({:.0} B per session), {:.1} MiB at the end ({:.0} B per session)",
+                    crate::flood::mib(r.rss_before),
+                    crate::flood::mib(r.rss_held),
+                    r.bytes_per_session(r.rss_held),
+                    crate::flood::mib(r.rss_end),
+                    r.bytes_per_session(r.rss_end)
                 )?;
             }
         }

@@ -7,7 +7,7 @@ use serde_json::json;
 use crate::output::outln;
 use crate::FloodArgs;
 
-fn mib(bytes: u64) -> f64 {
+pub(crate) fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
 
