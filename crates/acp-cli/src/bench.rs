@@ -121,11 +121,16 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
             latency: true,
             rate,
             read_sessions_every,
+            list_sessions,
             json,
             ..
         } => {
             let stop = signals::shutdown_flag()?;
-            let r = bench::monitor_latency(sessions, rate, duration, read_sessions_every, &stop)?;
+            let reads = read_sessions_every.map(|every| bench::SessionReads {
+                every,
+                listed: list_sessions,
+            });
+            let r = bench::monitor_latency(sessions, rate, duration, reads, &stop)?;
             let us = |x: f64| x.is_finite().then_some(x);
             if json {
                 outln!(
@@ -148,8 +153,14 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                     r.rate,
                     // Less than --duration if interrupted.
                     (r.sent as f64 / r.rate).min(duration.as_secs_f64()),
-                    read_sessions_every.map_or_else(String::new, |d| format!(
-                        ", session list read every {d:?} ({} reads)",
+                    reads.map_or_else(String::new, |d| format!(
+                        ", {} read every {:?} ({} reads)",
+                        if d.listed == usize::MAX {
+                            "the session list".to_string()
+                        } else {
+                            format!("the {} sessions silent the longest", d.listed)
+                        },
+                        d.every,
                         r.session_reads
                     ))
                 )?;

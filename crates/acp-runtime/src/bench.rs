@@ -696,17 +696,27 @@ fn establish(socket: &UdpSocket, target: SocketAddr, sessions: u64) -> io::Resul
     Ok(seqs)
 }
 
+/// A reader of the session list beside the latency measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionReads {
+    /// How often it reads.
+    pub every: Duration,
+    /// Sessions it lists, those silent the longest ([`MonitorServer::snapshot_silent_longest`];
+    /// `usize::MAX`: all). `acp monitor`'s reports list 20 by default.
+    pub listed: usize,
+}
+
 /// Holds `sessions` sessions live in a monitor server (on CPU 0) and, from CPU 1, sends updates
 /// of them round-robin at `rate` per second (open loop) for `duration`, measuring the time from
-/// each send to its ACK. With `read_sessions_every`, another thread reads the per-session list
-/// that often, as `acp monitor`'s reports do. Raising `stop` ends the measurement early. The
+/// each send to its ACK. With `reads`, another thread reads the per-session list that often, as
+/// `acp monitor`'s reports do. Raising `stop` ends the measurement early. The
 /// process's resident memory is read before the server starts, once the sessions are
 /// established and at the end ([`LatencyResult::bytes_per_session`]).
 pub fn monitor_latency(
     sessions: u64,
     rate: f64,
     duration: Duration,
-    read_sessions_every: Option<Duration>,
+    reads: Option<SessionReads>,
     stop: &AtomicBool,
 ) -> io::Result<LatencyResult> {
     let any: SocketAddr = "127.0.0.1:0".parse().map_err(io::Error::other)?;
@@ -723,7 +733,7 @@ pub fn monitor_latency(
     let server = MonitorServer::start(ServerConfig::new(any, cfg), None);
     pin_to_cpu(1);
     let result = server.and_then(|server| {
-        let r = measure_latency(&server, sessions, rate, duration, read_sessions_every, stop);
+        let r = measure_latency(&server, sessions, rate, duration, reads, stop);
         // Not `stop`: its final snapshot copies every session.
         let held = server.totals().sessions;
         drop(server);
@@ -742,7 +752,7 @@ fn measure_latency(
     sessions: u64,
     rate: f64,
     duration: Duration,
-    read_sessions_every: Option<Duration>,
+    reads: Option<SessionReads>,
     stop: &AtomicBool,
 ) -> io::Result<LatencyResult> {
     let target = server.local_addr();
@@ -805,10 +815,10 @@ fn measure_latency(
         Ok(())
     };
     let done = AtomicBool::new(false);
-    let reads = std::sync::atomic::AtomicU64::new(0);
+    let reads_made = std::sync::atomic::AtomicU64::new(0);
     std::thread::scope(|scope| {
-        if let Some(every) = read_sessions_every {
-            let (reads, done) = (&reads, &done);
+        if let Some(SessionReads { every, listed }) = reads {
+            let (reads, done) = (&reads_made, &done);
             scope.spawn(move || {
                 unpin();
                 let mut next = Instant::now() + every;
@@ -817,7 +827,7 @@ fn measure_latency(
                         std::thread::sleep(Duration::from_millis(5).min(every));
                         continue;
                     }
-                    std::hint::black_box(server.snapshot().sessions.len());
+                    std::hint::black_box(server.snapshot_silent_longest(listed).sessions.len());
                     reads.fetch_add(1, Ordering::Relaxed);
                     next += every;
                 }
@@ -839,7 +849,7 @@ fn measure_latency(
         p99_us: us(quantile(&rtts, 0.99)),
         p999_us: us(quantile(&rtts, 0.999)),
         max_us: us(quantile(&rtts, 1.0)),
-        session_reads: reads.load(Ordering::Relaxed),
+        session_reads: reads_made.load(Ordering::Relaxed),
         rss_before: 0,
         rss_held,
         rss_end,
