@@ -311,6 +311,9 @@ fn select_silent_longest(monitor: &Monitor, limit: usize, entries: &mut Entries)
         entries.extend(monitor.sessions().map(|(k, s)| (*k, s.clone())));
         return;
     }
+    if limit == 0 {
+        return;
+    }
     let mut bound: Option<(Time, SessionKey)> = None;
     for (key, stats) in monitor.sessions() {
         if bound.is_some_and(|b| (stats.last_seen, *key) >= b) {
@@ -825,6 +828,68 @@ mod tests {
         assert_eq!(server.snapshot().sessions.len(), 7);
         let last = server.stop().unwrap();
         assert_eq!((last.sessions.len(), last.totals.stats.acks), (7, 7));
+    }
+
+    /// Sessions heard from at four distinct times: a reader of the two silent the longest
+    /// gets those two, and the server copied no more than twice two.
+    #[test]
+    fn a_listing_of_the_silent_longest_copies_only_what_it_lists() {
+        let server = server();
+        let socket = client();
+        for batch in [1..3, 3..5, 5..7, 7..9] {
+            updates(&socket, server.local_addr(), batch, 1);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // Sessions 1 and 2 speak again: 3 and 4 are now the silent longest.
+        updates(&socket, server.local_addr(), 1..3, 2);
+        let snap = server.snapshot_silent_longest(2);
+        let ids: Vec<u64> = snap.sessions.iter().map(|s| s.key.session).collect();
+        assert_eq!(ids, [3, 4]);
+        assert_eq!(snap.totals.sessions, 8);
+        assert!(server.channel.lock().table.entries.len() <= 4);
+        assert_eq!(server.snapshot_silent_longest(20).sessions.len(), 8);
+        // The final table has them all, whatever the last reader listed.
+        assert_eq!(server.stop().unwrap().sessions.len(), 8);
+    }
+
+    #[test]
+    fn select_silent_longest_keeps_the_earliest_whatever_the_order() {
+        let key = |session| SessionKey {
+            peer: "127.0.0.1:9".parse().unwrap(),
+            session,
+        };
+        let mut monitor = Monitor::new(MonitorConfig::default(), Time::ZERO);
+        let mut ack = [0u8; 128];
+        // Sessions 0..50 heard from at 50, 49, …, 1 ms: the silent longest are the highest ids.
+        for id in 0..50u64 {
+            let u = Update {
+                flags: 0,
+                session: id,
+                seq: 1,
+                gen_ts: 0,
+                acked_seq: 0,
+                hold_ns: 0,
+                cookie: None,
+                payload: b"",
+            };
+            let mut buf = [0u8; 64];
+            let n = u.encode(&mut buf).unwrap();
+            let peer = key(id).peer;
+            monitor
+                .handle_datagram(Time::from_millis(50 - id), peer, &buf[..n], &mut ack)
+                .unwrap();
+        }
+        for limit in [0, 1, 7, 25, 49, 50, 80] {
+            let mut entries = Vec::with_capacity(table_capacity(limit, 50));
+            let capacity = entries.capacity();
+            select_silent_longest(&monitor, limit, &mut entries);
+            let mut ids: Vec<u64> = entries.iter().map(|(k, _)| k.session).collect();
+            ids.sort_unstable();
+            let expected: Vec<u64> = (50 - limit.min(50) as u64..50).collect();
+            assert_eq!(ids, expected, "limit {limit}");
+            // The server thread never grows the buffer a reader made ready.
+            assert_eq!(entries.capacity(), capacity, "limit {limit}");
+        }
     }
 
     #[test]
