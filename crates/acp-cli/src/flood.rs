@@ -41,7 +41,7 @@ pub fn attack_names() -> Vec<&'static str> {
         .collect()
 }
 
-fn mib(bytes: u64) -> f64 {
+pub(crate) fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
 

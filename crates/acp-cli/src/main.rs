@@ -526,6 +526,11 @@ enum BenchCommand {
         /// periodic reports of `acp monitor` do.
         #[arg(long, requires = "latency", value_parser = parse_run_time)]
         read_sessions_every: Option<Duration>,
+        /// With --read-sessions-every: the reader lists this many sessions, those silent the
+        /// longest, as `acp monitor --report-sessions` does (20 by default), or all.
+        #[arg(long, value_name = "N|all", default_value = "all", value_parser = parse_metrics_sessions,
+              requires = "read_sessions_every")]
+        list_sessions: usize,
         /// Compare this many monitor servers sharing one port (SO_REUSEPORT, as
         /// `acp monitor --reuse-port`) with one server, under load from 16 source ports. The
         /// servers share one core and the load generator has the other: on a two-core machine
