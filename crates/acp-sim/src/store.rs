@@ -309,7 +309,6 @@ mod tests {
         // Another version's store is refused.
         db.execute("UPDATE meta SET value = 'other' WHERE name = 'version'", [])
             .unwrap();
-        drop(stored);
         drop((db, store));
         let err = Store::open(&dir).unwrap_err().to_string();
         assert!(err.contains("version other"), "{err}");

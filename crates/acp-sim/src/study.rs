@@ -45,7 +45,7 @@ enum Planned {
     /// A reproduction's plan.
     Plan(Plan),
     /// A sweep's scenario.
-    Scenario(Scenario),
+    Scenario(Box<Scenario>),
 }
 
 /// Plans kept per process: a worker runs the tasks of a few studies at a time.
@@ -74,7 +74,7 @@ impl Study {
                 Ok(Planned::Plan(r.plan_runs(options)))
             }
             Study::Sweep { text, dir } => Scenario::parse_in(text, dir.as_deref())
-                .map(Planned::Scenario)
+                .map(|s| Planned::Scenario(Box::new(s)))
                 .map_err(|e| e.to_string()),
         }
     }
