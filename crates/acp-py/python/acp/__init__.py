@@ -158,9 +158,8 @@ def sweep(
     rows ``acp sweep --json`` prints: rate_hz, seeds, age_ms (mean over seeds), age_ms_ci95 (95 %
     half-width; None from one seed), ages_ms (per seed)."""
     values = _native.parse_rates(rates) if isinstance(rates, str) else [float(r) for r in rates]
-    rows = _native.sweep_rates(
-        values, seeds, seed=seed, **_scenario_args(scenario, text), **_where(client, store)
-    )
+    where: Dict[str, Any] = {**_scenario_args(scenario, text), **_where(client, store)}
+    rows = _native.sweep_rates(values, seeds, seed=seed, **where)
     return Table(json.loads(rows))
 
 

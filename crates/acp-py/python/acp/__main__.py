@@ -69,11 +69,15 @@ def _parser() -> argparse.ArgumentParser:
 def _client(args: argparse.Namespace) -> "Client":
     from distributed import Client, LocalCluster
 
+    # distributed's constructors are untyped.
     if args.scheduler:
-        return Client(args.scheduler)
+        return Client(args.scheduler)  # type: ignore[no-untyped-call]
     if args.workers < 1:
         raise SystemExit("python -m acp: --workers must be at least 1")
-    return Client(LocalCluster(n_workers=args.workers, threads_per_worker=1, dashboard_address=None))
+    cluster = LocalCluster(  # type: ignore[no-untyped-call]
+        n_workers=args.workers, threads_per_worker=1, dashboard_address=None
+    )
+    return Client(cluster)  # type: ignore[no-untyped-call]
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -22,7 +22,7 @@ again computes only what is missing.
 import logging
 import sys
 import threading
-from typing import TYPE_CHECKING, Callable, Iterator, List, Optional, Tuple
+from typing import TYPE_CHECKING, Any, Callable, Iterator, List, Optional, Tuple
 
 from . import _native
 
@@ -36,7 +36,7 @@ log = logging.getLogger("acp.cluster")
 Runner = Callable[[str, List[str]], Iterator[Tuple[int, str, Optional[bytes]]]]
 
 
-def _show_progress(futures: "List[Future]") -> None:
+def _show_progress(futures: "List[Future[Any]]") -> None:
     """Dask's own progress bar on a terminal (in a thread: the results are taken meanwhile)."""
     from distributed import progress
 
@@ -52,7 +52,8 @@ def runner(client: "Client", progress: Optional[bool] = None) -> Runner:
     def run(study: str, origins: List[str]) -> Iterator[Tuple[int, str, Optional[bytes]]]:
         from distributed import as_completed
 
-        shared = client.scatter(study, broadcast=True, hash=False)
+        # distributed's functions are untyped: its calls are checked by the tests, not mypy.
+        shared = client.scatter(study, broadcast=True, hash=False)  # type: ignore[no-untyped-call]
         # Keys of their own (not pure): a released or cancelled key of an earlier batch is
         # never one of these, even for an equal run.
         futures = client.map(_native.run_task, [shared] * len(origins), origins, pure=False)
@@ -61,7 +62,8 @@ def runner(client: "Client", progress: Optional[bool] = None) -> Runner:
             _show_progress(futures)
         done = 0
         try:
-            for future, (version, result) in as_completed(futures, with_results=True):
+            completed = as_completed(futures, with_results=True)  # type: ignore[no-untyped-call]
+            for future, (version, result) in completed:
                 yield index[future.key], version, result
                 future.release()
                 done += 1
@@ -70,7 +72,7 @@ def runner(client: "Client", progress: Optional[bool] = None) -> Runner:
         except BaseException:
             # Given up (an error, Ctrl-C, the caller stopped taking results): the rest is not
             # wanted. Not on success: a later batch may ask for an equal run (the same key).
-            client.cancel(futures)
+            client.cancel(futures)  # type: ignore[no-untyped-call]
             raise
 
     return run
