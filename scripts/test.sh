@@ -17,11 +17,13 @@ RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 # twice), pip installs that wheel into a venv under target/, then its pytest suite runs:
 # behaviour, examples/python/, `mypy.stubtest` on the native module's stub and `mypy --strict` on
 # the package and the examples (tests/test_package.py). pandas and pandas-stubs are installed so
-# that `Table.to_pandas()` is tested and typed too.
+# that `Table.to_pandas()` is tested and typed too; dask[distributed] so that the cluster path
+# (acp.cluster, `python -m acp`) runs on real LocalClusters and `dask scheduler`/`dask worker`
+# processes on loopback (tests/test_cluster.py).
 venv="$PWD/target/py-venv"
 wheels="$PWD/target/py-wheels"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet "maturin>=1.9.4,<2" pytest pandas pandas-stubs "mypy>=1.18"
+"$venv/bin/pip" install --quiet "maturin>=1.9.4,<2" pytest pandas pandas-stubs "mypy>=1.18" "dask[distributed]"
 # A venv from before the package was renamed has `maturin develop`'s install of it as `acp`.
 "$venv/bin/pip" uninstall --quiet --yes acp 2>/dev/null
 rm -rf "$wheels"

@@ -143,6 +143,10 @@ struct SweepArgs {
     /// Write sweep.csv and the age-against-rate plot (PNG, SVG) here.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Keep every run's result in the result store in this directory, and take the runs it
+    /// already holds from it instead of running them again (docs/CLUSTER.md).
+    #[arg(long, value_name = "DIR")]
+    store: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -206,6 +210,10 @@ struct ReproduceArgs {
     /// Print the tables as markdown (as docs/ shows them).
     #[arg(long, conflicts_with = "json")]
     markdown: bool,
+    /// Keep every run's result in the result store in this directory, and take the runs it
+    /// already holds from it instead of running them again (docs/CLUSTER.md).
+    #[arg(long, value_name = "DIR")]
+    store: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
