@@ -30,6 +30,8 @@ Options after `;;` (applied in this order):
                 simulator's events per second: --check ignores what it matches
   clock         the output comes from real sockets and wall-clock time: --check compares its
                 shape, not its numbers (see below)
+  check-with=A  (clock blocks only) --check appends the arguments A to the chain's last command,
+                such as a shorter --duration: the shape of the output does not depend on it
 
 --check regenerates every block into a temporary copy of the file and fails, naming each block
 (file, line and command) with a diff, where the file differs from what the current code prints.
@@ -42,7 +44,8 @@ also pass stale numbers. For them the check compares everything else exactly: th
 words, column headers, units, field names and row labels, with every number, 16-digit hex session
 id and timestamp replaced by a placeholder. So a renamed field or column, a changed unit or a new
 line fails the check; their numbers are as fresh as the last --write.
-The whole check takes about five minutes on two idle cores, most of it the reproductions
+A `clock` block's marker may shorten its run for the check (`check-with`). The whole check
+takes about four minutes on two idle cores, most of it the reproductions
 (`controllers`, `fig15`, `table1-per-hop`) run in full, since only the full runs print the
 numbers the README quotes.
 """
@@ -86,10 +89,12 @@ def parse_marker(text):
     for word in shlex.split(opts):
         key, _, value = word.partition("=")
         options[key] = value
-    known = {"show", "stderr", "both", "cut", "from", "lines", "more", "vary", "clock"}
+    known = {"show", "stderr", "both", "cut", "from", "lines", "more", "vary", "clock", "check-with"}
     unknown = set(options) - known
     if unknown:
         raise SystemExit(f"unknown option(s) {sorted(unknown)} in marker: {text}")
+    if "check-with" in options and "clock" not in options:
+        raise SystemExit(f"check-with applies to clock blocks only: {text}")
     return command.strip(), options
 
 
@@ -200,9 +205,12 @@ class Collected:
         return "".join(self.lines[kind])
 
 
-def select(block, runner):
+def select(block, runner, check):
     o = block.options
-    outputs = runner.outputs(block.command)
+    command = block.command
+    if check and "check-with" in o:
+        command += " " + o["check-with"]
+    outputs = runner.outputs(command)
     chosen = outputs[int(o.get("show", len(outputs))) - 1]
     kind = "both" if "both" in o else "stderr" if "stderr" in o else "stdout"
     lines = chosen[kind].rstrip("\n").split("\n")
@@ -270,7 +278,7 @@ def main():
         blocks = [b for b in find_blocks(path, lines) if not args.only or args.only in b.command]
         fresh = list(lines)
         for b in reversed(blocks):  # from the end, so earlier line numbers stay valid
-            new = select(b, runner)
+            new = select(b, runner, args.check)
             old = lines[b.body_start:b.body_end]
             if comparable(b, old) != comparable(b, new):
                 stale.append((b, old, new))

@@ -10,12 +10,13 @@ bash scripts/test-deps.sh
 cargo test --workspace
 # The API documentation builds without a warning (broken intra-doc links included).
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
-# The outputs pasted into README.md (and docs/) are what the current code prints, from the
-# release binary: simulator outputs exactly, those timed by the wall clock in their shape
-# (scripts/readme-outputs.py says why). A stale block fails, named, with a diff.
+# The outputs pasted into README.md (and docs/) are what the current code prints: simulator
+# outputs exactly, those timed by the wall clock in their shape (scripts/readme-outputs.py says
+# why). A stale block fails, named, with a diff. It runs the `acp` that `cargo test` just built
+# (the test profile, optimised: a seed fixes a simulation's output whatever the optimisation
+# level), saving a release build of its own.
 python3 scripts/test_readme_outputs.py
-cargo build --release --bin acp
-python3 scripts/readme-outputs.py --check
+ACP="$PWD/target/debug/acp" python3 scripts/readme-outputs.py --check
 
 # The Python package (crates/acp-py, outside the Cargo workspace), tested as people install it:
 # maturin builds its abi3 wheel (one wheel for CPython 3.9 and later; the dev profile, since the
