@@ -517,7 +517,10 @@ mod tests {
                 ":2: key 'config' cannot be set in a config file",
             ),
             ("\"--every\" = 3", ":1: key '--every' is not a flag name"),
-            ("listen = \"x\"\nlisten 3", ":2: key with no value, expected `=`"),
+            (
+                "listen = \"x\"\nlisten 3",
+                ":2: key with no value, expected `=`",
+            ),
             (
                 "verbose = -1",
                 ":1: key 'verbose': a count cannot be negative",
