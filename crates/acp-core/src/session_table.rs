@@ -165,9 +165,9 @@ mod tests {
             for (step, op) in ops.into_iter().enumerate() {
                 match op {
                     Op::Insert(k) => {
-                        if !model.contains_key(&k) {
+                        if let std::collections::hash_map::Entry::Vacant(slot) = model.entry(k) {
                             *table.insert_new(k, step) += 1;
-                            model.insert(k, step + 1);
+                            slot.insert(step + 1);
                         }
                     }
                     Op::Remove(k) => {
