@@ -111,7 +111,7 @@ impl Options {
 pub enum Work {
     /// One run of a scenario (its seed and controllers set).
     Sim(Scenario),
-    /// The best fixed rate of `base` ([`sweep::oracle_over`]): the best of `coarse`, then ±6 %
+    /// The best fixed rate of `base` ([`sweep::oracles`]): the best of `coarse`, then ±6 %
     /// around it, every rate run with every one of `seeds`.
     Oracle {
         /// The scenario whose update flows get the fixed rates.
