@@ -173,10 +173,11 @@ def test_python_reproduces_what_the_command_line_does_with_its_options():
     assert names and list(acp.reproductions()) == names
     # Every option that chooses what a reproduction runs is a keyword of acp.reproduce; the rest
     # are about the command's output (--out, --json, --markdown, logging) or the lab (--sim:
-    # Python always runs the simulator).
+    # Python always runs the simulator). `client` is Python's alone: the Dask cluster to run on
+    # (the command line's is `python -m acp … --scheduler`).
     options = set(re.findall(r"^ +(?:-\w, )?--([\w-]+)", help_text, re.MULTILINE))
     output_only = {"out", "sim", "json", "markdown", "verbose", "quiet", "log-format", "help"}
-    keywords = set(inspect.signature(acp.reproduce).parameters) - {"name"}
+    keywords = set(inspect.signature(acp.reproduce).parameters) - {"name", "client"}
     assert {o.replace("-", "_") for o in options - output_only} == keywords
 
 
