@@ -7,16 +7,26 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/test-deps.sh
+# Builds every test first, then checks the outputs pasted into README.md (and docs/) while the tests
+# run: they are what the current code prints, simulator outputs exactly, those timed by the wall
+# clock in their shape (scripts/readme-outputs.py says why); a stale block fails, named, with a
+# diff. The check runs the `acp` that `cargo test` built (the test profile, optimised: a seed fixes
+# a simulation's output whatever the optimisation level), saving a release build of its own. Its
+# reproductions keep both cores busy for minutes, a load every timing test is built to bear
+# (tests that measure time pass beside two busy loops); running the two side by side saves CI
+# those minutes. The check runs in its own process group, stopped whole if the tests fail.
+python3 scripts/test_readme_outputs.py
+cargo test --workspace --no-run
+readme_log="$(mktemp)"
+ACP="$PWD/target/debug/acp" setsid python3 scripts/readme-outputs.py --check >"$readme_log" 2>&1 &
+readme=$!
+trap 'kill -- -"$readme" 2>/dev/null; rm -f "$readme_log"' EXIT
 cargo test --workspace
+echo "README outputs (checked while the tests ran):"
+if ! wait "$readme"; then cat "$readme_log"; exit 1; fi
+cat "$readme_log"
 # The API documentation builds without a warning (broken intra-doc links included).
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
-# The outputs pasted into README.md (and docs/) are what the current code prints: simulator
-# outputs exactly, those timed by the wall clock in their shape (scripts/readme-outputs.py says
-# why). A stale block fails, named, with a diff. It runs the `acp` that `cargo test` just built
-# (the test profile, optimised: a seed fixes a simulation's output whatever the optimisation
-# level), saving a release build of its own.
-python3 scripts/test_readme_outputs.py
-ACP="$PWD/target/debug/acp" python3 scripts/readme-outputs.py --check
 
 # The Python package (crates/acp-py, outside the Cargo workspace), tested as people install it:
 # maturin builds its abi3 wheel (one wheel for CPython 3.9 and later; the dev profile, since the
