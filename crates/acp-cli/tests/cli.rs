@@ -787,15 +787,12 @@ fn bench_monitor_reports_every_round_and_their_median() {
 
 /// Starts `acp monitor --listen 127.0.0.1:0 ARGS` with piped stdout and stderr; returns it, its
 /// stderr after the listening line, and the address that line names.
-fn spawn_monitor(args: &[&str]) -> (Guarded, BufReader<std::process::ChildStderr>, String) {
+fn spawn_monitor(args: &[&str]) -> (Guarded, common::MonitorStderr, String) {
     spawn_monitor_on("127.0.0.1:0", args)
 }
 
 /// [`spawn_monitor`] listening on `listen`.
-fn spawn_monitor_on(
-    listen: &str,
-    args: &[&str],
-) -> (Guarded, BufReader<std::process::ChildStderr>, String) {
+fn spawn_monitor_on(listen: &str, args: &[&str]) -> (Guarded, common::MonitorStderr, String) {
     common::spawn_monitor(&[&["--listen", listen][..], args].concat())
 }
 
@@ -1898,7 +1895,7 @@ fn free_udp_addr() -> String {
 }
 
 /// SIGTERMs a monitor and returns its stdout (reports and summary) and the rest of its stderr.
-fn stop_monitor(child: Guarded, mut err: BufReader<std::process::ChildStderr>) -> String {
+fn stop_monitor(child: Guarded, mut err: common::MonitorStderr) -> String {
     // SAFETY: sending a signal to our own child process.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGTERM);

@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, UdpSocket};
-use std::process::{ChildStderr, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 mod common;
@@ -176,7 +176,7 @@ fn scrape_until(addr: &str, ready: impl Fn(&Scrape) -> bool) -> Scrape {
 }
 
 /// The last word of the next line of `err`.
-fn last_word(err: &mut BufReader<ChildStderr>) -> String {
+fn last_word(err: &mut impl BufRead) -> String {
     let mut line = String::new();
     err.read_line(&mut line).unwrap();
     line.trim().rsplit(' ').next().unwrap().to_string()

@@ -12,7 +12,7 @@ use std::io::{BufRead, BufReader, Read};
 use std::net::{TcpListener, TcpStream, UdpSocket};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{ChildStderr, Command, Output, Stdio};
+use std::process::{Command, Output, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -22,7 +22,8 @@ use serde_json::Value;
 mod common;
 
 use common::{
-    acp, json_output, spawn_listening, wait_for, wait_within, Collected, Guarded, SpawnGuarded,
+    acp, json_output, spawn_listening, wait_for, wait_within, Collected, Guarded, MonitorStderr,
+    SpawnGuarded,
 };
 
 /// A scratch directory for this test.
@@ -36,7 +37,7 @@ fn scratch(name: &str) -> PathBuf {
 /// A running `acp monitor` with stdout (its reports and summary, as JSON lines) and stderr piped.
 struct Monitor {
     child: Guarded,
-    stderr: BufReader<ChildStderr>,
+    stderr: MonitorStderr,
     /// Its stdout, read as it comes: a pipe nobody reads fills with frequent reports and stops
     /// the monitor's reporting loop (and with it the session statistics it publishes).
     stdout: Option<Collected>,

@@ -96,24 +96,40 @@ pub fn keygen(dir: &std::path::Path, name: &str) -> String {
     path.to_str().unwrap().to_string()
 }
 
-/// Spawns `command` (an `acp monitor`) with stderr piped and waits for its first stderr line,
-/// "acp monitor listening on ADDR". Returns the child (killed if the test fails), its stderr after
-/// that line, and ADDR.
-pub fn spawn_listening(mut command: Command) -> (Guarded, BufReader<ChildStderr>, String) {
+/// A monitor's stderr after its listening line: the lines it wrote before that one (a publisher
+/// may say "connected" first), then the rest as it comes.
+pub type MonitorStderr = BufReader<std::io::Chain<std::io::Cursor<Vec<u8>>, ChildStderr>>;
+
+/// Spawns `command` (an `acp monitor`) with stderr piped and waits for the stderr line "acp
+/// monitor listening on ADDR". Returns the child (killed if the test fails), its stderr without
+/// that line ([`MonitorStderr`]: lines another thread wrote before it, such as a publisher's
+/// "connected" under load, are kept), and ADDR.
+pub fn spawn_listening(mut command: Command) -> (Guarded, MonitorStderr, String) {
     let mut child = command.stderr(Stdio::piped()).spawn_guarded().unwrap();
     let mut err = BufReader::new(child.stderr.take().unwrap());
-    let mut first = String::new();
-    err.read_line(&mut first).unwrap();
-    let addr = first
-        .trim()
-        .strip_prefix("acp monitor listening on ")
-        .unwrap_or_else(|| panic!("not the listening line: {first}"))
-        .to_string();
-    (child, err, addr)
+    let mut before = Vec::new();
+    let mut line = String::new();
+    let addr = loop {
+        line.clear();
+        let read = err.read_line(&mut line).unwrap();
+        assert!(
+            read > 0,
+            "the monitor ended before listening: {}",
+            String::from_utf8_lossy(&before)
+        );
+        match line.trim().strip_prefix("acp monitor listening on ") {
+            Some(addr) => break addr.to_string(),
+            None => before.extend_from_slice(line.as_bytes()),
+        }
+    };
+    // What the BufReader read past the listening line stays in its buffer: keep it too.
+    before.extend_from_slice(err.buffer());
+    let rest = std::io::Cursor::new(before).chain(err.into_inner());
+    (child, BufReader::new(rest), addr)
 }
 
 /// Starts `acp monitor ARGS` with stdout and stderr piped: [`spawn_listening`].
-pub fn spawn_monitor(args: &[&str]) -> (Guarded, BufReader<ChildStderr>, String) {
+pub fn spawn_monitor(args: &[&str]) -> (Guarded, MonitorStderr, String) {
     let mut command = acp();
     command.arg("monitor").args(args).stdout(Stdio::piped());
     spawn_listening(command)
