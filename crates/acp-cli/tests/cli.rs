@@ -773,8 +773,10 @@ fn bench_monitor_reports_every_round_and_their_median() {
     for r in rounds {
         let echo = r["echo_replies_per_sec"].as_f64().unwrap();
         let monitor = r["monitor_acks_per_sec"].as_f64().unwrap();
-        // Both servers answered a real load (loopback manages well over 10k/s even in debug).
-        assert!(echo > 10_000.0 && monitor > 10_000.0, "{r}");
+        // Both servers answered a real load: at least 1,000/s, 200 in the round's 200 ms. A quiet
+        // machine manages well over 10k/s even in debug; with both cores busy elsewhere the echo
+        // server was seen at 8.2k/s, so the bound is an order below that, not a rate target.
+        assert!(echo > 1_000.0 && monitor > 1_000.0, "{r}");
         ratios.push(r["ratio"].as_f64().unwrap());
         assert!(
             (ratios.last().unwrap() - monitor / echo).abs() < 1e-9,
