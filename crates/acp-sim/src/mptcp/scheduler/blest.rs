@@ -10,7 +10,7 @@
 
 use acp_core::Time;
 
-use super::{fastest, fastest_with_space, ConnectionView, Scheduler, SubflowView};
+use super::{fast_or_slow, ConnectionView, FastOrSlow, Scheduler, SubflowView};
 
 /// BLEST with a fixed λ.
 #[derive(Debug, Clone, Copy)]
@@ -32,16 +32,11 @@ impl Scheduler for Blest {
         subflows: &[SubflowView],
         conn: &ConnectionView,
     ) -> Option<usize> {
-        let f = fastest(subflows)?;
-        if subflows[f].has_window_space() {
-            return Some(f);
-        }
-        let s = fastest_with_space(subflows)?;
-        let (fast, slow) = (&subflows[f], &subflows[s]);
-        let (Some(rtt_f), Some(rtt_s)) = (fast.srtt, slow.srtt) else {
-            return Some(s);
+        let (fast, slow, s) = match fast_or_slow(subflows) {
+            FastOrSlow::Decided(pick) => return pick,
+            FastOrSlow::Weigh { fast, slow } => (&subflows[fast], &subflows[slow], slow),
         };
-        let rtts = rtt_s.as_secs_f64() / rtt_f.as_secs_f64().max(f64::MIN_POSITIVE);
+        let rtts = slow.srtt_secs() / fast.srtt_secs().max(f64::MIN_POSITIVE);
         let mss_f = fast.mss.max(1) as f64;
         let x = mss_f * (fast.cwnd as f64 / mss_f + (rtts - 1.0) / 2.0) * rtts;
         let left = conn.send_window as f64 - (slow.in_flight + slow.mss) as f64;

@@ -27,10 +27,7 @@ pub struct Daps {
 
 impl Daps {
     fn plan(&mut self, subflows: &[SubflowView]) {
-        let rtt: Vec<f64> = subflows
-            .iter()
-            .map(|s| s.srtt.map_or(0.0, |r| r.as_secs_f64()))
-            .collect();
+        let rtt: Vec<f64> = subflows.iter().map(SubflowView::srtt_secs).collect();
         let slowest = rtt.iter().copied().fold(0.0, f64::max);
         self.window = subflows
             .iter()

@@ -9,7 +9,7 @@
 
 use acp_core::Time;
 
-use super::{fastest, fastest_with_space, ConnectionView, Scheduler, SubflowView};
+use super::{fast_or_slow, ConnectionView, FastOrSlow, Scheduler, SubflowView};
 
 /// ECF with its hysteresis state.
 #[derive(Debug, Clone, Copy)]
@@ -35,16 +35,11 @@ impl Scheduler for Ecf {
         subflows: &[SubflowView],
         conn: &ConnectionView,
     ) -> Option<usize> {
-        let f = fastest(subflows)?;
-        if subflows[f].has_window_space() {
-            return Some(f);
-        }
-        let s = fastest_with_space(subflows)?;
-        let (fast, slow) = (&subflows[f], &subflows[s]);
-        let (Some(rtt_f), Some(rtt_s)) = (fast.srtt, slow.srtt) else {
-            return Some(s);
+        let (fast, slow, s) = match fast_or_slow(subflows) {
+            FastOrSlow::Decided(pick) => return pick,
+            FastOrSlow::Weigh { fast, slow } => (&subflows[fast], &subflows[slow], slow),
         };
-        let (rtt_f, rtt_s) = (rtt_f.as_secs_f64(), rtt_s.as_secs_f64());
+        let (rtt_f, rtt_s) = (fast.srtt_secs(), slow.srtt_secs());
         let delta = fast.rttvar.max(slow.rttvar).as_secs_f64();
         let k = conn.unassigned as f64;
         let n = 1.0 + k / fast.cwnd.max(1) as f64;

@@ -84,6 +84,11 @@ impl SubflowView {
         self.in_flight + self.mss <= self.cwnd
     }
 
+    /// SRTT in seconds (zero before the first sample).
+    fn srtt_secs(&self) -> f64 {
+        self.srtt.map_or(0.0, |r| r.as_secs_f64())
+    }
+
     /// The SRTT used for comparisons: a subflow without a sample ranks last.
     fn srtt_or_max(&self) -> Duration {
         self.srtt.unwrap_or(Duration::MAX)
@@ -139,6 +144,38 @@ pub fn fastest(subflows: &[SubflowView]) -> Option<usize> {
         .filter(|(_, s)| !s.backup)
         .min_by_key(|(_, s)| s.srtt_or_max())
         .map(|(i, _)| i)
+}
+
+/// The first step ECF and BLEST share: send on the fastest subflow if it has space, on the best
+/// subflow with space if either RTT is unknown, nothing if no subflow has space; otherwise the
+/// rule must weigh the full fast subflow against the slower one with space.
+pub enum FastOrSlow {
+    /// The pick (or wait) is already decided.
+    Decided(Option<usize>),
+    /// Fast subflow full, `slow` has space, both RTTs known.
+    Weigh {
+        /// The non-backup subflow with the least SRTT.
+        fast: usize,
+        /// The subflow with space and the least SRTT.
+        slow: usize,
+    },
+}
+
+/// See [`FastOrSlow`].
+pub fn fast_or_slow(subflows: &[SubflowView]) -> FastOrSlow {
+    let Some(fast) = fastest(subflows) else {
+        return FastOrSlow::Decided(None);
+    };
+    if subflows[fast].has_window_space() {
+        return FastOrSlow::Decided(Some(fast));
+    }
+    let Some(slow) = fastest_with_space(subflows) else {
+        return FastOrSlow::Decided(None);
+    };
+    if subflows[fast].srtt.is_none() || subflows[slow].srtt.is_none() {
+        return FastOrSlow::Decided(Some(slow));
+    }
+    FastOrSlow::Weigh { fast, slow }
 }
 
 /// The schedulers by name, as scenario files and the CLI spell them.
