@@ -25,11 +25,14 @@
 //! - [`store`]: the result store (SQLite), so that a study run again computes only what it lacks;
 //! - [`study`]: a study (a reproduction or a sweep) as data a cluster's workers rebuild runs from;
 //! - [`tcp`]: TCP senders and receivers with their congestion controls;
+//! - [`mptcp`]: multipath TCP parts: schedulers, device queues, LIA, the connection-level
+//!   receive buffer;
 //! - [`reproduce`]: the papers' Figs. 2 and 4 (updates over TCP), Fig. 7, Table I, the D/D/1
 //!   table and the multi-source WiFi results (Fig. 15, thesis Figs. 3.15 and 3.16).
 pub mod analytic;
 pub mod engine;
 pub mod flows;
+pub mod mptcp;
 pub mod report;
 pub mod reproduce;
 pub mod runs;
