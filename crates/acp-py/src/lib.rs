@@ -194,6 +194,7 @@ fn run_reproduction(
         scenarios: scenarios.unwrap_or_default(),
         controllers,
         quick,
+        random: None,
         whole_medium,
         threads: threads(),
     };
