@@ -132,7 +132,7 @@ fn reproductions() -> Vec<(&'static str, &'static str)> {
 /// is the command's) and returns its JSON: the rows with the same fields, the setup, the
 /// published numbers' sources, the notes.
 #[pyfunction]
-#[pyo3(name = "reproduce", signature = (name, seed=1, seeds=None, secs=None, updates=None, payload=None, clients=None, scenarios=None, controllers=None, quick=false, whole_medium=false))]
+#[pyo3(name = "reproduce", signature = (name, seed=1, seeds=None, secs=None, updates=None, payload=None, clients=None, scenarios=None, controllers=None, quick=false, random=None, whole_medium=false))]
 #[allow(clippy::too_many_arguments)]
 fn run_reproduction(
     py: Python<'_>,
@@ -146,6 +146,7 @@ fn run_reproduction(
     scenarios: Option<Vec<String>>,
     controllers: Option<Vec<String>>,
     quick: bool,
+    random: Option<usize>,
     whole_medium: bool,
 ) -> PyResult<String> {
     let Some(r) = reproduce::find(name) else {
@@ -174,6 +175,10 @@ fn run_reproduction(
             clients.iter().flatten().any(|&n| !(1..=500).contains(&n)),
             "clients must be within 1-500",
         ),
+        (
+            random.is_some_and(|n| !(1..=100_000).contains(&n)),
+            "random must be within 1-100000",
+        ),
     ];
     if let Some((_, why)) = checks.iter().find(|(bad, _)| *bad) {
         return Err(value_error(why));
@@ -194,7 +199,7 @@ fn run_reproduction(
         scenarios: scenarios.unwrap_or_default(),
         controllers,
         quick,
-        random: None,
+        random,
         whole_medium,
         threads: threads(),
     };

@@ -35,6 +35,7 @@ def reproduce(
     scenarios: Optional[List[str]] = None,
     controllers: Optional[List[str]] = None,
     quick: bool = False,
+    random: Optional[int] = None,
     whole_medium: bool = False,
 ) -> str: ...
 
