@@ -18,7 +18,7 @@
 //!   [`Class::Wifi`] (1–48 stations behind an 802.11g access point), [`Class::Loss`]
 //!   (Bernoulli or Gilbert–Elliott), [`Class::Trace`] (a synthetic Mahimahi trace at the
 //!   bottleneck), [`Class::Schedule`] (the bottleneck drops and is restored),
-//!   [`Class::Jitter`] (with or without reordering).
+//!   [`Class::Jitter`] (with or without reordering, added to one hop's propagation).
 //!
 //! A run lasts 150 base round trips, 4–40 simulated seconds (the first third not measured). A
 //! draw whose bottleneck would carry more than [`UPDATE_BUDGET`] updates in that time is drawn
@@ -415,10 +415,17 @@ fn attempt(rng: &mut Rng, class: Class, id: &str, length: Length) -> Option<Suit
             let h = rng.up_to(base.hops.len() as u32 - 1) as usize;
             let max = round_sig(log_uniform(rng, 0.5, 30.0), 2);
             let reorder = rng.chance(0.5);
+            // The link's jitter moves a delay by ±max (never below zero): the hop's delay is
+            // raised by max, so the jitter only adds to its propagation, as queues elsewhere
+            // would (a draw of ±30 ms on a 0.5-ms hop would otherwise deliver half the updates
+            // in no time at all).
+            let (mbit, ms) = base.hops[h];
             let mut hops = base.hops();
-            hops[h] = hops[h].clone().with(format!(
-                "jitter = {{ max = \"{max}ms\", reorder = {reorder} }}"
-            ));
+            hops[h] = hop(mbit, round_sig(ms + max, 3))
+                .queue(base.queue)
+                .with(format!(
+                    "jitter = {{ max = \"{max}ms\", reorder = {reorder} }}"
+                ));
             let what = if reorder { "with" } else { "without" };
             draft(
                 id,
@@ -523,8 +530,10 @@ mod tests {
             assert!((1..=8).contains(&s.hops()), "{}", s.id);
             let b = s.bottleneck_bps();
             assert!((0.1e6..=1e9).contains(&b), "{}: {b}", s.id);
-            // Each hop's share is rounded to two digits: 1 % over at most.
-            assert!(s.delay().as_secs_f64() <= 0.1515, "{}", s.id);
+            // Each hop's share is rounded to two digits (1 % over at most); a jitter path adds
+            // up to 30 ms of jitter to one hop's propagation.
+            let jitter = if s.class == "jitter" { 0.0303 } else { 0.0 };
+            assert!(s.delay().as_secs_f64() <= 0.1515 + jitter, "{}", s.id);
             assert!((32..=1400).contains(&s.payload()), "{}", s.id);
             assert!((1..=48).contains(&s.sources()), "{}", s.id);
             let secs = s.scenario.config.duration.as_secs_f64();
