@@ -121,11 +121,16 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
             latency: true,
             rate,
             read_sessions_every,
+            list_sessions,
             json,
             ..
         } => {
             let stop = signals::shutdown_flag()?;
-            let r = bench::monitor_latency(sessions, rate, duration, read_sessions_every, &stop)?;
+            let reads = read_sessions_every.map(|every| bench::SessionReads {
+                every,
+                listed: list_sessions,
+            });
+            let r = bench::monitor_latency(sessions, rate, duration, reads, &stop)?;
             let us = |x: f64| x.is_finite().then_some(x);
             if json {
                 outln!(
@@ -133,7 +138,11 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                     json!({"sessions": r.sessions, "rate_hz": r.rate, "sent": r.sent,
                            "replies": r.replies, "p50_us": us(r.p50_us), "p99_us": us(r.p99_us),
                            "p999_us": us(r.p999_us), "max_us": us(r.max_us),
-                           "session_reads": r.session_reads})
+                           "session_reads": r.session_reads,
+                           "rss_before_bytes": r.rss_before, "rss_held_bytes": r.rss_held,
+                           "rss_end_bytes": r.rss_end,
+                           "rss_per_session_bytes": us(r.bytes_per_session(r.rss_held)),
+                           "rss_per_session_end_bytes": us(r.bytes_per_session(r.rss_end))})
                 )?;
             } else if r.replies == 0 {
                 outln!("reply latency: no samples ({} sent)", r.sent)?;
@@ -144,14 +153,31 @@ pub fn run(cmd: BenchCommand) -> anyhow::Result<()> {
                     r.rate,
                     // Less than --duration if interrupted.
                     (r.sent as f64 / r.rate).min(duration.as_secs_f64()),
-                    read_sessions_every.map_or_else(String::new, |d| format!(
-                        ", session list read every {d:?} ({} reads)",
+                    reads.map_or_else(String::new, |d| format!(
+                        ", {} read every {:?} ({} reads)",
+                        if d.listed == usize::MAX {
+                            "the session list".to_string()
+                        } else {
+                            format!("the {} sessions silent the longest", d.listed)
+                        },
+                        d.every,
                         r.session_reads
                     ))
                 )?;
                 outln!(
                     "  {} ACKs for {} updates; p50 {:.0} µs, p99 {:.0} µs, p99.9 {:.0} µs, max {:.0} µs",
                     r.replies, r.sent, r.p50_us, r.p99_us, r.p999_us, r.max_us
+                )?;
+            }
+            if !json {
+                outln!(
+                    "resident memory: {:.1} MiB before the server, {:.1} MiB with the sessions \
+                     established ({:.0} B per session), {:.1} MiB at the end ({:.0} B per session)",
+                    crate::flood::mib(r.rss_before),
+                    crate::flood::mib(r.rss_held),
+                    r.bytes_per_session(r.rss_held),
+                    crate::flood::mib(r.rss_end),
+                    r.bytes_per_session(r.rss_end)
                 )?;
             }
         }

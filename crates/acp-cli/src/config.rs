@@ -21,6 +21,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::ffi::OsString;
 use std::fmt::Write as _;
+use std::io::Read;
 use std::path::PathBuf;
 
 use clap::error::{ContextKind, ContextValue, ErrorKind};
@@ -199,6 +200,28 @@ fn setting_args(key: &str, value: &Value, arg: Option<&Arg>) -> Result<Vec<Strin
     }
 }
 
+/// Largest config file read: a few dozen settings take a few KiB, and a larger file is a mistake
+/// (or an attempt to make the monitor read a huge file and echo it back).
+pub const MAX_CONFIG_BYTES: u64 = 1 << 20;
+
+/// The text of `file`, refused if it holds more than [`MAX_CONFIG_BYTES`] (no more is read).
+fn read_capped(file: &std::path::Path) -> std::io::Result<String> {
+    let mut text = String::new();
+    std::fs::File::open(file)?
+        .take(MAX_CONFIG_BYTES + 1)
+        .read_to_string(&mut text)?;
+    if text.len() as u64 > MAX_CONFIG_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!(
+                "larger than {} KiB, the most a config file may hold",
+                MAX_CONFIG_BYTES >> 10
+            ),
+        ));
+    }
+    Ok(text)
+}
+
 /// Inserts the settings of the `--config` file, if `args` (a whole command line, program first)
 /// run a subcommand that takes one and give it. An unreadable file, invalid TOML, a reserved key
 /// or a value no flag takes is refused here; clap checks the rest.
@@ -217,8 +240,7 @@ pub fn expand(cmd: &Command, args: Vec<OsString>) -> Result<Expanded, UsageError
         return Ok(unchanged(args));
     };
     let shown = file.display();
-    let text =
-        std::fs::read_to_string(&file).map_err(|e| UsageError(format!("--config {shown}: {e}")))?;
+    let text = read_capped(&file).map_err(|e| UsageError(format!("--config {shown}: {e}")))?;
     let table: BTreeMap<Spanned<String>, Spanned<Value>> = toml::from_str(&text).map_err(|e| {
         let place = e.span().map_or_else(String::new, |span| {
             format!(":{}", line_of(&text, span.start))
@@ -495,7 +517,10 @@ mod tests {
                 ":2: key 'config' cannot be set in a config file",
             ),
             ("\"--every\" = 3", ":1: key '--every' is not a flag name"),
-            ("listen = \"x\"\nlisten 3", ":2: expected `.`, `=`"),
+            (
+                "listen = \"x\"\nlisten 3",
+                ":2: key with no value, expected `=`",
+            ),
             (
                 "verbose = -1",
                 ":1: key 'verbose': a count cannot be negative",

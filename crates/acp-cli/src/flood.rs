@@ -1,13 +1,47 @@
-//! `acp bench flood`: the state-exhaustion and malformed floods against a local monitor
-//! (`acp_runtime::flood`), one table row per attack.
+//! `acp bench flood`: the attacks on a local monitor (`acp_runtime::flood`) and on its metrics
+//! endpoint ([`crate::metrics_flood`]), one table row per attack.
 
 use acp_runtime::flood::{self, Attack, FloodConfig, FloodResult};
 use serde_json::json;
 
+use crate::metrics_flood::{self, MetricsAttack, MetricsReport};
 use crate::output::outln;
 use crate::FloodArgs;
 
-fn mib(bytes: u64) -> f64 {
+/// An attack of either kind.
+#[derive(Debug, Clone, Copy)]
+enum Which {
+    Monitor(Attack),
+    Metrics(MetricsAttack),
+}
+
+/// Every attack, in the order they run.
+fn every_attack() -> Vec<Which> {
+    let monitor = Attack::ALL.into_iter().map(Which::Monitor);
+    monitor
+        .chain(MetricsAttack::ALL.into_iter().map(Which::Metrics))
+        .collect()
+}
+
+/// The attack called `name`.
+fn attack_named(name: &str) -> Option<Which> {
+    Attack::from_name(name)
+        .map(Which::Monitor)
+        .or_else(|| MetricsAttack::from_name(name).map(Which::Metrics))
+}
+
+/// The names `--attack` takes.
+pub fn attack_names() -> Vec<&'static str> {
+    every_attack()
+        .into_iter()
+        .map(|w| match w {
+            Which::Monitor(a) => a.name(),
+            Which::Metrics(a) => a.name(),
+        })
+        .collect()
+}
+
+pub(crate) fn mib(bytes: u64) -> f64 {
     bytes as f64 / (1024.0 * 1024.0)
 }
 
@@ -24,7 +58,7 @@ fn row(r: &FloodResult) -> String {
         |d| format!("{:.0} ms", d.as_secs_f64() * 1e3),
     );
     format!(
-        "{:<10} {:>9} {:>10.3} % {:>10} {:>7}/{:<6} {:>8} {:>9} {:>9} {:>9.1} → {:.1}",
+        "{:<14} {:>9} {:>10.3} % {:>10} {:>7}/{:<6} {:>8} {:>9} {:>9} {:>9.1} → {:.1}",
         r.attack.name(),
         r.attack_sent,
         100.0 * r.established_loss(),
@@ -49,9 +83,9 @@ pub fn run(a: FloodArgs) -> anyhow::Result<()> {
         keys: a.psk_file,
         ..FloodConfig::default()
     };
-    let attacks: Vec<Attack> = match a.attack.as_deref().and_then(Attack::from_name) {
+    let attacks: Vec<Which> = match a.attack.as_deref().and_then(attack_named) {
         Some(attack) => vec![attack],
-        None => Attack::ALL.to_vec(),
+        None => every_attack(),
     };
     if !a.json {
         outln!(
@@ -64,7 +98,7 @@ pub fn run(a: FloodArgs) -> anyhow::Result<()> {
             if cfg.keys.is_some() { ", sealed (--psk-file)" } else { "" }
         )?;
         outln!(
-            "{:<10} {:>9} {:>12} {:>10} {:>14} {:>8} {:>9} {:>9} {:>17}",
+            "{:<14} {:>9} {:>12} {:>10} {:>14} {:>8} {:>9} {:>9} {:>17}",
             "attack",
             "sent",
             "est. loss",
@@ -77,11 +111,18 @@ pub fn run(a: FloodArgs) -> anyhow::Result<()> {
         )?;
     }
     for attack in attacks {
-        let r = flood::run(attack, &cfg)?;
+        let (r, scraped) = match attack {
+            Which::Monitor(attack) => (flood::run(attack, &cfg)?, None),
+            Which::Metrics(attack) => {
+                let (r, report) = metrics_flood::run(attack, &cfg)?;
+                (r, Some(report))
+            }
+        };
+        let after_ms = r
+            .admission_after_attack
+            .map(|a| a.map(|d| d.as_secs_f64() * 1e3));
         if a.json {
-            outln!(
-                "{}",
-                json!({
+            let mut line = json!({
                     "attack": r.attack.name(),
                     "attack_sent": r.attack_sent,
                     "established_sent": r.established_sent,
@@ -101,17 +142,50 @@ pub fn run(a: FloodArgs) -> anyhow::Result<()> {
                     "victim_delivered": r.victim.map(|v| v.1),
                     "rss_before_bytes": r.rss_before,
                     "rss_after_bytes": r.rss_after,
-                })
-            )?;
+                    "admission_after_attack_ms": after_ms,
+            });
+            if let Some(m) = &scraped {
+                line["attacker_bytes"] = json!(m.bytes);
+                line["scrapes"] = json!(m.scrapes);
+                line["scrapes_ok"] = json!(m.scrapes_ok);
+                line["slowest_scrape_ms"] = json!(m.slowest.as_secs_f64() * 1e3);
+            }
+            outln!("{line}")?;
         } else {
             outln!("{}", row(&r))?;
             if let Some((sent, delivered)) = r.victim {
                 outln!(
-                    "{:<10} the victim's updates delivered: {delivered} of {sent}",
+                    "{:<14} the victim's updates delivered: {delivered} of {sent}",
                     ""
                 )?;
+            }
+            if let Some(after) = r.admission_after_attack {
+                let waited = after.map_or_else(
+                    || format!("not within {:?}", flood::AFTER_ATTACK_PATIENCE),
+                    |d| format!("in {:.1} s", d.as_secs_f64()),
+                );
+                outln!(
+                    "{:<14} a newcomer starting as the attack stopped was admitted {waited}",
+                    ""
+                )?;
+            }
+            if let Some(m) = &scraped {
+                outln!("{:<14} {}", "", scraper_text(m))?;
             }
         }
     }
     Ok(())
+}
+
+/// The metrics attacks' own line: the honest scraper's answers and what the attacker wrote.
+fn scraper_text(m: &MetricsReport) -> String {
+    format!(
+        "honest scraper: {} of {} answered 200, slowest {:.0} ms; attacker: {} connections, \
+         {:.1} MiB written",
+        m.scrapes_ok,
+        m.scrapes,
+        m.slowest.as_secs_f64() * 1e3,
+        m.connections,
+        mib(m.bytes)
+    )
 }

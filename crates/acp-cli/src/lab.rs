@@ -11,14 +11,15 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use crate::source_tcp::tcp_info_json;
-use crate::{output, parse_duration, signals, UsageError};
+use crate::{output, parse_input_file, parse_run_time, signals, UsageError};
 
 #[derive(Debug, Args)]
 pub struct LabArgs {
     /// The scenario (TOML format 2, as for `acp sim`; plus `type = "tcp"` flows).
+    #[arg(value_parser = parse_input_file)]
     file: PathBuf,
     /// Run this long instead of the scenario's duration (e.g. 20s).
-    #[arg(long, value_parser = parse_duration)]
+    #[arg(long, value_parser = parse_run_time)]
     duration: Option<Duration>,
     /// Print the result as one JSON object.
     #[arg(long)]

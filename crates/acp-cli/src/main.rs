@@ -22,6 +22,7 @@ mod keys;
 mod lab;
 mod logging;
 mod metrics;
+mod metrics_flood;
 mod monitor;
 mod output;
 mod pathargs;
@@ -108,6 +109,7 @@ struct KeygenArgs {
 #[derive(Debug, Args)]
 struct SimArgs {
     /// The scenario (TOML, see docs/SIMULATOR.md).
+    #[arg(value_parser = parse_input_file)]
     file: PathBuf,
     /// Override the scenario's seed.
     #[arg(long)]
@@ -123,6 +125,7 @@ struct SimArgs {
 #[derive(Debug, Args)]
 struct SweepArgs {
     /// The scenario (TOML).
+    #[arg(value_parser = parse_input_file)]
     file: PathBuf,
     /// Rates to try (updates/s): a list `10,20,50` or a range `START:STOP:STEP`.
     #[arg(long)]
@@ -140,6 +143,10 @@ struct SweepArgs {
     /// Write sweep.csv and the age-against-rate plot (PNG, SVG) here.
     #[arg(long)]
     out: Option<PathBuf>,
+    /// Keep every run's result in the result store in this directory, and take the runs it
+    /// already holds from it instead of running them again (docs/CLUSTER.md).
+    #[arg(long, value_name = "DIR")]
+    store: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -208,6 +215,10 @@ struct ReproduceArgs {
     /// Print the tables as markdown (as docs/ shows them).
     #[arg(long, conflicts_with = "json")]
     markdown: bool,
+    /// Keep every run's result in the result store in this directory, and take the runs it
+    /// already holds from it instead of running them again (docs/CLUSTER.md).
+    #[arg(long, value_name = "DIR")]
+    store: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -257,7 +268,8 @@ struct MonitorArgs {
     #[arg(long, default_value_t = 20)]
     report_sessions: usize,
     /// Also send fresh updates to unix:PATH (a Unix stream socket the monitor listens on; each of
-    /// up to 64 clients gets JSON lines through its own latest-value mailbox) or
+    /// up to 64 clients gets JSON lines through its own latest-value mailbox of at most 1 MiB of
+    /// payload, and one that reads nothing for 10 s is disconnected) or
     /// mqtt://HOST[:PORT][/PREFIX] or mqtts:// (TLS) (retained, to PREFIX/<session>/update, with
     /// each report's statistics to PREFIX/<session>/stats and the monitor's state to
     /// PREFIX/status; reconnects; see docs/OUTPUTS.md). Repeatable. No sink holds up the
@@ -313,7 +325,7 @@ struct SourceArgs {
     #[arg(long, default_value_t = 64, value_parser = clap::value_parser!(u64).range(0..=65_463))]
     payload_size: u64,
     /// Stop after this long, e.g. 30s or 2m.
-    #[arg(long, value_parser = parse_duration, conflicts_with = "count")]
+    #[arg(long, value_parser = parse_run_time, conflicts_with = "count")]
     duration: Option<Duration>,
     /// Stop after this many updates.
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..))]
@@ -454,7 +466,7 @@ struct RelayArgs {
 #[derive(Debug, Args)]
 struct DemoArgs {
     /// How long each controller runs, e.g. 20s.
-    #[arg(long, default_value = "10s", value_parser = parse_duration)]
+    #[arg(long, default_value = "10s", value_parser = parse_run_time)]
     duration: Duration,
     /// The controllers to run, one after another, comma-separated (seek | acp+ | acp[:KAPPA] |
     /// lazy | fixed:RATE; default: seek,acp+,lazy).
@@ -482,7 +494,7 @@ enum BenchCommand {
     /// 100 B and 1400 B, and the one-way delay error of 1,000 probes through a 20 ms link.
     Lab {
         /// Measurement time per packet size.
-        #[arg(long, default_value = "5s", value_parser = parse_duration)]
+        #[arg(long, default_value = "5s", value_parser = parse_run_time)]
         duration: Duration,
         /// Machine-readable output.
         #[arg(long)]
@@ -491,7 +503,7 @@ enum BenchCommand {
     /// Send-time precision of the source driver at 1,000 and 10,000 updates/s.
     Pacing {
         /// Measurement time per rate.
-        #[arg(long, default_value = "5s", value_parser = parse_duration)]
+        #[arg(long, default_value = "5s", value_parser = parse_run_time)]
         duration: Duration,
         /// Machine-readable output.
         #[arg(long)]
@@ -501,7 +513,7 @@ enum BenchCommand {
     /// with --latency, how fast it answers while holding --sessions live sessions.
     Monitor {
         /// Measurement time per server and round.
-        #[arg(long, default_value = "2s", value_parser = parse_duration)]
+        #[arg(long, default_value = "2s", value_parser = parse_run_time)]
         duration: Duration,
         /// Rounds (echo and monitor back to back, alternating order); medians are reported.
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=100))]
@@ -525,8 +537,13 @@ enum BenchCommand {
         rate: f64,
         /// With --latency: another thread reads the per-session list this often, as the
         /// periodic reports of `acp monitor` do.
-        #[arg(long, requires = "latency", value_parser = parse_duration)]
+        #[arg(long, requires = "latency", value_parser = parse_run_time)]
         read_sessions_every: Option<Duration>,
+        /// With --read-sessions-every: the reader lists this many sessions, those silent the
+        /// longest, as `acp monitor --report-sessions` does (20 by default), or all.
+        #[arg(long, value_name = "N|all", default_value = "all", value_parser = parse_metrics_sessions,
+              requires = "read_sessions_every")]
+        list_sessions: usize,
         /// Compare this many monitor servers sharing one port (SO_REUSEPORT, as
         /// `acp monitor --reuse-port`) with one server, under load from 16 source ports. The
         /// servers share one core and the load generator has the other: on a two-core machine
@@ -538,20 +555,22 @@ enum BenchCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Floods a local monitor (one host holding sessions, blind spoofed sessions, malformed
-    /// datagrams) and reports established sources' ACK loss, newcomers' admission time and
-    /// memory. Attackers use their own 127.x.y.z addresses; nothing leaves the host.
+    /// Floods a local monitor (hosts holding sessions, blind spoofed sessions, malformed
+    /// datagrams, TCP writers and idle connections, sequence jumps) and its metrics endpoint, and
+    /// reports established sources' ACK loss, newcomers' admission time and memory. Attackers
+    /// use their own 127.x.y.z addresses; nothing leaves the host.
     Flood(FloodArgs),
 }
 
 #[derive(Debug, Args)]
 struct FloodArgs {
-    /// Only this attack: hold | spoof | malformed | tcp-writer | tcp-idle | seq-jump (default:
-    /// all six, one after another).
-    #[arg(long, value_parser = ["hold", "spoof", "malformed", "tcp-writer", "tcp-idle", "seq-jump"])]
+    /// Only this attack: hold | spoof | malformed | tcp-writer | tcp-idle | seq-jump |
+    /// hold-prefixes | metrics-header | metrics-idle | metrics-noread (default: all ten, one
+    /// after another).
+    #[arg(long, value_parser = clap::builder::PossibleValuesParser::new(flood::attack_names()))]
     attack: Option<String>,
     /// How long each attack runs.
-    #[arg(long, default_value = "15s", value_parser = parse_duration)]
+    #[arg(long, default_value = "15s", value_parser = parse_run_time)]
     duration: Duration,
     /// The monitor's session table size.
     #[arg(long, default_value_t = 10_000, value_parser = clap::value_parser!(u64).range(16..=1_000_000))]
@@ -583,13 +602,41 @@ fn parse_listen(s: &str) -> Result<SocketAddr, String> {
     resolve::resolve(s, Purpose::Listen).map_err(|e| e.to_string())
 }
 
-/// `--to HOST:PORT`: the first of the host's addresses this host can send to.
+/// `--to HOST:PORT`: the first of the host's addresses this host can send to. Port 0 is
+/// refused: nothing listens there, and a source would send into the void forever.
 fn parse_peer(s: &str) -> Result<SocketAddr, String> {
-    resolve::resolve(s, Purpose::Connect).map_err(|e| e.to_string())
+    let addr = resolve::resolve(s, Purpose::Connect).map_err(|e| e.to_string())?;
+    if addr.port() == 0 {
+        return Err(
+            "port 0 is not a destination (it means \"any port\" only when listening)".into(),
+        );
+    }
+    Ok(addr)
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {
     acp_core::units::parse_duration(s).map_err(|e| e.to_string())
+}
+
+/// How long something runs or waits between rounds: a duration longer than zero.
+fn parse_run_time(s: &str) -> Result<Duration, String> {
+    let d = parse_duration(s)?;
+    if d.is_zero() {
+        return Err("must be longer than zero".into());
+    }
+    Ok(d)
+}
+
+/// An input file (a scenario): it must exist and be a readable file, so that a wrong path is a
+/// usage error (exit 2) rather than a failed run.
+fn parse_input_file(s: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(s);
+    let meta = std::fs::metadata(&path).map_err(|e| e.to_string())?;
+    if !meta.is_file() {
+        return Err("not a file".into());
+    }
+    std::fs::File::open(&path).map_err(|e| e.to_string())?;
+    Ok(path)
 }
 
 fn parse_rate(s: &str) -> Result<f64, String> {
@@ -701,12 +748,42 @@ fn error_line(e: &clap::Error) -> String {
     }
 }
 
+/// Longest quoted value an error line repeats whole (characters).
+const MAX_ECHOED_VALUE: usize = 64;
+/// Longest error line printed (characters).
+const MAX_ERROR_LINE: usize = 400;
+
+/// `line` with every value quoted in it ('…') longer than [`MAX_ECHOED_VALUE`] cut short, and
+/// the whole cut at [`MAX_ERROR_LINE`], each cut saying how long the original was: a bad value
+/// of any size is reported on one readable line.
+fn shorten(line: &str) -> String {
+    let cut = |text: &str, keep: usize| -> String {
+        let kept: String = text.chars().take(keep).collect();
+        format!("{kept}… ({} bytes)", text.len())
+    };
+    let parts: Vec<String> = line
+        .split('\'')
+        .enumerate()
+        .map(
+            |(i, part)| match i % 2 == 1 && part.chars().count() > MAX_ECHOED_VALUE {
+                true => cut(part, MAX_ECHOED_VALUE),
+                false => part.to_string(),
+            },
+        )
+        .collect();
+    let short = parts.join("'");
+    match short.chars().count() > MAX_ERROR_LINE {
+        true => cut(&short, MAX_ERROR_LINE),
+        false => short,
+    }
+}
+
 fn main() -> ExitCode {
     let cmd = command();
     let expanded = match config::expand(&cmd, std::env::args_os().collect()) {
         Ok(expanded) => expanded,
         Err(e) => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", shorten(&e.to_string()));
             return ExitCode::from(2);
         }
     };
@@ -724,8 +801,8 @@ fn main() -> ExitCode {
         Err(e) if e.use_stderr() => {
             let line = error_line(&e);
             match expanded.explain(&e, &line) {
-                Some(in_file) => eprintln!("error: {in_file}"),
-                None => eprintln!("{line}"),
+                Some(in_file) => eprintln!("error: {}", shorten(&in_file)),
+                None => eprintln!("{}", shorten(&line)),
             }
             return ExitCode::from(2);
         }
@@ -764,7 +841,7 @@ fn main() -> ExitCode {
         // The reader of our output went away (`acp sim … | head`): nothing is wrong.
         Err(e) if output::is_closed(&e) => ExitCode::SUCCESS,
         Err(e) if e.is::<UsageError>() => {
-            eprintln!("error: {e}");
+            eprintln!("error: {}", shorten(&e.to_string()));
             ExitCode::from(2)
         }
         Err(e) => {

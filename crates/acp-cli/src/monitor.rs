@@ -290,9 +290,9 @@ fn start_sink(
 }
 
 /// Serves `--metrics` on `addr`: every scrape reads the server's published totals and, when
-/// sessions are to be listed, asks for a copy of its session table (made by the server thread
-/// at most once per snapshot period, however many scrapes and reports ask) and lists the
-/// `sessions` silent the longest; `brokers` are the MQTT sinks' statuses.
+/// sessions are to be listed, asks for a copy of the `sessions` silent the longest (made by the
+/// server thread at most once per snapshot period, however many scrapes and reports ask) and
+/// lists them; `brokers` are the MQTT sinks' statuses.
 fn serve_metrics(
     addr: std::net::SocketAddr,
     server: Arc<MonitorServer>,
@@ -303,7 +303,7 @@ fn serve_metrics(
         let (totals, listed) = if sessions == 0 {
             (server.totals(), Vec::new())
         } else {
-            let snap = server.snapshot();
+            let snap = server.snapshot_silent_longest(sessions);
             (snap.totals, listed(snap.sessions, sessions))
         };
         Box::new(MonitorFamilies {
@@ -431,7 +431,12 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
             let (totals, sessions) = if a.report_sessions == 0 && stats_feeds.is_empty() {
                 (server.totals(), Vec::new())
             } else {
-                let snap = server.snapshot();
+                // Every session only for the MQTT statistics.
+                let snap = if stats_feeds.is_empty() {
+                    server.snapshot_silent_longest(a.report_sessions)
+                } else {
+                    server.snapshot()
+                };
                 if !stats_feeds.is_empty() {
                     let stats = SessionTable {
                         taken: std::time::Instant::now(),

@@ -30,6 +30,7 @@ fn direction_json(d: &DirectionStats) -> Value {
         "dropped_loss": d.dropped_loss,
         "dropped_blackhole": d.dropped_blackhole,
         "dropped_unmapped": d.dropped_unmapped,
+        "dropped_hop_limit": d.dropped_hop_limit,
         "send_errors": d.send_errors,
         "bytes_received": d.bytes_received,
         "bytes_forwarded": d.bytes_forwarded,
@@ -76,13 +77,14 @@ fn clients_text(c: &ClientLimits) -> String {
 
 fn direction_text(name: &str, d: &DirectionStats) -> String {
     format!(
-        "  {name:<9} received {} forwarded {} dropped: queue {} loss {} blackhole {} other {}; \
-         cross {} ({} dropped)",
+        "  {name:<9} received {} forwarded {} dropped: queue {} loss {} blackhole {} \
+         hop limit {} other {}; cross {} ({} dropped)",
         d.received,
         d.forwarded,
         d.dropped_queue,
         d.dropped_loss,
         d.dropped_blackhole,
+        d.dropped_hop_limit,
         d.dropped_unmapped + d.send_errors,
         d.cross_packets,
         d.cross_dropped

@@ -3,7 +3,9 @@
 use std::path::{Path, PathBuf};
 
 use acp_sim::report::{self, Column, SimResult};
+use acp_sim::runs::{Local, Runner};
 use acp_sim::scenario::Scenario;
+use acp_sim::store::{Store, Stored};
 use acp_sim::sweep::{self, Edge, SweepPoint, SweepRow};
 use anyhow::Context;
 use indicatif::ProgressBar;
@@ -156,6 +158,28 @@ pub(crate) fn threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
+/// Calls `f` with what runs simulations: this machine's cores, through the result store in
+/// `store` if one is given (the runs it holds are taken from it, the others kept in it).
+pub(crate) fn with_runner<T>(
+    store: Option<&Path>,
+    f: impl FnOnce(&dyn Runner) -> T,
+) -> anyhow::Result<T> {
+    let local = Local { threads: threads() };
+    let Some(dir) = store else {
+        return Ok(f(&local));
+    };
+    let store = Store::open(dir)?;
+    tracing::info!(
+        "result store {}: {} runs held",
+        store.path().display(),
+        store.len()?
+    );
+    Ok(f(&Stored {
+        store: &store,
+        inner: &local,
+    }))
+}
+
 /// A progress bar over `runs` simulation runs on stderr ([`crate::progress`]): drawn on a
 /// terminal, logged as lines elsewhere, hidden when `quiet` (JSON output).
 pub(crate) fn progress_bar(runs: u64, quiet: bool) -> ProgressBar {
@@ -167,16 +191,17 @@ pub fn sweep(a: SweepArgs) -> anyhow::Result<()> {
     let scenario = load(&a.file, a.seed)?;
     let rates = sweep::parse_rates(&a.rates).map_err(|e| UsageError(format!("--rates: {e}")))?;
     let dir = out_dir(&a.out)?;
-    let threads = threads();
     let first = scenario.config.seed;
     let seeds: Vec<u64> = (0..a.seeds).map(|k| first.wrapping_add(k)).collect();
     let bar = progress_bar((rates.len() * seeds.len()) as u64, a.json);
     // Not cancellable: Ctrl-C ends `acp sweep` at once, as the default SIGINT handling does.
     let never = sweep::Cancel::new();
-    let points: Vec<SweepPoint> =
-        sweep::sweep(&scenario, &rates, &seeds, threads, &never, &|done, _| {
+    let points: Vec<SweepPoint> = with_runner(a.store.as_deref(), |runner| {
+        sweep::sweep(&scenario, &rates, &seeds, runner, &never, &|done, _| {
             bar.set_position(done as u64)
-        });
+        })
+    })?
+    .map_err(anyhow::Error::msg)?;
     bar.finish_and_clear();
     let best = sweep::best(&points);
     let rows: Vec<SweepRow> = points.iter().map(SweepRow::from).collect();

@@ -95,7 +95,8 @@ fn check_args(a: &SourceArgs) -> Result<(), UsageError> {
     }
 }
 
-/// Runs until `--duration`, `--count`, SIGINT/SIGTERM, or until stdout is closed.
+/// Runs until `--duration`, `--count`, SIGINT/SIGTERM, or until stdout is closed; a connection
+/// the monitor resets ends the run with the summary and an error (exit status 1).
 pub fn run(a: SourceArgs) -> anyhow::Result<()> {
     check_args(&a)?;
     let options = TcpOptions {
@@ -120,9 +121,28 @@ pub fn run(a: SourceArgs) -> anyhow::Result<()> {
         "acp source → {} tcp {} session {:016x}",
         a.to, first.congestion, first.session
     );
-    let last = source
-        .run(&limits, a.report_every, |r| out.report(&text("status", r)))
-        .context("source failed")?;
+    let ended = source.run(&limits, a.report_every, |r| out.report(&text("status", r)));
+    // The summary is printed however the run ended: what was sent before a reset counts too.
+    let (last, failed) = match ended {
+        Ok(last) => (last, None),
+        Err(e) => (source.report(lines.elapsed()), Some(e)),
+    };
     out.summary(&text("summary", &last));
-    Ok(())
+    match failed {
+        Some(e) => Err(connection_error(a.to, &e)),
+        None => Ok(()),
+    }
+}
+
+/// The error ending a run on a failed socket, as one line. It holds the socket's error as text
+/// only: a broken pipe on the connection must not pass for a closed stdout, which `main` takes
+/// for a normal end (status 0).
+fn connection_error(to: std::net::SocketAddr, e: &std::io::Error) -> anyhow::Error {
+    use std::io::ErrorKind::{BrokenPipe, ConnectionAborted, ConnectionReset};
+    match e.kind() {
+        BrokenPipe | ConnectionReset | ConnectionAborted => {
+            anyhow::anyhow!("the monitor at {to} reset the connection ({e})")
+        }
+        _ => anyhow::anyhow!("source failed: {e}"),
+    }
 }

@@ -9,7 +9,7 @@ mod common;
 
 use common::{
     acp, hear_from_sessions_1_to_5_then_1_and_2, json_output, keygen, refused, update_datagram,
-    wait_within,
+    wait_for, wait_within, Collected, Guarded, SpawnGuarded,
 };
 
 #[test]
@@ -237,7 +237,7 @@ fn long_running_commands_shut_down_when_stdout_is_closed() {
             .args(args)
             .stdout(closed_stdout())
             .stderr(Stdio::piped())
-            .spawn()
+            .spawn_guarded()
             .unwrap()
     };
     let relay = [
@@ -320,6 +320,8 @@ fn addresses_take_host_names_and_a_bad_name_is_named() {
     ] {
         let started = Instant::now();
         let err = refused(args);
+        // `.invalid` names fail in the resolver at once (RFC 6761), no DNS timeout: a run takes
+        // tens of ms, a few hundred on a busy machine; a resolver that waited would take 5 s.
         assert!(started.elapsed() < Duration::from_secs(2), "{args:?}");
         assert!(
             err.contains(&format!("cannot resolve host {host}")),
@@ -343,7 +345,7 @@ fn addresses_take_host_names_and_a_bad_name_is_named() {
         .args(["--rate", "10mbit", "--delay", "1ms", "--queue", "50"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .spawn()
+        .spawn_guarded()
         .unwrap();
     let mut relay_err = BufReader::new(relay.stderr.take().unwrap());
     let mut first = String::new();
@@ -694,7 +696,7 @@ fn demo_prints_its_final_results_on_sigint() {
         .args(["demo", "--duration", "120"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
+        .spawn_guarded()
         .unwrap();
     let mut out = BufReader::new(demo.stdout.take().unwrap());
     // stdout is a pipe: the start of each round is logged on stderr, and the first controller
@@ -732,7 +734,7 @@ fn bench_pacing_prints_what_it_measured_on_sigint() {
         .args(["bench", "pacing", "--duration", "120", "--json"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
+        .spawn_guarded()
         .unwrap();
     std::thread::sleep(Duration::from_secs(2));
     interrupt(&bench);
@@ -785,7 +787,7 @@ fn bench_monitor_reports_every_round_and_their_median() {
 
 /// Starts `acp monitor --listen 127.0.0.1:0 ARGS` with piped stdout and stderr; returns it, its
 /// stderr after the listening line, and the address that line names.
-fn spawn_monitor(args: &[&str]) -> (Child, BufReader<std::process::ChildStderr>, String) {
+fn spawn_monitor(args: &[&str]) -> (Guarded, BufReader<std::process::ChildStderr>, String) {
     spawn_monitor_on("127.0.0.1:0", args)
 }
 
@@ -793,7 +795,7 @@ fn spawn_monitor(args: &[&str]) -> (Child, BufReader<std::process::ChildStderr>,
 fn spawn_monitor_on(
     listen: &str,
     args: &[&str],
-) -> (Child, BufReader<std::process::ChildStderr>, String) {
+) -> (Guarded, BufReader<std::process::ChildStderr>, String) {
     common::spawn_monitor(&[&["--listen", listen][..], args].concat())
 }
 
@@ -802,7 +804,9 @@ fn spawn_monitor_on(
 /// source reports the kernel's view and the age estimate.
 #[test]
 fn a_tcp_source_is_measured_by_the_monitor_beside_udp() {
-    let (monitor, _err, addr) = spawn_monitor(&["--clocks-synced", "--json"]);
+    let (mut monitor, _err, addr) =
+        spawn_monitor(&["--clocks-synced", "--json", "--report-every", "100ms"]);
+    let reports = Collected::start(monitor.stdout.take().unwrap());
     let source = acp()
         .args([
             "source",
@@ -837,15 +841,20 @@ fn a_tcp_source_is_measured_by_the_monitor_beside_udp() {
         "{last}"
     );
     assert!(last["mss"].as_u64().is_some_and(|m| m > 0), "{last}");
-    std::thread::sleep(Duration::from_millis(200));
+    // The source has written its updates; the monitor reads them when its thread runs, which a
+    // loaded machine delays. Its reports (every 100 ms) say when it has: then it is stopped.
+    wait_for(
+        Duration::from_secs(10),
+        || reports.text().contains("\"tcp_updates\":500"),
+        || reports.text(),
+    );
     // SAFETY: sending a signal to our own child process.
     unsafe {
         libc::kill(monitor.id() as i32, libc::SIGTERM);
     }
-    let out = monitor.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let summary: serde_json::Value = String::from_utf8(out.stdout)
-        .unwrap()
+    assert!(wait_within(&mut monitor, Duration::from_secs(10)).success());
+    let summary: serde_json::Value = reports
+        .finish()
         .lines()
         .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
         .find(|v| v["type"] == "summary")
@@ -870,7 +879,18 @@ fn a_tcp_source_is_measured_by_the_monitor_beside_udp() {
 
 #[test]
 fn monitor_and_source_talk_and_the_monitor_summarises_on_sigterm() {
-    let (monitor, mut err, addr) = spawn_monitor(&["--print-updates", "--clocks-synced"]);
+    let (mut monitor, mut err, addr) = spawn_monitor(&["--print-updates", "--clocks-synced"]);
+    let printed = Collected::start(monitor.stdout.take().unwrap());
+    // Junk for the monitor, to be counted by reason; sent first, so that once the source's last
+    // update is handled (below) so is the junk: the monitor reads its socket in order.
+    let junk = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    for bad in [
+        &b"hi"[..],
+        &b"XX\x01\x01\x00\x00\x00\x00"[..],
+        &[0u8; 50][..],
+    ] {
+        junk.send_to(bad, &addr).unwrap();
+    }
     let source = acp()
         .args([
             "source",
@@ -893,24 +913,25 @@ fn monitor_and_source_talk_and_the_monitor_summarises_on_sigterm() {
     for counter in ["acks_stale", "invalid", "acks_mismatched"] {
         assert_eq!(last[counter], 0, "{counter}");
     }
-    // Junk for the monitor, to be counted by reason.
-    let junk = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
-    for bad in [
-        &b"hi"[..],
-        &b"XX\x01\x01\x00\x00\x00\x00"[..],
-        &[0u8; 50][..],
-    ] {
-        junk.send_to(bad, &addr).unwrap();
-    }
-    std::thread::sleep(Duration::from_millis(200));
+    // The latest update is always printed: once it is, the monitor has handled every datagram
+    // (however long a loaded machine made it take).
+    wait_for(
+        Duration::from_secs(10),
+        || {
+            printed
+                .text()
+                .lines()
+                .any(|l| serde_json::from_str::<serde_json::Value>(l).is_ok_and(|u| u["seq"] == 60))
+        },
+        || printed.text(),
+    );
     // SAFETY: sending a signal to our own child process.
     unsafe {
         libc::kill(monitor.id() as i32, libc::SIGTERM);
     }
-    let out = monitor.wait_with_output().unwrap();
-    assert!(out.status.success());
-    let updates: Vec<serde_json::Value> = String::from_utf8(out.stdout)
-        .unwrap()
+    assert!(wait_within(&mut monitor, Duration::from_secs(10)).success());
+    let out = printed.finish();
+    let updates: Vec<serde_json::Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
@@ -1151,7 +1172,8 @@ fn simulator_commands_report_bad_input_in_one_line() {
         .args(["sim", "/nonexistent/scenario.toml"])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(1));
+    // A missing file is a bad argument (issue 25).
+    assert_eq!(out.status.code(), Some(2));
     assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
 
     // A bad scenario: one line naming the file, the line and the field.
@@ -1262,9 +1284,11 @@ fn reproduce_fig2_prints_tcp_and_udp_ages_and_writes_csv_and_charts() {
             .map(|p| p["age_ms"].as_f64().unwrap())
             .unwrap()
     };
-    // Head-of-line blocking behind retransmissions: TCP's age is many times UDP's.
+    // Head-of-line blocking behind retransmissions: TCP's age is above UDP's. (With RACK,
+    // issue 20, a lone loss costs about one update interval: 1.1–1.2 times UDP's age in this
+    // 10 s run, 1.2–1.5 over 300 s; docs/SIMULATOR.md, Fig. 2.)
     for u in [0.1, 0.2] {
-        assert!(age("TCP", u) > 3.0 * age("UDP", u), "at {u}");
+        assert!(age("TCP", u) > age("UDP", u), "at {u}");
     }
     // The paper's minima sit beside ours where it puts them (§III).
     let paper: Vec<(&str, f64, f64)> = points
@@ -1533,7 +1557,7 @@ fn reproduce_prints_its_partial_results_on_sigint() {
         .arg(&dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn()
+        .spawn_guarded()
         .unwrap();
     // A tenth of the runs is done: interrupt.
     let mut err = BufReader::new(run.stderr.take().unwrap());
@@ -1583,13 +1607,14 @@ fn reproduce_prints_its_partial_results_on_sigint() {
 
 #[test]
 fn push_mode_reports_and_skips_a_line_too_long_for_an_update() {
-    let (monitor, _stderr, addr) = spawn_monitor(&["--print-updates"]);
+    let (mut monitor, _stderr, addr) = spawn_monitor(&["--print-updates"]);
+    let printed = Collected::start(monitor.stdout.take().unwrap());
     let mut source = acp()
         .args(["source", "--to", &addr, "--push"])
         .stdin(Stdio::piped())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .spawn()
+        .spawn_guarded()
         .unwrap();
     let mut input = source.stdin.take().unwrap();
     input.write_all(b"first\n").unwrap();
@@ -1618,17 +1643,23 @@ fn push_mode_reports_and_skips_a_line_too_long_for_an_update() {
         message.trim_start(),
         "WARN stdin line 2 has 70000 bytes, more than an update carries (65463); skipped"
     );
-    std::thread::sleep(Duration::from_millis(200));
+    let payloads = |text: &str| -> Vec<String> {
+        text.lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["payload"].to_string())
+            .collect()
+    };
+    // Printed once the monitor's thread has run (a loaded machine delays it), then stopped.
+    wait_for(
+        Duration::from_secs(10),
+        || payloads(&printed.text()).contains(&"\"last\"".to_string()),
+        || printed.text(),
+    );
     // SAFETY: sending a signal to our own child process.
     unsafe {
         libc::kill(monitor.id() as i32, libc::SIGTERM);
     }
-    let out = monitor.wait_with_output().unwrap();
-    let payloads: Vec<String> = String::from_utf8(out.stdout)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap()["payload"].to_string())
-        .collect();
+    assert!(wait_within(&mut monitor, Duration::from_secs(10)).success());
+    let payloads = payloads(&printed.finish());
     // The line after the long one still went out (the first may have been superseded by it).
     assert_eq!(
         payloads.last().map(String::as_str),
@@ -1644,22 +1675,23 @@ fn bench_says_no_samples_instead_of_nan() {
         assert!(out.status.success(), "{args:?}");
         String::from_utf8(out.stdout).unwrap()
     };
+    // A nanosecond: too short for a sample (zero is refused as a run time).
     let quick_monitor = [
         "monitor",
         "--duration",
-        "0",
+        "1ns",
         "--rounds",
         "1",
         "--sessions",
         "10",
     ];
-    let pacing = run(&["pacing", "--duration", "0"]);
+    let pacing = run(&["pacing", "--duration", "1ns"]);
     let monitor = run(&quick_monitor);
     for text in [&pacing, &monitor] {
         assert!(!text.contains("NaN"), "{text}");
         assert!(text.contains("no samples"), "{text}");
     }
-    for line in run(&["pacing", "--duration", "0", "--json"]).lines() {
+    for line in run(&["pacing", "--duration", "1ns", "--json"]).lines() {
         let v: serde_json::Value = serde_json::from_str(line).unwrap();
         assert_eq!(v["samples"], 0);
         assert!(v["p50_us"].is_null() && v["p99_us"].is_null(), "{v}");
@@ -1866,7 +1898,7 @@ fn free_udp_addr() -> String {
 }
 
 /// SIGTERMs a monitor and returns its stdout (reports and summary) and the rest of its stderr.
-fn stop_monitor(child: Child, mut err: BufReader<std::process::ChildStderr>) -> String {
+fn stop_monitor(child: Guarded, mut err: BufReader<std::process::ChildStderr>) -> String {
     // SAFETY: sending a signal to our own child process.
     unsafe {
         libc::kill(child.id() as i32, libc::SIGTERM);

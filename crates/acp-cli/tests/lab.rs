@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{acp, json_output, wait_within};
+use common::{acp, json_output, wait_within, SpawnGuarded};
 
 fn is_root() -> bool {
     // SAFETY: geteuid has no preconditions.
@@ -177,7 +177,7 @@ fn nothing_is_left_after_sigkill() {
         .arg(scenario())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .spawn()
+        .spawn_guarded()
         .unwrap();
     let until = Instant::now() + Duration::from_secs(20);
     let mut held = HashSet::new();

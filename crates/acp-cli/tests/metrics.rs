@@ -4,14 +4,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, UdpSocket};
-use std::process::{Child, ChildStderr, Stdio};
+use std::process::{ChildStderr, Stdio};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 mod common;
 
 use common::{
     acp, hear_from_sessions_1_to_5_then_1_and_2, keygen, refused, spawn_listening, update_datagram,
-    wait_within,
+    wait_within, Guarded, SpawnGuarded,
 };
 
 /// One sample of a scrape: its labels and value.
@@ -190,7 +190,7 @@ fn host_port(url: &str) -> String {
 
 /// Starts `acp monitor --listen 127.0.0.1:0 --metrics 127.0.0.1:0 ARGS`; returns it, its UDP
 /// address and its metrics address, as its first two lines on stderr name them.
-fn spawn_monitor(args: &[&str]) -> (Running, String, String) {
+fn spawn_monitor(args: &[&str]) -> (Guarded, String, String) {
     let mut command = acp();
     command
         .args(["monitor", "--listen", "127.0.0.1:0"])
@@ -199,46 +199,34 @@ fn spawn_monitor(args: &[&str]) -> (Running, String, String) {
         .args(args)
         .stdout(Stdio::null());
     let (monitor, mut err, addr) = spawn_listening(command);
-    let monitor = Running(monitor);
     let metrics = host_port(&last_word(&mut err));
     (monitor, addr, metrics)
 }
 
 /// Starts `acp source --to ADDR --controller fixed:100 --duration 30 --metrics 127.0.0.1:0`;
 /// returns it, its first line on stderr and its metrics address.
-fn spawn_source(addr: &str) -> (Running, String, String) {
+fn spawn_source(addr: &str) -> (Guarded, String, String) {
     let mut source = acp()
         .args(["source", "--to", addr, "--controller", "fixed:100"])
         .args(["--duration", "30", "--metrics", "127.0.0.1:0"])
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
-        .spawn()
+        .spawn_guarded()
         .unwrap();
     let mut err = BufReader::new(source.stderr.take().unwrap());
     let mut header = String::new();
     err.read_line(&mut header).unwrap();
     let metrics = host_port(&last_word(&mut err));
-    (Running(source), header, metrics)
-}
-
-/// A command under test, killed when dropped: a test that fails leaves none running.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        // Already ended and reaped (interrupt) is fine: then there is nothing to kill.
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+    (source, header, metrics)
 }
 
 /// Ends `child` as Ctrl-C does and checks it exits cleanly.
-fn interrupt(mut child: Running) {
+fn interrupt(mut child: Guarded) {
     // SAFETY: sending a signal to our own child process.
     unsafe {
-        libc::kill(child.0.id() as i32, libc::SIGINT);
+        libc::kill(child.id() as i32, libc::SIGINT);
     }
-    assert!(wait_within(&mut child.0, Duration::from_secs(10)).success());
+    assert!(wait_within(&mut child, Duration::from_secs(10)).success());
 }
 
 #[test]
@@ -506,7 +494,7 @@ fn promtool(dir: &std::path::Path, args: &[&str], input: &str) -> (bool, String)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .spawn();
+        .spawn_guarded();
     let mut child = child.unwrap_or_else(|e| {
         panic!(
             "cannot run promtool ({e}): install it with `sudo apt-get install prometheus` \
@@ -647,12 +635,13 @@ fn the_metrics_endpoint_survives_the_file_descriptor_limit() {
         });
     }
     let (monitor, mut err, addr) = spawn_listening(command);
-    let monitor = Running(monitor);
     let metrics = host_port(&last_word(&mut err));
     // More connections than the monitor has descriptors for: the kernel completes them all
-    // (the listen backlog), the endpoint cannot accept the later ones.
-    let flood: Vec<TcpStream> = (0..100)
-        .map(|_| TcpStream::connect(&metrics).unwrap())
+    // (the listen backlog), the endpoint cannot accept the later ones. They come from eight
+    // networks (127.0.N.1), 13 at most from each: within each network's share of the table.
+    let target: std::net::SocketAddr = metrics.parse().unwrap();
+    let flood: Vec<TcpStream> = (0..100u8)
+        .map(|i| acp_runtime::flood::connect_from([127, 0, i % 8, 1], target).unwrap())
         .collect();
     std::thread::sleep(Duration::from_secs(1));
     // UDP service goes on: an update is answered.

@@ -22,9 +22,26 @@ pub struct AgeIntegral {
     /// Instant up to which `twice_area` and `defined_ns` are accumulated.
     last: Time,
     /// 2 × ∫ Δ(t) dt over the defined part of the window, in ns².
-    twice_area: i128,
+    twice_area: Wide,
     /// Length of the defined part of the window, in ns.
     defined_ns: u64,
+}
+
+/// An `i128` kept as two words, so that what holds it is aligned to 8 bytes rather than 16: the
+/// monitor keeps an [`AgeIntegral`] in every session record, where the padding would cost 16
+/// bytes a session (`crate::session_table`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Wide([u64; 2]);
+
+impl Wide {
+    fn get(self) -> i128 {
+        (i128::from(self.0[1]) << 64) | i128::from(self.0[0])
+    }
+
+    fn of(v: i128) -> Wide {
+        // The low and high 64 bits, as they are.
+        Wide([v as u64, (v >> 64) as u64])
+    }
 }
 
 /// Twice the area under `t − z` from `t0` to `t1` (ns²): `(t1 − z)² − (t0 − z)²`.
@@ -44,7 +61,7 @@ impl AgeIntegral {
         AgeIntegral {
             z: None,
             last: start,
-            twice_area: 0,
+            twice_area: Wide::default(),
             defined_ns: 0,
         }
     }
@@ -54,9 +71,11 @@ impl AgeIntegral {
             return;
         }
         if let Some(z) = self.z {
-            self.twice_area = self
-                .twice_area
-                .saturating_add(twice_area(z, self.last, now));
+            self.twice_area = Wide::of(
+                self.twice_area
+                    .get()
+                    .saturating_add(twice_area(z, self.last, now)),
+            );
             self.defined_ns += now.nanos_since(self.last);
         }
         self.last = now;
@@ -95,7 +114,7 @@ impl AgeIntegral {
 
     /// Twice the area (ns²) and the defined length (ns) of the window up to `now`.
     fn window_to(&self, now: Time) -> (i128, u64) {
-        let (mut area, mut defined) = (self.twice_area, self.defined_ns);
+        let (mut area, mut defined) = (self.twice_area.get(), self.defined_ns);
         if let (Some(z), true) = (self.z, now > self.last) {
             area = area.saturating_add(twice_area(z, self.last, now));
             defined += now.nanos_since(self.last);
@@ -124,7 +143,7 @@ impl AgeIntegral {
     pub fn take_window(&mut self, now: Time) -> Option<f64> {
         let avg = self.average(now);
         self.advance(now);
-        self.twice_area = 0;
+        self.twice_area = Wide::default();
         self.defined_ns = 0;
         avg
     }
@@ -295,6 +314,23 @@ mod tests {
         age.reset(Time::ZERO, 0);
         approx(age.average(Time::from_secs(3600)).unwrap(), 1800.0);
     }
+    #[test]
+    fn wide_keeps_every_i128() {
+        for v in [
+            0,
+            1,
+            -1,
+            i128::MAX,
+            i128::MIN,
+            1 << 64,
+            -(1 << 64) - 1,
+            0x1234 << 70,
+        ] {
+            assert_eq!(Wide::of(v).get(), v);
+        }
+        assert!(std::mem::align_of::<AgeIntegral>() <= 8);
+    }
+
     /// Fuzzer finding (`fuzz/regressions/monitor-age-wrap`): a generation time of `u64::MAX`
     /// seen at t = 1 s is 1.8·10¹⁰ s in the future; the age used to wrap around to +1 s, which
     /// made a nonsense timestamp look fresh. It saturates now.

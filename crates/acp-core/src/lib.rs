@@ -31,6 +31,7 @@ pub mod monitor;
 pub mod prefix;
 pub mod seal;
 pub mod sent_log;
+mod session_table;
 pub mod source;
 pub mod time;
 pub mod units;

@@ -34,7 +34,7 @@
 //! Expiry is driven by [`Monitor::poll_timeout`] / [`Monitor::handle_timeout`]; established sessions
 //! that expire are reported once through [`Monitor::poll_event`].
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -44,6 +44,7 @@ use crate::accounting::AgeIntegral;
 use crate::cookie::CookieJar;
 use crate::prefix::PrefixShare;
 use crate::seal::{AuthError, Keyring, PacketKey, Secret, SessionCipher};
+use crate::session_table::{SessionTable, MAX_RECORDS};
 use crate::time::Time;
 use crate::wire::{
     encode_feedback, Ack, Cookie, DecodeError, EncodeError, FeedbackItem, Packet, Update,
@@ -412,19 +413,20 @@ pub enum MonitorEvent {
     },
 }
 
-/// One session's state.
+/// One session's state: with its key, the record a monitor keeps per session (208 bytes on a
+/// 64-bit target, `tests::a_session_record_is_208_bytes`; `docs/SCALING.md`).
 #[derive(Debug)]
 struct Session {
     stats: SessionStats,
-    /// Its key, with pre-shared keys.
-    cipher: Option<SessionCipher>,
+    /// Its key, with pre-shared keys (boxed: a pointer's width when there are none).
+    cipher: Option<Box<SessionCipher>>,
 }
 
 /// The ACP monitor.
 #[derive(Debug)]
 pub struct Monitor {
     cfg: MonitorConfig,
-    sessions: HashMap<SessionKey, Session>,
+    sessions: SessionTable<SessionKey, Session>,
     shares: PrefixShare,
     cookies: CookieJar,
     stats: MonitorStats,
@@ -439,7 +441,7 @@ impl Monitor {
     /// A monitor with no sessions; `now` starts its sweep schedule.
     pub fn new(cfg: MonitorConfig, now: Time) -> Self {
         Monitor {
-            sessions: HashMap::with_capacity(cfg.max_sessions.min(1 << 16)),
+            sessions: SessionTable::with_capacity(cfg.max_sessions.min(1 << 16)),
             shares: PrefixShare::new(cfg.max_prefix_share, cfg.max_sessions),
             cookies: CookieJar::new(cfg.cookie_secret.clone(), cfg.cookie_epoch),
             cfg,
@@ -564,14 +566,14 @@ impl Monitor {
                     if update.seq == 0 {
                         return Err(Dropped::Replayed);
                     }
-                    Some(cipher)
+                    Some(Box::new(cipher))
                 }
                 None => None,
             };
             if !self.shares.admits(peer.ip()) {
                 return Err(Dropped::PrefixShare);
             }
-            if self.sessions.len() >= self.cfg.max_sessions && !self.make_room(now) {
+            if self.sessions.len() >= self.max_sessions() && !self.make_room(now) {
                 return Err(Dropped::TableFull);
             }
             if !stream && self.needs_cookie() {
@@ -597,7 +599,7 @@ impl Monitor {
             self.shares.add(peer.ip());
             self.stats.sessions_created += 1;
             let stats = SessionStats::new(now, self.cfg.clocks_synchronised, stream);
-            self.sessions.insert(key, Session { stats, cipher });
+            self.sessions.insert_new(key, Session { stats, cipher });
         }
         let s = self
             .sessions
@@ -685,42 +687,43 @@ impl Monitor {
         if now >= self.last_sweep + self.cfg.probation / 4 {
             self.sweep(now);
         }
-        self.sessions.len() < self.cfg.max_sessions
+        self.sessions.len() < self.max_sessions()
+    }
+
+    /// Most sessions the table may hold: `max_sessions`, within what the table can index.
+    fn max_sessions(&self) -> usize {
+        self.cfg.max_sessions.min(MAX_RECORDS)
     }
 
     /// Whether session `s` has been silent too long. Probation sheds unvalidated one-shot
     /// sessions; a sealed session is validated by its key and is not on probation, so it outlives
     /// the cookie that admitted it and a replay of its first update cannot reopen it.
-    fn expired(&self, s: &Session, now: Time) -> bool {
+    fn expired(cfg: &MonitorConfig, s: &Session, now: Time) -> bool {
         let limit = if s.stats.received() <= 1 && s.cipher.is_none() {
-            self.cfg.probation
+            cfg.probation
         } else {
-            self.cfg.idle_timeout
+            cfg.idle_timeout
         };
         now >= s.stats.last_seen + limit
     }
 
     fn sweep(&mut self, now: Time) {
         self.last_sweep = now;
-        let expired: Vec<SessionKey> = self
-            .sessions
-            .iter()
-            .filter(|(_, s)| self.expired(s, now))
-            .map(|(k, _)| *k)
-            .collect();
-        for key in expired {
-            let Some(Session { stats, .. }) = self.sessions.remove(&key) else {
-                continue;
-            };
-            self.shares.remove(key.peer.ip());
-            self.stats.sessions_expired += 1;
-            if stats.received() > 1 && self.events.len() < self.cfg.max_sessions {
-                self.events.push_back(MonitorEvent::SessionExpired {
-                    key,
-                    stats: Box::new(stats),
-                });
-            }
-        }
+        let cfg = &self.cfg;
+        let (shares, stats, events) = (&mut self.shares, &mut self.stats, &mut self.events);
+        self.sessions.remove_where(
+            |_, s| Self::expired(cfg, s, now),
+            |key, Session { stats: s, .. }| {
+                shares.remove(key.peer.ip());
+                stats.sessions_expired += 1;
+                if s.received() > 1 && events.len() < cfg.max_sessions {
+                    events.push_back(MonitorEvent::SessionExpired {
+                        key,
+                        stats: Box::new(s),
+                    });
+                }
+            },
+        );
     }
 
     /// When [`Monitor::handle_timeout`] should next run (the next expiry sweep).
@@ -1048,6 +1051,17 @@ mod tests {
         assert_eq!(u.record(1, true), Freshness::Fresh);
         assert_eq!(u.record(60_001, true), Freshness::Held);
         assert_eq!(u.record(2, true), Freshness::Fresh);
+    }
+
+    /// What a monitor keeps per session (`docs/SCALING.md`): its key and record, side by side
+    /// in the session table. Growing either costs every session of a million-source monitor.
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn a_session_record_is_208_bytes() {
+        use std::mem::size_of;
+        assert_eq!(size_of::<SessionKey>(), 40);
+        assert_eq!(size_of::<SessionStats>(), 160);
+        assert_eq!(size_of::<(SessionKey, Session)>(), 208);
     }
 
     #[test]

@@ -17,9 +17,8 @@
 //! generation timestamp, so they share that subkey: [`SessionCipher::open`] returns it as a
 //! [`PacketKey`] and the monitor seals its reply with it, one HChaCha20 per update instead of two.
 
-use chacha20::cipher::consts::U10;
-use chacha20::hchacha;
-use chacha20poly1305::aead::{AeadInPlace, KeyInit};
+use chacha20::{hchacha, R20};
+use chacha20poly1305::aead::{AeadInOut, KeyInit};
 use chacha20poly1305::{ChaCha20Poly1305, Key, Nonce, Tag};
 use hkdf::Hkdf;
 use sha2::Sha256;
@@ -277,7 +276,7 @@ impl SessionCipher {
         PacketKey {
             key_id: self.key_id,
             input,
-            aead: ChaCha20Poly1305::new(&hchacha::<U10>(&self.key, &input.into())),
+            aead: ChaCha20Poly1305::new(&hchacha::<R20>(&self.key, &input.into())),
         }
     }
 
@@ -302,8 +301,9 @@ impl SessionCipher {
         }
         let (signed, tag) = datagram.split_at(split);
         let key = self.packet_key(signed);
+        let tag = Tag::try_from(tag).map_err(|_| AuthError::BadTag)?;
         key.aead
-            .decrypt_in_place_detached(&packet_nonce(signed), signed, &mut [], Tag::from_slice(tag))
+            .decrypt_inout_detached(&packet_nonce(signed), signed, (&mut [][..]).into(), &tag)
             .map_err(|_| AuthError::BadTag)?;
         Ok(key)
     }
@@ -342,7 +342,7 @@ impl PacketKey {
     fn tag(&self, buf: &mut [u8], len: usize) -> Result<usize, EncodeError> {
         let tag = self
             .aead
-            .encrypt_in_place_detached(&packet_nonce(buf), &buf[..len], &mut [])
+            .encrypt_inout_detached(&packet_nonce(buf), &buf[..len], (&mut [][..]).into())
             .map_err(|_| EncodeError::TooLarge(len))?;
         buf[len..len + TAG_LEN].copy_from_slice(&tag);
         Ok(len + TAG_LEN)
@@ -418,7 +418,7 @@ mod tests {
             nonce[16] = signed[3];
             nonce[17..].copy_from_slice(&signed[33..40]);
             let want = XChaCha20Poly1305::new(&derive(&p, 0xfeed).into())
-                .encrypt_in_place_detached(&nonce.into(), signed, &mut [])
+                .encrypt_inout_detached(&nonce.into(), signed, (&mut [][..]).into())
                 .unwrap();
             assert_eq!(tag, want.as_slice(), "seq {seq}");
         }

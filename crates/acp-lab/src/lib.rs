@@ -15,7 +15,6 @@
 //!
 //! Modules:
 //! - [`privilege`]: the capability check;
-//! - [`realtime`]: `SCHED_FIFO` for the run's threads;
 //! - [`netns`]: namespaces held by descriptors;
 //! - [`tun`]: TUN devices and interface settings;
 //! - [`hosts`]: a namespace, its devices and address;
@@ -34,7 +33,6 @@ pub mod ipv4;
 pub mod netns;
 pub mod plan;
 pub mod privilege;
-pub mod realtime;
 pub mod run;
 pub mod tcp_flows;
 pub mod tun;

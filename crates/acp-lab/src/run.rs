@@ -36,8 +36,8 @@ use crate::datagrams::Sink;
 use crate::emulator::{Emulator, EmulatorStats};
 use crate::hosts::{self, Host};
 use crate::plan::{FlowPlan, FlowPlanKind, Plan};
-use crate::realtime::RealTime;
 use crate::tcp_flows::{ReceiveBuffer, FRAME_OVERHEAD};
+use acp_runtime::realtime::RealTime;
 
 /// Monitor of flow `i` listens on this port plus `i`.
 const BASE_PORT: u16 = 7000;

@@ -67,6 +67,7 @@ pub fn from_sim(name: &str, config: &TcpConfig, app: &Application) -> Result<Tcp
         ("min_rto", config.min_rto != model.min_rto),
         ("initial_rto", config.initial_rto != model.initial_rto),
         ("max_rto", config.max_rto != model.max_rto),
+        ("sack", config.sack != model.sack),
     ];
     if let Some((field, _)) = model_only.iter().find(|(_, set)| *set) {
         return Err(format!(

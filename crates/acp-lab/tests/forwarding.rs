@@ -74,10 +74,13 @@ fn a_round_trip_over_a_20ms_link_takes_40ms_plus_serialisation() {
         rtts.push(t0.elapsed());
     }
     let stats = emu.stop();
-    // 250 B on the wire at 2 Mbit/s is 1 ms each way, plus 20 ms of propagation.
-    let (min, max) = (rtts.iter().min().unwrap(), rtts.iter().max().unwrap());
-    assert!(*min >= Duration::from_millis(42), "{rtts:?}");
-    assert!(*max < Duration::from_millis(52), "{rtts:?}");
+    // 250 B on the wire at 2 Mbit/s is 1 ms each way, plus 20 ms of propagation: 42 ms, which
+    // the emulator never beats. What it adds is the lateness of its threads and this one, tens of
+    // µs on a quiet machine; a machine busy with other processes delays some exchanges by several
+    // ms, so the median, not the slowest, is held to 2 ms of lateness.
+    rtts.sort();
+    assert!(rtts[0] >= Duration::from_millis(42), "{rtts:?}");
+    assert!(rtts[rtts.len() / 2] < Duration::from_millis(44), "{rtts:?}");
     assert_eq!(stats.forwarded, 40, "{stats:?}");
 }
 
@@ -90,8 +93,9 @@ fn a_one_percent_loss_link_loses_about_one_percent() {
     path.link.loss = LossModel::Bernoulli { p: 0.01 };
     let (a, b, emu) = pair(path, 7);
     let (sa, sb) = (socket(&a), socket(&b));
-    sb.set_read_timeout(Some(Duration::from_millis(300)))
-        .unwrap();
+    // The receiver stops once nothing has come for 2 s: far longer than a loaded machine holds
+    // the emulator's threads back, so it does not stop before the last packet.
+    sb.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
     let to = sb.local_addr().unwrap();
     let sent = 20_000u64;
     let receiver = std::thread::spawn(move || {

@@ -3,7 +3,9 @@
 //! PyO3 bindings over the existing crates, adding no protocol or simulation logic of their own:
 //! - the simulator (`acp-sim`): a scenario run, a sweep of fixed rates, the papers'
 //!   reproductions. Results cross into Python as the JSON the simulator's serde types already
-//!   produce, and the pure-Python half (`python/acp/__init__.py`) turns them into tables;
+//!   produce, and the pure-Python half (`python/acp/__init__.py`) turns them into tables. The
+//!   runs of a sweep or a reproduction may go to a Dask cluster and through a result store
+//!   ([`cluster`]; the Dask side is `python/acp/cluster.py`);
 //! - a push-mode [`Source`] on a thread of its own (`acp-runtime`'s `SourceSet::run`, fed through
 //!   its `PushFeed`), for device code;
 //! - a [`Monitor`] (`acp-runtime`'s `MonitorServer` feeding a latest-value `Mailbox`) whose fresh
@@ -15,6 +17,8 @@
 //!
 //! Non-goals: a Python API to the sans-IO core (Python's event loops are better served by the
 //! threaded source and the mailbox), and plotting (pandas and matplotlib do that).
+
+mod cluster;
 
 use std::collections::VecDeque;
 use std::net::SocketAddr;
@@ -34,8 +38,9 @@ use acp_runtime::mailbox::{Mailbox, MailboxConfig, OwnedUpdate};
 use acp_runtime::resolve::{resolve, Purpose};
 use acp_runtime::rows::{session_hex, SessionRow, SourceRow, UpdateRow};
 use acp_runtime::server::{MonitorServer, ServerConfig};
-use acp_sim::reproduce::{self, harness::Options};
+use acp_sim::reproduce::{self, harness::Options, write};
 use acp_sim::scenario::Scenario;
+use acp_sim::study::Study;
 use acp_sim::sweep::{self, Cancel, SweepRow};
 use pyo3::exceptions::{PyOSError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
@@ -92,9 +97,11 @@ fn parse_rates(rates: &str) -> PyResult<Vec<f64>> {
 }
 
 /// Runs a scenario at each fixed rate with seeds `seed..seed+seeds`; returns JSON rows, named as
-/// `acp sweep --json` names them.
+/// `acp sweep --json` names them. The runs go to `runner` if given ([`cluster::PyRunner`]) and
+/// through the result store in `store` if given.
 #[pyfunction]
-#[pyo3(signature = (rates, seeds, path=None, text=None, seed=None))]
+#[pyo3(signature = (rates, seeds, path=None, text=None, seed=None, store=None, runner=None))]
+#[allow(clippy::too_many_arguments)]
 fn sweep_rates(
     py: Python<'_>,
     rates: Vec<f64>,
@@ -102,6 +109,8 @@ fn sweep_rates(
     path: Option<PathBuf>,
     text: Option<&str>,
     seed: Option<u64>,
+    store: Option<PathBuf>,
+    runner: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     if rates.iter().any(|r| !(r.is_finite() && *r > 0.0)) || rates.is_empty() {
         return Err(value_error("rates must be positive numbers (at least one)"));
@@ -109,11 +118,21 @@ fn sweep_rates(
     if seeds == 0 {
         return Err(value_error("seeds must be at least 1"));
     }
+    let study = Study::Sweep {
+        text: match (&path, text) {
+            (Some(p), None) => std::fs::read_to_string(p).map_err(os_error)?,
+            _ => text.unwrap_or_default().to_string(),
+        },
+        dir: path.as_deref().and_then(|p| p.parent()).map(PathBuf::from),
+    };
     let s = scenario(path, text, seed)?;
     let first = s.config.seed;
     let seeds: Vec<u64> = (0..seeds).map(|k| first.saturating_add(k)).collect();
     let cancel = Cancel::new();
-    let points = py.detach(|| sweep::sweep(&s, &rates, &seeds, threads(), &cancel, &|_, _| {}));
+    let points = cluster::with_runner(&study, store, runner, |r| {
+        py.detach(|| sweep::sweep(&s, &rates, &seeds, r, &cancel, &|_, _| {}))
+    })?
+    .map_err(value_error)?;
     let rows: Vec<SweepRow> = points.iter().map(SweepRow::from).collect();
     serde_json::to_string(&rows).map_err(value_error)
 }
@@ -128,11 +147,13 @@ fn reproductions() -> Vec<(&'static str, &'static str)> {
         .collect()
 }
 
-/// Runs one of the reproductions as `acp reproduce NAME --json` does (in the simulator; the lab
-/// is the command's) and returns its JSON: the rows with the same fields, the setup, the
-/// published numbers' sources, the notes.
+/// Runs one of the reproductions as `acp reproduce NAME` does (in the simulator; the lab is the
+/// command's) and returns its JSON (`--json`: the rows with the same fields, the setup, the
+/// published numbers' sources, the notes), its tables (the command's text) and its CSV. The
+/// runs go to `runner` if given ([`cluster::PyRunner`]) and through the result store in
+/// `store` if given.
 #[pyfunction]
-#[pyo3(name = "reproduce", signature = (name, seed=1, seeds=None, secs=None, updates=None, payload=None, clients=None, scenarios=None, controllers=None, quick=false, random=None, whole_medium=false))]
+#[pyo3(name = "reproduce", signature = (name, seed=1, seeds=None, secs=None, updates=None, payload=None, clients=None, scenarios=None, controllers=None, quick=false, random=None, whole_medium=false, store=None, runner=None))]
 #[allow(clippy::too_many_arguments)]
 fn run_reproduction(
     py: Python<'_>,
@@ -148,7 +169,9 @@ fn run_reproduction(
     quick: bool,
     random: Option<usize>,
     whole_medium: bool,
-) -> PyResult<String> {
+    store: Option<PathBuf>,
+    runner: Option<Py<PyAny>>,
+) -> PyResult<(String, String, String)> {
     let Some(r) = reproduce::find(name) else {
         let known: Vec<&str> = reproduce::registry().iter().map(|r| r.name()).collect();
         return Err(value_error(format!(
@@ -206,10 +229,19 @@ fn run_reproduction(
     r.check(&o).map_err(value_error)?;
     // Never cancelled: every run of the reproduction is made.
     let cancel = Cancel::new();
-    let report = py
-        .detach(|| r.run(&o, &cancel, &|_, _| {}, None))
-        .map_err(value_error)?;
-    Ok(report.to_json().to_string())
+    let study = Study::Reproduce {
+        name: name.to_string(),
+        options: o.clone(),
+    };
+    let report = cluster::with_runner(&study, store, runner, |runner| {
+        py.detach(|| r.run_on(&o, runner, &cancel, &|_, _| {}, None))
+    })?
+    .map_err(value_error)?;
+    Ok((
+        report.to_json().to_string(),
+        write::text(&report),
+        write::csv(&report),
+    ))
 }
 
 /// The keys of a key file's text (`ID HEX` per line), if given.
@@ -713,6 +745,8 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sweep_rates, m)?)?;
     m.add_function(wrap_pyfunction!(run_reproduction, m)?)?;
     m.add_function(wrap_pyfunction!(reproductions, m)?)?;
+    m.add_function(wrap_pyfunction!(cluster::run_task, m)?)?;
+    m.add_function(wrap_pyfunction!(cluster::version, m)?)?;
     m.add_class::<Source>()?;
     m.add_class::<Monitor>()?;
     m.add_class::<Update>()?;

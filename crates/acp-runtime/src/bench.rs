@@ -597,6 +597,25 @@ pub struct LatencyResult {
     pub max_us: f64,
     /// Times a reader asked for the per-session list during the measurement.
     pub session_reads: u64,
+    /// Resident memory of the process before the server started (bytes).
+    pub rss_before: u64,
+    /// The same once every session was established, before the measurement.
+    pub rss_held: u64,
+    /// The same after the measurement (with the session-list reads, if any), less the delays
+    /// recorded (8 bytes each).
+    pub rss_end: u64,
+}
+
+impl LatencyResult {
+    /// What the process grew by from `rss_before` to `rss`, per session held (bytes; NaN
+    /// without sessions). It includes the load generator's 9 bytes per session (its next
+    /// sequence and ACK count of each), which live in the same process.
+    pub fn bytes_per_session(&self, rss: u64) -> f64 {
+        if self.sessions == 0 {
+            return f64::NAN;
+        }
+        rss.saturating_sub(self.rss_before) as f64 / self.sessions as f64
+    }
 }
 
 /// The `p` quantile of sorted `v` (NaN if empty).
@@ -626,14 +645,17 @@ fn push_update(tx: &mut SendBatch, target: &SocketAddr, session: u64, seq: u64) 
 
 /// Establishes `sessions` sessions (ids 1 to `sessions`) at `target`, keeping at most 256
 /// datagrams in flight: sends two updates back to back (enough to leave probation) for every
-/// session that has not had both of a pair ACKed yet, until all have or 30 s have passed.
-/// Returns the next sequence of every session.
+/// session that has not had both of a pair ACKed yet, until all have or 30 s (and 30 µs per
+/// session: a million take about 10 s on a quiet machine) have passed. Returns the next
+/// sequence of every session.
 fn establish(socket: &UdpSocket, target: SocketAddr, sessions: u64) -> io::Result<Vec<u64>> {
     let mut tx = SendBatch::new(64);
     let mut rx = RecvBatch::new(64);
     let mut seqs = vec![1u64; sessions as usize];
     let mut acked = vec![0u8; sessions as usize];
-    let give_up = Instant::now() + Duration::from_secs(30);
+    let give_up = Instant::now()
+        + Duration::from_secs(30)
+        + Duration::from_micros(30).saturating_mul(u32::try_from(sessions).unwrap_or(u32::MAX));
     while Instant::now() < give_up {
         let missing: Vec<usize> = (0..acked.len()).filter(|&i| acked[i] < 2).collect();
         if missing.is_empty() {
@@ -674,31 +696,50 @@ fn establish(socket: &UdpSocket, target: SocketAddr, sessions: u64) -> io::Resul
     Ok(seqs)
 }
 
+/// A reader of the session list beside the latency measurement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionReads {
+    /// How often it reads.
+    pub every: Duration,
+    /// Sessions it lists, those silent the longest ([`MonitorServer::snapshot_silent_longest`];
+    /// `usize::MAX`: all). `acp monitor`'s reports list 20 by default.
+    pub listed: usize,
+}
+
 /// Holds `sessions` sessions live in a monitor server (on CPU 0) and, from CPU 1, sends updates
 /// of them round-robin at `rate` per second (open loop) for `duration`, measuring the time from
-/// each send to its ACK. With `read_sessions_every`, another thread reads the per-session list
-/// that often, as `acp monitor`'s reports do. Raising `stop` ends the measurement early.
+/// each send to its ACK. With `reads`, another thread reads the per-session list that often, as
+/// `acp monitor`'s reports do. Raising `stop` ends the measurement early. The
+/// process's resident memory is read before the server starts, once the sessions are
+/// established and at the end ([`LatencyResult::bytes_per_session`]).
 pub fn monitor_latency(
     sessions: u64,
     rate: f64,
     duration: Duration,
-    read_sessions_every: Option<Duration>,
+    reads: Option<SessionReads>,
     stop: &AtomicBool,
 ) -> io::Result<LatencyResult> {
     let any: SocketAddr = "127.0.0.1:0".parse().map_err(io::Error::other)?;
     let cfg = MonitorConfig {
         // The load generator sends no cookies.
         cookie_threshold: 2.0,
+        // A session is sent an update every `sessions / rate` (50 s for a million at 20,000/s),
+        // and establishing a million takes longer than the default 30 s: all stay held.
+        idle_timeout: Duration::from_secs(3600),
         ..loaded_config(sessions)
     };
+    let rss_before = crate::flood::rss();
     pin_to_cpu(0);
     let server = MonitorServer::start(ServerConfig::new(any, cfg), None);
     pin_to_cpu(1);
     let result = server.and_then(|server| {
-        let r = measure_latency(&server, sessions, rate, duration, read_sessions_every, stop);
-        let held = server.stop()?.totals.sessions;
+        let r = measure_latency(&server, sessions, rate, duration, reads, stop);
+        // Not `stop`: its final snapshot copies every session.
+        let held = server.totals().sessions;
+        drop(server);
         Ok(LatencyResult {
             sessions: held as u64,
+            rss_before,
             ..r?
         })
     });
@@ -711,7 +752,7 @@ fn measure_latency(
     sessions: u64,
     rate: f64,
     duration: Duration,
-    read_sessions_every: Option<Duration>,
+    reads: Option<SessionReads>,
     stop: &AtomicBool,
 ) -> io::Result<LatencyResult> {
     let target = server.local_addr();
@@ -722,6 +763,7 @@ fn measure_latency(
     std::thread::sleep(Duration::from_millis(50));
     let mut rx = RecvBatch::new(64);
     while !rx.recv(&socket)?.is_empty() {}
+    let rss_held = crate::flood::rss();
     let mut rtts: Vec<u64> = Vec::with_capacity((rate * duration.as_secs_f64()) as usize + 1);
     let mut fds = [libc::pollfd {
         fd: std::os::fd::AsRawFd::as_raw_fd(&socket),
@@ -773,10 +815,10 @@ fn measure_latency(
         Ok(())
     };
     let done = AtomicBool::new(false);
-    let reads = std::sync::atomic::AtomicU64::new(0);
+    let reads_made = std::sync::atomic::AtomicU64::new(0);
     std::thread::scope(|scope| {
-        if let Some(every) = read_sessions_every {
-            let (reads, done) = (&reads, &done);
+        if let Some(SessionReads { every, listed }) = reads {
+            let (reads, done) = (&reads_made, &done);
             scope.spawn(move || {
                 unpin();
                 let mut next = Instant::now() + every;
@@ -785,7 +827,7 @@ fn measure_latency(
                         std::thread::sleep(Duration::from_millis(5).min(every));
                         continue;
                     }
-                    std::hint::black_box(server.snapshot().sessions.len());
+                    std::hint::black_box(server.snapshot_silent_longest(listed).sessions.len());
                     reads.fetch_add(1, Ordering::Relaxed);
                     next += every;
                 }
@@ -795,6 +837,7 @@ fn measure_latency(
         done.store(true, Ordering::Relaxed);
         result
     })?;
+    let rss_end = crate::flood::rss().saturating_sub(8 * rtts.len() as u64);
     rtts.sort_unstable();
     let us = |ns: f64| ns / 1e3;
     Ok(LatencyResult {
@@ -806,6 +849,9 @@ fn measure_latency(
         p99_us: us(quantile(&rtts, 0.99)),
         p999_us: us(quantile(&rtts, 0.999)),
         max_us: us(quantile(&rtts, 1.0)),
-        session_reads: reads.load(Ordering::Relaxed),
+        session_reads: reads_made.load(Ordering::Relaxed),
+        rss_before: 0,
+        rss_held,
+        rss_end,
     })
 }

@@ -4,20 +4,25 @@
 //! keep sending at a fixed rate and new sources try to join:
 //! - **hold**: one host (one IP address, several ports) opens a whole table's worth of sessions
 //!   with two updates each and refreshes each every `refresh`; it reads its replies and echoes
-//!   every cookie, as a real host can;
+//!   every cookie with two updates (one would leave the session on probation), as a real host
+//!   can;
 //! - **spoof**: one-shot updates with random session ids from 256 network prefixes that never
 //!   read a reply (blind spoofing);
 //! - **malformed**: random bytes;
 //! - **tcp-writer**: one TCP connection to the monitor's port written to flat out;
 //! - **tcp-idle**: connections opened from eight networks, one and a half times each network's
 //!   share of the connection table, and left idle: three times what the table holds;
+//! - **hold-prefixes**: the hold attack from four networks (127.66–69.0.1), each holding its
+//!   quarter of the table: together they fill it. Newcomers are refused while it lasts; once
+//!   the attacker stops, one more newcomer measures how long it waits to be admitted;
 //! - **seq-jump**: a victim source of its own (127.77.0.1, 200 updates/s, sealed when the
 //!   monitor has keys) and, ten times a second, an unsealed update from its address and session
 //!   with its sequence 60,000 ahead (what a spoofer that saw the session id sends); reported:
 //!   how many of the victim's updates were delivered.
 //!
 //! The two TCP attacks run against a monitor that accepts TCP, as `acp monitor` does by default;
-//! the others against UDP only.
+//! the others against UDP only. [`run_beside`] runs an attack the caller brings against a
+//! service of its own beside the monitor (the CLI's metrics endpoint), measured the same way.
 //!
 //! Linux routes all of 127.0.0.0/8 to the loopback device, so attackers bind to addresses of
 //! their own (127.66.0.1, 127.100–103.x.1, 127.99.0.1) and legitimate sources use 127.0.0.1:
@@ -57,17 +62,22 @@ pub enum Attack {
     TcpIdle,
     /// Spoofed sequence jumps into a victim's session.
     SeqJump,
+    /// Four networks, each holding its share: together the whole table.
+    HoldPrefixes,
+    /// An attack of the caller's on a service beside the monitor ([`run_beside`]), by name.
+    Beside(&'static str),
 }
 
 impl Attack {
-    /// Every attack, in the order `acp bench flood` runs them.
-    pub const ALL: [Attack; 6] = [
+    /// Every attack of this module, in the order `acp bench flood` runs them.
+    pub const ALL: [Attack; 7] = [
         Attack::Hold,
         Attack::Spoof,
         Attack::Malformed,
         Attack::TcpWriter,
         Attack::TcpIdle,
         Attack::SeqJump,
+        Attack::HoldPrefixes,
     ];
 
     /// Its name in reports.
@@ -79,6 +89,8 @@ impl Attack {
             Attack::TcpWriter => "tcp-writer",
             Attack::TcpIdle => "tcp-idle",
             Attack::SeqJump => "seq-jump",
+            Attack::HoldPrefixes => "hold-prefixes",
+            Attack::Beside(name) => name,
         }
     }
 
@@ -153,6 +165,9 @@ pub struct FloodResult {
     pub tcp: Option<crate::stream::StreamCounters>,
     /// The seq-jump attack's victim: updates it sent, and of them those delivered.
     pub victim: Option<(u64, u64)>,
+    /// hold-prefixes: how long a newcomer that started as the attacker stopped waited for its
+    /// first ACK (`None`: not within [`AFTER_ATTACK_PATIENCE`]).
+    pub admission_after_attack: Option<Option<Duration>>,
     /// The monitor's counters at the end.
     pub stats: acp_core::monitor::MonitorStats,
     /// Resident memory of the process before the monitor started and at the end (bytes).
@@ -193,8 +208,95 @@ pub fn rss() -> u64 {
         .unwrap_or(0)
 }
 
-/// Runs `attack` against a fresh monitor.
+/// How long the newcomer after the hold-prefixes attack may wait: more than the 30 s after
+/// which the monitor forgets a silent session.
+pub const AFTER_ATTACK_PATIENCE: Duration = Duration::from_secs(45);
+
+/// Runs `attack` (one of [`Attack::ALL`]) against a fresh monitor.
 pub fn run(attack: Attack, cfg: &FloodConfig) -> io::Result<FloodResult> {
+    let (mut r, (sent, sessions)) = run_with(attack, cfg, |target, _, stop| match attack {
+        Attack::Hold => hold(target, &cfg.hold_plan(&[[127, 66, 0, 1]]), stop),
+        Attack::HoldPrefixes => hold(target, &cfg.hold_plan(&HOLD_NETWORKS), stop),
+        Attack::Spoof => spoof(target, cfg.flood_rate, stop).map(|n| (n, 0)),
+        Attack::Malformed => malformed(target, cfg.flood_rate, stop).map(|n| (n, 0)),
+        Attack::TcpWriter => tcp_writer(target, stop).map(|n| (n, 0)),
+        Attack::TcpIdle => tcp_idle(target, stop),
+        Attack::SeqJump => seq_jump(target, &source_config(cfg), stop),
+        Attack::Beside(name) => Err(io::Error::other(format!("{name} runs with run_beside"))),
+    })?;
+    r.attack_sent = sent;
+    // Idle connections: those the monitor kept (refused ones it closed at once).
+    r.attacker_sessions = match (attack, r.tcp) {
+        (Attack::TcpIdle, Some(c)) => c.accepted - c.idle_closed,
+        // `seq_jump` returns the victim's updates sent in place of the attacker's sessions.
+        (Attack::SeqJump, _) => {
+            r.victim = r.victim.map(|(_, delivered)| (sessions, delivered));
+            0
+        }
+        _ => sessions,
+    };
+    Ok(r)
+}
+
+/// Runs an attack of the caller's, `name`, against a service it serves beside a fresh monitor
+/// (over UDP only), measured as [`run`] measures its own: `attack` gets the monitor server
+/// (running, with the established sources sending) and the flag that ends the attack, and
+/// returns its own report. The result's `attack_sent` and `attacker_sessions` are left 0 for
+/// the caller to fill from that report.
+pub fn run_beside<R: Send>(
+    name: &'static str,
+    cfg: &FloodConfig,
+    attack: impl FnOnce(&MonitorServer, &AtomicBool) -> io::Result<R> + Send,
+) -> io::Result<(FloodResult, R)> {
+    run_with(Attack::Beside(name), cfg, |_, server, stop| {
+        attack(server, stop)
+    })
+}
+
+/// The configuration of the legitimate sources.
+fn source_config(cfg: &FloodConfig) -> SourceConfig {
+    SourceConfig {
+        psk: cfg.keys.as_ref().map(|k| k.first().clone()),
+        ..SourceConfig::default()
+    }
+}
+
+/// The networks of the hold-prefixes attack, one address each.
+const HOLD_NETWORKS: [[u8; 4]; 4] = [
+    [127, 66, 0, 1],
+    [127, 67, 0, 1],
+    [127, 68, 0, 1],
+    [127, 69, 0, 1],
+];
+
+/// The hold attacker's plan: sessions, refresh, opening rate, and the addresses it sends from.
+struct HoldPlan<'a> {
+    sessions: u64,
+    refresh: Duration,
+    rate: f64,
+    from: &'a [[u8; 4]],
+}
+
+impl FloodConfig {
+    fn hold_plan<'a>(&self, from: &'a [[u8; 4]]) -> HoldPlan<'a> {
+        HoldPlan {
+            sessions: self.hold_sessions,
+            refresh: self.refresh,
+            rate: self.flood_rate,
+            from,
+        }
+    }
+}
+
+/// Runs the attack `attacker` (given the monitor's address, the server and the flag that ends
+/// it) against a fresh monitor beside established sources and newcomers; the result's
+/// `attack_sent` and `attacker_sessions` are 0, and `victim` holds (0, the victim's updates
+/// delivered) for seq-jump.
+fn run_with<R: Send>(
+    attack: Attack,
+    cfg: &FloodConfig,
+    attacker: impl FnOnce(SocketAddr, &MonitorServer, &AtomicBool) -> io::Result<R> + Send,
+) -> io::Result<(FloodResult, R)> {
     tracing::info!("flood: {} attack for {:?}", attack.name(), cfg.duration);
     let rss_before = rss();
     let monitor_cfg = MonitorConfig {
@@ -216,10 +318,7 @@ pub fn run(attack: Attack, cfg: &FloodConfig) -> io::Result<FloodResult> {
     let server =
         MonitorServer::start(server_cfg, (attack == Attack::SeqJump).then_some(on_update))?;
     let target = server.local_addr();
-    let source_cfg = SourceConfig {
-        psk: cfg.keys.as_ref().map(|k| k.first().clone()),
-        ..SourceConfig::default()
-    };
+    let source_cfg = source_config(cfg);
 
     let stop_sources = Arc::new(AtomicBool::new(false));
     let latest: Arc<Mutex<Vec<SourceReport>>> = Arc::default();
@@ -252,75 +351,65 @@ pub fn run(attack: Attack, cfg: &FloodConfig) -> io::Result<FloodResult> {
     std::thread::sleep(Duration::from_secs(2));
     let (sent0, acked0) = totals(&latest.lock().unwrap_or_else(|e| e.into_inner()));
 
-    let stop_attack = Arc::new(AtomicBool::new(false));
-    let attacker = {
-        let stop = stop_attack.clone();
-        let cfg = cfg.clone();
-        let source_cfg_t = source_cfg.clone();
-        std::thread::spawn(move || -> io::Result<(u64, u64)> {
-            match attack {
-                Attack::Hold => hold(target, &cfg, &stop),
-                Attack::Spoof => spoof(target, cfg.flood_rate, &stop).map(|n| (n, 0)),
-                Attack::Malformed => malformed(target, cfg.flood_rate, &stop).map(|n| (n, 0)),
-                Attack::TcpWriter => tcp_writer(target, &stop).map(|n| (n, 0)),
-                Attack::TcpIdle => tcp_idle(target, &stop),
-                Attack::SeqJump => seq_jump(target, &source_cfg_t, &stop),
-            }
-        })
-    };
-    let started = Instant::now();
-    // Newcomers join once the attack is under way, one after another.
-    std::thread::sleep(Duration::from_secs(1).min(cfg.duration / 4));
-    let mut admissions = Vec::with_capacity(cfg.newcomers);
-    for _ in 0..cfg.newcomers {
-        admissions.push(admit(target, &source_cfg, Duration::from_secs(5))?);
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    if let Some(rest) = cfg.duration.checked_sub(started.elapsed()) {
-        std::thread::sleep(rest);
-    }
-    // The sources stop first, within the attack. Their updates still in flight then (a loopback
-    // round trip's worth, under one) count as lost.
-    stop_sources.store(true, Ordering::Relaxed);
-    let (sent1, acked1) = totals(
-        &established
+    let stop_attack = AtomicBool::new(false);
+    let (mut measured, report) = std::thread::scope(|scope| {
+        let attacker = scope.spawn(|| attacker(target, &server, &stop_attack));
+        let started = Instant::now();
+        // Newcomers join once the attack is under way, one after another.
+        std::thread::sleep(Duration::from_secs(1).min(cfg.duration / 4));
+        let mut admissions = Vec::with_capacity(cfg.newcomers);
+        for _ in 0..cfg.newcomers {
+            admissions.push(admit(target, &source_cfg, Duration::from_secs(5))?);
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        if let Some(rest) = cfg.duration.checked_sub(started.elapsed()) {
+            std::thread::sleep(rest);
+        }
+        // The sources stop first, within the attack. Their updates still in flight then (a
+        // loopback round trip's worth, under one) count as lost.
+        stop_sources.store(true, Ordering::Relaxed);
+        let (sent1, acked1) = totals(
+            &established
+                .join()
+                .map_err(|_| io::Error::other("source thread panicked"))??,
+        );
+        stop_attack.store(true, Ordering::Relaxed);
+        let report = attacker
             .join()
-            .map_err(|_| io::Error::other("source thread panicked"))??,
-    );
-    stop_attack.store(true, Ordering::Relaxed);
-    let (attack_sent, attacker_sessions) = attacker
-        .join()
-        .map_err(|_| io::Error::other("attacker thread panicked"))??;
-    let rss_after = rss();
+            .map_err(|_| io::Error::other("attacker thread panicked"))??;
+        let rss_after = rss();
+        let admission_after_attack = match attack {
+            Attack::HoldPrefixes => Some(admit(target, &source_cfg, AFTER_ATTACK_PATIENCE)?),
+            _ => None,
+        };
+        // The monitor's own counts, and the victim's deliveries, are filled in once it has
+        // stopped.
+        let measured = FloodResult {
+            attack,
+            attack_sent: 0,
+            established_sent: sent1 - sent0,
+            established_acked: acked1 - acked0,
+            admissions,
+            sessions_held: 0,
+            attacker_sessions: 0,
+            tcp: None,
+            victim: None,
+            admission_after_attack,
+            stats: Default::default(),
+            rss_before,
+            rss_after,
+        };
+        io::Result::Ok((measured, report))
+    })?;
     let snap = server.stop()?;
-    let tcp = snap.totals.streams;
-    // Idle connections: those the monitor kept (refused ones it closed at once).
-    let attacker_sessions = match (attack, tcp) {
-        (Attack::TcpIdle, Some(c)) => c.accepted - c.idle_closed,
-        _ => attacker_sessions,
-    };
-    // `seq_jump` returns the victim's updates sent in place of the attacker's sessions.
-    let victim = (attack == Attack::SeqJump)
-        .then(|| (attacker_sessions, victim_delivered.load(Ordering::Relaxed)));
-    let attacker_sessions = if victim.is_some() {
-        0
-    } else {
-        attacker_sessions
-    };
-    Ok(FloodResult {
-        attack,
-        attack_sent,
-        established_sent: sent1 - sent0,
-        established_acked: acked1 - acked0,
-        admissions,
-        sessions_held: snap.totals.stats.sessions_created - snap.totals.stats.sessions_expired,
-        attacker_sessions,
-        tcp,
-        victim,
-        stats: snap.totals.stats,
-        rss_before,
-        rss_after,
-    })
+    let stats = snap.totals.stats;
+    measured.sessions_held = stats.sessions_created - stats.sessions_expired;
+    measured.tcp = snap.totals.streams;
+    measured.stats = stats;
+    // Counted by the server thread, which has now handled every update it received.
+    measured.victim =
+        (attack == Attack::SeqJump).then(|| (0, victim_delivered.load(Ordering::Relaxed)));
+    Ok((measured, report))
 }
 
 /// Updates sent and ACKs received (in sequence or not) by `reports`.
@@ -409,12 +498,14 @@ fn update(session: u64, seq: u64, cookie: Option<[u8; COOKIE_LEN]>, out: &mut [u
     .expect("a 4-byte payload fits")
 }
 
-/// The hold attack; returns (datagrams sent, sessions that got an ACK).
-fn hold(target: SocketAddr, cfg: &FloodConfig, stop: &AtomicBool) -> io::Result<(u64, u64)> {
-    let sockets: Vec<UdpSocket> = (0..8)
-        .map(|_| attacker_socket([127, 66, 0, 1]))
+/// The hold attack, from eight sockets on each of `plan.from`'s addresses (session `s` from
+/// socket `s` modulo their number, so the addresses share the sessions evenly); returns
+/// (datagrams sent, sessions that got an ACK).
+fn hold(target: SocketAddr, plan: &HoldPlan<'_>, stop: &AtomicBool) -> io::Result<(u64, u64)> {
+    let sockets: Vec<UdpSocket> = (0..8 * plan.from.len())
+        .map(|i| attacker_socket(plan.from[i % plan.from.len()]))
         .collect::<io::Result<_>>()?;
-    let n = cfg.hold_sessions.max(1);
+    let n = plan.sessions.max(1);
     // Per session: next sequence and the cookie to echo.
     let mut state: Vec<(u64, Option<[u8; COOKIE_LEN]>)> = vec![(1, None); n as usize];
     let mut acked: HashSet<u64> = HashSet::new();
@@ -424,15 +515,15 @@ fn hold(target: SocketAddr, cfg: &FloodConfig, stop: &AtomicBool) -> io::Result<
     // `refresh`.
     let mut i = 0u64;
     let first_round = 2 * n;
-    let refresh_rate = n as f64 / cfg.refresh.as_secs_f64();
+    let refresh_rate = n as f64 / plan.refresh.as_secs_f64();
     let (start, mut sent) = (Instant::now(), 0u64);
     while !stop.load(Ordering::Relaxed) {
         let elapsed = start.elapsed().as_secs_f64();
-        let burst_done = (elapsed * cfg.flood_rate) as u64;
+        let burst_done = (elapsed * plan.rate) as u64;
         let due = if burst_done < first_round {
             burst_done
         } else {
-            first_round + ((elapsed - first_round as f64 / cfg.flood_rate) * refresh_rate) as u64
+            first_round + ((elapsed - first_round as f64 / plan.rate) * refresh_rate) as u64
         };
         while sent < due {
             let s = (i % n) as usize;
@@ -454,13 +545,17 @@ fn hold(target: SocketAddr, cfg: &FloodConfig, stop: &AtomicBool) -> io::Result<
                     Ok(Packet::Ack(a)) => {
                         acked.insert(a.session);
                     }
+                    // Echoed with a second update at once: a session of one update would be
+                    // on probation, forgotten after 2 s of silence.
                     Ok(Packet::Cookie(c)) if c.session >= 1 && c.session <= n => {
                         let s = (c.session - 1) as usize;
                         state[s].1 = Some(c.cookie);
-                        let len = update(c.session, state[s].0, Some(c.cookie), &mut buf);
-                        state[s].0 += 1;
-                        let _ = socket.send_to(&buf[..len], target);
-                        sent += 1;
+                        for _ in 0..2 {
+                            let len = update(c.session, state[s].0, Some(c.cookie), &mut buf);
+                            state[s].0 += 1;
+                            let _ = socket.send_to(&buf[..len], target);
+                            sent += 1;
+                        }
                     }
                     _ => {}
                 }
@@ -503,8 +598,8 @@ fn malformed(target: SocketAddr, rate: f64, stop: &AtomicBool) -> io::Result<u64
     })
 }
 
-/// A TCP connection to `target` from `ip`.
-fn connect_from(ip: [u8; 4], target: SocketAddr) -> io::Result<TcpStream> {
+/// A TCP connection to `target` from `ip` (an attacker's own address on loopback).
+pub fn connect_from(ip: [u8; 4], target: SocketAddr) -> io::Result<TcpStream> {
     let socket = socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None)?;
     socket.bind(&SocketAddr::from((ip, 0)).into())?;
     socket.connect(&target.into())?;

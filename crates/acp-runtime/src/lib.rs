@@ -12,6 +12,7 @@
 //! - [`stream`]: ACP updates over TCP: framing and the monitor's listener;
 //! - [`tcp_source`]: updates over kernel TCP generated at will, the baseline ACP is compared with;
 //! - [`net`]: address conversion, readiness waits, batched `recvmmsg`/`sendmmsg`, DSCP marking;
+//! - [`realtime`]: `SCHED_FIFO` for the threads of a run, ahead of other work on the machine;
 //! - [`relay`]: a userspace UDP path emulator running the `acp-netmodel` network model;
 //! - [`resolve`]: `HOST:PORT` to the first address of the host usable to listen or send;
 //! - [`rows`]: the results every writer shows alike (source and session counters, updates);
@@ -22,6 +23,7 @@ pub mod experiment;
 pub mod flood;
 pub mod mailbox;
 pub mod net;
+pub mod realtime;
 pub mod relay;
 pub mod resolve;
 pub mod rows;

@@ -1,7 +1,8 @@
 //! Socket plumbing shared by the monitor server, the source driver, the relay and the benchmarks:
 //! address conversion, readiness waiting with nanosecond timeouts ([`poll_fds`]), batched
-//! receive/send with `recvmmsg`/`sendmmsg` (Linux), and DSCP marking: [`set_dscp`] marks what a
-//! socket sends, [`receive_dscp`] and [`recv_with_dscp`] read the marking of what it receives;
+//! receive/send with `recvmmsg`/`sendmmsg` (Linux), DSCP marking and hop limits: [`set_dscp`] and
+//! [`set_hop_limit`] set what a socket sends, [`receive_dscp`], [`receive_hop_limit`] and
+//! [`recv_with_dscp`] read them from what it receives;
 //! [`bind_udp`] binds with `SO_REUSEPORT` when asked; [`grow_buffers`] enlarges a socket's kernel
 //! buffers so that bursts from many sources are queued rather than dropped; [`ensure_fd_limit`]
 //! raises the process's descriptor limit as far as a server needs and the hard limit allows.
@@ -246,19 +247,52 @@ pub fn receive_dscp(socket: &UdpSocket) -> io::Result<()> {
     }
 }
 
-/// A UDP socket that marks what it sends with each datagram's own DSCP, changing the socket's
-/// marking only when the DSCP differs from the previous datagram's (one `setsockopt` per change,
-/// none per datagram).
+/// Sets the time to live (IPv4 `IP_TTL`) or unicast hop limit (IPv6 `IPV6_UNICAST_HOPS`) of
+/// what `socket` sends: `hops` (1–255), or the system's default if `None`. An IPv6 socket also
+/// sets it for IPv4-mapped traffic (best effort).
+pub fn set_hop_limit(socket: &UdpSocket, hops: Option<u8>) -> io::Result<()> {
+    // -1 restores the default, for both options.
+    let v = hops.map_or(-1, libc::c_int::from);
+    match socket.local_addr()? {
+        SocketAddr::V4(_) => set_int_option(socket, libc::IPPROTO_IP, libc::IP_TTL, v),
+        SocketAddr::V6(_) => {
+            let _ = set_int_option(socket, libc::IPPROTO_IP, libc::IP_TTL, v);
+            set_int_option(socket, libc::IPPROTO_IPV6, libc::IPV6_UNICAST_HOPS, v)
+        }
+    }
+}
+
+/// Asks the kernel to report the time to live or hop limit each datagram `socket` receives
+/// arrived with, for [`recv_with_dscp`]. An IPv6 socket also asks for that of IPv4-mapped
+/// traffic (best effort).
+pub fn receive_hop_limit(socket: &UdpSocket) -> io::Result<()> {
+    match socket.local_addr()? {
+        SocketAddr::V4(_) => set_int_option(socket, libc::IPPROTO_IP, libc::IP_RECVTTL, 1),
+        SocketAddr::V6(_) => {
+            let _ = set_int_option(socket, libc::IPPROTO_IP, libc::IP_RECVTTL, 1);
+            set_int_option(socket, libc::IPPROTO_IPV6, libc::IPV6_RECVHOPLIMIT, 1)
+        }
+    }
+}
+
+/// A UDP socket that marks what it sends with each datagram's own DSCP and hop limit, changing
+/// the socket's settings only when they differ from the previous datagram's (one `setsockopt`
+/// per change, none per datagram).
 #[derive(Debug)]
 pub struct MarkingSocket {
     socket: UdpSocket,
     dscp: u8,
+    hop_limit: Option<u8>,
 }
 
 impl MarkingSocket {
-    /// Wraps an unmarked socket (DSCP 0).
+    /// Wraps an unmarked socket (DSCP 0, the system's hop limit).
     pub fn new(socket: UdpSocket) -> Self {
-        MarkingSocket { socket, dscp: 0 }
+        MarkingSocket {
+            socket,
+            dscp: 0,
+            hop_limit: None,
+        }
     }
 
     /// The socket.
@@ -266,21 +300,31 @@ impl MarkingSocket {
         &self.socket
     }
 
-    fn mark(&mut self, dscp: u8) {
+    fn mark(&mut self, dscp: u8, hop_limit: Option<u8>) {
         if dscp != self.dscp && set_dscp(&self.socket, dscp).is_ok() {
             self.dscp = dscp;
         }
+        if hop_limit != self.hop_limit && set_hop_limit(&self.socket, hop_limit).is_ok() {
+            self.hop_limit = hop_limit;
+        }
     }
 
-    /// Sends `data` marked `dscp` on the connected socket.
-    pub fn send(&mut self, data: &[u8], dscp: u8) -> io::Result<usize> {
-        self.mark(dscp);
+    /// Sends `data` marked `dscp` with `hop_limit` (`None`: the system's) on the connected
+    /// socket.
+    pub fn send(&mut self, data: &[u8], dscp: u8, hop_limit: Option<u8>) -> io::Result<usize> {
+        self.mark(dscp, hop_limit);
         self.socket.send(data)
     }
 
-    /// Sends `data` marked `dscp` to `to`.
-    pub fn send_to(&mut self, data: &[u8], to: SocketAddr, dscp: u8) -> io::Result<usize> {
-        self.mark(dscp);
+    /// Sends `data` marked `dscp` with `hop_limit` (`None`: the system's) to `to`.
+    pub fn send_to(
+        &mut self,
+        data: &[u8],
+        to: SocketAddr,
+        dscp: u8,
+        hop_limit: Option<u8>,
+    ) -> io::Result<usize> {
+        self.mark(dscp, hop_limit);
         self.socket.send_to(data, to)
     }
 }
@@ -294,13 +338,17 @@ pub struct Marked {
     pub from: Option<SocketAddr>,
     /// Its DSCP (0 if the kernel did not report one: [`receive_dscp`] not called).
     pub dscp: u8,
+    /// The time to live or hop limit it arrived with (`None` if the kernel did not report it:
+    /// [`receive_hop_limit`] not called).
+    pub hop_limit: Option<u8>,
 }
 
 /// Receives one datagram into `buf` with `recvmsg`, reading its DSCP from the `IP_TOS` or
-/// `IPV6_TCLASS` control message.
+/// `IPV6_TCLASS` control message and its hop limit from `IP_TTL` or `IPV6_HOPLIMIT`.
 pub fn recv_with_dscp(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<Marked> {
-    // Room for both control messages (16 bytes each on 64-bit Linux), aligned for cmsghdr.
-    let mut control = [0u64; 8];
+    // Room for four control messages (at most 24 bytes each on 64-bit Linux), aligned for
+    // cmsghdr.
+    let mut control = [0u64; 16];
     // SAFETY: plain old data, zero is valid.
     let mut addr: libc::sockaddr_storage = unsafe { zeroed() };
     let mut iov = libc::iovec {
@@ -314,13 +362,14 @@ pub fn recv_with_dscp(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<Marked> 
     hdr.msg_iov = &mut iov;
     hdr.msg_iovlen = 1;
     hdr.msg_control = control.as_mut_ptr().cast();
-    hdr.msg_controllen = size_of::<[u64; 8]>() as _;
+    hdr.msg_controllen = size_of::<[u64; 16]>() as _;
     // SAFETY: every pointer in `hdr` refers to a live buffer of the stated length for the call.
     let n = unsafe { libc::recvmsg(socket.as_raw_fd(), &mut hdr, 0) };
     if n < 0 {
         return Err(io::Error::last_os_error());
     }
     let mut tos = 0u8;
+    let mut hop_limit = None;
     // SAFETY: the kernel filled `hdr.msg_control` with `msg_controllen` bytes of well-formed
     // control messages; CMSG_FIRSTHDR/CMSG_NXTHDR stay within them, and each payload is read
     // with an unaligned read of the size its type says.
@@ -335,6 +384,10 @@ pub fn recv_with_dscp(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<Marked> 
                 (libc::IPPROTO_IPV6, libc::IPV6_TCLASS) => {
                     tos = std::ptr::read_unaligned(data.cast::<libc::c_int>()) as u8;
                 }
+                (libc::IPPROTO_IP, libc::IP_TTL) | (libc::IPPROTO_IPV6, libc::IPV6_HOPLIMIT) => {
+                    let hops = std::ptr::read_unaligned(data.cast::<libc::c_int>());
+                    hop_limit = u8::try_from(hops).ok();
+                }
                 _ => {}
             }
             cmsg = libc::CMSG_NXTHDR(&hdr, cmsg);
@@ -344,6 +397,7 @@ pub fn recv_with_dscp(socket: &UdpSocket, buf: &mut [u8]) -> io::Result<Marked> 
         len: n as usize,
         from: from_raw(&addr),
         dscp: tos >> 2,
+        hop_limit,
     })
 }
 
@@ -557,16 +611,19 @@ mod tests {
     }
 
     #[test]
-    fn dscp_marks_survive_loopback_both_families() {
+    fn dscp_marks_and_hop_limits_survive_loopback_both_families() {
         for ip in ["127.0.0.1", "::1"] {
             let addr = SocketAddr::new(ip.parse().unwrap(), 0);
             let tx = UdpSocket::bind(addr).unwrap();
             let rx = UdpSocket::bind(addr).unwrap();
             rx.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
             receive_dscp(&rx).unwrap();
+            receive_hop_limit(&rx).unwrap();
             let mut buf = [0u8; 64];
-            for dscp in [46, 0, 63, 10] {
+            // Loopback has no router: a datagram arrives with the hop limit it left with.
+            for (dscp, hops) in [(46, 1), (0, 64), (63, 255), (10, 7)] {
                 set_dscp(&tx, dscp).unwrap();
+                set_hop_limit(&tx, Some(hops)).unwrap();
                 tx.send_to(b"hello", rx.local_addr().unwrap()).unwrap();
                 let got = recv_with_dscp(&rx, &mut buf).unwrap();
                 assert_eq!(
@@ -574,7 +631,8 @@ mod tests {
                     Marked {
                         len: 5,
                         from: Some(tx.local_addr().unwrap()),
-                        dscp
+                        dscp,
+                        hop_limit: Some(hops),
                     },
                     "{ip}"
                 );

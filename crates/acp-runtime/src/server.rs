@@ -9,8 +9,12 @@
 //! is made only when a reader asks for one ([`MonitorServer::snapshot`]): the server thread copies
 //! its session table at its next loop turn, in one pass and at most once per `snapshot_every`,
 //! and the reader builds and sorts the reports on its own thread, so that serving a large table
-//! (100,000 sessions) is not held up by sorting it or by readers that need only the totals.
-//! [`MonitorServer::stop`] ends the thread and returns the final snapshot.
+//! (100,000 sessions) is not held up by sorting it or by readers that need only the totals. A
+//! reader that lists only the sessions silent the longest
+//! ([`MonitorServer::snapshot_silent_longest`], as `acp monitor`'s reports and metrics do) has
+//! the server thread keep only those in its pass: a copy of a million sessions would cost as
+//! much memory again as the table (`docs/SCALING.md`). [`MonitorServer::stop`] ends the thread
+//! and returns the final snapshot, with every session.
 //!
 //! With [`ServerConfig::tcp`] the same thread also accepts updates over TCP on the same port
 //! ([`crate::stream`]): it then waits in epoll (`mio`) for its UDP socket and every connection,
@@ -276,15 +280,72 @@ type Entries = Vec<(SessionKey, SessionStats)>;
 #[derive(Default)]
 struct Table {
     totals: Totals,
+    /// Every session, or those silent the longest ([`select_silent_longest`]).
     entries: Entries,
 }
 
-/// Memory for a copy of `sessions` sessions and some more: `reuse` if large enough, or a new
-/// buffer whose pages are touched here rather than by the server thread's copy.
-fn table_buffer(reuse: Option<Entries>, sessions: usize) -> Entries {
-    let capacity = sessions + sessions / 8 + 64;
+/// Which of two sessions has been silent longer (the earlier `last_seen`; then by key).
+fn silent_longer(
+    a: &(SessionKey, SessionStats),
+    b: &(SessionKey, SessionStats),
+) -> std::cmp::Ordering {
+    (a.1.last_seen, a.0).cmp(&(b.1.last_seen, b.0))
+}
+
+/// Keeps the `n` entries silent the longest (in no particular order).
+fn keep_silent_longest(entries: &mut Entries, n: usize) {
+    if entries.len() > n {
+        if n > 0 {
+            entries.select_nth_unstable_by(n - 1, silent_longer);
+        }
+        entries.truncate(n);
+    }
+}
+
+/// Copies into `entries` the `limit` sessions of `monitor` silent the longest (all if it holds
+/// no more), in one pass: entries gather until there are twice `limit`, then the `limit` silent
+/// the longest are kept, and sessions heard from later than the last of those are passed over.
+/// `entries` needs `2 × limit` of capacity ([`table_capacity`]) not to grow.
+fn select_silent_longest(monitor: &Monitor, limit: usize, entries: &mut Entries) {
+    if limit >= monitor.session_count() {
+        entries.extend(monitor.sessions().map(|(k, s)| (*k, s.clone())));
+        return;
+    }
+    if limit == 0 {
+        return;
+    }
+    let mut bound: Option<(Time, SessionKey)> = None;
+    for (key, stats) in monitor.sessions() {
+        if bound.is_some_and(|b| (stats.last_seen, *key) >= b) {
+            continue;
+        }
+        entries.push((*key, stats.clone()));
+        if entries.len() >= 2 * limit {
+            keep_silent_longest(entries, limit);
+            bound = entries.last().map(|(k, s)| (s.last_seen, *k));
+        }
+    }
+    keep_silent_longest(entries, limit);
+}
+
+/// The capacity a copy of `limit` of `sessions` sessions needs, with room for sessions added
+/// meanwhile.
+fn table_capacity(limit: usize, sessions: usize) -> usize {
+    if limit >= sessions {
+        sessions + sessions / 8 + 64
+    } else {
+        2 * limit
+    }
+}
+
+/// Memory for a copy of `capacity` entries: `reuse` if large enough (and not many times too
+/// large: a reader of a few sessions must not keep a copy of them all alive), or a new buffer
+/// whose pages are touched here rather than by the server thread's copy.
+fn table_buffer(reuse: Option<Entries>, capacity: usize) -> Entries {
     match reuse {
-        Some(mut entries) if entries.capacity() >= capacity => {
+        Some(mut entries)
+            if entries.capacity() >= capacity && entries.capacity() <= 4 * capacity + 64 =>
+        {
             entries.clear();
             entries
         }
@@ -299,11 +360,19 @@ fn table_buffer(reuse: Option<Entries>, sessions: usize) -> Entries {
 }
 
 impl Table {
-    /// Reports ordered by key: the work done on the reader's thread.
-    fn snapshot(&self) -> Snapshot {
-        let mut sessions: Vec<SessionReport> = self
-            .entries
-            .iter()
+    /// Reports of the `limit` sessions silent the longest (of those copied), ordered by key:
+    /// the work done on the reader's thread.
+    fn snapshot(&self, limit: usize) -> Snapshot {
+        let chosen: Vec<&(SessionKey, SessionStats)> = if limit >= self.entries.len() {
+            self.entries.iter().collect()
+        } else {
+            let mut by_silence: Vec<_> = self.entries.iter().collect();
+            by_silence.select_nth_unstable_by(limit.max(1) - 1, |a, b| silent_longer(a, b));
+            by_silence.truncate(limit);
+            by_silence
+        };
+        let mut sessions: Vec<SessionReport> = chosen
+            .into_iter()
             .map(|(key, stats)| SessionReport::new(*key, stats.clone()))
             .collect();
         sessions.sort_unstable_by_key(|s| s.key);
@@ -322,6 +391,8 @@ struct Shared {
     /// Session tables asked for by readers, and the number answered by `table`.
     asked: u64,
     answered: u64,
+    /// The most sessions a reader waiting for a table lists (the silent longest).
+    limit: usize,
     /// The latest table copied for readers, and the number of copies made.
     table: Arc<Table>,
     copies: u64,
@@ -403,14 +474,17 @@ impl Publisher {
         self.channel.lock().totals = totals;
     }
 
-    /// Copies the session table for the readers waiting: one pass over the table, no sorting.
-    fn table(&self, monitor: &Monitor, totals: Totals) {
-        let (asked, buffer) = {
+    /// Copies the session table for the readers waiting (every session if `whole`, else as
+    /// many as they list): one pass over the table, no sorting.
+    fn table(&self, monitor: &Monitor, totals: Totals, whole: bool) {
+        let (asked, buffer, limit) = {
             let mut shared = self.channel.lock();
-            (shared.asked, shared.buffer.take())
+            let limit = std::mem::take(&mut shared.limit);
+            (shared.asked, shared.buffer.take(), limit)
         };
         let mut entries = buffer.unwrap_or_default();
-        entries.extend(monitor.sessions().map(|(k, s)| (*k, s.clone())));
+        let limit = if whole { usize::MAX } else { limit };
+        select_silent_longest(monitor, limit, &mut entries);
         let table = Arc::new(Table {
             totals: totals.clone(),
             entries,
@@ -539,6 +613,7 @@ impl MonitorServer {
                             publish.table(
                                 &monitor,
                                 totals(&monitor, counters, tcp.as_ref().map(|t| &t.listener), now),
+                                false,
                             );
                             next_table = now + cfg.snapshot_every;
                             next_totals = next_table;
@@ -564,6 +639,7 @@ impl MonitorServer {
                         tcp.as_ref().map(|t| &t.listener),
                         clock::now(),
                     ),
+                    true,
                 );
                 result
             })?;
@@ -597,12 +673,25 @@ impl MonitorServer {
     /// most once per `snapshot_every` whatever the number of readers; the reports are built and
     /// sorted on the calling thread. Once the server has stopped, returns its final state.
     pub fn snapshot(&self) -> Snapshot {
+        self.snapshot_silent_longest(usize::MAX)
+    }
+
+    /// As [`MonitorServer::snapshot`], with only the `n` sessions silent the longest (the
+    /// earliest latest update; all if there are at most `n`), ordered by key. The server
+    /// thread keeps only those as it passes over its table, so listing a few sessions of a
+    /// million copies a few.
+    pub fn snapshot_silent_longest(&self, n: usize) -> Snapshot {
         // Memory for the copy, made ready here (see `Shared::buffer`).
-        let (sessions, retired, needed) = {
+        let (capacity, retired, needed) = {
             let mut shared = self.channel.lock();
-            let needed = shared.buffer.is_none() && !shared.finished;
+            let capacity = table_capacity(n, shared.totals.sessions);
+            let needed = !shared.finished
+                && shared
+                    .buffer
+                    .as_ref()
+                    .is_none_or(|b| b.capacity() < capacity);
             let retired = std::mem::take(&mut shared.retired);
-            (shared.totals.sessions, retired, needed)
+            (capacity, retired, needed)
         };
         let mut reuse = None;
         for table in retired {
@@ -610,13 +699,20 @@ impl MonitorServer {
                 reuse = Some(table.entries);
             }
         }
-        // Freed after the lock, if another reader's came first.
-        let mut buffer = needed.then(|| table_buffer(reuse, sessions));
+        // Freed after the lock: the smaller buffer this one replaces, or this one if another
+        // reader's came first.
+        let mut buffer = needed.then(|| table_buffer(reuse, capacity));
         let table = {
             let mut shared = self.channel.lock();
-            if shared.buffer.is_none() {
-                shared.buffer = buffer.take();
+            if buffer.is_some()
+                && shared
+                    .buffer
+                    .as_ref()
+                    .is_none_or(|b| b.capacity() < capacity)
+            {
+                std::mem::swap(&mut shared.buffer, &mut buffer);
             }
+            shared.limit = shared.limit.max(n);
             shared.asked += 1;
             let ticket = shared.asked;
             self.channel.wanted.store(true, Ordering::Release);
@@ -629,7 +725,7 @@ impl MonitorServer {
             }
             shared.table.clone()
         };
-        table.snapshot()
+        table.snapshot(n)
     }
 
     /// Stops the server and returns its final snapshot.
@@ -732,6 +828,68 @@ mod tests {
         assert_eq!(server.snapshot().sessions.len(), 7);
         let last = server.stop().unwrap();
         assert_eq!((last.sessions.len(), last.totals.stats.acks), (7, 7));
+    }
+
+    /// Sessions heard from at four distinct times: a reader of the two silent the longest
+    /// gets those two, and the server copied no more than twice two.
+    #[test]
+    fn a_listing_of_the_silent_longest_copies_only_what_it_lists() {
+        let server = server();
+        let socket = client();
+        for batch in [1..3, 3..5, 5..7, 7..9] {
+            updates(&socket, server.local_addr(), batch, 1);
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // Sessions 1 and 2 speak again: 3 and 4 are now the silent longest.
+        updates(&socket, server.local_addr(), 1..3, 2);
+        let snap = server.snapshot_silent_longest(2);
+        let ids: Vec<u64> = snap.sessions.iter().map(|s| s.key.session).collect();
+        assert_eq!(ids, [3, 4]);
+        assert_eq!(snap.totals.sessions, 8);
+        assert!(server.channel.lock().table.entries.len() <= 4);
+        assert_eq!(server.snapshot_silent_longest(20).sessions.len(), 8);
+        // The final table has them all, whatever the last reader listed.
+        assert_eq!(server.stop().unwrap().sessions.len(), 8);
+    }
+
+    #[test]
+    fn select_silent_longest_keeps_the_earliest_whatever_the_order() {
+        let key = |session| SessionKey {
+            peer: "127.0.0.1:9".parse().unwrap(),
+            session,
+        };
+        let mut monitor = Monitor::new(MonitorConfig::default(), Time::ZERO);
+        let mut ack = [0u8; 128];
+        // Sessions 0..50 heard from at 50, 49, …, 1 ms: the silent longest are the highest ids.
+        for id in 0..50u64 {
+            let u = Update {
+                flags: 0,
+                session: id,
+                seq: 1,
+                gen_ts: 0,
+                acked_seq: 0,
+                hold_ns: 0,
+                cookie: None,
+                payload: b"",
+            };
+            let mut buf = [0u8; 64];
+            let n = u.encode(&mut buf).unwrap();
+            let peer = key(id).peer;
+            monitor
+                .handle_datagram(Time::from_millis(50 - id), peer, &buf[..n], &mut ack)
+                .unwrap();
+        }
+        for limit in [0, 1, 7, 25, 49, 50, 80] {
+            let mut entries = Vec::with_capacity(table_capacity(limit, 50));
+            let capacity = entries.capacity();
+            select_silent_longest(&monitor, limit, &mut entries);
+            let mut ids: Vec<u64> = entries.iter().map(|(k, _)| k.session).collect();
+            ids.sort_unstable();
+            let expected: Vec<u64> = (50 - limit.min(50) as u64..50).collect();
+            assert_eq!(ids, expected, "limit {limit}");
+            // The server thread never grows the buffer a reader made ready.
+            assert_eq!(entries.capacity(), capacity, "limit {limit}");
+        }
     }
 
     #[test]

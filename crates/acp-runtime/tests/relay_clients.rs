@@ -114,17 +114,14 @@ fn start_relay(target: SocketAddr, clients: ClientLimits) -> Relay {
     Relay::start(cfg).unwrap()
 }
 
-/// Waits until the relay's counters satisfy `done`.
+/// Waits until the relay's counters satisfy `done`, and returns them.
 fn wait_for(relay: &Relay, what: &str, done: impl Fn(&RelayStats) -> bool) -> RelayStats {
-    let deadline = Instant::now() + PATIENCE;
-    loop {
-        let st = relay.stats();
-        if done(&st) {
-            return st;
-        }
-        assert!(Instant::now() < deadline, "{what}: {st:?}");
-        std::thread::sleep(Duration::from_millis(1));
-    }
+    acp_testkit::wait_for(
+        PATIENCE,
+        || done(&relay.stats()),
+        || format!("{what}: {:?}", relay.stats()),
+    );
+    relay.stats()
 }
 
 /// Sends `msg` (which should start with `echo`) through the relay and waits for it to come back.

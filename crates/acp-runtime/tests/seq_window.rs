@@ -9,15 +9,13 @@
 //! address would make the monitor see, without raw sockets.
 
 mod common;
-#[path = "common/sender.rs"]
-mod sender;
 
 use std::sync::{Arc, Mutex};
 
 use acp_core::seal::{Keyring, Psk, Secret, SessionCipher};
 use acp_core::MonitorConfig;
 use acp_runtime::server::{MonitorServer, ServerConfig};
-use sender::Sender;
+use acp_testkit::Sender;
 
 const SESSION: u64 = 0x5EC_0001;
 /// How far the forged update runs ahead: inside `MonitorConfig::max_seq_jump` (65,536).

@@ -10,6 +10,7 @@ use acp_core::MonitorConfig;
 use acp_runtime::driver::RunLimits;
 use acp_runtime::server::{MonitorServer, ServerConfig, TcpConfig};
 use acp_runtime::tcp_source::{TcpOptions, TcpSource};
+use acp_testkit::wait_for;
 
 fn server() -> MonitorServer {
     let monitor = MonitorConfig {
@@ -29,6 +30,17 @@ fn run_for(source: &mut TcpSource, ms: u64) -> acp_runtime::tcp_source::TcpRepor
     source
         .run(&limits, Duration::from_millis(100), |_| {})
         .unwrap()
+}
+
+/// Waits until the server has read `sent` updates from its connections: they were written
+/// before the source returned, but the server's thread may not have read them yet (a machine busy
+/// with other processes holds it back). Generous: 10 s; they never arrive if it stopped reading.
+fn written_updates_read(server: &MonitorServer, sent: u64) {
+    wait_for(
+        Duration::from_secs(10),
+        || server.totals().stats.stream_updates >= sent,
+        || format!("{sent} written: {:?}", server.totals()),
+    );
 }
 
 /// The congestion controls this kernel lets an unprivileged socket choose.
@@ -51,7 +63,7 @@ fn every_update_written_arrives_in_order_and_its_true_age_is_measured() {
     let mut source =
         TcpSource::connect(server.local_addr(), &options, 100, Duration::from_secs(2)).unwrap();
     let report = run_for(&mut source, 1500);
-    std::thread::sleep(Duration::from_millis(200));
+    written_updates_read(&server, report.sent);
     let snap = server.stop().unwrap();
     assert_eq!(snap.sessions.len(), 1, "{:?}", snap.sessions);
     let s = &snap.sessions[0];
@@ -123,7 +135,7 @@ fn broken_framing_closes_its_connection_and_nothing_else() {
     )
     .unwrap();
     let report = run_for(&mut good, 300);
-    std::thread::sleep(Duration::from_millis(200));
+    written_updates_read(&server, report.sent);
     let snap = server.stop().unwrap();
     let streams = snap.totals.streams.unwrap();
     assert_eq!(

@@ -1242,6 +1242,8 @@ fn tcp_counters(conn: &Connection, f: &Flow) -> TcpCounters {
         retransmits: tx.retransmits,
         fast_retransmits: tx.fast_retransmits,
         timeouts: tx.timeouts,
+        probes: tx.probes,
+        spurious_retransmits: rx.duplicates,
         segments_received: rx.segments,
         acks_sent: rx.acks,
         dup_acks: tx.dup_acks,

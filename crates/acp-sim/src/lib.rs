@@ -20,6 +20,10 @@
 //! - [`spec`]: TOML forms of the network model's parameters (units, loss, schedules);
 //! - [`scenario`]: TOML scenario files (format 2);
 //! - [`sweep`]: the oracle, a parallel sweep over fixed rates;
+//! - [`runs`]: what identifies a run, and the runners that execute batches of them (this
+//!   machine's cores; the Python package adds a Dask cluster's);
+//! - [`store`]: the result store (SQLite), so that a study run again computes only what it lacks;
+//! - [`study`]: a study (a reproduction or a sweep) as data a cluster's workers rebuild runs from;
 //! - [`tcp`]: TCP senders and receivers with their congestion controls;
 //! - [`reproduce`]: the papers' Figs. 2 and 4 (updates over TCP), Fig. 7, Table I, the D/D/1
 //!   table and the multi-source WiFi results (Fig. 15, thesis Figs. 3.15 and 3.16).
@@ -28,8 +32,11 @@ pub mod engine;
 pub mod flows;
 pub mod report;
 pub mod reproduce;
+pub mod runs;
 pub mod scenario;
 pub mod spec;
+pub mod store;
+pub mod study;
 pub mod sweep;
 pub mod tcp;
 pub mod topology;

@@ -10,37 +10,79 @@
 //! [`rows_csv`] writes those fields as CSV columns and [`text_table`] shows chosen fields under
 //! their names, so a CSV column or a table heading is always a JSON field, in the same unit.
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// JSON forms of values held in seconds (see the module's units).
+/// JSON forms of values held in seconds (see the module's units). Formats that are not human
+/// readable (the result store's CBOR, [`crate::runs`]) keep the values as they are held, so a
+/// result read back from one is bit for bit the result that was written.
 pub mod json_units {
-    use super::{Serialize, Serializer};
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    /// Seconds as milliseconds.
-    pub fn ms<S: Serializer>(v: &f64, ser: S) -> Result<S::Ok, S::Error> {
-        ser.serialize_f64(v * 1e3)
+    /// Serialises `v`, `scaled` into its shown unit in human-readable formats.
+    fn put<S: Serializer, T: Serialize>(
+        v: &T,
+        scaled: impl FnOnce(&T) -> T,
+        ser: S,
+    ) -> Result<S::Ok, S::Error> {
+        if ser.is_human_readable() {
+            scaled(v).serialize(ser)
+        } else {
+            v.serialize(ser)
+        }
     }
 
-    /// Optional seconds as milliseconds.
-    pub fn opt_ms<S: Serializer>(v: &Option<f64>, ser: S) -> Result<S::Ok, S::Error> {
-        v.map(|x| x * 1e3).serialize(ser)
+    /// Deserialises a value, `unscaled` back from its shown unit in human-readable formats.
+    fn get<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+        de: D,
+        unscaled: impl FnOnce(&T) -> T,
+    ) -> Result<T, D::Error> {
+        let human = de.is_human_readable();
+        let v = T::deserialize(de)?;
+        Ok(if human { unscaled(&v) } else { v })
     }
 
-    /// `(t, age)` pairs in seconds as `[t (s), age (ms)]`.
-    pub fn trace_ms<S: Serializer>(v: &[(f64, f64)], ser: S) -> Result<S::Ok, S::Error> {
-        ser.collect_seq(v.iter().map(|&(t, a)| (t, a * 1e3)))
+    /// Declares a `with` module for `$t` held in base units and shown as `$map` makes it with
+    /// `$k = $scale` (read back with `$k = 1 / $scale`).
+    macro_rules! unit {
+        ($(#[$doc:meta])* $name:ident, $t:ty, |$v:ident, $k:ident| $map:expr, $scale:expr) => {
+            $(#[$doc])*
+            pub mod $name {
+                use super::*;
+
+                /// The value in its shown unit (human-readable formats) or as held.
+                pub fn serialize<S: Serializer>(v: &$t, ser: S) -> Result<S::Ok, S::Error> {
+                    put(v, |$v: &$t| { let $k = $scale; $map }, ser)
+                }
+
+                /// The value back in the unit it is held in.
+                pub fn deserialize<'de, D: Deserializer<'de>>(de: D) -> Result<$t, D::Error> {
+                    get(de, |$v: &$t| { let $k = 1.0 / $scale; $map })
+                }
+            }
+        };
     }
 
-    /// Optional bits per second as Mbit/s.
-    pub fn opt_mbit_s<S: Serializer>(bps: &Option<f64>, ser: S) -> Result<S::Ok, S::Error> {
-        bps.map(|b| b / 1e6).serialize(ser)
-    }
-
-    /// Bits per second as Mbit/s.
-    pub fn mbit_s<S: Serializer>(bps: &f64, ser: S) -> Result<S::Ok, S::Error> {
-        ser.serialize_f64(bps / 1e6)
-    }
+    unit!(
+        /// Seconds as milliseconds.
+        ms, f64, |v, k| *v * k, 1e3
+    );
+    unit!(
+        /// Optional seconds as milliseconds.
+        opt_ms, Option<f64>, |v, k| v.map(|x| x * k), 1e3
+    );
+    unit!(
+        /// `(t, age)` pairs in seconds as `[t (s), age (ms)]`.
+        trace_ms, Vec<(f64, f64)>, |v, k| v.iter().map(|&(t, a)| (t, a * k)).collect(), 1e3
+    );
+    unit!(
+        /// Optional bits per second as Mbit/s.
+        opt_mbit_s, Option<f64>, |v, k| v.map(|b| b / k), 1e6
+    );
+    unit!(
+        /// Bits per second as Mbit/s.
+        mbit_s, f64, |v, k| *v / k, 1e6
+    );
 }
 
 /// The fields of `row` as its JSON has them: names, units and order.
@@ -155,7 +197,7 @@ pub fn text_table(columns: &[Column], rows: &[Map<String, Value>]) -> String {
 
 /// Average number of one flow's updates at one link (queued or in service): the backlog of the
 /// paper's Fig. 8.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HopBacklog {
     /// The link's first node.
     pub from: String,
@@ -167,7 +209,7 @@ pub struct HopBacklog {
 
 /// One flow's measurements, over the part of its active time (`start` to `stop`) after the
 /// warm-up unless stated.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct FlowResult {
     /// Its label.
     pub name: String,
@@ -180,30 +222,30 @@ pub struct FlowResult {
     /// Seconds of active time inside the measurement window.
     pub active_s: f64,
     /// True time-average age at the receiver (s).
-    #[serde(rename = "age_ms", serialize_with = "json_units::opt_ms")]
+    #[serde(rename = "age_ms", with = "json_units::opt_ms")]
     pub age: Option<f64>,
     /// Time-average age as the sender estimates it from its ACKs (s): an ACP source's own
     /// estimate; for TCP the ACP+ paper's (§X), which takes every segment to carry an update
     /// fresh when it is sent and the age at an ACK to be that segment's RTT (Karn's samples).
-    #[serde(rename = "est_age_ms", serialize_with = "json_units::opt_ms")]
+    #[serde(rename = "est_age_ms", with = "json_units::opt_ms")]
     pub est_age: Option<f64>,
     /// The ACP source's RTT̄ at the end (s).
-    #[serde(rename = "rtt_ms", serialize_with = "json_units::opt_ms")]
+    #[serde(rename = "rtt_ms", with = "json_units::opt_ms")]
     pub rtt: Option<f64>,
     /// Mean round-trip time of the ACKs received in the window, each measured from its update's
     /// send time (s): the papers' "average RTT" (`rtt` is the source's smoothed RTT̄ at the end).
-    #[serde(rename = "mean_rtt_ms", serialize_with = "json_units::opt_ms")]
+    #[serde(rename = "mean_rtt_ms", with = "json_units::opt_ms")]
     pub mean_rtt: Option<f64>,
     /// Mean time between the ACKs that gave those round-trip samples (s): every ACK of an ACP
     /// flow; a TCP flow's ACKs of new data under Karn's rule, the instants its age estimate
     /// resets at (the ACP+ paper's "inter-ACK time", §XI-A).
-    #[serde(rename = "inter_ack_ms", serialize_with = "json_units::opt_ms")]
+    #[serde(rename = "inter_ack_ms", with = "json_units::opt_ms")]
     pub inter_ack: Option<f64>,
     /// Mean payload of the data segments a TCP flow sent in the window, retransmissions
     /// included (the paper's "segment length", §XI-A).
     pub segment_bytes: Option<f64>,
     /// Mean delay of the updates delivered in the window, from generation to delivery (s).
-    #[serde(rename = "mean_delay_ms", serialize_with = "json_units::opt_ms")]
+    #[serde(rename = "mean_delay_ms", with = "json_units::opt_ms")]
     pub mean_delay: Option<f64>,
     /// The ACP source's time-average estimated backlog.
     pub source_backlog: Option<f64>,
@@ -217,7 +259,7 @@ pub struct FlowResult {
     #[serde(rename = "send_rate_hz")]
     pub send_rate: f64,
     /// Bits per second of active time of fresh updates (cross traffic: packets) delivered.
-    #[serde(rename = "throughput_mbit_s", serialize_with = "json_units::mbit_s")]
+    #[serde(rename = "throughput_mbit_s", with = "json_units::mbit_s")]
     pub throughput_bps: f64,
     /// Updates (packets) sent over the whole run.
     pub sent: u64,
@@ -228,26 +270,27 @@ pub struct FlowResult {
     /// Backlog at each link of the flow's route.
     pub backlog: Vec<HopBacklog>,
     /// The ACP source's protocol counters over the whole run.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<SourceCounters>,
     /// `(t, mean age over the grid interval ending at t)` (s, s) on a regular grid of
     /// `trace_points` intervals over the run (empty unless asked for).
     #[serde(
+        default,
         skip_serializing_if = "Vec::is_empty",
-        serialize_with = "json_units::trace_ms"
+        with = "json_units::trace_ms"
     )]
     pub mean_age_trace: Vec<(f64, f64)>,
     /// `(t, fresh updates delivered per second over the grid interval ending at t)` on the same
     /// grid (empty unless asked for).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delivery_trace: Vec<(f64, f64)>,
     /// A TCP flow's counters.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpCounters>,
 }
 
 /// A TCP flow's counters over the whole run and its state at the end.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TcpCounters {
     /// The congestion control.
     pub cc: String,
@@ -259,6 +302,11 @@ pub struct TcpCounters {
     pub fast_retransmits: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// Tail-loss probes sent.
+    pub probes: u64,
+    /// Segments that reached the receiver again after an earlier copy had (retransmissions
+    /// that were not needed).
+    pub spurious_retransmits: u64,
     /// Segments the receiver got.
     pub segments_received: u64,
     /// ACKs the receiver sent.
@@ -278,25 +326,22 @@ pub struct TcpCounters {
     /// The congestion control's phase at the end.
     pub phase: String,
     /// Pacing rate at the end (bit/s of payload), if the congestion control paces.
-    #[serde(
-        rename = "pacing_rate_mbit_s",
-        serialize_with = "json_units::opt_mbit_s"
-    )]
+    #[serde(rename = "pacing_rate_mbit_s", with = "json_units::opt_mbit_s")]
     pub pacing_rate_bps: Option<f64>,
     /// Smoothed RTT at the end (s).
-    #[serde(rename = "srtt_ms", serialize_with = "json_units::opt_ms")]
+    #[serde(rename = "srtt_ms", with = "json_units::opt_ms")]
     pub srtt: Option<f64>,
     /// RTO at the end (s).
-    #[serde(rename = "rto_ms", serialize_with = "json_units::ms")]
+    #[serde(rename = "rto_ms", with = "json_units::ms")]
     pub rto: f64,
     /// `(t s, congestion window in bytes)` at the first event after each grid point (empty
     /// unless `trace_points` asks for a grid).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub cwnd_trace: Vec<(f64, f64)>,
 }
 
 /// An ACP source's protocol counters.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct SourceCounters {
     /// Phase at the end: `probing`, `running` or `outage`.
     pub phase: String,
@@ -315,7 +360,7 @@ pub struct SourceCounters {
 }
 
 /// One link's counters over the whole run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct LinkResult {
     /// Its first node.
     pub from: String,
@@ -336,7 +381,7 @@ pub struct LinkResult {
 }
 
 /// One WiFi medium's counters over the whole run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WifiResult {
     /// Its name.
     pub name: String,
@@ -365,12 +410,12 @@ pub struct WifiResult {
     /// Beacons the AP sent.
     pub beacons: u64,
     /// Each station's position and link to the AP (empty when the medium has no geometry).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placement: Vec<WifiStationResult>,
 }
 
 /// Where a WiFi station is and how its AP hears it.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WifiStationResult {
     /// The station's node name.
     pub name: String,
@@ -385,7 +430,7 @@ pub struct WifiStationResult {
 }
 
 /// One packet offered to one link (with [`crate::SimConfig::packet_log`]).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct PacketEvent {
     /// "from→to".
     pub link: String,
@@ -404,7 +449,7 @@ pub struct PacketEvent {
 }
 
 /// A whole run.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SimResult {
     /// The seed.
     pub seed: u64,
@@ -421,10 +466,10 @@ pub struct SimResult {
     /// Per link.
     pub links: Vec<LinkResult>,
     /// Per WiFi medium.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub wifi: Vec<WifiResult>,
     /// Every packet offered to every link, if asked for.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub packet_log: Vec<PacketEvent>,
 }
 
@@ -553,7 +598,7 @@ mod tests {
     #[derive(Serialize)]
     struct Row {
         name: &'static str,
-        #[serde(rename = "age_ms", serialize_with = "json_units::opt_ms")]
+        #[serde(rename = "age_ms", with = "json_units::opt_ms")]
         age: Option<f64>,
         count: u64,
         list: Vec<u8>,

@@ -33,6 +33,7 @@
 //! nodelay = true                 # TCP_NODELAY (default false: Nagle on, as in Linux)
 //! window = "packets"             # bytes (default: RFC 5681, ns-3) | packets (Linux)
 //! delayed_ack = { every = 2, timeout = "40ms" }   # default; false ACKs every segment
+//! sack = false                   # no SACK blocks: NewReno's recovery (default true: RACK-TLP)
 //! receive_buffer = 65536         # rwnd (default 1 MiB); send_buffer likewise
 //! # rmem = [300000, 900000]      # or Linux's tcp_rmem default, max: window max/2 (autotuned)
 //! path = ["src", "mon"]          # also initial_window (10), min_rto (200ms), initial_rto (1s),
@@ -489,6 +490,7 @@ struct TcpToml {
     smss: Option<u32>,
     initial_window: Option<u32>,
     nodelay: Option<bool>,
+    sack: Option<bool>,
     #[serde(default)]
     window: WindowUnit,
     delayed_ack: Option<DelayedAckToml>,
@@ -513,6 +515,7 @@ fn tcp_kind(t: TcpToml) -> Result<FlowKind, String> {
     set(&mut config.smss, t.smss);
     set(&mut config.initial_window, t.initial_window);
     config.nodelay = t.nodelay.unwrap_or(config.nodelay);
+    config.sack = t.sack.unwrap_or(config.sack);
     config.window = t.window;
     config.delayed_ack = match t.delayed_ack {
         None | Some(DelayedAckToml::Switch(true)) => Some(DelayedAck::default()),

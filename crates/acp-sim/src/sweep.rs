@@ -1,8 +1,11 @@
-//! The oracle: the age of a scenario under a range of fixed rates, run in parallel on all cores.
+//! The oracle: the age of a scenario under a range of fixed rates, its runs spread by a
+//! [`Runner`] (this machine's cores, or a cluster).
 //!
-//! Every batch of simulation runs goes through [`parallel`], which a [`Cancel`] handle can stop
-//! between runs: runs not yet started are skipped, runs under way finish, and the handle counts
-//! both so that a caller can say how much of its work its results cover.
+//! Every batch of simulation runs goes through a runner; on this machine through [`parallel`],
+//! which a [`Cancel`] handle can stop between runs: runs not yet started are skipped, runs under
+//! way finish, and the handle counts both so that a caller can say how much of its work its
+//! results cover. [`oracles`] runs many oracle searches at once, each stage of all of them in
+//! one batch.
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -11,6 +14,7 @@ use rayon::prelude::*;
 use serde::Serialize;
 
 use crate::report::SimResult;
+use crate::runs::{run_all, Run, Runner};
 use crate::scenario::Scenario;
 
 /// One rate of a sweep, over one or more seeds.
@@ -207,6 +211,11 @@ impl Cancel {
         self.skipped.fetch_add(runs, Ordering::Relaxed);
     }
 
+    /// Counts `runs` done without [`parallel`]: by a cluster, or found in a result store.
+    pub fn finished(&self, runs: usize) {
+        self.done.fetch_add(runs, Ordering::Relaxed);
+    }
+
     /// The runs done and skipped so far.
     pub fn tally(&self) -> Tally {
         Tally {
@@ -216,44 +225,44 @@ impl Cancel {
     }
 }
 
-/// Runs `scenario` at every rate with every seed on `threads` threads; `progress(done, total)`
-/// is called after each run. Cross traffic draws from its own streams, so at one seed every rate
+/// Runs `scenario` at every rate with every seed with `runner`; `progress(done, total)` is
+/// called after each run. Cross traffic draws from its own streams, so at one seed every rate
 /// sees the same cross traffic (common random numbers). Results come back in the order of
-/// `rates`, identical whatever the thread count. Once `cancel` stops the sweep, a point covers
-/// the seeds that ran, and rates none of whose seeds ran are left out.
+/// `rates`, identical whatever runs them. Once `cancel` stops the sweep, a point covers the seeds
+/// that ran, and rates none of whose seeds ran are left out. An error only from the runner.
 pub fn sweep(
     scenario: &Scenario,
     rates: &[f64],
     seeds: &[u64],
-    threads: usize,
+    runner: &dyn Runner,
     cancel: &Cancel,
     progress: &(dyn Fn(usize, usize) + Sync),
-) -> Vec<SweepPoint> {
+) -> Result<Vec<SweepPoint>, String> {
     let done = AtomicUsize::new(0);
-    let total = rates.len() * seeds.len();
-    let jobs: Vec<(f64, u64)> = rates
+    let runs = sweep_runs(0, scenario, rates, seeds);
+    let total = runs.len();
+    let results = run_all(runner, &runs, cancel, &|| {
+        progress(done.fetch_add(1, Ordering::Relaxed) + 1, total)
+    })?;
+    Ok(points(rates, seeds.len(), results))
+}
+
+/// The runs of a sweep of job `job`'s `scenario`: every rate with every seed, rate by rate.
+fn sweep_runs(job: usize, scenario: &Scenario, rates: &[f64], seeds: &[u64]) -> Vec<Run> {
+    rates
         .iter()
-        .flat_map(|&r| seeds.iter().map(move |&s| (r, s)))
-        .collect();
-    let runs = parallel(jobs, threads, cancel, |(rate, seed)| {
-        let mut s = scenario.with_fixed_rate(rate);
-        s.config.seed = seed;
-        // `parse` built this scenario once already; a fixed rate cannot make it unbuildable.
-        let run = s.build().ok().map(|sim| sim.run());
-        progress(done.fetch_add(1, Ordering::Relaxed) + 1, total);
-        run
-    });
-    let mut runs = runs.into_iter();
+        .flat_map(|&r| seeds.iter().map(move |&s| Run::fixed(job, scenario, r, s)))
+        .collect()
+}
+
+/// The points of a sweep over `rates` from the results of its runs ([`sweep_runs`]).
+fn points(rates: &[f64], seeds: usize, results: Vec<Option<SimResult>>) -> Vec<SweepPoint> {
+    let mut runs = results.into_iter();
     rates
         .iter()
         .filter_map(|&rate| {
             // Skipped runs are `None`, as are (in principle) runs that did not build.
-            let results: Vec<SimResult> = runs
-                .by_ref()
-                .take(seeds.len())
-                .flatten()
-                .flatten()
-                .collect();
+            let results: Vec<SimResult> = runs.by_ref().take(seeds).flatten().collect();
             let ages: Vec<f64> = results.iter().map(mean_age).collect();
             let (age, ci95) = mean_ci95(&ages);
             Some(SweepPoint {
@@ -315,48 +324,110 @@ fn cut_short(cancel: &Cancel, points: &[SweepPoint], rates: usize, seeds: usize)
 const ORACLE_COARSE: usize = 24;
 /// Rates of the oracle's fine stage, ±6 % in 1 % steps.
 const ORACLE_FINE: i32 = 6;
+/// Runs of the oracle's fine stage per seed.
+pub const ORACLE_FINE_RATES: usize = 2 * ORACLE_FINE as usize + 1;
 
 /// The oracle of `scenario`: the best of 24 fixed rates up to `cap` (updates/s), then the best
-/// of ±6 % around it in 1 % steps (which include it), each rate run with every one of `seeds`.
-/// The best of a stage cut short by `cancel` is no oracle: then there is none, and the fine stage
-/// is skipped (and counted so) if the coarse one was cut short.
+/// of ±6 % around it in 1 % steps (which include it), each rate run with every one of `seeds`
+/// ([`oracles`]). An error only from the runner.
 pub fn oracle(
     scenario: &Scenario,
     cap: f64,
     seeds: &[u64],
-    threads: usize,
+    runner: &dyn Runner,
     cancel: &Cancel,
-) -> Option<SweepPoint> {
+) -> Result<Option<SweepPoint>, String> {
     let coarse: Vec<f64> = (1..=ORACLE_COARSE)
         .map(|k| cap * k as f64 / ORACLE_COARSE as f64)
         .collect();
-    oracle_over(scenario, &coarse, seeds, threads, cancel)
+    let search = Search {
+        job: 0,
+        base: scenario,
+        coarse: &coarse,
+        seeds,
+    };
+    let (_, mut best) = oracles(&[search], Vec::new(), runner, cancel, &|| {})?;
+    Ok(best.pop().flatten())
 }
 
-/// [`oracle`] with the coarse stage's rates given: the best of `coarse`, then the best of ±6 %
-/// around it in 1 % steps, each rate run with every one of `seeds`.
-pub fn oracle_over(
-    scenario: &Scenario,
-    coarse: &[f64],
-    seeds: &[u64],
-    threads: usize,
+/// One oracle search: job `job`'s `base` at the `coarse` stage's rates, then ±6 % in 1 % steps
+/// around the best of them, every rate with every one of `seeds`.
+#[derive(Debug, Clone, Copy)]
+pub struct Search<'a> {
+    /// The job it is, in its study.
+    pub job: usize,
+    /// The scenario whose update flows get the fixed rates.
+    pub base: &'a Scenario,
+    /// The coarse stage's rates (updates/s).
+    pub coarse: &'a [f64],
+    /// The seeds every rate runs with.
+    pub seeds: &'a [u64],
+}
+
+impl Search<'_> {
+    /// Its runs in all (both stages).
+    pub fn runs(&self) -> usize {
+        (self.coarse.len() + ORACLE_FINE_RATES) * self.seeds.len()
+    }
+}
+
+/// The results of [`oracles`]: those of the other runs, and each search's best point.
+pub type Searched = (Vec<Option<SimResult>>, Vec<Option<SweepPoint>>);
+
+/// Runs the `searches` and the other runs `with` in two batches, so that a runner has as many
+/// as it can at once to spread: `with` and every search's coarse stage, then every fine stage.
+/// `tick()` after each run. The best of a stage cut short by `cancel` is no oracle: that search
+/// has none, and its fine stage is skipped (and counted so) if the coarse one was cut short. An
+/// error only from the runner.
+pub fn oracles(
+    searches: &[Search<'_>],
+    with: Vec<Run>,
+    runner: &dyn Runner,
     cancel: &Cancel,
-) -> Option<SweepPoint> {
-    let fine_runs = (2 * ORACLE_FINE as usize + 1) * seeds.len();
-    let points = sweep(scenario, coarse, seeds, threads, cancel, &|_, _| {});
-    if cut_short(cancel, &points, coarse.len(), seeds.len()) {
-        cancel.skip(fine_runs);
-        return None;
+    tick: &(dyn Fn() + Sync),
+) -> Result<Searched, String> {
+    let mut runs = with;
+    let others = runs.len();
+    for s in searches {
+        runs.extend(sweep_runs(s.job, s.base, s.coarse, s.seeds));
     }
-    let best_coarse = best(&points)?;
-    let fine: Vec<f64> = (-ORACLE_FINE..=ORACLE_FINE)
-        .map(|k| best_coarse.rate * (1.0 + k as f64 * 0.01))
+    let mut results = run_all(runner, &runs, cancel, tick)?;
+    let mut coarse = results.split_off(others).into_iter();
+    let mut fine: Vec<Option<Vec<f64>>> = Vec::new();
+    let mut fine_runs = Vec::new();
+    for s in searches {
+        let n = s.coarse.len() * s.seeds.len();
+        let pts = points(s.coarse, s.seeds.len(), coarse.by_ref().take(n).collect());
+        let around = if cut_short(cancel, &pts, s.coarse.len(), s.seeds.len()) {
+            cancel.skip(ORACLE_FINE_RATES * s.seeds.len());
+            None
+        } else {
+            best(&pts).map(|b| {
+                (-ORACLE_FINE..=ORACLE_FINE)
+                    .map(|k| b.rate * (1.0 + k as f64 * 0.01))
+                    .collect::<Vec<f64>>()
+            })
+        };
+        if let Some(rates) = &around {
+            fine_runs.extend(sweep_runs(s.job, s.base, rates, s.seeds));
+        }
+        fine.push(around);
+    }
+    let mut refined = run_all(runner, &fine_runs, cancel, tick)?.into_iter();
+    let best_points = searches
+        .iter()
+        .zip(fine)
+        .map(|(s, rates)| {
+            let rates = rates?;
+            let n = rates.len() * s.seeds.len();
+            let pts = points(&rates, s.seeds.len(), refined.by_ref().take(n).collect());
+            if cut_short(cancel, &pts, rates.len(), s.seeds.len()) {
+                return None;
+            }
+            best(&pts).cloned()
+        })
         .collect();
-    let refined = sweep(scenario, &fine, seeds, threads, cancel, &|_, _| {});
-    if cut_short(cancel, &refined, fine.len(), seeds.len()) {
-        return None;
-    }
-    best(&refined).cloned()
+    Ok((results, best_points))
 }
 
 /// `n` rates from `lo` to `hi` (both included) in equal ratios.
@@ -375,6 +446,7 @@ mod tests {
 
     use super::*;
     use crate::reproduce::dd1::dd1_scenario;
+    use crate::runs::Local;
 
     /// A scenario that runs in a few milliseconds: the D/D/1 path for 3 s.
     fn small() -> Scenario {
@@ -393,16 +465,25 @@ mod tests {
             &s,
             &[50.0, 100.0, 150.0],
             &[1],
-            1,
+            &Local { threads: 1 },
             &Cancel::new(),
             &|_, _| {},
-        );
+        )
+        .unwrap();
         for p in &points {
             let row = SweepRow::from(p);
             assert_eq!((row.seeds, row.age_ms_ci95), (1, None), "{row:?}");
             assert_eq!(row.ages_ms, [row.age_ms]);
         }
-        let two = sweep(&s, &[100.0], &[1, 2], 1, &Cancel::new(), &|_, _| {});
+        let two = sweep(
+            &s,
+            &[100.0],
+            &[1, 2],
+            &Local { threads: 1 },
+            &Cancel::new(),
+            &|_, _| {},
+        )
+        .unwrap();
         assert!(SweepRow::from(&two[0]).age_ms_ci95.is_some());
         assert_eq!(edge(&points, &points[0]), Some(Edge::Lowest));
         assert_eq!(edge(&points, &points[1]), None);
@@ -480,14 +561,15 @@ mod tests {
             &small(),
             &[100.0, 200.0, 300.0],
             &[1, 2],
-            1,
+            &Local { threads: 1 },
             &cancel,
             &|done, _| {
                 if done == 3 {
                     cancel.cancel();
                 }
             },
-        );
+        )
+        .unwrap();
         let rates: Vec<f64> = points.iter().map(|p| p.rate).collect();
         assert_eq!(rates, [100.0, 200.0]);
         assert_eq!(points[0].ages.len(), 2);
@@ -505,7 +587,10 @@ mod tests {
     fn an_oracle_cut_short_is_none_and_counts_both_stages() {
         let flag = Arc::new(AtomicBool::new(true));
         let cancel = Cancel::on(flag);
-        assert!(oracle(&small(), 500.0, &[1, 2], 2, &cancel).is_none());
+        let two = Local { threads: 2 };
+        assert!(oracle(&small(), 500.0, &[1, 2], &two, &cancel)
+            .unwrap()
+            .is_none());
         // 24 coarse rates and 13 fine ones, two seeds each, none run.
         assert_eq!(
             cancel.tally(),
@@ -515,7 +600,9 @@ mod tests {
             }
         );
         let whole = Cancel::new();
-        let best = oracle(&small(), 500.0, &[1], 2, &whole).map(|p| p.rate);
+        let best = oracle(&small(), 500.0, &[1], &two, &whole)
+            .unwrap()
+            .map(|p| p.rate);
         assert!(best.is_some_and(|r| r > 0.0 && r < 600.0), "{best:?}");
         assert_eq!(
             whole.tally(),

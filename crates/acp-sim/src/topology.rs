@@ -96,7 +96,7 @@ pub enum Hop {
 }
 
 /// Nodes, links and media.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct Topology {
     names: Vec<String>,
     by_name: HashMap<String, NodeId>,
@@ -105,6 +105,19 @@ pub struct Topology {
     /// The WiFi media.
     pub wifi: Vec<WifiDef>,
     by_ends: HashMap<(NodeId, NodeId), Hop>,
+}
+
+/// The nodes, links and media, in the order they were made; not the lookup tables built from
+/// them, whose hash order differs from one instance to the next, so that a scenario's `Debug`
+/// form describes it the same way every time (a run's key in [`crate::runs`]).
+impl std::fmt::Debug for Topology {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Topology")
+            .field("names", &self.names)
+            .field("links", &self.links)
+            .field("wifi", &self.wifi)
+            .finish()
+    }
 }
 
 impl Topology {

@@ -6,8 +6,10 @@
 //! updates written at will go one per segment when TCP_NOTSENT_LOWAT holds two, the RTT
 //! reported is the oldest newly acknowledged segment's, BBR's bandwidth estimate survives
 //! losses, the ACP+ paper's estimate of TCP's age is the RTT plus half the ACK spacing, and a
-//! saturated link clocks one delayed ACK every two full segments (the inter-ACK time). All
-//! deterministic (fixed seeds, virtual time).
+//! saturated link clocks one delayed ACK every two full segments (the inter-ACK time); a
+//! tail-loss probe recovers a window's lost tail, RACK finds a lost retransmission, and a
+//! timeout resends only the holes the SACK scoreboard shows. All deterministic (fixed seeds,
+//! virtual time).
 
 use std::time::Duration;
 
@@ -103,8 +105,10 @@ fn ack(n: u64) -> Ack {
 
 #[test]
 fn third_duplicate_ack_triggers_fast_retransmit_and_halves_the_window() {
+    // Against a peer without SACK (with SACK, RACK decides by time).
     let cfg = TcpConfig {
         smss: 1000,
+        sack: false,
         ..TcpConfig::default()
     };
     let mut s = sender(&cfg);
@@ -195,10 +199,26 @@ fn the_receive_window_caps_throughput_at_rwnd_per_rtt() {
     }
 }
 
-/// Feeds `conn`'s data segments to its own receiver after `delay`, dropping those whose
-/// sequence number is in `lost` the first time, and its ACKs back after `delay`; returns the
-/// instants at which updates were delivered and their generation times.
+/// Feeds `conn`'s data segments to its own receiver after `delay`, dropping a segment as many
+/// times as its sequence number is listed in `lost`, and its ACKs back after `delay`; returns
+/// the instants at which updates were delivered and their generation times.
+fn times(list: &[u64], seq: u64) -> usize {
+    list.iter().filter(|&&s| s == seq).count()
+}
+
+/// [`drive_writing`] with the application writing throughout.
 fn drive(conn: &mut Connection, until: Time, delay: Duration, lost: &[u64]) -> Vec<(Time, Time)> {
+    drive_writing(conn, until, delay, lost, None)
+}
+
+/// [`drive`], the sending application stopping at `stop` (data written still goes).
+fn drive_writing(
+    conn: &mut Connection,
+    until: Time,
+    delay: Duration,
+    lost: &[u64],
+    stop: Option<Time>,
+) -> Vec<(Time, Time)> {
     let mut in_flight: Vec<(Time, Wire)> = Vec::new();
     let mut dropped = Vec::new();
     let mut delivered = Vec::new();
@@ -220,10 +240,13 @@ fn drive(conn: &mut Connection, until: Time, delay: Duration, lost: &[u64]) -> V
         if conn.poll_timeout(now).is_some_and(|t| t <= now) {
             conn.on_timer(now, &mut |o| outputs.push(o));
         }
+        if stop.is_some_and(|t| t <= now) {
+            conn.stop();
+        }
         for o in outputs {
             match o {
                 Output::Transmit(Wire::Data(seg))
-                    if lost.contains(&seg.seq) && !dropped.contains(&seg.seq) =>
+                    if times(lost, seg.seq) > times(&dropped, seg.seq) =>
                 {
                     dropped.push(seg.seq);
                 }
@@ -263,22 +286,26 @@ fn data_behind_a_lost_segment_waits_for_its_retransmission() {
     for (at, generated) in &delivered[..4] {
         assert_eq!(*at, *generated + Duration::from_millis(20));
     }
-    // The updates of 250, 300 and 350 ms arrive but wait: their duplicate ACKs (the third
-    // comes back at 390 ms) bring the retransmission, which arrives at 410 ms and releases
-    // all four at once, in order.
+    // The update of 250 ms arrives at 270 ms and waits. Its ACK, back at 290 ms, SACKs it:
+    // RACK takes the segment sent 50 ms before it as lost once RACK.rtt (40 ms) plus the
+    // reordering window (a quarter of the minimum RTT, 10 ms) has passed since that segment
+    // was sent — at once, without waiting for the third duplicate ACK (390 ms). The
+    // retransmission arrives at 310 ms and releases both, in order; the update of 300 ms
+    // arrives after it, in order.
     let released: Vec<&(Time, Time)> = delivered
         .iter()
-        .filter(|(_, g)| (200..=350).contains(&(g.as_nanos() / 1_000_000)))
+        .filter(|(_, g)| (200..=250).contains(&(g.as_nanos() / 1_000_000)))
         .collect();
-    assert_eq!(released.len(), 4);
+    assert_eq!(released.len(), 2);
     for (i, (at, generated)) in released.iter().enumerate() {
         assert_eq!(*generated, generated_at(200 + 50 * i as u64));
         assert_eq!(
             *at,
-            Time::from_millis(410),
+            Time::from_millis(310),
             "held until the retransmission arrives"
         );
     }
+    assert!(delivered.contains(&(generated_at(320), generated_at(300))));
     assert_eq!(conn.sender().stats().fast_retransmits, 1);
     // Every update was delivered once, in generation order.
     assert!(delivered.windows(2).all(|w| w[0].1 < w[1].1));
@@ -479,9 +506,8 @@ fn the_reported_rtt_is_the_oldest_newly_acknowledged_segments() {
 
 #[test]
 fn bbr_keeps_its_bandwidth_estimate_at_the_link_rate_through_losses() {
-    // 2 % random loss on 10 Mbit/s: SACK recoveries and timeouts. What the receiver held
-    // beyond a hole counts as delivered when SACKed, not again when the hole fills (nor when a
-    // timeout has dropped the SACK marks), so BBR's pacing rate stays within its 5/4 probing
+    // 2 % random loss on 10 Mbit/s: SACK recoveries. What the receiver held beyond a hole
+    // counts as delivered when SACKed, not again when the hole fills, so BBR's pacing rate stays within its 5/4 probing
     // gain of the link's payload rate (9.73 Mbit/s at 1,448 of 1,488 bytes); counted twice,
     // such bytes made rate samples of several times the link's rate.
     for window in ["bytes", "packets"] {
@@ -496,4 +522,68 @@ fn bbr_keeps_its_bandwidth_estimate_at_the_link_rate_through_losses() {
             "{window}: pacing {pacing:.2} Mbit/s"
         );
     }
+}
+
+/// A bulk connection of 1000-byte segments that ACKs every segment; `bytes` of send buffer.
+fn bulk(bytes: u64) -> Connection {
+    let cfg = TcpConfig {
+        smss: 1000,
+        delayed_ack: None,
+        send_buffer: bytes,
+        ..TcpConfig::default()
+    };
+    Connection::new(&cfg, Application::Bulk, Time::ZERO, 1)
+}
+
+/// Drives a connection that writes 10 000 bytes at once and no more (one initial window of
+/// ten 1000-byte segments) for 4 s, 20 ms each way, losing `lost`.
+fn ten_segments(lost: &[u64]) -> Connection {
+    let mut conn = bulk(10_000);
+    let (until, delay) = (Time::from_secs(4), Duration::from_millis(20));
+    drive_writing(&mut conn, until, delay, lost, Some(Time::ZERO));
+    conn
+}
+
+#[test]
+fn a_tail_loss_probe_recovers_the_last_segments_without_a_timeout() {
+    // Ten segments, the last three lost: no duplicate ACK comes back for them. 2·SRTT after the
+    // last ACK (SRTT 40 ms) the probe resends the highest segment; its ACK SACKs it, RACK marks
+    // the two below lost and fast recovery resends them.
+    let conn = ten_segments(&[7000, 8000, 9000]);
+    let s = conn.sender().stats();
+    assert_eq!(conn.sender().una(), 10_000);
+    assert_eq!((s.timeouts, s.probes, s.retransmits), (0, 1, 3));
+    assert_eq!(s.fast_retransmits, 1);
+    assert_eq!(conn.receiver().stats().duplicates, 0);
+}
+
+#[test]
+fn rack_finds_a_lost_retransmission_without_a_timeout() {
+    // Segment 20 000 is lost, and so is its first retransmission; the bulk flow keeps sending
+    // new data, whose SACKs show RACK that the retransmission, sent before them, is lost too.
+    let mut conn = bulk(1 << 20);
+    drive(
+        &mut conn,
+        Time::from_millis(600),
+        Duration::from_millis(20),
+        &[20_000, 20_000],
+    );
+    let s = conn.sender().stats();
+    assert_eq!((s.timeouts, s.fast_retransmits, s.retransmits), (0, 1, 2));
+    assert!(conn.sender().una() > 100_000, "{}", conn.sender().una());
+}
+
+#[test]
+fn a_timeout_keeps_the_sack_scoreboard_and_resends_only_the_holes() {
+    // Ten segments, all in the initial window; the first is lost three times (the original,
+    // RACK's retransmission and the first timeout's). With nothing sent after RACK's
+    // retransmission no SACK can show it lost: the RTO does, then again after backing off
+    // (no RTT sample yet, as the first segment is the one lost: 1 s, then 2 s). The receiver
+    // holds the nine others, SACKed: each timeout resends only the hole (go-back-N would
+    // resend all ten), so nothing arrives twice.
+    let conn = ten_segments(&[0, 0, 0]);
+    let s = conn.sender().stats();
+    assert_eq!(conn.sender().una(), 10_000);
+    assert_eq!((s.fast_retransmits, s.timeouts, s.retransmits), (1, 2, 3));
+    assert_eq!(conn.receiver().stats().duplicates, 0);
 }

@@ -11,7 +11,7 @@ use acp_sim::report::FlowResult;
 use acp_sim::scenario::Scenario;
 use acp_sim::tcp::cc::cubic::{Cubic, BETA, C};
 use acp_sim::tcp::cc::yeah::Yeah;
-use acp_sim::tcp::cc::{AckEvent, CongestionControl};
+use acp_sim::tcp::cc::{AckEvent, CongestionControl, LossEvent};
 use acp_sim::tcp::CcKind;
 
 /// A bulk flow with `cc` over one bottleneck link each way; `extra` adds link settings.
@@ -75,7 +75,7 @@ fn cubic_window_follows_the_cubic_function() {
     let smss = 1000;
     let w_max = 1000.0;
     let mut cubic = Cubic::new(smss, 1000 * smss);
-    cubic.on_loss(Time::ZERO, 1000 * smss);
+    cubic.on_loss(Time::ZERO, &LossEvent::new(1000 * smss, 1000 * smss));
     assert_eq!(cubic.window(), 700 * smss, "β = 0.7");
     assert_eq!(cubic.w_max(), w_max);
     let k = (w_max * (1.0 - BETA) / C).cbrt();
@@ -175,7 +175,7 @@ fn yeah_grows_like_scalable_tcp_without_a_queue_and_backs_off_gently() {
     let smss = 1000;
     let mut yeah = Yeah::new(smss, 200 * smss);
     // A loss without a queue takes an eighth (δ = 3), not half.
-    yeah.on_loss(Time::ZERO, 200 * smss);
+    yeah.on_loss(Time::ZERO, &LossEvent::new(200 * smss, 200 * smss));
     assert_eq!(yeah.window(), 175 * smss);
     let start = yeah.window();
     assert!(yeah.fast_mode());
@@ -190,7 +190,8 @@ fn yeah_grows_like_scalable_tcp_without_a_queue_and_backs_off_gently() {
         "×{grown:.4}, expected ×{expected:.4}"
     );
     let before = yeah.window() / smss;
-    yeah.on_loss(Time::ZERO, yeah.window());
+    let w = yeah.window();
+    yeah.on_loss(Time::ZERO, &LossEvent::new(w, w));
     assert_eq!(yeah.window() / smss, before - (before >> 3));
     // A standing queue (RTT 1.5 × the base) turns it to slow (Reno) mode.
     feed(&mut yeah, rtt * 3 / 2, rtt, 0.5, |_, _| {});

@@ -1228,7 +1228,7 @@ mod tests {
         let mut reader = png::Decoder::new(std::io::BufReader::new(file))
             .read_info()
             .unwrap();
-        let mut buf = vec![0; reader.output_buffer_size()];
+        let mut buf = vec![0; reader.output_buffer_size().unwrap()];
         let info = reader.next_frame(&mut buf).unwrap();
         assert_eq!((info.width, info.height), SIZE, "{}", path.display());
         assert_eq!(info.color_type, png::ColorType::Rgb, "{}", path.display());

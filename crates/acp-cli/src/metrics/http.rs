@@ -2,9 +2,13 @@
 //! (`mio`), request heads parsed by `httparse`, and strict limits, so that no client can grow its
 //! memory, hold its threads or stop it serving others.
 //!
-//! - At most [`Limits::max_connections`] connections are open. When the table is full, a new
+//! - At most [`Limits::max_connections`] connections are open, one network (IPv4 /24, IPv6 /48)
+//!   holding at most [`Limits::max_share`] of them: a newcomer from a network at its share may
+//!   only displace that network's own idlest connection. When the table is full, a new
 //!   connection displaces the one that has made no progress the longest if that one has been idle
-//!   for [`Limits::evict_after`]; otherwise the newcomer is closed at once.
+//!   for [`Limits::evict_after`]; otherwise the newcomer is closed at once. A host opening
+//!   connections faster than they age therefore fills at most its network's share, and scrapers
+//!   from other networks always find room.
 //! - A request head may hold [`Limits::max_head`] bytes (431 beyond) and must arrive within
 //!   [`Limits::head_timeout`] of the connection; a response must make progress at least every
 //!   [`Limits::idle_timeout`]. Sockets are written only when they are writable, so a client that
@@ -24,6 +28,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use acp_core::prefix::Prefix;
 use mio::net::{TcpListener, TcpStream};
 use mio::{Events, Interest, Poll, Token, Waker};
 
@@ -35,6 +40,8 @@ use super::Scrape;
 pub struct Limits {
     /// Connections open at once.
     pub max_connections: usize,
+    /// Most of them one network (IPv4 /24, IPv6 /48) may hold, as a fraction.
+    pub max_share: f64,
     /// Bytes of a request head (request line and headers).
     pub max_head: usize,
     /// Time from accepting a connection to having its whole request head.
@@ -53,6 +60,7 @@ pub struct Limits {
 /// The limits `--metrics` serves with (documented in `docs/METRICS.md`).
 pub const LIMITS: Limits = Limits {
     max_connections: 64,
+    max_share: 0.25,
     max_head: 8 * 1024,
     head_timeout: Duration::from_secs(5),
     idle_timeout: Duration::from_secs(10),
@@ -68,6 +76,8 @@ pub enum Dropped {
     AcceptFailed,
     /// Closed at once: the table was full of busy connections.
     TableFull,
+    /// Closed at once: its network held its share, none of its connections idle enough.
+    PrefixShare,
     /// Displaced, idle, by a newcomer when the table was full.
     Evicted,
     /// The request head exceeded its size limit (answered 431).
@@ -84,6 +94,7 @@ impl Dropped {
         match self {
             Dropped::AcceptFailed => "accept_failed",
             Dropped::TableFull => "table_full",
+            Dropped::PrefixShare => "prefix_share",
             Dropped::Evicted => "evicted",
             Dropped::HeadTooLarge => "head_too_large",
             Dropped::BadRequest => "bad_request",
@@ -112,6 +123,8 @@ const FIRST: usize = 2;
 /// A connection and where it stands.
 struct Connection {
     stream: TcpStream,
+    /// The client's network.
+    network: Prefix,
     /// When it was accepted.
     opened: Instant,
     /// When it last made progress (bytes read or written).
@@ -264,7 +277,7 @@ impl Server {
         }
         loop {
             match self.listener.accept() {
-                Ok((stream, _)) => self.admit(stream),
+                Ok((stream, peer)) => self.admit(stream, peer),
                 Err(e) if e.kind() == ErrorKind::WouldBlock => break,
                 Err(e) if e.kind() == ErrorKind::Interrupted => {}
                 Err(e) if out_of_resources(&e) => {
@@ -289,30 +302,49 @@ impl Server {
         self.set_open();
     }
 
-    /// Puts `stream` in a free slot, displacing the longest-idle connection when none is free.
-    fn admit(&mut self, mut stream: TcpStream) {
+    /// The connection that has made no progress the longest among those `of` accepts, if it has
+    /// been idle for [`Limits::evict_after`].
+    fn evictable(&self, now: Instant, of: impl Fn(&Connection) -> bool) -> Option<usize> {
+        let (i, active) = self
+            .table
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| c.as_ref().filter(|c| of(c)).map(|c| (i, c.active)))
+            .min_by_key(|&(_, active)| active)?;
+        (now.duration_since(active) >= self.limits.evict_after).then_some(i)
+    }
+
+    /// Puts `stream` in a free slot, displacing the longest-idle connection when none is free
+    /// (its own network's when that network holds its share).
+    fn admit(&mut self, mut stream: TcpStream, peer: std::net::SocketAddr) {
         let now = Instant::now();
-        let slot = match self.table.iter().position(Option::is_none) {
-            Some(free) => free,
-            None => {
-                let idlest = self
-                    .table
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, c)| Some((i, c.as_ref()?.active)))
-                    .min_by_key(|&(_, active)| active);
-                match idlest {
-                    Some((i, active)) if now.duration_since(active) >= self.limits.evict_after => {
-                        self.close(i, Some(Dropped::Evicted));
-                        i
-                    }
-                    _ => {
-                        self.count(Dropped::TableFull);
-                        return;
-                    }
-                }
-            }
+        let network = Prefix::of(peer.ip());
+        let held = self
+            .table
+            .iter()
+            .flatten()
+            .filter(|c| c.network == network)
+            .count();
+        let share = ((self.limits.max_share * self.limits.max_connections as f64) as usize).max(1);
+        let free = self.table.iter().position(Option::is_none);
+        let (slot, refusal) = if held >= share {
+            (
+                self.evictable(now, |c| c.network == network),
+                Dropped::PrefixShare,
+            )
+        } else {
+            (
+                free.or_else(|| self.evictable(now, |_| true)),
+                Dropped::TableFull,
+            )
         };
+        let Some(slot) = slot else {
+            self.count(refusal);
+            return;
+        };
+        if self.table[slot].is_some() {
+            self.close(slot, Some(Dropped::Evicted));
+        }
         let token = Token(FIRST + slot);
         if self
             .poll
@@ -324,6 +356,7 @@ impl Server {
         }
         self.table[slot] = Some(Connection {
             stream,
+            network,
             opened: now,
             active: now,
             state: State::Reading(Vec::new()),

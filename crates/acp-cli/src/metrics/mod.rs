@@ -465,6 +465,34 @@ mod tests {
         drop(idle);
     }
 
+    /// One host opening idle connections faster than they age used to fill the table with
+    /// connections none of which could be displaced yet, so that scrapes were closed at once.
+    #[test]
+    fn a_host_holding_idle_connections_keeps_only_its_share() {
+        let e = endpoint(1);
+        let addr = e.local_addr();
+        let max = http::LIMITS.max_connections;
+        let idle: Vec<TcpStream> = (0..3 * max)
+            .map(|_| acp_runtime::flood::connect_from([127, 88, 0, 1], addr).unwrap())
+            .collect();
+        // At once, without waiting for any of them to age: a scrape from another network.
+        let ok = exchange(addr, "GET /metrics HTTP/1.1", Duration::from_secs(20));
+        assert_eq!(status(&ok), "200", "{ok}");
+        let open: f64 = ok
+            .lines()
+            .find_map(|l| l.strip_prefix("t_metrics_connections_open "))
+            .unwrap()
+            .parse()
+            .unwrap();
+        // The host's quarter, and the scrape itself.
+        assert_eq!(open, (max / 4 + 1) as f64, "{ok}");
+        assert!(
+            ok.contains("t_metrics_connections_dropped_total{reason=\"prefix_share\"}"),
+            "{ok}"
+        );
+        drop(idle);
+    }
+
     #[test]
     fn clients_that_do_not_read_get_no_one_else_refused_nor_hold_up_shutdown() {
         // Some 10 MB: more than loopback's socket buffers take while the client reads nothing.

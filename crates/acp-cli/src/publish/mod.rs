@@ -155,10 +155,20 @@ pub struct Drain {
 }
 
 impl Drain {
-    /// Starts a thread named `name` that drains a new mailbox of `max_entries` into `sink` until
-    /// the mailbox is closed and empty, the sink is gone, or its tick fails.
-    pub fn start(name: &str, max_entries: usize, mut sink: impl Sink) -> anyhow::Result<Self> {
-        let mailbox = Arc::new(Mailbox::new(MailboxConfig::new(max_entries)));
+    /// Starts a thread named `name` that drains a new mailbox of `max_entries` (and the default
+    /// bound on payload, [`MailboxConfig::new`]) into `sink` until the mailbox is closed and
+    /// empty, the sink is gone, or its tick fails.
+    pub fn start(name: &str, max_entries: usize, sink: impl Sink) -> anyhow::Result<Self> {
+        Self::start_bounded(name, MailboxConfig::new(max_entries), sink)
+    }
+
+    /// [`Drain::start`] with a mailbox of bounds `bounds`.
+    pub fn start_bounded(
+        name: &str,
+        bounds: MailboxConfig,
+        mut sink: impl Sink,
+    ) -> anyhow::Result<Self> {
+        let mailbox = Arc::new(Mailbox::new(bounds));
         let delivered = Arc::new(AtomicU64::new(0));
         let (done_tx, done) = mpsc::channel();
         let (mailbox_t, delivered_t) = (mailbox.clone(), delivered.clone());

@@ -7,6 +7,12 @@
 //! [`Fanout`] sink, drained from the monitor's mailbox like any other sink, accepts clients and
 //! offers each update to every client's mailbox; a client whose reading end is closed is dropped.
 //!
+//! A client's memory is bounded: its mailbox holds at most [`CLIENT_PENDING_BYTES`] of payload
+//! (updates of further sessions are dropped and counted until the client catches up), and a
+//! client that takes nothing for [`CLIENT_WRITE_TIMEOUT`] while a write waits is disconnected and
+//! counted (`clients_cut_slow`): it holds at most its mailbox, the batch its writer is on and the
+//! kernel's socket buffer, not the monitor's 64 MiB.
+//!
 //! At most [`MAX_CLIENTS`] clients are served at once (each costs a thread and a mailbox); further
 //! connections are closed at once and counted. A socket file left at `PATH` by a monitor that died
 //! is replaced; a live one (something accepts connections on it) or any other file is refused.
@@ -20,19 +26,45 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
-use acp_runtime::mailbox::OwnedUpdate;
+use acp_runtime::mailbox::{MailboxConfig, OwnedUpdate};
 use serde_json::{json, Value};
 
 use super::{Counts, Delivered, Drain, LineOut, Lines, Sink};
 
-impl LineOut for UnixStream {
-    fn write_lines(&mut self, text: &str) -> bool {
-        self.write_all(text.as_bytes()).is_ok()
-    }
-}
-
 /// Most clients served at once.
 pub const MAX_CLIENTS: usize = 64;
+
+/// Most payload bytes waiting for one client (its mailbox's bound).
+pub const CLIENT_PENDING_BYTES: usize = 1 << 20;
+
+/// Longest a write to a client may wait with nothing taken before the client is disconnected.
+pub const CLIENT_WRITE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Where a client's writer writes: its connection, which it cuts (and counts) when a write
+/// times out.
+struct ClientOut {
+    stream: UnixStream,
+    status: Arc<Status>,
+}
+
+impl LineOut for ClientOut {
+    fn write_lines(&mut self, text: &str) -> bool {
+        match self.stream.write_all(text.as_bytes()) {
+            Ok(()) => true,
+            Err(e) => {
+                // SO_SNDTIMEO expired: the client took nothing for that long.
+                if matches!(
+                    e.kind(),
+                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                ) {
+                    self.status.cut_slow.fetch_add(1, Ordering::Relaxed);
+                    let _ = self.stream.shutdown(std::net::Shutdown::Both);
+                }
+                false
+            }
+        }
+    }
+}
 
 /// Binds `path`, replacing a stale socket file but nothing else.
 pub fn listen(path: &Path) -> io::Result<UnixListener> {
@@ -68,6 +100,8 @@ pub struct Status {
     accepted: AtomicU64,
     /// Connections closed at once because [`MAX_CLIENTS`] were being served.
     refused: AtomicU64,
+    /// Clients disconnected for taking nothing for [`CLIENT_WRITE_TIMEOUT`].
+    cut_slow: AtomicU64,
     /// The clients' counts: live ones as of the latest tick, plus those gone.
     counts: Mutex<Counts>,
 }
@@ -76,21 +110,23 @@ impl Status {
     /// ` (N clients, M since start; to clients: …)`, and the same as JSON fields.
     pub fn describe(&self) -> (String, Value) {
         let c = *self.counts.lock().unwrap_or_else(PoisonError::into_inner);
-        let (clients, accepted, refused) = (
+        let (clients, accepted, refused, cut) = (
             self.clients.load(Ordering::Relaxed),
             self.accepted.load(Ordering::Relaxed),
             self.refused.load(Ordering::Relaxed),
+            self.cut_slow.load(Ordering::Relaxed),
         );
         (
             format!(
-                "{clients} clients ({accepted} since start, {refused} refused); to clients {} \
-                 written, {} superseded, {} dropped, {} not written yet",
+                "{clients} clients ({accepted} since start, {refused} refused, {cut} cut for not \
+                 reading); to clients {} written, {} superseded, {} dropped, {} not written yet",
                 c.delivered, c.superseded, c.dropped, c.pending
             ),
             json!({
                 "clients": clients,
                 "clients_accepted": accepted,
                 "clients_refused": refused,
+                "clients_cut_slow": cut,
                 "client_written": c.delivered,
                 "client_superseded": c.superseded,
                 "client_dropped": c.dropped,
@@ -115,6 +151,7 @@ pub struct Fanout {
     gone: Counts,
     max_entries: usize,
     max_clients: usize,
+    write_timeout: Duration,
     synced: bool,
     status: Arc<Status>,
 }
@@ -129,6 +166,7 @@ impl Fanout {
             gone: Counts::default(),
             max_entries,
             max_clients: MAX_CLIENTS,
+            write_timeout: CLIENT_WRITE_TIMEOUT,
             synced,
             status: Arc::new(Status::default()),
         }
@@ -152,16 +190,21 @@ impl Fanout {
                 self.status.refused.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
+            let bounds = MailboxConfig {
+                max_entries: self.max_entries,
+                max_bytes: CLIENT_PENDING_BYTES,
+            };
             let started = stream
                 .set_nonblocking(false)
+                .and_then(|()| stream.set_write_timeout(Some(self.write_timeout)))
                 .and_then(|()| stream.try_clone())
                 .map_err(anyhow::Error::from)
-                .and_then(|writer| {
-                    Drain::start(
-                        "acp-unix-client",
-                        self.max_entries,
-                        Lines::new(writer, self.synced),
-                    )
+                .and_then(|stream| {
+                    let out = ClientOut {
+                        stream,
+                        status: self.status.clone(),
+                    };
+                    Drain::start_bounded("acp-unix-client", bounds, Lines::new(out, self.synced))
                 });
             if let Ok(drain) = started {
                 self.clients.push(Client { drain, stream });
@@ -302,6 +345,48 @@ mod tests {
         assert_eq!(status.describe().1["clients_accepted"], 2);
         fanout.finish(Duration::from_secs(1));
         assert!(!path.exists());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+
+    /// A client that never read used to pin up to the monitor's 64 MiB of pending payload (and
+    /// its thread) for as long as it stayed connected.
+    #[test]
+    fn a_client_that_never_reads_holds_a_bounded_buffer_and_is_cut() {
+        let dir = std::env::temp_dir().join(format!("acp-unix-slow-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("s.sock");
+        let listener = listen(&path).unwrap();
+        let mut fanout = Fanout::new(listener, path.clone(), 10_000, false);
+        fanout.write_timeout = Duration::from_millis(300);
+        let status = fanout.status();
+        let _silent = UnixStream::connect(&path).unwrap();
+        fanout.tick();
+        // 200 sessions of 60 kB each: 12 MB offered to a client that takes nothing.
+        let big = |session: u64| {
+            let mut u = update(1);
+            u.key.session = session;
+            u.payload = vec![b'p'; 60_000];
+            u
+        };
+        let batch: Vec<OwnedUpdate> = (1..=200).map(big).collect();
+        fanout.deliver(&batch);
+        let mailbox = fanout.clients[0].drain.mailbox().stats();
+        assert!(
+            mailbox.pending_bytes <= CLIENT_PENDING_BYTES,
+            "{} bytes pending",
+            mailbox.pending_bytes
+        );
+        assert!(mailbox.dropped > 0, "{mailbox:?}");
+        // Its writer waits on the full socket, then gives up: the client is cut and counted.
+        let until = Instant::now() + Duration::from_secs(20);
+        while status.describe().1["clients"] != 0 {
+            assert!(Instant::now() < until, "the silent client is still served");
+            fanout.deliver(&batch[..1]);
+            std::thread::sleep(Duration::from_millis(20));
+            fanout.tick();
+        }
+        assert_eq!(status.describe().1["clients_cut_slow"], 1);
+        fanout.finish(Duration::from_secs(1));
         let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -5,6 +5,9 @@
 //! them. The jobs a lab may run ([`lab`]) run in `acp lab` where this process may create network
 //! namespaces, unless `--sim`.
 //!
+//! With `--store DIR` the runs go through the result store there (`acp_sim::store`): the runs
+//! it holds are not run again, and each new one is kept as it finishes.
+//!
 //! On SIGINT or SIGTERM the runs not yet started are skipped and the runs under way finish
 //! (one [`Cancel`] handle for all the runs of a reproduction); the tables, CSV and charts then
 //! cover the runs done, a first line says "interrupted: N of M runs done" (`--json`:
@@ -77,9 +80,10 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
     let bar = progress_bar(0, a.json);
     // The log says each tenth of the runs done (the bar shows only on a terminal).
     let tenths = AtomicUsize::new(0);
-    let report = r
-        .run(
+    let report = crate::sim::with_runner(a.store.as_deref(), |runner| {
+        r.run_on(
             &o,
+            runner,
             &cancel,
             &|done, total| {
                 bar.set_length(total as u64);
@@ -91,7 +95,8 @@ pub fn run(a: ReproduceArgs) -> anyhow::Result<()> {
             },
             bed.as_ref().map(|b| b as &dyn Lab),
         )
-        .map_err(anyhow::Error::msg)?;
+    })?
+    .map_err(anyhow::Error::msg)?;
     bar.finish_and_clear();
     let name = report.name;
     std::fs::write(dir.join(format!("{name}.csv")), write::csv(&report))?;

@@ -1,10 +1,16 @@
 //! What the tests of the `acp` binary share: running it, and the datagrams they send it.
 #![allow(dead_code)] // Each test file uses some of these.
 
-use std::io::{BufRead, BufReader};
+use std::io::{BufRead, BufReader, Read};
 use std::net::UdpSocket;
 use std::process::{Child, ChildStderr, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+// Each test file uses some of these.
+#[allow(unused_imports)]
+pub use acp_testkit::{update_datagram, wait_for, Guarded, SpawnGuarded};
 
 /// The `acp` binary under test.
 pub fn acp() -> Command {
@@ -26,6 +32,41 @@ pub fn wait_within(child: &mut Child, limit: Duration) -> ExitStatus {
     }
 }
 
+/// A child's output pipe read to its end by a thread, so that the test can look at what has come
+/// so far (waiting for a line with [`wait_for`] rather than sleeping) without blocking.
+pub struct Collected {
+    text: Arc<Mutex<String>>,
+    thread: JoinHandle<()>,
+}
+
+impl Collected {
+    /// Reads `pipe` line by line until its end.
+    pub fn start(pipe: impl Read + Send + 'static) -> Collected {
+        let text = Arc::new(Mutex::new(String::new()));
+        let sink = text.clone();
+        let thread = std::thread::spawn(move || {
+            for line in BufReader::new(pipe).lines() {
+                let Ok(line) = line else { break };
+                let mut text = sink.lock().unwrap();
+                text.push_str(&line);
+                text.push('\n');
+            }
+        });
+        Collected { text, thread }
+    }
+
+    /// What has come so far.
+    pub fn text(&self) -> String {
+        self.text.lock().unwrap().clone()
+    }
+
+    /// Everything, once the pipe has closed (the child has exited).
+    pub fn finish(self) -> String {
+        self.thread.join().unwrap();
+        std::mem::take(&mut *self.text.lock().unwrap())
+    }
+}
+
 /// Runs `acp ARGS` and checks it fails as a bad argument does: exit 2, one line on stderr
 /// starting with "error: ", nothing on stdout. Returns the line.
 pub fn refused(args: &[&str]) -> String {
@@ -36,24 +77,6 @@ pub fn refused(args: &[&str]) -> String {
     assert!(err.starts_with("error: "), "{args:?}: {err}");
     assert!(out.stdout.is_empty(), "{args:?}");
     err
-}
-
-/// The datagram of an UPDATE of `session` with sequence `seq` carrying `payload`.
-pub fn update_datagram(session: u64, seq: u64, payload: &[u8]) -> Vec<u8> {
-    let u = acp_core::wire::Update {
-        flags: 0,
-        session,
-        seq,
-        gen_ts: seq,
-        acked_seq: seq - 1,
-        hold_ns: 0,
-        cookie: None,
-        payload,
-    };
-    let mut buf = vec![0u8; u.encoded_len()];
-    let n = u.encode(&mut buf).unwrap();
-    buf.truncate(n);
-    buf
 }
 
 /// A fresh key file from `acp keygen`, in the test's own directory.
@@ -74,9 +97,10 @@ pub fn keygen(dir: &std::path::Path, name: &str) -> String {
 }
 
 /// Spawns `command` (an `acp monitor`) with stderr piped and waits for its first stderr line,
-/// "acp monitor listening on ADDR". Returns the child, its stderr after that line, and ADDR.
-pub fn spawn_listening(mut command: Command) -> (Child, BufReader<ChildStderr>, String) {
-    let mut child = command.stderr(Stdio::piped()).spawn().unwrap();
+/// "acp monitor listening on ADDR". Returns the child (killed if the test fails), its stderr after
+/// that line, and ADDR.
+pub fn spawn_listening(mut command: Command) -> (Guarded, BufReader<ChildStderr>, String) {
+    let mut child = command.stderr(Stdio::piped()).spawn_guarded().unwrap();
     let mut err = BufReader::new(child.stderr.take().unwrap());
     let mut first = String::new();
     err.read_line(&mut first).unwrap();
@@ -89,7 +113,7 @@ pub fn spawn_listening(mut command: Command) -> (Child, BufReader<ChildStderr>, 
 }
 
 /// Starts `acp monitor ARGS` with stdout and stderr piped: [`spawn_listening`].
-pub fn spawn_monitor(args: &[&str]) -> (Child, BufReader<ChildStderr>, String) {
+pub fn spawn_monitor(args: &[&str]) -> (Guarded, BufReader<ChildStderr>, String) {
     let mut command = acp();
     command.arg("monitor").args(args).stdout(Stdio::piped());
     spawn_listening(command)

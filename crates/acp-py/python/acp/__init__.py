@@ -32,6 +32,7 @@ from ._native import Monitor, Source, Update
 
 if TYPE_CHECKING:
     import pandas
+    from distributed import Client
 
 #: A row of a table: column name -> value (numbers, strings, booleans or None), as JSON has them.
 Row = Dict[str, Any]
@@ -147,14 +148,29 @@ def sweep(
     text: Optional[str] = None,
     seeds: int = 1,
     seed: Optional[int] = None,
+    client: Optional["Client"] = None,
+    store: Optional[ScenarioPath] = None,
 ) -> Table:
     """Runs the scenario with every update flow at each fixed rate in ``rates`` (a list, or
     "10,20,50", or "START:STOP:STEP") over ``seeds`` seeds from its seed (or ``seed``), on all
-    cores. Returns a ``Table`` of the rows ``acp sweep --json`` prints: rate_hz, seeds, age_ms
-    (mean over seeds), age_ms_ci95 (95 % half-width; None from one seed), ages_ms (per seed)."""
+    cores, or on the Dask cluster of ``client`` (``acp.cluster``); with ``store`` (a directory),
+    through the result store there: runs it holds are not run again. Returns a ``Table`` of the
+    rows ``acp sweep --json`` prints: rate_hz, seeds, age_ms (mean over seeds), age_ms_ci95 (95 %
+    half-width; None from one seed), ages_ms (per seed)."""
     values = _native.parse_rates(rates) if isinstance(rates, str) else [float(r) for r in rates]
-    rows = _native.sweep_rates(values, seeds, seed=seed, **_scenario_args(scenario, text))
+    where: Dict[str, Any] = {**_scenario_args(scenario, text), **_where(client, store)}
+    rows = _native.sweep_rates(values, seeds, seed=seed, **where)
     return Table(json.loads(rows))
+
+
+def _where(client: Optional["Client"], store: Optional[ScenarioPath]) -> Dict[str, Any]:
+    """The native keywords that send runs to ``client``'s cluster and through ``store``."""
+    from . import cluster
+
+    return {
+        "store": None if store is None else str(store),
+        "runner": None if client is None else cluster.runner(client),
+    }
 
 
 def reproductions() -> Dict[str, str]:
@@ -167,9 +183,14 @@ class Reproduction(Table):
     """A reproduction's result: its rows (a ``Table``, with the fields ``acp reproduce NAME
     --json`` and its CSV have), and ``name``, ``setup`` (what was run), ``sources`` (where each
     ``paper_*`` field's numbers come from: a dict of field -> locator), ``notes`` (the papers'
-    claims beside ours), ``traces`` (curves beside the rows: a dict of name -> [(x, y)])."""
+    claims beside ours), ``traces`` (curves beside the rows: a dict of name -> [(x, y)]), ``text``
+    (the tables ``acp reproduce NAME`` prints), ``csv`` (its ``NAME.csv``) and ``json`` (what
+    ``acp reproduce NAME --json`` prints)."""
 
-    def __init__(self, raw: Dict[str, Any]) -> None:
+    def __init__(self, raw: Dict[str, Any], text: str = "", csv: str = "", json: str = "") -> None:
+        self.text = text
+        self.csv = csv
+        self.json = json
         super().__init__(raw["rows"])
         self.name: str = raw["reproduction"]
         self.setup: str = raw["setup"]
@@ -197,6 +218,8 @@ def reproduce(
     quick: bool = False,
     random: Optional[int] = None,
     whole_medium: bool = False,
+    client: Optional["Client"] = None,
+    store: Optional[ScenarioPath] = None,
 ) -> Reproduction:
     """Runs one of the ``reproductions()`` as ``acp reproduce NAME`` does (in the simulator) and
     returns a ``Reproduction``, whose rows have the fields of the command's JSON and CSV. Each
@@ -206,8 +229,10 @@ def reproduce(
     ``acp`` takes them), ``quick`` (controllers), ``random`` (controllers: that many random paths drawn with
     ``seed``, the held-out evaluation) and ``whole_medium`` (fig15, fig3-16,
     contention-tcp, thesis-3-10: the whole-medium WiFi model); ``None`` takes the reproduction's
-    default."""
-    raw = _native.reproduce(
+    default. The runs go to the Dask cluster of ``client`` if given (``acp.cluster``), else to
+    this machine's cores; with ``store`` (a directory), through the result store there: runs it
+    holds are not run again, and each new one is kept as it finishes."""
+    raw, text, csv = _native.reproduce(
         name,
         seed=seed,
         seeds=seeds,
@@ -220,5 +245,6 @@ def reproduce(
         quick=quick,
         random=random,
         whole_medium=whole_medium,
+        **_where(client, store),
     )
-    return Reproduction(json.loads(raw))
+    return Reproduction(json.loads(raw), text, csv, raw)

@@ -1,7 +1,7 @@
 """Types of the native half of the `acp` package (crates/acp-py/src/lib.rs)."""
 
 from types import TracebackType
-from typing import Any, Dict, Iterator, List, Literal, Optional, Tuple, Type, Union, final
+from typing import Any, Callable, Dict, Iterator, List, Literal, Optional, Tuple, Type, Union, final
 
 __all__ = [
     "simulate",
@@ -9,6 +9,8 @@ __all__ = [
     "sweep_rates",
     "reproduce",
     "reproductions",
+    "run_task",
+    "version",
     "Source",
     "Monitor",
     "Update",
@@ -22,6 +24,8 @@ def sweep_rates(
     path: Optional[str] = None,
     text: Optional[str] = None,
     seed: Optional[int] = None,
+    store: Optional[str] = None,
+    runner: Optional[Callable[[str, List[str]], Iterator[Tuple[int, str, Optional[bytes]]]]] = None,
 ) -> str: ...
 def reproductions() -> List[Tuple[str, str]]: ...
 def reproduce(
@@ -37,7 +41,11 @@ def reproduce(
     quick: bool = False,
     random: Optional[int] = None,
     whole_medium: bool = False,
-) -> str: ...
+    store: Optional[str] = None,
+    runner: Optional[Callable[[str, List[str]], Iterator[Tuple[int, str, Optional[bytes]]]]] = None,
+) -> Tuple[str, str, str]: ...
+def run_task(study: str, origin: str) -> Tuple[str, Optional[bytes]]: ...
+def version() -> str: ...
 
 @final
 class Source:

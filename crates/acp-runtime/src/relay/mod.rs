@@ -61,6 +61,18 @@
 //! full, the client's network holds its share (reported even if the table is full too), or no
 //! socket could be opened.
 //!
+//! # Loops
+//!
+//! The relay forwards datagrams as a router does: each leaves with the hop limit (IPv4 TTL,
+//! IPv6 hop limit) it arrived with, less one, and one that arrives with 1 or less is dropped and
+//! counted ([`DirectionStats::dropped_hop_limit`]). Relays pointed at each other (or at
+//! themselves) therefore pass a datagram around at most as many times as its sender's hop limit
+//! (64 on Linux by default) instead of forever. The limit is the IP header's own field, so the
+//! datagrams stay opaque, and nothing legitimate is dropped that a chain of routers would have
+//! delivered: only a path of more relays and routers than the sender's hop limit. The hop limit
+//! of a datagram the kernel does not report (IPv4 traffic to an IPv6 socket on an old kernel)
+//! is left at the system's default.
+//!
 //! # Timing
 //!
 //! One thread serves both directions. It blocks in `ppoll` on all sockets with a timeout that ends
@@ -235,6 +247,9 @@ pub struct DirectionStats {
     /// Dropped for want of a client mapping: refused one (see [`RelayStats::refused`]), or the
     /// mapping expired while the datagram was in flight.
     pub dropped_unmapped: u64,
+    /// Dropped because they arrived with a hop limit (IPv4 TTL) of 1 or less: they have crossed
+    /// as many hops as their sender allowed, as in a forwarding loop (see "Loops").
+    pub dropped_hop_limit: u64,
     /// Sends that failed (the datagram is lost).
     pub send_errors: u64,
     /// UDP payload bytes received.
@@ -293,6 +308,7 @@ struct Counters {
     dropped_loss: AtomicU64,
     dropped_blackhole: AtomicU64,
     dropped_unmapped: AtomicU64,
+    dropped_hop_limit: AtomicU64,
     send_errors: AtomicU64,
     bytes_received: AtomicU64,
     bytes_forwarded: AtomicU64,
@@ -314,6 +330,7 @@ impl Counters {
             dropped_loss: get(&self.dropped_loss),
             dropped_blackhole: get(&self.dropped_blackhole),
             dropped_unmapped: get(&self.dropped_unmapped),
+            dropped_hop_limit: get(&self.dropped_hop_limit),
             send_errors: get(&self.send_errors),
             bytes_received: get(&self.bytes_received),
             bytes_forwarded: get(&self.bytes_forwarded),
@@ -472,9 +489,10 @@ impl Drop for Relay {
 }
 
 /// Readies a relay socket: non-blocking, large buffers (best effort, so bursts are not lost in
-/// the kernel), and the DSCP of each received datagram reported.
+/// the kernel), and the DSCP and hop limit of each received datagram reported.
 fn prepare_socket(socket: &UdpSocket) -> io::Result<()> {
     socket.set_nonblocking(true)?;
     net::grow_buffers(socket)?;
-    net::receive_dscp(socket)
+    net::receive_dscp(socket)?;
+    net::receive_hop_limit(socket)
 }

@@ -35,6 +35,8 @@ const DRAIN_LIMIT: usize = 256;
 pub(super) struct Packet {
     data: Vec<u8>,
     client: SocketAddr,
+    /// The hop limit to send it with: one less than it arrived with (`None`: not reported).
+    hop_limit: Option<u8>,
 }
 
 /// The two directions, indexed.
@@ -127,15 +129,16 @@ impl Worker {
             self.paths[dir].handle_timeout(now);
             while let Some(d) = self.paths[dir].poll_departure(now) {
                 let (packet, dscp) = (d.parcel.item, d.parcel.dscp);
+                let hops = packet.hop_limit;
                 let sent = if dir == TO_TARGET {
                     let sent = self
                         .nat
                         .upstream(packet.client)
-                        .map(|up| up.send(&packet.data, dscp));
+                        .map(|up| up.send(&packet.data, dscp, hops));
                     self.nat.settled(packet.client, clock::to_instant(now));
                     sent
                 } else {
-                    Some(self.listen.send_to(&packet.data, packet.client, dscp))
+                    Some(self.listen.send_to(&packet.data, packet.client, dscp, hops))
                 };
                 let c = self.counters(dir);
                 match sent {
@@ -300,6 +303,7 @@ impl Worker {
         let packet = Packet {
             data: self.buf[..d.len].to_vec(),
             client,
+            hop_limit: d.hop_limit.map(|h| h - 1),
         };
         let bytes = u32::try_from(d.len + HEADER_BYTES).unwrap_or(u32::MAX);
         // Drops are counted by the path and published with its other counts.
@@ -308,15 +312,25 @@ impl Worker {
             .is_ok()
     }
 
-    fn count_received(&self, dir: usize, d: &Marked) {
+    /// Counts a datagram received in direction `dir`; false if it has no hop left (counted
+    /// dropped: see "Loops" in the module documentation).
+    fn count_received(&self, dir: usize, d: &Marked) -> bool {
         let c = self.counters(dir);
         bump(&c.received, 1);
         bump(&c.bytes_received, d.len as u64);
+        let spent = d.hop_limit.is_some_and(|h| h <= 1);
+        if spent {
+            bump(&c.dropped_hop_limit, 1);
+        }
+        !spent
     }
 
     fn on_client_datagram(&mut self, d: Marked, from: SocketAddr) {
         let now = Instant::now();
-        self.count_received(TO_TARGET, &d);
+        // A datagram out of hops opens no mapping.
+        if !self.count_received(TO_TARGET, &d) {
+            return;
+        }
         // A datagram the blackhole drops opens no mapping.
         if !self.paths[TO_TARGET].is_down(clock::to_time(now)) {
             let mapped = self.nat.map(from, now);
@@ -344,7 +358,9 @@ impl Worker {
 
     fn on_target_datagram(&mut self, d: Marked, client: SocketAddr) {
         let now = Instant::now();
-        self.count_received(TO_CLIENT, &d);
+        if !self.count_received(TO_CLIENT, &d) {
+            return;
+        }
         self.nat.answered(client, now);
         self.offer(TO_CLIENT, d, client, now);
     }

@@ -20,16 +20,19 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
 use acp_core::controller::ControllerKind;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::report::SimResult;
+use crate::runs::{Local, Run, Runner};
 use crate::scenario::Scenario;
-use crate::sweep::{self, mean_ci95, parallel, Cancel, SweepPoint, Tally};
+use crate::sweep::{self, mean_ci95, parallel, Cancel, Search, SweepPoint, Tally};
 
 /// What a caller may choose about a reproduction (the `acp reproduce` flags, the Python
-/// keywords); each reproduction reads the options it has and ignores the others.
-#[derive(Debug, Clone)]
+/// keywords); each reproduction reads the options it has and ignores the others. Its serde form
+/// (controllers by name, no thread count) travels with a study to a cluster's workers.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Options {
     /// The first seed.
     pub seed: u64,
@@ -47,6 +50,7 @@ pub struct Options {
     /// Scenario ids to run (controllers; all if empty).
     pub scenarios: Vec<String>,
     /// Controllers to evaluate (controllers, orbit, thesis-3-9; the default set if empty).
+    #[serde(with = "controller_names")]
     pub controllers: Vec<ControllerKind>,
     /// Quarter-length runs (controllers; a smoke test).
     pub quick: bool,
@@ -56,8 +60,27 @@ pub struct Options {
     /// The whole-medium WiFi reception model instead of per-receiver reception (fig15, fig3-16,
     /// contention-tcp, thesis-3-10; `super::access::WHOLE_MEDIUM`).
     pub whole_medium: bool,
-    /// Worker threads for the simulation runs.
+    /// Worker threads for the simulation runs (on this machine).
+    #[serde(skip)]
     pub threads: usize,
+}
+
+/// Controllers by the names `acp` takes (`acp+`, `fixed:20`).
+mod controller_names {
+    use acp_core::controller::ControllerKind;
+    use serde::de::Error;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &[ControllerKind], ser: S) -> Result<S::Ok, S::Error> {
+        ser.collect_seq(v.iter().map(ToString::to_string))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(de: D) -> Result<Vec<ControllerKind>, D::Error> {
+        Vec::<String>::deserialize(de)?
+            .iter()
+            .map(|c| c.parse().map_err(D::Error::custom))
+            .collect()
+    }
 }
 
 impl Default for Options {
@@ -92,7 +115,7 @@ impl Options {
 pub enum Work {
     /// One run of a scenario (its seed and controllers set).
     Sim(Scenario),
-    /// The best fixed rate of `base` ([`sweep::oracle_over`]): the best of `coarse`, then ±6 %
+    /// The best fixed rate of `base` ([`sweep::oracles`]): the best of `coarse`, then ±6 %
     /// around it, every rate run with every one of `seeds`.
     Oracle {
         /// The scenario whose update flows get the fixed rates.
@@ -143,12 +166,13 @@ impl Job {
         }
     }
 
-    /// Runs of the simulator this job makes, at least (an oracle's coarse stage; its fine stage
-    /// adds 13 per seed).
+    /// Runs of the simulator this job makes (an oracle's both stages).
     fn runs(&self) -> usize {
         match &self.work {
             Work::Sim(_) => 1,
-            Work::Oracle { coarse, seeds, .. } => coarse.len() * seeds.len(),
+            Work::Oracle { coarse, seeds, .. } => {
+                (coarse.len() + sweep::ORACLE_FINE_RATES) * seeds.len()
+            }
         }
     }
 }
@@ -480,16 +504,31 @@ pub trait Reproduction: Sync {
     fn check(&self, o: &Options) -> Result<(), String>;
     /// Whether some of its jobs may run in a [`Lab`].
     fn uses_lab(&self, o: &Options) -> bool;
-    /// Runs it: `progress(done, total)` after each run of its plan (an oracle counts as its
-    /// coarse stage's runs); `lab` runs the jobs that can run in a lab, else the simulator does.
-    /// An error only from the lab.
+    /// Its runs ([`Declaration::plan`]).
+    fn plan_runs(&self, o: &Options) -> Plan;
+    /// Runs it with `runner` (this machine's cores, a result store, a cluster):
+    /// `progress(done, total)` after each run of its plan; `lab` runs the jobs that can run in a
+    /// lab, else the simulator does. The report depends on the results alone, not on where or
+    /// in which order they were computed. An error only from the runner or the lab.
+    fn run_on(
+        &self,
+        o: &Options,
+        runner: &dyn Runner,
+        cancel: &Cancel,
+        progress: &(dyn Fn(usize, usize) + Sync),
+        lab: Option<&dyn Lab>,
+    ) -> Result<Report, String>;
+    /// Runs it on `o.threads` threads of this machine ([`Reproduction::run_on`]).
     fn run(
         &self,
         o: &Options,
         cancel: &Cancel,
         progress: &(dyn Fn(usize, usize) + Sync),
         lab: Option<&dyn Lab>,
-    ) -> Result<Report, String>;
+    ) -> Result<Report, String> {
+        let local = Local { threads: o.threads };
+        self.run_on(o, &local, cancel, progress, lab)
+    }
 }
 
 impl<D: Declaration> Reproduction for D {
@@ -510,18 +549,26 @@ impl<D: Declaration> Reproduction for D {
     }
 
     fn uses_lab(&self, o: &Options) -> bool {
-        self.plan(o).jobs.iter().any(|j| j.lab.is_some())
+        Declaration::plan(self, o)
+            .jobs
+            .iter()
+            .any(|j| j.lab.is_some())
     }
 
-    fn run(
+    fn plan_runs(&self, o: &Options) -> Plan {
+        Declaration::plan(self, o)
+    }
+
+    fn run_on(
         &self,
         o: &Options,
+        runner: &dyn Runner,
         cancel: &Cancel,
         progress: &(dyn Fn(usize, usize) + Sync),
         lab: Option<&dyn Lab>,
     ) -> Result<Report, String> {
-        let plan = self.plan(o);
-        let done = execute(self, &plan, o.threads, cancel, progress, lab)?;
+        let plan = Declaration::plan(self, o);
+        let done = execute(self, &plan, runner, cancel, progress, lab)?;
         let rows = self.rows(o, &plan, &done);
         let traces = self.traces(o, &plan, &done);
         let notes = self.notes(o, &rows);
@@ -567,49 +614,55 @@ fn default_columns(rows: &[Map<String, Value>]) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// Runs `plan`'s jobs: the simulations on `threads` threads, then the oracles, then the lab's,
+/// Runs `plan`'s jobs: the simulations and the oracle searches with `runner` (the simulations
+/// with the oracles' first stage, then their second: two batches), then the lab's one at a time,
 /// each measured by `d`. `None` for a job skipped (cancelled, or not buildable).
 fn execute<D: Declaration + ?Sized>(
     d: &D,
     plan: &Plan,
-    threads: usize,
+    runner: &dyn Runner,
     cancel: &Cancel,
     progress: &(dyn Fn(usize, usize) + Sync),
     lab: Option<&dyn Lab>,
 ) -> Result<Vec<Option<D::Measure>>, String> {
+    let in_lab = |j: &Job| lab.is_some() && j.lab.is_some();
     let total: usize = plan.jobs.iter().map(Job::runs).sum();
     let count = AtomicUsize::new(0);
     let tick = |runs: usize| progress(count.fetch_add(runs, Ordering::Relaxed) + runs, total);
-    let in_lab = |j: &Job| lab.is_some() && j.lab.is_some();
-    let sims: Vec<usize> = (0..plan.jobs.len())
-        .filter(|&k| matches!(plan.jobs[k].work, Work::Sim(_)) && !in_lab(&plan.jobs[k]))
-        .collect();
     let results: Vec<Mutex<Option<D::Measure>>> =
         plan.jobs.iter().map(|_| Mutex::new(None)).collect();
     let store = |k: usize, m: D::Measure| {
         *results[k].lock().unwrap_or_else(|e| e.into_inner()) = Some(m);
     };
-    parallel(sims, threads, cancel, |k| {
-        let job = &plan.jobs[k];
-        if let Work::Sim(s) = &job.work {
-            if let Ok(sim) = s.build() {
-                let r = sim.run();
-                store(k, d.measure(job, Done::Sim(&r)));
-            }
-        }
-        tick(1);
-    });
+    let mut sims = Vec::new();
+    let mut searches = Vec::new();
     for (k, job) in plan.jobs.iter().enumerate() {
-        if let Work::Oracle {
-            base,
-            coarse,
-            seeds,
-        } = &job.work
-        {
-            if let Some(best) = sweep::oracle_over(base, coarse, seeds, threads, cancel) {
-                store(k, d.measure(job, Done::Oracle(&best)));
-            }
-            tick(job.runs());
+        match &job.work {
+            Work::Sim(s) if !in_lab(job) => sims.push(Run::of(k, s.clone())),
+            Work::Sim(_) => {}
+            Work::Oracle {
+                base,
+                coarse,
+                seeds,
+            } => searches.push(Search {
+                job: k,
+                base,
+                coarse,
+                seeds,
+            }),
+        }
+    }
+    let sim_jobs: Vec<usize> = sims.iter().map(|r| r.origin.job).collect();
+    let (ran, best) = sweep::oracles(&searches, sims, runner, cancel, &|| tick(1))?;
+    for (&k, r) in sim_jobs.iter().zip(&ran) {
+        if let Some(r) = r {
+            store(k, d.measure(&plan.jobs[k], Done::Sim(r)));
+        }
+    }
+    for (search, best) in searches.iter().zip(&best) {
+        if let Some(best) = best {
+            let k = search.job;
+            store(k, d.measure(&plan.jobs[k], Done::Oracle(best)));
         }
     }
     if let Some(lab) = lab {

@@ -11,12 +11,15 @@
 //!   (a segment shorter than SMSS waits while data is unacknowledged);
 //! - a congestion window ([`cc`]: NewReno, CUBIC, BBR v1, Vegas, YeAH) counted in bytes, as
 //!   RFC 5681 and ns-3 count it, or in packets, as Linux does ([`WindowUnit`]);
-//! - duplicate-ACK fast retransmit for every controller (the controller sets the window on
-//!   entry), then SACK-based loss recovery (RFC 2018 blocks, RFC 6675's scoreboard, `pipe` and
-//!   loss rule) as Linux runs by default, or, against a peer that sends no SACK blocks, NewReno
-//!   fast recovery (RFC 5681, RFC 6582: window inflation, a retransmission per partial ACK);
-//! - the retransmission timer of RFC 6298 (Karn's rule, minimum RTO 200 ms as in Linux,
-//!   exponential backoff up to 60 s), go-back-N after a timeout;
+//! - loss recovery as Linux runs it against a peer that sends SACK blocks ([`sender`]): RACK's
+//!   time-based loss marking with a reordering window and tail-loss probes (RFC 8985,
+//!   [`rack`]), RFC 6675's scoreboard and `pipe`, lost segments resent before new data, and a
+//!   scoreboard that survives a retransmission timeout (only the holes are resent); against a
+//!   peer without SACK ([`TcpConfig::sack`] off), NewReno fast recovery (RFC 5681, RFC 6582:
+//!   the third duplicate ACK, window inflation, a retransmission per partial ACK);
+//! - the retransmission timer of RFC 6298 with Linux's bound (`SRTT + max(4·RTTVAR, 200 ms)`,
+//!   Karn's rule, exponential backoff up to 60 s), restarted when the first unacknowledged
+//!   segment is resent;
 //! - a receiver that delivers bytes to its application **in order only** (data behind a hole
 //!   waits for the retransmission: head-of-line blocking), ACKs a duplicate, out-of-order or
 //!   hole-filling segment at once and delays other ACKs (every second full segment's worth of
@@ -25,13 +28,15 @@
 //!   the controller sets a rate.
 //!
 //! Not modelled: the handshake and teardown (the connection exists at the flow's start with
-//! the peer's window known), D-SACK, timestamps, window scaling limits, ECN, PRR, RACK, tail loss
-//! probes, slow start after idle, receive-buffer autotuning. Segments carry 40 bytes of IPv4
+//! the peer's window known), D-SACK (so RACK's reordering window never widens), F-RTO and the
+//! undo of spurious recoveries, timestamps, window scaling limits, ECN, PRR, slow start after
+//! idle, receive-buffer autotuning. Segments carry 40 bytes of IPv4
 //! and TCP headers (no options) on the links; pure ACKs are 40 bytes plus their SACK option.
 
 pub mod app;
 pub mod cc;
 pub mod connection;
+pub mod rack;
 pub mod receiver;
 pub mod rto;
 pub mod sender;
@@ -223,7 +228,8 @@ pub struct TcpConfig {
     /// gave one (`rmem = [default, max]`): `receive_buffer` is then the window Linux's
     /// autotuning grows to, [`Rmem::window`]. The lab sets the receiving host's `tcp_rmem`.
     pub rmem: Option<Rmem>,
-    /// Lower bound of the RTO (Linux: 200 ms; RFC 6298: 1 s).
+    /// Lower bound of the RTO's variance term (Linux's `tcp_rto_min`, 200 ms; `rto`), so
+    /// also of the RTO.
     pub min_rto: Duration,
     /// RTO before the first RTT sample (RFC 6298: 1 s).
     pub initial_rto: Duration,
@@ -233,6 +239,11 @@ pub struct TcpConfig {
     pub cc: CcKind,
     /// What the congestion window counts (bytes by default, as RFC 5681).
     pub window: WindowUnit,
+    /// Whether the receiver sends SACK blocks (RFC 2018; Linux negotiates them by default).
+    /// With them the sender recovers as Linux does (RACK-TLP, the scoreboard kept across a
+    /// timeout); without, by NewReno's rules. Scenario key `sack` (the lab refuses `false`: its
+    /// kernel negotiates SACK).
+    pub sack: bool,
 }
 
 impl Default for TcpConfig {
@@ -250,6 +261,7 @@ impl Default for TcpConfig {
             max_rto: Duration::from_secs(60),
             cc: CcKind::NewReno,
             window: WindowUnit::Bytes,
+            sack: true,
         }
     }
 }

@@ -11,7 +11,8 @@
 //! by the first unacknowledged byte, expires. Linux's quick-ACK mode at the start of a
 //! connection is not modelled.
 //!
-//! Every ACK carries SACK blocks (RFC 2018; Linux negotiates SACK by default) for the data held
+//! Every ACK carries SACK blocks (RFC 2018; Linux negotiates SACK by default; none if the
+//! configuration turns SACK off) for the data held
 //! beyond a hole, at most [`SACK_BLOCKS`]: first the range holding the latest out-of-order
 //! segment, then those holding the ones before it, newest first (§4), then any other held
 //! range, highest first.
@@ -30,7 +31,9 @@ const RECENT: usize = 16;
 pub struct ReceiverStats {
     /// Segments received.
     pub segments: u64,
-    /// Segments wholly below the next expected byte.
+    /// Segments that brought nothing new (wholly below the next expected byte or inside data
+    /// held beyond a hole): retransmissions of what had arrived, as the network never
+    /// duplicates a segment.
     pub duplicates: u64,
     /// Segments beyond a hole.
     pub out_of_order: u64,
@@ -44,6 +47,8 @@ pub struct Receiver {
     smss: u64,
     receive_buffer: u64,
     delayed_ack: Option<DelayedAck>,
+    /// Whether ACKs carry SACK blocks.
+    sack: bool,
     /// Next byte expected: everything before it was delivered to the application.
     rcv_nxt: u64,
     /// Data held beyond holes: start → end, disjoint, all above `rcv_nxt`.
@@ -65,6 +70,7 @@ impl Receiver {
             smss: u64::from(cfg.smss),
             receive_buffer: cfg.receive_buffer,
             delayed_ack: cfg.delayed_ack,
+            sack: cfg.sack,
             rcv_nxt: 0,
             held: BTreeMap::new(),
             recent: VecDeque::new(),
@@ -99,6 +105,9 @@ impl Receiver {
             return 0;
         }
         if seg.seq > self.rcv_nxt {
+            if self.holds(seg.seq, seg.end()) {
+                self.stats.duplicates += 1;
+            }
             self.stats.out_of_order += 1;
             self.hold(seg.seq, seg.end());
             self.recent.retain(|&s| s != seg.seq);
@@ -134,6 +143,14 @@ impl Receiver {
         delivered
     }
 
+    /// Whether `[start, end)` is held already.
+    fn holds(&self, start: u64, end: u64) -> bool {
+        self.held
+            .range(..=start)
+            .next_back()
+            .is_some_and(|(_, &e)| e >= end)
+    }
+
     /// Keeps `[start, end)` beyond a hole, merged with what is held already.
     fn hold(&mut self, mut start: u64, mut end: u64) {
         if let Some((&s, &e)) = self.held.range(..=start).next_back() {
@@ -163,6 +180,9 @@ impl Receiver {
         self.ack_timer = None;
         self.stats.acks += 1;
         let mut ack = Ack::new(self.rcv_nxt, self.receive_buffer);
+        if !self.sack {
+            return Some(ack);
+        }
         let mut blocks = ack.sack.iter_mut();
         let mut reported: Vec<u64> = Vec::with_capacity(SACK_BLOCKS);
         let others = self.held.keys().rev().copied();

@@ -1,7 +1,11 @@
-//! The retransmission timeout of RFC 6298: SRTT and RTTVAR from RTT samples (gains 1/8 and
-//! 1/4), `RTO = SRTT + max(G, 4·RTTVAR)` clamped to `[min_rto, max_rto]`, 1 s (or the
-//! configured initial value) before the first sample, and doubling on every expiry (backoff)
-//! until the next sample. Samples follow Karn's rule, which is the sender's business: it never
+//! The retransmission timeout of RFC 6298 as Linux computes it: SRTT and RTTVAR from RTT
+//! samples (gains 1/8 and 1/4), `RTO = SRTT + max(G, 4·RTTVAR, min_rto)` at most `max_rto`,
+//! 1 s (or the configured initial value) before the first sample, and doubling on every expiry
+//! (backoff) until the next sample. RFC 6298 bounds the RTO itself below by `min_rto`; Linux
+//! (`__tcp_set_rto`, whose `rttvar_us` never falls below `tcp_rto_min`) bounds its variance
+//! term, so that a path whose RTT is steady and long (a full queue) keeps 200 ms of slack
+//! above SRTT. Linux's tracking of the largest deviation per round trip (`mdev_max_us`) is not
+//! modelled: RTTVAR is RFC 6298's. Samples follow Karn's rule, which is the sender's business: it never
 //! passes the RTT of a retransmitted segment.
 
 use std::time::Duration;
@@ -51,7 +55,8 @@ impl RtoEstimator {
         }
         self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
         let srtt = self.srtt.unwrap_or(rtt);
-        self.rto = (srtt + GRANULARITY.max(self.rttvar * 4)).clamp(self.min_rto, self.max_rto);
+        let variance = GRANULARITY.max(self.rttvar * 4).max(self.min_rto);
+        self.rto = (srtt + variance).min(self.max_rto);
         self.backoffs = 0;
     }
 
@@ -91,11 +96,11 @@ mod tests {
     }
 
     #[test]
-    fn follows_rfc6298() {
+    fn follows_rfc6298_with_linuxs_floor_on_the_variance_term() {
         let mut r = RtoEstimator::new(ms(1000), ms(200), ms(60_000));
         assert_eq!(r.rto(), ms(1000));
         r.sample(ms(100));
-        // SRTT 100, RTTVAR 50: 100 + 200 = 300 ms.
+        // SRTT 100, RTTVAR 50: 100 + max(200, 200) = 300 ms.
         assert_eq!((r.srtt(), r.rto()), (Some(ms(100)), ms(300)));
         r.sample(ms(180));
         // RTTVAR = 3/4·50 + 1/4·80 = 57.5; SRTT = 7/8·100 + 1/8·180 = 110; 110 + 230 = 340.
@@ -115,12 +120,18 @@ mod tests {
     }
 
     #[test]
-    fn short_paths_get_the_minimum() {
+    fn steady_paths_keep_the_minimum_above_srtt() {
         let mut r = RtoEstimator::new(ms(1000), ms(200), ms(60_000));
         for _ in 0..50 {
             r.sample(ms(2));
         }
-        assert_eq!(r.rto(), ms(200));
+        // RTTVAR has decayed to almost nothing: SRTT + 200 ms (RFC 6298 would give 200 ms).
+        assert_eq!(r.rto(), ms(202));
+        for _ in 0..200 {
+            r.sample(ms(900));
+        }
+        let rto = r.rto().as_secs_f64();
+        assert!((rto - 1.1).abs() < 1e-3, "{rto}");
         assert_eq!(r.min_rtt(), Some(ms(2)));
     }
 }

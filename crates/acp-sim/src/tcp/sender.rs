@@ -1,36 +1,50 @@
-//! The sending half: segmentation, the windows, loss recovery, the retransmission timer and
+//! The sending half: segmentation, the windows, loss detection and recovery, the timers and
 //! delivery-rate samples.
 //!
 //! The application writes bytes into a send buffer of `send_buffer` bytes ([`Sender::write`]);
 //! [`Sender::poll_transmit`] cuts them into segments of at most SMSS bytes. A segment goes out
-//! when it fits the congestion window (what is in flight plus the segment ≤ window, counted in
+//! when it fits the congestion window (`pipe`, below, plus the segment ≤ window, counted in
 //! the window's unit: bytes, or segments as Linux counts them, [`WindowUnit`]) and the
 //! receiver's window, the pacing rate allows it, and — unless `nodelay` — it is a full segment or nothing
 //! is unacknowledged (Nagle). Segments are never split to fit a window.
 //!
-//! Loss recovery, the same under every congestion control:
-//! - the third duplicate ACK starts fast recovery (unless it acknowledges nothing beyond the
-//!   `recover` point of an earlier recovery or timeout): the controller sets its window
-//!   ([`CongestionControl::on_loss`]) and the first unacknowledged segment is resent;
-//! - once the peer has sent SACK blocks, recovery follows RFC 6675 (as Linux, whose SACK is on by
-//!   default): a scoreboard marks the segments SACK blocks cover; a segment is lost when at
-//!   least three SACKed segments, or more than 2·SMSS SACKed bytes, lie above it (`IsLost`,
-//!   DupThresh = 3); `pipe` counts the segments neither SACKed nor lost (in the window's unit),
-//!   plus those retransmitted in this recovery; while `pipe` leaves an SMSS of the controller's window, the
-//!   lowest lost segment not yet resent goes out, else new data (`NextSeg` rules 1 and 2, no
-//!   rescue retransmission);
-//! - against a peer without SACK, NewReno (RFC 5681, RFC 6582): the window is inflated by 3·SMSS,
-//!   then by one SMSS per further duplicate ACK; a partial ACK resends the next unacknowledged
-//!   segment and deflates the inflation by the bytes it acknowledged (adding one SMSS back if
-//!   that was at least one SMSS);
-//! - a full ACK ends recovery: the inflation goes, the controller's window stays.
+//! A scoreboard, one record per segment sent and not cumulatively acknowledged, marks each as
+//! SACKed, lost, and retransmitted since it was last marked lost; `pipe` counts what is in
+//! flight less what is SACKed or lost plus what was retransmitted (RFC 6675's `pipe`, Linux's
+//! `tcp_packets_in_flight`). Loss detection and recovery, the same under every congestion
+//! control, as Linux runs them against a peer that sends SACK blocks (its default,
+//! [`TcpConfig::sack`]):
+//! - RACK ([`super::rack`], RFC 8985 §6) marks segments lost by time: one is lost once a segment
+//!   sent after it is delivered and the reordering window has passed, so a lost retransmission
+//!   is found like a lost original. The first loss marked outside recovery starts fast recovery
+//!   (the controller sets its window, [`CongestionControl::on_loss`]); it ends when an ACK covers
+//!   everything sent before it began (`recover`);
+//! - while `pipe` leaves room in the window, lost segments not yet retransmitted go out, lowest
+//!   first, then new data;
+//! - a tail-loss probe (TLP, RFC 8985 §7, Linux's `tcp_send_loss_probe`): with data in flight
+//!   and no recovery under way, 2·SRTT after the latest transmission or ACK (plus 2 ms, or the
+//!   minimum RTO if one segment is in flight; no later than the RTO would fire) the sender
+//!   sends one new segment, or else resends the highest one, whatever the window says, so that
+//!   the ACK it draws lets RACK find the losses of a window's tail. One probe at a time; when a
+//!   retransmitted probe turns out to have repaired a loss (an ACK beyond it, Linux's
+//!   `tcp_process_tlp_ack`; without D-SACK, a pure duplicate ACK at its end says it did not),
+//!   the controller reduces its window once (loss and immediate recovery end, Linux's CWR);
+//! - the retransmission timer (RFC 6298) runs while data is unacknowledged, restarts when an
+//!   ACK acknowledges new data and when the first unacknowledged segment is retransmitted (as
+//!   Linux's `tcp_xmit_retransmit_queue` does). On expiry the controller is told, the RTO backs
+//!   off, and every segment not SACKed is marked lost: the SACK marks stay (RFC 6675 §5.1 and
+//!   Linux keep them; the model's receiver never reneges), so the recovery that follows resends
+//!   only the holes, in order as the window grows from the controller's loss window, and never
+//!   what the receiver holds. It ends (`recover`) like fast recovery;
+//! - against a peer without SACK, NewReno (RFC 5681, RFC 6582): the third duplicate ACK starts
+//!   fast recovery (unless it acknowledges nothing beyond the `recover` point of an earlier
+//!   recovery or timeout) and resends the first unacknowledged segment; the window is inflated
+//!   by 3·SMSS, then by one SMSS per further duplicate ACK; a partial ACK resends the next
+//!   unacknowledged segment and deflates the inflation by the bytes it acknowledged (adding one
+//!   SMSS back if that was at least one SMSS); a full ACK ends recovery: the inflation goes, the
+//!   controller's window stays. No RACK, no TLP (Linux schedules probes only with SACK).
 //!
-//! The retransmission timer (RFC 6298) runs while data is unacknowledged and restarts when an
-//! ACK acknowledges new data; on expiry the controller is told, the RTO backs off and sending
-//! goes back to the first unacknowledged byte (go-back-N: the SACK marks are dropped, as RFC 2018
-//! §8 advises since the receiver may have reneged, and every segment after the hole is presumed
-//! lost). RTT samples follow Karn's rule: an ACK that acknowledges a retransmitted segment gives
-//! none.
+//! RTT samples follow Karn's rule: an ACK that acknowledges a retransmitted segment gives none.
 //!
 //! Delivery-rate samples follow draft-cheng-iccrg-delivery-rate-estimation over cumulative ACKs,
 //! in the window's unit: each segment remembers what was delivered and the times when it was
@@ -45,23 +59,36 @@ use std::time::Duration;
 
 use acp_core::Time;
 
-use super::cc::{AckEvent, CongestionControl, RateSample};
+use super::cc::{AckEvent, CongestionControl, LossEvent, RateSample};
+use super::rack::{Rack, Verdict};
 use super::rto::RtoEstimator;
 use super::{Ack, Segment, TcpConfig, WindowUnit};
 
-/// Duplicate ACKs, or SACKed segments above a hole, that mean a loss (RFC 5681, RFC 6675).
+/// Duplicate ACKs that mean a loss without SACK (RFC 5681).
 const DUP_THRESH: u32 = 3;
+
+/// What a tail-loss probe's timeout adds to 2·SRTT with more than one segment in flight
+/// (Linux's `TCP_TIMEOUT_MIN`, two jiffies at 1000 Hz).
+const PTO_SLACK: Duration = Duration::from_millis(2);
+
+/// The probe timeout before the first RTT sample (Linux's `TCP_TIMEOUT_INIT`).
+const PTO_INITIAL: Duration = Duration::from_secs(1);
 
 /// One transmission of a segment still unacknowledged.
 #[derive(Debug, Clone, Copy)]
 struct Sent {
     seq: u64,
     end: u64,
+    /// When it was last sent.
     sent_at: Time,
+    /// Whether it was ever sent again (Karn's rule).
     retransmitted: bool,
     /// Whether a SACK block covered it.
     sacked: bool,
-    /// Whether it was retransmitted in the current SACK-based recovery.
+    /// Whether it is marked lost (by RACK or a timeout), until delivered.
+    lost: bool,
+    /// Whether it was retransmitted since it was last marked lost (or by a probe) and that
+    /// retransmission is not known lost: in flight again (Linux's `TCPCB_SACKED_RETRANS`).
     resent: bool,
     /// The connection's delivery state when it was sent.
     delivered: u64,
@@ -88,6 +115,7 @@ impl DeliveryState {
             sent_at,
             retransmitted,
             sacked: false,
+            lost: false,
             resent: false,
             delivered: self.delivered,
             delivered_time: self.delivered_time,
@@ -95,6 +123,45 @@ impl DeliveryState {
             app_limited: self.app_limited,
         }
     }
+}
+
+/// The scoreboard's totals, kept as records change so that `pipe` costs nothing to read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct Tally {
+    /// SACKed, in the window's unit.
+    sacked: u64,
+    /// Marked lost, in the window's unit.
+    lost: u64,
+    /// Retransmitted and in flight, in the window's unit.
+    resent: u64,
+    /// SACKed segments.
+    sacked_segments: u64,
+    /// Segments lost and not yet retransmitted.
+    to_resend: u64,
+}
+
+impl Tally {
+    /// Adds (`sign` 1) or takes away (`sign` −1) what `s` counts for.
+    fn count(&mut self, s: &Sent, unit: WindowUnit, sign: i64) {
+        let units = unit.count(s.end - s.seq);
+        let add = |slot: &mut u64, on: bool, by: u64| {
+            if on {
+                *slot = slot.wrapping_add_signed(sign * by as i64);
+            }
+        };
+        add(&mut self.sacked, s.sacked, units);
+        add(&mut self.lost, s.lost, units);
+        add(&mut self.resent, s.resent, units);
+        add(&mut self.sacked_segments, s.sacked, 1);
+        add(&mut self.to_resend, s.lost && !s.resent, 1);
+    }
+}
+
+/// The tail-loss probe in flight: what was sent up to it, and whether it was a retransmission.
+#[derive(Debug, Clone, Copy)]
+struct Probe {
+    end: u64,
+    retransmission: bool,
 }
 
 /// What keeps the next segment from going out.
@@ -112,12 +179,16 @@ enum Blocked {
 pub struct SenderStats {
     /// Segments sent, retransmissions included.
     pub segments: u64,
-    /// Segments sent again (fast retransmits, partial-ACK and go-back-N resends).
+    /// Segments sent again (fast retransmits, recovery's resends, probes that resend).
     pub retransmits: u64,
-    /// Fast retransmits (fast recoveries entered).
+    /// Fast recoveries entered.
     pub fast_retransmits: u64,
     /// Retransmission timeouts.
     pub timeouts: u64,
+    /// Tail-loss probes sent.
+    pub probes: u64,
+    /// Probes that repaired a loss (the window was reduced once).
+    pub probe_recoveries: u64,
     /// ACKs received.
     pub acks: u64,
     /// Duplicate ACKs among them.
@@ -132,30 +203,44 @@ pub struct Sender {
     unit: WindowUnit,
     unit_smss: u64,
     nodelay: bool,
+    /// Whether the peer sends SACK blocks (RACK, TLP and the scoreboard's recovery).
+    sack: bool,
     send_buffer: u64,
+    min_rto: Duration,
     cc: Box<dyn CongestionControl>,
     rto: RtoEstimator,
     /// End of the bytes the application wrote.
     written: u64,
     /// First unacknowledged byte.
     una: u64,
-    /// Next byte to send.
+    /// Next new byte to send: everything before it was sent.
     nxt: u64,
-    /// End of the highest byte ever sent.
-    max: u64,
     /// The receiver's window edge: no byte at or beyond it may be sent.
     peer_edge: u64,
+    /// The scoreboard: one record per segment in `[una, nxt)`, in order.
     sent: VecDeque<Sent>,
+    tally: Tally,
+    rack: Rack,
     rto_at: Option<Time>,
+    /// RACK's reordering timer.
+    rack_at: Option<Time>,
+    /// The tail-loss probe's timer.
+    probe_at: Option<Time>,
+    /// A probe is due at the next transmission.
+    probe_due: bool,
+    /// The probe in flight.
+    probe: Option<Probe>,
     dup_acks: u32,
+    /// Fast recovery.
     in_recovery: bool,
+    /// Recovery after a timeout (Linux's `TCP_CA_Loss`).
+    in_loss: bool,
     /// End of the data outstanding when the last recovery or timeout began (RFC 6582's
     /// `recover`, exclusive).
     recover: Option<u64>,
-    /// Bytes fast recovery adds to the controller's window (may be negative after deflation).
+    /// Bytes fast recovery adds to the controller's window without SACK (may be negative after
+    /// deflation).
     inflation: i64,
-    /// Whether the peer has sent SACK blocks (its recovery is then RFC 6675's).
-    sack_seen: bool,
     retransmit_pending: bool,
     delivered: u64,
     delivered_time: Time,
@@ -178,21 +263,28 @@ impl Sender {
             unit: cfg.window,
             unit_smss: cfg.window.count(u64::from(cfg.smss)),
             nodelay: cfg.nodelay,
+            sack: cfg.sack,
             send_buffer: cfg.send_buffer,
+            min_rto: cfg.min_rto,
             cc,
             rto: RtoEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
             written: 0,
             una: 0,
             nxt: 0,
-            max: 0,
             peer_edge: cfg.receive_buffer,
             sent: VecDeque::new(),
+            tally: Tally::default(),
+            rack: Rack::default(),
             rto_at: None,
+            rack_at: None,
+            probe_at: None,
+            probe_due: false,
+            probe: None,
             dup_acks: 0,
             in_recovery: false,
+            in_loss: false,
             recover: None,
             inflation: 0,
-            sack_seen: false,
             retransmit_pending: false,
             delivered: 0,
             delivered_time: now,
@@ -254,18 +346,25 @@ impl Sender {
         self.cc.as_ref()
     }
 
-    /// Bytes in flight: sent and neither acknowledged nor presumed lost.
+    /// Bytes sent and not cumulatively acknowledged.
     pub fn flight(&self) -> u64 {
         self.nxt - self.una
     }
 
-    /// What is in flight in the window's unit (the records of what was sent cover exactly the
-    /// bytes in flight).
+    /// What is sent and not cumulatively acknowledged, in the window's unit (the records cover
+    /// exactly those bytes).
     fn in_flight(&self) -> u64 {
         match self.unit {
             WindowUnit::Bytes => self.flight(),
             WindowUnit::Packets => self.sent.len() as u64,
         }
+    }
+
+    /// What counts against the window, in its unit: RFC 6675's `pipe` (in flight, less what is
+    /// SACKed or lost, plus what was retransmitted).
+    pub fn pipe(&self) -> u64 {
+        let t = &self.tally;
+        (self.in_flight() + t.resent).saturating_sub(t.sacked + t.lost)
     }
 
     /// First unacknowledged byte.
@@ -283,62 +382,75 @@ impl Sender {
         self.in_recovery
     }
 
+    /// Whether the recovery after a timeout is under way.
+    pub fn in_loss(&self) -> bool {
+        self.in_loss
+    }
+
     /// The counters.
     pub fn stats(&self) -> SenderStats {
         self.stats
     }
 
+    /// Changes record `i` through `f`, keeping the tally.
+    fn update(&mut self, i: usize, f: impl FnOnce(&mut Sent)) {
+        let mut s = self.sent[i];
+        self.tally.count(&s, self.unit, -1);
+        f(&mut s);
+        self.tally.count(&s, self.unit, 1);
+        self.sent[i] = s;
+    }
+
     fn blocked(&self, now: Time) -> Result<u64, Blocked> {
-        let available = self.written - self.nxt;
-        if available == 0 {
-            return Err(Blocked::NoData);
-        }
-        let len = available.min(self.smss);
+        let len = self.next_len().ok_or(Blocked::NoData)?;
         if !self.nodelay && len < self.smss && self.nxt > self.una {
             return Err(Blocked::Nagle);
         }
-        if self.outstanding() + self.unit.count(len) > self.window() {
+        if self.pipe() + self.unit.count(len) > self.window() {
             return Err(Blocked::Window);
         }
         if self.nxt + len > self.peer_edge {
             return Err(Blocked::Receiver);
         }
-        if self.cc.pacing_rate().is_some() && now < self.next_send {
-            return Err(Blocked::Pacing(self.next_send));
+        if let Some(t) = self.pacing_wait(now) {
+            return Err(Blocked::Pacing(t));
         }
         Ok(len)
+    }
+
+    /// When pacing lets the next segment go, if not now.
+    fn pacing_wait(&self, now: Time) -> Option<Time> {
+        (self.cc.pacing_rate().is_some() && now < self.next_send).then_some(self.next_send)
+    }
+
+    /// Spaces the next segment after one of `len` bytes sent at `now` at the pacing rate.
+    fn pace(&mut self, now: Time, len: u64) {
+        if let Some(rate) = self.pacing_rate() {
+            let gap = Duration::from_secs_f64(len as f64 / rate.max(1.0));
+            self.next_send = self.next_send.max(now) + gap;
+        }
+    }
+
+    /// The length of the next new segment, if there is data to send.
+    fn next_len(&self) -> Option<u64> {
+        let available = self.written - self.nxt;
+        (available > 0).then(|| available.min(self.smss))
     }
 
     /// The next segment to send now, if any; call until `None`.
     #[must_use]
     pub fn poll_transmit(&mut self, now: Time) -> Option<Segment> {
         if std::mem::take(&mut self.retransmit_pending) {
-            // The first unacknowledged segment as it was sent (or SMSS if none is on record).
-            let len = self
-                .sent
-                .front()
-                .map_or(self.smss, |s| s.end - s.seq)
-                .min(self.max - self.una);
-            if len > 0 {
-                let seg = Segment {
-                    seq: self.una,
-                    len: len as u32,
-                };
-                self.stats.segments += 1;
-                self.stats.retransmits += 1;
-                let state = self.delivery_state();
-                let resent = self.in_recovery;
-                for s in self.sent.iter_mut().take_while(|s| s.seq < seg.end()) {
-                    *s = Sent {
-                        resent,
-                        ..state.record(s.seq, s.end, now, true)
-                    };
-                }
-                self.rto_at.get_or_insert(now + self.rto.rto());
+            if let Some(seg) = self.resend(now, 0) {
                 return Some(seg);
             }
         }
-        if self.sack_recovery() {
+        if std::mem::take(&mut self.probe_due) {
+            if let Some(seg) = self.send_probe(now) {
+                return Some(seg);
+            }
+        }
+        if self.tally.to_resend > 0 {
             if let Some(seg) = self.resend_lost(now) {
                 return Some(seg);
             }
@@ -350,13 +462,24 @@ impl Sender {
                 return None;
             }
             Err(Blocked::NoData) => {
-                if self.outstanding() + self.unit_smss <= self.window() {
+                if self.pipe() + self.unit_smss <= self.window() {
                     self.app_limited_until = (self.delivered + self.in_flight()).max(1);
                 }
                 return None;
             }
             Err(_) => return None,
         };
+        let seg = self.send_new(now, len);
+        if self.pipe() + self.unit_smss > self.window() {
+            self.limited_this_round = true;
+        }
+        self.pace(now, len);
+        self.arm_probe(now);
+        Some(seg)
+    }
+
+    /// Sends `len` new bytes.
+    fn send_new(&mut self, now: Time, len: u64) -> Segment {
         if self.nxt == self.una {
             self.first_sent_time = now;
             self.delivered_time = now;
@@ -365,101 +488,138 @@ impl Sender {
             seq: self.nxt,
             len: len as u32,
         };
-        let retransmission = seg.seq < self.max;
-        let record = self
-            .delivery_state()
-            .record(seg.seq, seg.end(), now, retransmission);
+        let record = self.delivery_state().record(seg.seq, seg.end(), now, false);
         self.sent.push_back(record);
         self.nxt = seg.end();
-        self.max = self.max.max(self.nxt);
         self.stats.segments += 1;
-        self.stats.retransmits += u64::from(retransmission);
-        if self.outstanding() + self.unit_smss > self.window() {
-            self.limited_this_round = true;
-        }
-        if let Some(rate) = self.pacing_rate() {
-            let gap = Duration::from_secs_f64(len as f64 / rate.max(1.0));
-            self.next_send = self.next_send.max(now) + gap;
-        }
         self.rto_at.get_or_insert(now + self.rto.rto());
-        Some(seg)
+        seg
     }
 
-    /// What counts against the window: RFC 6675's `pipe` in SACK-based recovery, else what is
-    /// in flight.
-    fn outstanding(&self) -> u64 {
-        if self.sack_recovery() {
-            self.scoreboard().0
-        } else {
-            self.in_flight()
+    /// Sends record `i` again; the copy counts in `pipe` if the record was marked lost.
+    fn resend(&mut self, now: Time, i: usize) -> Option<Segment> {
+        let s = *self.sent.get(i)?;
+        let state = self.delivery_state();
+        self.resend_marked(now, i, state, s.lost)
+    }
+
+    /// [`resend`](Self::resend) with the delivery state and whether the copy counts in `pipe`.
+    fn resend_marked(
+        &mut self,
+        now: Time,
+        i: usize,
+        state: DeliveryState,
+        counted: bool,
+    ) -> Option<Segment> {
+        let s = *self.sent.get(i)?;
+        self.update(i, |r| {
+            *r = Sent {
+                lost: s.lost,
+                resent: counted,
+                ..state.record(s.seq, s.end, now, true)
+            }
+        });
+        self.stats.segments += 1;
+        self.stats.retransmits += 1;
+        if i == 0 {
+            // Linux restarts the timer when it resends the first unacknowledged segment.
+            self.rto_at = Some(now + self.rto.rto());
         }
+        Some(Segment {
+            seq: s.seq,
+            len: (s.end - s.seq) as u32,
+        })
     }
 
-    fn sack_recovery(&self) -> bool {
-        self.in_recovery && self.sack_seen
-    }
-
-    /// RFC 6675's `pipe` and the index of the lowest lost segment not yet resent, from one walk
-    /// down the scoreboard.
-    fn scoreboard(&self) -> (u64, Option<usize>) {
-        let (mut pipe, mut lost_first) = (0, None);
-        let (mut sacked_segments, mut sacked_bytes) = (0u32, 0u64);
-        for (i, s) in self.sent.iter().enumerate().rev() {
-            let len = s.end - s.seq;
-            if s.sacked {
-                sacked_segments += 1;
-                sacked_bytes += len;
-                continue;
-            }
-            let lost = sacked_segments >= DUP_THRESH || sacked_bytes > 2 * self.smss;
-            if !lost {
-                pipe += self.unit.count(len);
-            } else if !s.resent {
-                lost_first = Some(i);
-            }
-            if s.resent {
-                pipe += self.unit.count(len);
-            }
-        }
-        (pipe, lost_first)
-    }
-
-    /// Resends the lowest lost segment of a SACK-based recovery if the window has room.
+    /// Resends the lowest lost segment not yet resent if the window has room and pacing
+    /// allows (Linux paces retransmissions as it paces new data).
     fn resend_lost(&mut self, now: Time) -> Option<Segment> {
-        let (pipe, lost) = self.scoreboard();
-        let i = lost?;
-        let s = self.sent[i];
-        let len = s.end - s.seq;
-        if pipe + self.unit.count(len) > self.window() {
+        let i = self.sent.iter().position(|s| s.lost && !s.resent)?;
+        let len = self.sent[i].end - self.sent[i].seq;
+        if self.pipe() + self.unit.count(len) > self.window() {
             self.limited_this_round = true;
             return None;
         }
-        self.sent[i] = Sent {
-            resent: true,
-            ..self.delivery_state().record(s.seq, s.end, now, true)
+        if self.pacing_wait(now).is_some() {
+            return None;
+        }
+        self.pace(now, len);
+        self.resend(now, i)
+    }
+
+    /// The tail-loss probe: one new segment if the receiver's window takes it, else the highest
+    /// segment not SACKed again; either whatever the congestion window says.
+    fn send_probe(&mut self, now: Time) -> Option<Segment> {
+        let new = self
+            .next_len()
+            .filter(|&len| self.nxt + len <= self.peer_edge);
+        let seg = match new {
+            Some(len) => self.send_new(now, len),
+            None => {
+                let last = self.sent.iter().rposition(|s| !s.sacked)?;
+                let state = self.delivery_state();
+                self.resend_marked(now, last, state, true)?
+            }
         };
-        self.stats.segments += 1;
-        self.stats.retransmits += 1;
-        self.rto_at.get_or_insert(now + self.rto.rto());
-        Some(Segment {
-            seq: s.seq,
-            len: len as u32,
-        })
+        self.probe = Some(Probe {
+            end: self.nxt,
+            retransmission: new.is_none(),
+        });
+        self.stats.probes += 1;
+        self.rto_at = Some(now + self.rto.rto());
+        Some(seg)
+    }
+
+    /// Whether a tail-loss probe may be scheduled or sent: SACK, data in flight, no recovery,
+    /// no probe in flight, no reordering timer pending.
+    fn may_probe(&self) -> bool {
+        self.sack
+            && !self.sent.is_empty()
+            && !self.in_recovery
+            && !self.in_loss
+            && self.probe.is_none()
+            && self.rack_at.is_none()
+    }
+
+    /// (Re)arms the probe timer (Linux's `tcp_schedule_loss_probe`).
+    fn arm_probe(&mut self, now: Time) {
+        if !self.may_probe() {
+            return;
+        }
+        let pto = match self.rto.srtt() {
+            Some(srtt) if self.sent.len() == 1 => 2 * srtt + self.min_rto,
+            Some(srtt) => 2 * srtt + PTO_SLACK,
+            None => PTO_INITIAL,
+        };
+        let at = now + pto;
+        self.probe_at = Some(self.rto_at.map_or(at, |r| r.min(at)));
     }
 
     /// Marks the segments the ACK's SACK blocks cover. A segment is delivered when first
     /// SACKed, as Linux counts `delivered`; returns the latest sent of those this ACK SACKed.
     fn mark_sacked(&mut self, now: Time, ack: &Ack) -> Option<Sent> {
         let (unit, mut delivered, mut newest) = (self.unit, 0, None::<Sent>);
+        let min_rtt = self.rto.min_rtt();
         for &(start, end) in ack.sack.iter().flatten() {
-            self.sack_seen = true;
-            for s in self.sent.iter_mut() {
-                if !s.sacked && s.seq >= start && s.end <= end {
-                    s.sacked = true;
-                    delivered += unit.count(s.end - s.seq);
-                    if newest.is_none_or(|n| s.sent_at >= n.sent_at) {
-                        newest = Some(*s);
-                    }
+            let first = self.sent.partition_point(|s| s.seq < start);
+            for i in first..self.sent.len() {
+                let s = self.sent[i];
+                if s.end > end {
+                    break;
+                }
+                if s.sacked {
+                    continue;
+                }
+                self.update(i, |r| {
+                    r.sacked = true;
+                    r.lost = false;
+                    r.resent = false;
+                });
+                self.rack
+                    .delivered(now, s.end, s.sent_at, s.retransmitted, min_rtt);
+                delivered += unit.count(s.end - s.seq);
+                if newest.is_none_or(|n| s.sent_at >= n.sent_at) {
+                    newest = Some(s);
                 }
             }
         }
@@ -485,39 +645,49 @@ impl Sender {
     /// thing. The estimator and the controller take the newest segment's (Linux's `ca_rtt_us`).
     pub fn handle_ack(&mut self, now: Time, ack: Ack) -> Option<Duration> {
         self.stats.acks += 1;
-        if ack.ack > self.max {
+        if ack.ack > self.nxt {
             return None; // acknowledges bytes never sent
         }
         self.peer_edge = ack.ack + ack.window;
-        let sacked = self.mark_sacked(now, &ack);
+        self.rack.new_ack();
+        let sacked = if self.sack {
+            self.mark_sacked(now, &ack)
+        } else {
+            None
+        };
         if ack.ack <= self.una {
-            if ack.ack == self.una && self.max > self.una {
+            if ack.ack == self.una && self.nxt > self.una {
                 self.duplicate_ack(now);
             }
+            if sacked.is_none() && self.probe.is_some_and(|p| ack.ack >= p.end) {
+                // A pure duplicate ACK at the probe's end: the original and the probe both
+                // arrived, nothing was lost.
+                self.probe = None;
+            }
+            self.detect_losses(now);
             return None;
         }
         let acked_bytes = ack.ack - self.una;
-        // Delivered by this ACK: the records it acknowledges that no SACK block covered (bytes
-        // the receiver held that no record stands for any more, after a timeout dropped the
-        // SACK marks, were delivered when first SACKed).
+        // Delivered by this ACK: the records it acknowledges that no SACK block covered.
         let (mut acked_segments, mut delivered) = (0, 0);
         let mut karn = true;
         let (mut oldest, mut newest): (Option<Sent>, Option<Sent>) = (None, None);
         // The latest sent of the segments this ACK delivers (SACKed ones were delivered then).
         let mut sampled = sacked;
-        while let Some(s) = self.sent.front_mut() {
+        let min_rtt = self.rto.min_rtt();
+        while let Some(&s) = self.sent.front() {
             if s.end > ack.ack {
                 if s.seq < ack.ack {
                     if self.unit == WindowUnit::Bytes && !s.sacked {
                         delivered += ack.ack - s.seq;
                     }
-                    s.seq = ack.ack;
+                    self.update(0, |r| r.seq = ack.ack);
                     karn = false;
                 }
                 break;
             }
             karn &= !s.retransmitted;
-            let s = *s;
+            self.tally.count(&s, self.unit, -1);
             self.sent.pop_front();
             acked_segments += 1;
             oldest.get_or_insert(s);
@@ -525,6 +695,8 @@ impl Sender {
                 newest = Some(s);
             }
             if !s.sacked {
+                self.rack
+                    .delivered(now, s.end, s.sent_at, s.retransmitted, min_rtt);
                 delivered += self.unit.count(s.end - s.seq);
                 if sampled.is_none_or(|n| s.sent_at >= n.sent_at) {
                     sampled = Some(s);
@@ -563,25 +735,26 @@ impl Sender {
             self.app_limited_until = 0;
         }
         self.una = ack.ack;
-        self.nxt = self.nxt.max(self.una);
         self.dup_acks = 0;
         let round_start = self.una >= self.round_end;
         if round_start {
-            self.round_end = self.max;
+            self.round_end = self.nxt;
             self.limited_last_round = self.limited_this_round;
             self.limited_this_round = false;
         }
         let mut partial = false;
         // The ACK that ends recovery still belongs to it: no window growth on it.
         let in_recovery = self.in_recovery;
-        if self.in_recovery {
-            if self.recover.is_some_and(|r| ack.ack >= r) {
+        let recovered = self.recover.is_some_and(|r| ack.ack >= r);
+        if self.in_recovery || self.in_loss {
+            if recovered {
                 self.in_recovery = false;
+                self.in_loss = false;
                 self.inflation = 0;
                 self.cc.on_recovery_end(now);
-            } else {
+            } else if self.in_recovery {
                 partial = true;
-                if !self.sack_seen {
+                if !self.sack {
                     self.retransmit_pending = true;
                     self.inflation -= acked as i64;
                     if acked >= self.unit_smss {
@@ -605,64 +778,162 @@ impl Sender {
             rate,
         };
         self.cc.on_ack(now, &event);
-        self.rto_at = (self.una < self.max || partial).then(|| now + self.rto.rto());
+        self.probe_acked(now, ack.ack);
+        self.rto_at = (self.una < self.nxt || partial).then(|| now + self.rto.rto());
+        self.detect_losses(now);
+        self.arm_probe(now);
         since_sent(oldest)
+    }
+
+    /// An ACK reached `ack` with a probe in flight (Linux's `tcp_process_tlp_ack`): beyond a
+    /// retransmitted probe's end, the probe repaired a loss and the controller reduces its
+    /// window once.
+    fn probe_acked(&mut self, now: Time, ack: u64) {
+        let Some(p) = self.probe.filter(|p| ack >= p.end) else {
+            return;
+        };
+        if !p.retransmission {
+            self.probe = None;
+        } else if ack > p.end {
+            self.probe = None;
+            if !self.in_recovery && !self.in_loss {
+                self.cc.on_loss(now, &self.loss_event());
+                self.cc.on_recovery_end(now);
+                self.stats.probe_recoveries += 1;
+            }
+        }
+    }
+
+    /// RACK's pass over the scoreboard (RFC 8985 `RACK_detect_loss`): marks lost what it finds
+    /// lost, arms the reordering timer for the rest, and starts fast recovery on a first loss.
+    fn detect_losses(&mut self, now: Time) {
+        if !self.sack {
+            return;
+        }
+        let recovering = self.in_recovery || self.in_loss;
+        let reo_wnd = self.rack.reo_wnd(
+            recovering,
+            self.tally.sacked_segments,
+            self.rto.min_rtt(),
+            self.rto.srtt(),
+        );
+        let (mut wait, mut found) = (None::<Duration>, false);
+        for i in 0..self.sent.len() {
+            let s = self.sent[i];
+            if s.sacked || (s.lost && !s.resent) {
+                continue;
+            }
+            match self.rack.verdict(now, s.end, s.sent_at, reo_wnd) {
+                // Records after a segment never resent were all sent after it.
+                Verdict::SentLater if !s.retransmitted => break,
+                Verdict::SentLater => {}
+                Verdict::Lost => {
+                    self.update(i, |r| {
+                        r.lost = true;
+                        r.resent = false;
+                    });
+                    found = true;
+                }
+                Verdict::Wait(d) => wait = Some(wait.map_or(d, |w| w.max(d))),
+            }
+        }
+        self.rack_at = wait.map(|d| now + d);
+        if self.rack_at.is_some() {
+            self.probe_at = None;
+        }
+        if found && !recovering {
+            self.enter_recovery(now);
+        }
+    }
+
+    fn loss_event(&self) -> LossEvent {
+        LossEvent::new(self.in_flight(), self.pipe())
+    }
+
+    /// Starts fast recovery: the controller sets its window.
+    fn enter_recovery(&mut self, now: Time) {
+        self.recover = Some(self.nxt);
+        self.in_recovery = true;
+        self.cc.on_loss(now, &self.loss_event());
+        self.stats.fast_retransmits += 1;
+        self.probe = None;
+        self.probe_at = None;
     }
 
     fn duplicate_ack(&mut self, now: Time) {
         self.stats.dup_acks += 1;
         self.dup_acks += 1;
+        if self.sack {
+            return; // RACK decides
+        }
         if self.in_recovery {
-            if !self.sack_seen {
-                self.inflation += self.unit_smss as i64;
-            }
+            self.inflation += self.unit_smss as i64;
             return;
         }
         if self.dup_acks == DUP_THRESH && self.recover.is_none_or(|r| self.una >= r) {
-            self.recover = Some(self.max);
-            self.in_recovery = true;
-            self.cc.on_loss(now, self.in_flight());
-            for s in self.sent.iter_mut() {
-                s.resent = false;
-            }
-            self.inflation = if self.sack_seen {
-                0
-            } else {
-                i64::from(DUP_THRESH) * self.unit_smss as i64
-            };
+            self.enter_recovery(now);
+            self.inflation = i64::from(DUP_THRESH) * self.unit_smss as i64;
             self.retransmit_pending = true;
-            self.stats.fast_retransmits += 1;
         }
     }
 
-    /// When the sender needs waking: its retransmission timer, or the pacing instant of a
-    /// segment that only pacing holds back.
+    /// When the sender needs waking: its retransmission, reordering or probe timer, or the
+    /// pacing instant of a segment that only pacing holds back.
     pub fn poll_timeout(&self, now: Time) -> Option<Time> {
         let pacing = match self.blocked(now) {
             Err(Blocked::Pacing(t)) => Some(t),
+            _ if self.tally.to_resend > 0 => self.pacing_wait(now),
             _ => None,
         };
-        match (self.rto_at, pacing) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
+        [self.rto_at, self.rack_at, self.probe_at, pacing]
+            .into_iter()
+            .flatten()
+            .min()
+    }
+
+    /// Runs the timers that are due.
+    pub fn handle_timeout(&mut self, now: Time) {
+        let due = |t: Option<Time>| t.is_some_and(|t| t <= now);
+        if due(self.rack_at) {
+            self.rack_at = None;
+            self.detect_losses(now);
+        }
+        if due(self.probe_at) {
+            self.probe_at = None;
+            if self.may_probe() {
+                // The probe takes the place of the timeout it may have been due with.
+                self.probe_due = true;
+                self.rto_at = Some(now + self.rto.rto());
+            }
+        }
+        if due(self.rto_at) {
+            self.retransmission_timeout(now);
         }
     }
 
-    /// Runs the retransmission timer if it is due.
-    pub fn handle_timeout(&mut self, now: Time) {
-        if self.rto_at.is_none_or(|t| t > now) {
-            return;
-        }
+    /// The retransmission timer expired: every segment not SACKed is lost.
+    fn retransmission_timeout(&mut self, now: Time) {
         self.stats.timeouts += 1;
         self.cc.on_timeout(now, self.in_flight());
         self.rto.back_off();
         self.in_recovery = false;
+        self.in_loss = true;
         self.inflation = 0;
         self.dup_acks = 0;
         self.retransmit_pending = false;
-        self.recover = Some(self.max);
-        self.nxt = self.una;
-        self.sent.clear();
+        self.probe_due = false;
+        self.probe = None;
+        self.probe_at = None;
+        self.rack_at = None;
+        self.recover = Some(self.nxt);
+        for i in 0..self.sent.len() {
+            if !self.sent[i].sacked {
+                self.update(i, |r| {
+                    r.lost = true;
+                    r.resent = false;
+                });
+            }
+        }
         self.next_send = now;
         self.rto_at = Some(now + self.rto.rto());
     }

@@ -29,7 +29,7 @@ use std::time::Duration;
 use acp_core::Time;
 use acp_netmodel::Rng;
 
-use super::{AckEvent, CongestionControl};
+use super::{AckEvent, CongestionControl, LossEvent};
 
 /// Startup's gains, 2/ln 2.
 pub const HIGH_GAIN: f64 = 2.885;
@@ -300,9 +300,10 @@ impl CongestionControl for Bbr {
         }
     }
 
-    fn on_loss(&mut self, _now: Time, flight: u64) {
+    fn on_loss(&mut self, _now: Time, loss: &LossEvent) {
+        // Packet conservation from what is still in flight (Linux's `tcp_packets_in_flight`).
         self.save_cwnd();
-        self.cwnd = flight + self.smss;
+        self.cwnd = loss.pipe + self.smss;
         self.conserve_until_round = Some(self.round + 1);
     }
 

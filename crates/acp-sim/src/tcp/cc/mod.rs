@@ -7,7 +7,7 @@
 //! segment size, or packets, with `smss` one. A controller hears about every ACK that acknowledges new data
 //! ([`AckEvent`]: bytes acknowledged, the RTT sample if Karn's rule allows one, whether the
 //! sender was limited by the window, a delivery-rate sample, round-trip boundaries), about loss
-//! found by duplicate ACKs (it sets the window fast recovery starts from), about the end of
+//! found by the sender (it sets the window fast recovery starts from), about the end of
 //! fast recovery and about retransmission timeouts. Loss recovery itself (which segment to
 //! resend, window inflation during recovery) is the sender's and the same for all of them.
 //! Every hook receives `now`.
@@ -84,13 +84,31 @@ impl AckEvent {
     }
 }
 
+/// A loss found while no recovery was under way.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct LossEvent {
+    /// What was sent and not cumulatively acknowledged (RFC 5681's FlightSize).
+    pub flight: u64,
+    /// What the sender counts in flight once the losses found are taken out (RFC 6675's
+    /// `pipe`, Linux's `tcp_packets_in_flight`): what BBR's packet conservation starts from.
+    pub pipe: u64,
+}
+
+impl LossEvent {
+    /// A loss with `flight` outstanding, `pipe` of it still counted in flight.
+    pub fn new(flight: u64, pipe: u64) -> Self {
+        LossEvent { flight, pipe }
+    }
+}
+
 /// What a congestion control does.
 pub trait CongestionControl: fmt::Debug + Send {
     /// New data was acknowledged.
     fn on_ack(&mut self, now: Time, ack: &AckEvent);
-    /// Three duplicate ACKs: a segment was lost. `flight` is the bytes in flight (FlightSize).
-    /// The window set here is the one fast recovery starts from (the sender adds its inflation).
-    fn on_loss(&mut self, now: Time, flight: u64);
+    /// A segment was lost (RACK, or three duplicate ACKs without SACK). The window set here
+    /// is the one fast recovery starts from (the sender adds NewReno's inflation).
+    fn on_loss(&mut self, now: Time, loss: &LossEvent);
     /// Fast recovery ended (an ACK covered everything sent before it started).
     fn on_recovery_end(&mut self, now: Time);
     /// The retransmission timer expired with `flight` bytes in flight.
@@ -136,8 +154,8 @@ impl<T: RenoBased> CongestionControl for T {
         self.acked(now, ack);
     }
 
-    fn on_loss(&mut self, now: Time, flight: u64) {
-        self.lost(now, flight);
+    fn on_loss(&mut self, now: Time, loss: &LossEvent) {
+        self.lost(now, loss.flight);
     }
 
     fn on_recovery_end(&mut self, _now: Time) {}

@@ -1,8 +1,6 @@
-//! A hand-driven ACP source socket for the attack tests: it sends the updates it is told to,
+//! UPDATE datagrams made by hand, and [`Sender`], a hand-driven ACP source socket for the tests
+//! that play a source (or an attacker) against a monitor: it sends the updates it is told to,
 //! sealed or not, echoes COOKIEs as a source does and keeps what it sent.
-
-// Each test binary that includes this file uses a part of it.
-#![allow(dead_code)]
 
 use std::net::{SocketAddr, UdpSocket};
 use std::time::Duration;
@@ -10,7 +8,8 @@ use std::time::Duration;
 use acp_core::seal::SessionCipher;
 use acp_core::wire::{Packet, Update, TAG_LEN};
 
-/// An unsealed update of `session` with sequence `seq`, generated at `seq` ns.
+/// An unsealed update of `session` with sequence `seq` (at least 1), generated at `seq` ns,
+/// acknowledging `seq − 1`.
 pub fn update(session: u64, seq: u64, payload: &[u8]) -> Update<'_> {
     Update {
         flags: 0,
@@ -22,6 +21,17 @@ pub fn update(session: u64, seq: u64, payload: &[u8]) -> Update<'_> {
         cookie: None,
         payload,
     }
+}
+
+/// [`update`] encoded: the datagram a source would send.
+pub fn update_datagram(session: u64, seq: u64, payload: &[u8]) -> Vec<u8> {
+    let u = update(session, seq, payload);
+    let mut buf = vec![0u8; u.encoded_len()];
+    let n = u
+        .encode(&mut buf)
+        .expect("the buffer has the encoded length");
+    buf.truncate(n);
+    buf
 }
 
 /// One source's socket; it seals with `cipher` when given and echoes the cookie it was sent.
@@ -36,6 +46,7 @@ pub struct Sender {
 }
 
 impl Sender {
+    /// A socket on loopback sending `session`'s updates to `to`.
     pub fn new(to: SocketAddr, session: u64, cipher: Option<SessionCipher>) -> Self {
         let socket = UdpSocket::bind("127.0.0.1:0").unwrap();
         // Generous: a loaded machine may hold the server thread back; nothing is lost on loopback.
