@@ -757,10 +757,11 @@ pub fn summarise(rows: &[Row], labels: &[String]) -> Vec<Summary> {
             let worse_than_both = has_both.then(|| {
                 mine.iter()
                     .filter(|r| {
-                        let best = ratio(&r.id, &plus)
+                        // Worse than both: worse than the worse of the two.
+                        let worse_of_two = ratio(&r.id, &plus)
                             .zip(ratio(&r.id, &lazy))
-                            .map(|(a, b)| a.min(b));
-                        best.is_some_and(|best| r.age_ratio > best * WORSE_THAN_ACP_PLUS)
+                            .map(|(a, b)| a.max(b));
+                        worse_of_two.is_some_and(|w| r.age_ratio > w * WORSE_THAN_ACP_PLUS)
                     })
                     .count()
             });
@@ -1179,11 +1180,16 @@ mod tests {
             jain: None,
         };
         let mut rows = Vec::new();
-        for (id, ratios) in [("a", [1.0, 1.01]), ("b", [2.0, 4.0]), ("c", [1.5, 1.0])] {
+        for (id, ratios) in [
+            ("a", [1.0, 1.01, 1.04]),
+            ("b", [2.0, 4.0, 3.0]),
+            ("c", [1.5, 1.0, 1.6]),
+        ] {
             rows.push(row(id, "acp+", ratios[0]));
             rows.push(row(id, "lazy", ratios[1]));
+            rows.push(row(id, "seek", ratios[2]));
         }
-        let s = summarise(&rows, &["acp+".into(), "lazy".into()]);
+        let s = summarise(&rows, &["acp+".into(), "lazy".into(), "seek".into()]);
         assert_eq!(s[0].median, 1.5);
         assert!((s[0].geomean - 3f64.cbrt()).abs() < 1e-12);
         assert_eq!((s[0].worst, s[0].worst_id.as_str()), (2.0, "b"));
@@ -1192,5 +1198,10 @@ mod tests {
         assert_eq!(s[1].worse_than_acp_plus, Some(1));
         assert_eq!(s[1].controller, "lazy");
         assert_eq!(s[1].scenarios, 3);
+        // Seek: 1.04 is more than 2 % above both 1.0 and 1.01, and 1.6 above both 1.5 and 1.0;
+        // 3.0 is worse than ACP+'s 2.0 but better than Lazy's 4.0, so not worse than both.
+        assert_eq!(s[2].worse_than_acp_plus, Some(3));
+        assert_eq!(s[2].worse_than_both, Some(2));
+        assert_eq!(s[0].worse_than_both, Some(0));
     }
 }
