@@ -196,6 +196,11 @@ struct ReproduceArgs {
     /// controllers: quarter-length runs (a smoke test, not a result).
     #[arg(long)]
     quick: bool,
+    /// controllers: evaluate on N random paths drawn with --seed (the held-out evaluation,
+    /// docs/SIMULATOR.md "Random paths"; one run seed per path unless --seeds) instead of the
+    /// hand-made scenarios.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=100_000))]
+    random: Option<u64>,
     /// fig15, fig3-16, contention-tcp, thesis-3-10: the whole-medium WiFi reception model (one
     /// collision decision for the medium, Friis reference loss) instead of per-receiver SINR
     /// reception with capture and placements the AP hears (docs/SIMULATOR.md).

@@ -153,7 +153,7 @@ fn reproductions() -> Vec<(&'static str, &'static str)> {
 /// runs go to `runner` if given ([`cluster::PyRunner`]) and through the result store in
 /// `store` if given.
 #[pyfunction]
-#[pyo3(name = "reproduce", signature = (name, seed=1, seeds=None, secs=None, updates=None, payload=None, clients=None, scenarios=None, controllers=None, quick=false, whole_medium=false, store=None, runner=None))]
+#[pyo3(name = "reproduce", signature = (name, seed=1, seeds=None, secs=None, updates=None, payload=None, clients=None, scenarios=None, controllers=None, quick=false, random=None, whole_medium=false, store=None, runner=None))]
 #[allow(clippy::too_many_arguments)]
 fn run_reproduction(
     py: Python<'_>,
@@ -167,6 +167,7 @@ fn run_reproduction(
     scenarios: Option<Vec<String>>,
     controllers: Option<Vec<String>>,
     quick: bool,
+    random: Option<usize>,
     whole_medium: bool,
     store: Option<PathBuf>,
     runner: Option<Py<PyAny>>,
@@ -197,6 +198,10 @@ fn run_reproduction(
             clients.iter().flatten().any(|&n| !(1..=500).contains(&n)),
             "clients must be within 1-500",
         ),
+        (
+            random.is_some_and(|n| !(1..=100_000).contains(&n)),
+            "random must be within 1-100000",
+        ),
     ];
     if let Some((_, why)) = checks.iter().find(|(bad, _)| *bad) {
         return Err(value_error(why));
@@ -217,6 +222,7 @@ fn run_reproduction(
         scenarios: scenarios.unwrap_or_default(),
         controllers,
         quick,
+        random,
         whole_medium,
         threads: threads(),
     };

@@ -61,7 +61,7 @@ fn cross_processes(s: &SuiteScenario) -> Vec<(Process, f64)> {
 fn the_suite_has_at_least_32_scenarios_with_unique_ids_and_descriptions() {
     let s = suite(Length::Full);
     assert!(s.len() >= 32, "{} scenarios", s.len());
-    let ids: HashSet<&str> = s.iter().map(|x| x.id).collect();
+    let ids: HashSet<&str> = s.iter().map(|x| x.id.as_str()).collect();
     assert_eq!(ids.len(), s.len(), "duplicate ids");
     for x in &s {
         assert!(!x.about.is_empty(), "{}", x.id);
@@ -158,7 +158,7 @@ fn unknown_ids_are_named() {
     let ids = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
     let got = select(&s, &ids(&["demo", "dd1-s1-p10"])).unwrap();
     assert_eq!(
-        got.iter().map(|x| x.id).collect::<Vec<_>>(),
+        got.iter().map(|x| x.id.as_str()).collect::<Vec<_>>(),
         ["demo", "dd1-s1-p10"]
     );
     assert_eq!(
@@ -268,4 +268,61 @@ fn timing() {
         );
     }
     println!("sum at caps: {total:.2} s");
+}
+
+/// The short form of the held-out evaluation: three quick random paths of seed 1 (jitter,
+/// exponential service with Poisson cross traffic on every hop, WiFi; `random_paths` draws path
+/// k from its own stream, so these are the first three of any N). Every path has a row with its
+/// class; Fixed at a path's oracle rate matches the oracle exactly (same seeds, same rate: the
+/// common random numbers at work); Lazy, one update in flight, sends slower than the oracle and
+/// is more than 5 % off on every one (the oracle keeps more than one in flight); the ECDF rises
+/// to 1.
+#[test]
+fn a_random_draw_evaluates_every_path_against_its_oracle() {
+    let o = |controllers: Vec<ControllerKind>, scenarios: Vec<String>| Options {
+        seed: 1,
+        random: Some(3),
+        controllers,
+        scenarios,
+        quick: true,
+        threads: 2,
+        ..Options::default()
+    };
+    let report = Controllers
+        .run(
+            &o(vec![ControllerKind::Lazy], Vec::new()),
+            &Cancel::new(),
+            &|_, _| {},
+            None,
+        )
+        .unwrap();
+    assert_eq!(report.rows.len(), 3);
+    assert_eq!(report.seeds, 1);
+    for r in &report.rows {
+        assert!(r["id"].as_str().unwrap().starts_with("r1-"), "{r:?}");
+        assert_ne!(r["class"], "hand-made");
+        assert!(num(r, "age_ratio") > 1.05, "{r:?}");
+        assert!(num(r, "rate_hz") < num(r, "oracle_rate_hz"), "{r:?}");
+    }
+    let ecdf = &report.traces[0].points;
+    assert_eq!(ecdf.len(), 3);
+    assert!(ecdf.windows(2).all(|w| w[0].0 <= w[1].0 && w[0].1 < w[1].1));
+    assert_eq!(ecdf[2].1, 1.0);
+    assert!(report.notes.iter().any(|n| n.contains("per class")));
+    // Fixed at the first path's oracle rate is the oracle's own run.
+    let first = &report.rows[0];
+    let id = first["id"].as_str().unwrap().to_string();
+    let fixed = Controllers
+        .run(
+            &o(
+                vec![ControllerKind::Fixed(num(first, "oracle_rate_hz"))],
+                vec![id],
+            ),
+            &Cancel::new(),
+            &|_, _| {},
+            None,
+        )
+        .unwrap();
+    assert_eq!(fixed.rows[0]["oracle_age_ms"], first["oracle_age_ms"]);
+    assert!((num(&fixed.rows[0], "age_ratio") - 1.0).abs() < 1e-12);
 }

@@ -48,6 +48,7 @@ fn options(a: &ReproduceArgs) -> Options {
         scenarios: a.scenarios.clone(),
         controllers: a.controllers.clone(),
         quick: a.quick,
+        random: a.random.map(|n| n as usize),
         whole_medium: a.whole_medium,
         threads: threads(),
     }

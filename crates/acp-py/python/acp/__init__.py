@@ -216,6 +216,7 @@ def reproduce(
     scenarios: Optional[Iterable[Union[str, "PathLike[str]"]]] = None,
     controllers: Optional[Iterable[str]] = None,
     quick: bool = False,
+    random: Optional[int] = None,
     whole_medium: bool = False,
     client: Optional["Client"] = None,
     store: Optional[ScenarioPath] = None,
@@ -225,7 +226,8 @@ def reproduce(
     reproduction reads the options it has (``acp reproduce --help`` says which): ``seed`` (the
     first), ``seeds`` (per point), ``secs`` (per run), ``updates`` (fig7), ``payload`` (bytes,
     fig15 and fig3-16), ``clients`` (contention-tcp), ``scenarios``, ``controllers`` (names as
-    ``acp`` takes them), ``quick`` (controllers) and ``whole_medium`` (fig15, fig3-16,
+    ``acp`` takes them), ``quick`` (controllers), ``random`` (controllers: that many random paths drawn with
+    ``seed``, the held-out evaluation) and ``whole_medium`` (fig15, fig3-16,
     contention-tcp, thesis-3-10: the whole-medium WiFi model); ``None`` takes the reproduction's
     default. The runs go to the Dask cluster of ``client`` if given (``acp.cluster``), else to
     this machine's cores; with ``store`` (a directory), through the result store there: runs it
@@ -241,6 +243,7 @@ def reproduce(
         scenarios=None if scenarios is None else [str(s) for s in scenarios],
         controllers=None if controllers is None else [str(c) for c in controllers],
         quick=quick,
+        random=random,
         whole_medium=whole_medium,
         **_where(client, store),
     )

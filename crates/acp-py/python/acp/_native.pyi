@@ -39,6 +39,7 @@ def reproduce(
     scenarios: Optional[List[str]] = None,
     controllers: Optional[List[str]] = None,
     quick: bool = False,
+    random: Optional[int] = None,
     whole_medium: bool = False,
     store: Optional[str] = None,
     runner: Optional[Callable[[str, List[str]], Iterator[Tuple[int, str, Optional[bytes]]]]] = None,

@@ -26,6 +26,7 @@ use super::dd1::dd1_scenario;
 use super::harness::{
     by_point, jain, Chart, Declaration, Done, Draw, Job, Options, Plan, Source, Trace, View,
 };
+use super::random_paths;
 use super::table1::{table1_scenario, OtherTraffic, TABLE1};
 use crate::flows::{FlowKind, FlowSpec};
 use crate::report::SimResult;
@@ -50,6 +51,9 @@ pub const ORACLE_RATES: usize = 26;
 /// How far below the cap the oracle's coarse stage reaches (a factor).
 pub const ORACLE_SPAN: f64 = 20.0;
 
+/// The class of the hand-made scenarios.
+pub const HAND_MADE: &str = "hand-made";
+
 /// A controller is "worse than ACP+" on a scenario when its ratio exceeds ACP+'s by this factor.
 pub const WORSE_THAN_ACP_PLUS: f64 = 1.02;
 
@@ -63,7 +67,8 @@ pub enum Length {
 }
 
 impl Length {
-    fn scale(self) -> f64 {
+    /// The factor it scales durations by.
+    pub(super) fn scale(self) -> f64 {
         match self {
             Length::Full => 1.0,
             Length::Quick => 0.25,
@@ -80,11 +85,15 @@ impl Length {
 #[derive(Debug, Clone)]
 pub struct SuiteScenario {
     /// Short id, e.g. `dd1-s5-p20`.
-    pub id: &'static str,
+    pub id: String,
     /// One line on what it is.
-    pub about: &'static str,
+    pub about: String,
+    /// Its class: [`HAND_MADE`] for the suite's, a [`random_paths::Class`] for a drawn one.
+    pub class: &'static str,
     /// The network and its flows, every ACP flow under ACP+ (runs replace the controller).
     pub scenario: Scenario,
+    /// The bottleneck's rate where it is not the slowest link's (a WiFi access), bit/s.
+    pub capacity_bps: Option<f64>,
 }
 
 impl SuiteScenario {
@@ -128,11 +137,13 @@ impl SuiteScenario {
         self.links().len()
     }
 
-    /// The slowest link's rate at the start (bit/s).
+    /// The slowest link's rate at the start, or the bottleneck's [`capacity_bps`](Self::capacity_bps)
+    /// (bit/s).
     pub fn bottleneck_bps(&self) -> f64 {
         self.links()
             .iter()
             .map(|l| l.rate_bps)
+            .chain(self.capacity_bps)
             .fold(f64::INFINITY, f64::min)
     }
 
@@ -183,17 +194,18 @@ impl SuiteScenario {
 
 /// One hop of a drafted chain (both directions alike; ACKs come back through it).
 #[derive(Debug, Clone)]
-struct Hop {
+pub(super) struct Hop {
     mbit: f64,
     ms: f64,
     queue: u32,
-    /// Further TOML lines of the link (service, loss).
-    extra: Vec<&'static str>,
+    /// Further TOML lines of the link (service, loss, jitter).
+    extra: Vec<String>,
     /// Capacity steps: (fraction of the run, Mbit/s).
     steps: Vec<(f64, f64)>,
 }
 
-fn hop(mbit: f64, ms: f64) -> Hop {
+/// A hop of `mbit` Mbit/s and `ms` of propagation, a 100-packet queue.
+pub(super) fn hop(mbit: f64, ms: f64) -> Hop {
     Hop {
         mbit,
         ms,
@@ -204,21 +216,25 @@ fn hop(mbit: f64, ms: f64) -> Hop {
 }
 
 impl Hop {
-    fn queue(mut self, packets: u32) -> Hop {
+    /// With a queue of `packets`.
+    pub(super) fn queue(mut self, packets: u32) -> Hop {
         self.queue = packets;
         self
     }
 
-    fn with(mut self, line: &'static str) -> Hop {
-        self.extra.push(line);
+    /// With a further TOML line.
+    pub(super) fn with(mut self, line: impl Into<String>) -> Hop {
+        self.extra.push(line.into());
         self
     }
 
-    fn exponential(self) -> Hop {
+    /// With exponential service.
+    pub(super) fn exponential(self) -> Hop {
         self.with("service = \"exponential\"")
     }
 
-    fn steps(mut self, steps: &[(f64, f64)]) -> Hop {
+    /// With capacity steps: (fraction of the run, Mbit/s).
+    pub(super) fn steps(mut self, steps: &[(f64, f64)]) -> Hop {
         self.steps = steps.to_vec();
         self
     }
@@ -226,38 +242,63 @@ impl Hop {
 
 /// The arrival process of drafted cross traffic.
 #[derive(Debug, Clone, Copy)]
-enum Traffic {
+pub(super) enum Traffic {
     Cbr,
     Poisson,
     /// Mean on and off periods (s).
     OnOff(f64, f64),
 }
 
+/// Cross traffic over one hop of a draft.
+#[derive(Debug, Clone, Copy)]
+struct Cross {
+    /// The hop (`None`: the bottleneck).
+    hop: Option<usize>,
+    traffic: Traffic,
+    /// Its rate as a share of the hop's.
+    share: f64,
+    /// Packet bytes.
+    size: u32,
+}
+
+/// The nodes of a chain of `hops` hops: `source`, `r1`, …, `monitor`.
+pub(super) fn chain_nodes(hops: usize) -> Vec<String> {
+    (0..=hops)
+        .map(|i| match i {
+            0 => "source".to_string(),
+            i if i == hops => "monitor".to_string(),
+            i => format!("r{i}"),
+        })
+        .collect()
+}
+
 /// A scenario as a chain of hops `source → r1 → … → monitor`, written out as TOML.
 #[derive(Debug, Clone)]
-struct Draft {
-    id: &'static str,
-    about: &'static str,
+pub(super) struct Draft {
+    id: String,
+    about: String,
+    class: &'static str,
     secs: f64,
     hops: Vec<Hop>,
     payload: u32,
     sources: u32,
     /// Sources joining and leaving: (count, join and leave as fractions of the run).
     guests: Option<(u32, f64, f64)>,
-    /// Cross traffic over the bottleneck: (process, share of the bottleneck, packet bytes).
-    cross: Option<(Traffic, f64, u32)>,
+    cross: Vec<Cross>,
 }
 
-fn draft(id: &'static str, about: &'static str, secs: f64, hops: Vec<Hop>) -> Draft {
+/// A draft of `secs` simulated seconds over `hops`: one source of 100-byte updates.
+pub(super) fn draft(id: &str, about: &str, secs: f64, hops: Vec<Hop>) -> Draft {
     Draft {
-        id,
-        about,
+        id: id.into(),
+        about: about.into(),
+        class: HAND_MADE,
         secs,
         hops,
         payload: 100,
         sources: 1,
         guests: None,
-        cross: None,
+        cross: Vec::new(),
     }
 }
 
@@ -267,23 +308,49 @@ fn kbit(mbit: f64) -> String {
 }
 
 impl Draft {
-    fn payload(mut self, bytes: u32) -> Draft {
+    /// Of class `class`.
+    pub(super) fn class(mut self, class: &'static str) -> Draft {
+        self.class = class;
+        self
+    }
+
+    /// Updates of `bytes`.
+    pub(super) fn payload(mut self, bytes: u32) -> Draft {
         self.payload = bytes;
         self
     }
 
-    fn sources(mut self, n: u32) -> Draft {
+    /// `n` sources for the whole run.
+    pub(super) fn sources(mut self, n: u32) -> Draft {
         self.sources = n;
         self
     }
 
-    fn guests(mut self, n: u32, join: f64, leave: f64) -> Draft {
+    /// `n` more sources from `join` to `leave` (fractions of the run).
+    pub(super) fn guests(mut self, n: u32, join: f64, leave: f64) -> Draft {
         self.guests = Some((n, join, leave));
         self
     }
 
-    fn cross(mut self, traffic: Traffic, share: f64, size: u32) -> Draft {
-        self.cross = Some((traffic, share, size));
+    /// Cross traffic over the bottleneck at `share` of its rate, packets of `size` bytes.
+    pub(super) fn cross(self, traffic: Traffic, share: f64, size: u32) -> Draft {
+        self.cross_at(None, traffic, share, size)
+    }
+
+    /// Cross traffic over hop `hop` (`None`: the bottleneck).
+    pub(super) fn cross_at(
+        mut self,
+        hop: Option<usize>,
+        traffic: Traffic,
+        share: f64,
+        size: u32,
+    ) -> Draft {
+        self.cross.push(Cross {
+            hop,
+            traffic,
+            share,
+            size,
+        });
         self
     }
 
@@ -298,14 +365,7 @@ impl Draft {
     fn toml(&self, scale: f64) -> String {
         let secs = self.secs * scale;
         let at = |fraction: f64| format!("\"{}ms\"", (fraction * secs * 1e3).round());
-        let last = self.hops.len();
-        let nodes: Vec<String> = (0..=last)
-            .map(|i| match i {
-                0 => "source".to_string(),
-                i if i == last => "monitor".to_string(),
-                i => format!("r{i}"),
-            })
-            .collect();
+        let nodes = chain_nodes(self.hops.len());
         let mut t = format!(
             "format = 2\nname = \"{}\"\nduration = {}\nwarmup = {}\n",
             self.id,
@@ -349,9 +409,9 @@ impl Draft {
                 &format!("start = {}\nstop = {}\n", at(join), at(leave)),
             );
         }
-        if let Some((traffic, share, size)) = self.cross {
-            let b = self.bottleneck();
-            let process = match traffic {
+        for (k, c) in self.cross.iter().enumerate() {
+            let b = c.hop.unwrap_or_else(|| self.bottleneck());
+            let process = match c.traffic {
                 Traffic::Cbr => "\"cbr\"".to_string(),
                 Traffic::Poisson => "\"poisson\"".to_string(),
                 Traffic::OnOff(on, off) => format!(
@@ -360,9 +420,15 @@ impl Draft {
                     (off * scale * 1e3).round()
                 ),
             };
+            // The first keeps the name (and so the random stream) of the suite's only one.
+            let name = match k {
+                0 => "cross".to_string(),
+                k => format!("cross{k}"),
+            };
             t += &format!(
-                "[[flow]]\nname = \"cross\"\ntype = \"cross\"\nprocess = {process}\nrate = {}\nsize = {size}\npath = [\"{}\", \"{}\"]\n",
-                kbit(share * self.hops[b].mbit),
+                "[[flow]]\nname = \"{name}\"\ntype = \"cross\"\nprocess = {process}\nrate = {}\nsize = {}\npath = [\"{}\", \"{}\"]\n",
+                kbit(c.share * self.hops[b].mbit),
+                c.size,
                 nodes[b],
                 nodes[b + 1]
             );
@@ -370,13 +436,16 @@ impl Draft {
         t
     }
 
-    fn build(&self, length: Length) -> SuiteScenario {
+    /// The scenario at `length`.
+    pub(super) fn build(&self, length: Length) -> SuiteScenario {
         let text = self.toml(length.scale());
         match Scenario::parse(&text) {
             Ok(scenario) => SuiteScenario {
-                id: self.id,
-                about: self.about,
+                id: self.id.clone(),
+                about: self.about.clone(),
+                class: self.class,
                 scenario,
+                capacity_bps: None,
             },
             Err(e) => unreachable!("suite scenario {} is well formed: {e}\n{text}", self.id),
         }
@@ -485,9 +554,12 @@ const TABLE1_NETS: [(&str, usize); 2] = [("table1-netb", 1), ("table1-netd", 3)]
 
 fn dd1_entries(length: Length) -> impl Iterator<Item = SuiteScenario> {
     DD1.iter().map(move |&(id, s, p)| SuiteScenario {
-        id,
+        id: id.into(),
         about:
-            "D/D/1 path of ALGORITHMS.md §8: service S ms, propagation P ms each way (optimum 1/S)",
+            "D/D/1 path of ALGORITHMS.md §8: service S ms, propagation P ms each way (optimum 1/S)"
+                .into(),
+        class: HAND_MADE,
+        capacity_bps: None,
         scenario: dd1_scenario(
             Duration::from_millis(s),
             Duration::from_millis(p),
@@ -499,8 +571,10 @@ fn dd1_entries(length: Length) -> impl Iterator<Item = SuiteScenario> {
 
 fn table1_entries(length: Length) -> impl Iterator<Item = SuiteScenario> {
     TABLE1_NETS.iter().map(move |&(id, k)| SuiteScenario {
-        id,
-        about: "Table I network: six hops, 2 ms each, 0.2 Mbit/s Poisson on every hop, 1024-byte updates",
+        id: id.into(),
+        about: "Table I network: six hops, 2 ms each, 0.2 Mbit/s Poisson on every hop, 1024-byte updates".into(),
+        class: HAND_MADE,
+        capacity_bps: None,
         scenario: table1_scenario(
             &TABLE1[k].1,
             OtherTraffic::PerHop,
@@ -575,6 +649,8 @@ pub enum Measure {
 pub struct Row {
     /// The scenario's id.
     pub id: String,
+    /// Its class ([`HAND_MADE`], or a random path's class).
+    pub class: String,
     /// Its description.
     pub about: String,
     /// ACP sources in all.
@@ -613,23 +689,39 @@ pub struct Summary {
     pub median: f64,
     /// Geometric mean of the ratios.
     pub geomean: f64,
+    /// 95th percentile of the ratios (linear between order statistics).
+    pub p95: f64,
     /// The largest ratio …
     pub worst: f64,
     /// … and the scenario where it is.
     pub worst_id: String,
     /// Scenarios where its ratio exceeds ACP+'s by more than 2 % (`None` without ACP+).
     pub worse_than_acp_plus: Option<usize>,
+    /// Scenarios where its ratio exceeds both ACP+'s and Lazy's by more than 2 % (`None`
+    /// without both).
+    pub worse_than_both: Option<usize>,
+}
+
+/// The `q`-quantile of `xs`, linear between order statistics (NaN if empty).
+fn quantile(xs: &[f64], q: f64) -> f64 {
+    let mut v = xs.to_vec();
+    v.sort_by(f64::total_cmp);
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    let at = q.clamp(0.0, 1.0) * (v.len() - 1) as f64;
+    let (lo, hi) = (at.floor() as usize, at.ceil() as usize);
+    v[lo] + (v[hi] - v[lo]) * (at - lo as f64)
 }
 
 /// The median of `xs` (NaN if empty).
 fn median(xs: &[f64]) -> f64 {
-    let mut v = xs.to_vec();
-    v.sort_by(f64::total_cmp);
-    match v.len() {
-        0 => f64::NAN,
-        n if n % 2 == 1 => v[n / 2],
-        n => (v[n / 2 - 1] + v[n / 2]) / 2.0,
-    }
+    quantile(xs, 0.5)
+}
+
+/// The geometric mean of `xs`.
+fn geomean(xs: &[f64]) -> f64 {
+    mean(xs.iter().map(|r| r.ln())).exp()
 }
 
 /// Per controller of `labels`: median, geometric mean and worst ratio and how often it is worse
@@ -641,7 +733,9 @@ pub fn summarise(rows: &[Row], labels: &[String]) -> Vec<Summary> {
             .map(|r| r.age_ratio)
     };
     let plus = ControllerKind::AcpPlus.to_string();
+    let lazy = ControllerKind::Lazy.to_string();
     let has_plus = labels.contains(&plus);
+    let has_both = has_plus && labels.contains(&lazy);
     labels
         .iter()
         .map(|c| {
@@ -660,15 +754,56 @@ pub fn summarise(rows: &[Row], labels: &[String]) -> Vec<Summary> {
                     })
                     .count()
             });
+            let worse_than_both = has_both.then(|| {
+                mine.iter()
+                    .filter(|r| {
+                        // Worse than both: worse than the worse of the two.
+                        let worse_of_two = ratio(&r.id, &plus)
+                            .zip(ratio(&r.id, &lazy))
+                            .map(|(a, b)| a.max(b));
+                        worse_of_two.is_some_and(|w| r.age_ratio > w * WORSE_THAN_ACP_PLUS)
+                    })
+                    .count()
+            });
             Summary {
                 controller: c.clone(),
                 scenarios: ratios.len(),
                 median: median(&ratios),
-                geomean: mean(ratios.iter().map(|r| r.ln())).exp(),
+                geomean: geomean(&ratios),
+                p95: quantile(&ratios, 0.95),
                 worst,
                 worst_id: worst_id.into(),
                 worse_than_acp_plus: worse,
+                worse_than_both,
             }
+        })
+        .collect()
+}
+
+/// Per class of `rows` (in the order of first appearance): its scenarios and each controller of
+/// `labels`'s geometric mean ratio over them.
+pub fn by_class(rows: &[Row], labels: &[String]) -> Vec<(String, usize, Vec<f64>)> {
+    let mut classes: Vec<&str> = Vec::new();
+    for r in rows {
+        if !classes.contains(&r.class.as_str()) {
+            classes.push(&r.class);
+        }
+    }
+    classes
+        .into_iter()
+        .map(|class| {
+            let of = |c: &String| -> Vec<f64> {
+                rows.iter()
+                    .filter(|r| r.class == class && &r.controller == c)
+                    .map(|r| r.age_ratio)
+                    .collect()
+            };
+            let n = labels.first().map_or(0, |c| of(c).len());
+            (
+                class.to_string(),
+                n,
+                labels.iter().map(|c| geomean(&of(c))).collect(),
+            )
         })
         .collect()
 }
@@ -686,9 +821,17 @@ impl Controllers {
         }
     }
 
+    /// Every scenario `o` may choose from: its random paths, or the hand-made suite.
+    fn all(o: &Options) -> Vec<SuiteScenario> {
+        match o.random {
+            Some(n) => random_paths::draw(o.seed, n, Self::length(o)),
+            None => suite(Self::length(o)),
+        }
+    }
+
     /// The scenarios `o` asks for (all if none), or the first unknown id.
     fn scenarios(o: &Options) -> Result<Vec<SuiteScenario>, String> {
-        let all = suite(Self::length(o));
+        let all = Self::all(o);
         if o.scenarios.is_empty() {
             return Ok(all);
         }
@@ -721,9 +864,16 @@ impl Declaration for Controllers {
         DEFAULT_SEEDS
     }
 
+    /// `--seed` and the next: one per random path unless `--seeds` (the paths vary; the ratio
+    /// is within a path and seed), else [`DEFAULT_SEEDS`].
+    fn seeds(&self, o: &Options) -> Vec<u64> {
+        o.seed_list(if o.random.is_some() { 1 } else { DEFAULT_SEEDS })
+    }
+
     fn check(&self, o: &Options) -> Result<(), String> {
         Self::scenarios(o).map(drop).map_err(|id| {
-            let known: Vec<&str> = suite(Length::Quick).iter().map(|s| s.id).collect();
+            let all = Self::all(o);
+            let known: Vec<&str> = all.iter().map(|s| s.id.as_str()).collect();
             format!(
                 "--scenarios: unknown scenario {id:?} (known: {})",
                 known.join(", ")
@@ -734,7 +884,7 @@ impl Declaration for Controllers {
     fn plan(&self, o: &Options) -> Plan {
         let scenarios = Self::scenarios(o).unwrap_or_default();
         let controllers = Self::controllers(o);
-        let seeds = o.seed_list(self.default_seeds());
+        let seeds = Declaration::seeds(self, o);
         let per = controllers.len() + 1;
         let mut jobs = Vec::new();
         for (k, s) in scenarios.iter().enumerate() {
@@ -797,8 +947,9 @@ impl Declaration for Controllers {
                 let ages: Vec<f64> = runs.iter().map(|r| r.age).collect();
                 let (age, ci95) = mean_ci95(&ages);
                 rows.push(Row {
-                    id: s.id.into(),
-                    about: s.about.into(),
+                    id: s.id.clone(),
+                    class: s.class.into(),
+                    about: s.about.clone(),
                     sources,
                     oracle_rate_hz: oracle_rate,
                     oracle_age_ms: oracle_age * 1e3,
@@ -817,14 +968,21 @@ impl Declaration for Controllers {
     }
 
     fn setup(&self, o: &Options) -> String {
-        let seeds = o.seed_list(self.default_seeds());
+        let seeds = Declaration::seeds(self, o);
         format!(
             "controllers against the fixed-rate oracle (the best rate common to every source: \
              {ORACLE_RATES} rates in equal ratios up to the bottleneck's rate in updates shared \
-             by the sources, then ±6 % in 1 % steps) over the same {} seed(s) from {}{}; \
-             age_ratio = mean age / the oracle's",
+             by the sources, then ±6 % in 1 % steps) over the same {} seed(s) from {}; \
+             age_ratio = mean age / the oracle's; {}{}",
             seeds.len(),
             seeds.first().copied().unwrap_or_default(),
+            match o.random {
+                Some(n) => format!(
+                    "{n} random paths drawn with seed {} (docs/SIMULATOR.md, \"Random paths\")",
+                    o.seed
+                ),
+                None => "the hand-made scenarios".into(),
+            },
             if o.quick { ", quarter-length runs" } else { "" }
         )
     }
@@ -848,15 +1006,52 @@ impl Declaration for Controllers {
         )]
     }
 
-    fn charts(&self, _o: &Options, _traces: &[Trace]) -> Vec<Chart> {
-        vec![Chart::lines(
-            "ratios",
-            "Age relative to the best fixed rate, per scenario",
-            ("id", "scenario (in the table's order)"),
-            ("age_ratio", "age / the oracle's"),
-            &["controller"],
-        )
-        .draw(Draw::Ratios)]
+    /// Per controller, the empirical distribution of its ratios: (ratio, fraction of the
+    /// scenarios at or below it).
+    fn traces(&self, o: &Options, plan: &Plan, done: &[Option<Measure>]) -> Vec<Trace> {
+        let rows = self.rows(o, plan, done);
+        Self::controllers(o)
+            .iter()
+            .map(|c| {
+                let label = c.to_string();
+                let mut ratios: Vec<f64> = rows
+                    .iter()
+                    .filter(|r| r.controller == label)
+                    .map(|r| r.age_ratio)
+                    .collect();
+                ratios.sort_by(f64::total_cmp);
+                let n = ratios.len() as f64;
+                Trace {
+                    name: label,
+                    points: ratios
+                        .iter()
+                        .enumerate()
+                        .map(|(k, &r)| (r, (k + 1) as f64 / n))
+                        .collect(),
+                }
+            })
+            .collect()
+    }
+
+    fn charts(&self, _o: &Options, traces: &[Trace]) -> Vec<Chart> {
+        vec![
+            Chart::lines(
+                "ratios",
+                "Age relative to the best fixed rate, per scenario",
+                ("id", "scenario (in the table's order)"),
+                ("age_ratio", "age / the oracle's"),
+                &["controller"],
+            )
+            .draw(Draw::Ratios),
+            Chart::lines(
+                "ecdf",
+                "Distribution of the age relative to the best fixed rate",
+                ("age_ratio", "age / the oracle's"),
+                ("fraction", "fraction of the scenarios at or below"),
+                &["controller"],
+            )
+            .draw(Draw::Curves(traces.to_vec())),
+        ]
     }
 
     fn notes(&self, o: &Options, rows: &[Row]) -> Vec<String> {
@@ -869,21 +1064,55 @@ impl Declaration for Controllers {
             ids.dedup();
             ids.len()
         };
+        let count = |n: Option<usize>| n.map_or_else(|| "-".to_string(), |n| n.to_string());
         let mut notes = vec![
             format!("summary over {scenarios} scenarios (age / oracle's):"),
             format!(
-                "{:<14} {:>7} {:>8} {:>7}  {:<20} {:>12}",
-                "controller", "median", "geomean", "worst", "(at)", "worse than acp+ by >2 %"
+                "{:<14} {:>7} {:>8} {:>7} {:>7}  {:<28} {:>10} {:>10}",
+                "controller",
+                "median",
+                "geomean",
+                "p95",
+                "worst",
+                "(at)",
+                "> acp+ ×1.02",
+                "> both ×1.02"
             ),
         ];
         for s in summarise(rows, &labels) {
-            let worse = s
-                .worse_than_acp_plus
-                .map_or_else(|| "-".to_string(), |n| n.to_string());
             notes.push(format!(
-                "{:<14} {:>7.3} {:>8.3} {:>7.3}  {:<20} {:>12}",
-                s.controller, s.median, s.geomean, s.worst, s.worst_id, worse
+                "{:<14} {:>7.3} {:>8.3} {:>7.3} {:>7.3}  {:<28} {:>12} {:>12}",
+                s.controller,
+                s.median,
+                s.geomean,
+                s.p95,
+                s.worst,
+                s.worst_id,
+                count(s.worse_than_acp_plus),
+                count(s.worse_than_both)
             ));
+        }
+        let classes = by_class(rows, &labels);
+        if classes.len() > 1 {
+            notes.push("geometric mean per class (scenarios):".into());
+            notes.push(format!(
+                "{:<14} {:>4} {}",
+                "class",
+                "n",
+                labels
+                    .iter()
+                    .map(|l| format!("{l:>12}"))
+                    .collect::<String>()
+            ));
+            for (class, n, means) in classes {
+                notes.push(format!(
+                    "{class:<14} {n:>4} {}",
+                    means
+                        .iter()
+                        .map(|m| format!("{m:>12.3}"))
+                        .collect::<String>()
+                ));
+            }
         }
         notes
     }
@@ -936,6 +1165,7 @@ mod tests {
     fn summary_takes_median_geomean_worst_and_counts_against_acp_plus() {
         let row = |id: &str, controller: &str, ratio: f64| Row {
             id: id.into(),
+            class: HAND_MADE.into(),
             about: String::new(),
             sources: 1,
             oracle_rate_hz: 1.0,
@@ -950,11 +1180,16 @@ mod tests {
             jain: None,
         };
         let mut rows = Vec::new();
-        for (id, ratios) in [("a", [1.0, 1.01]), ("b", [2.0, 4.0]), ("c", [1.5, 1.0])] {
+        for (id, ratios) in [
+            ("a", [1.0, 1.01, 1.04]),
+            ("b", [2.0, 4.0, 3.0]),
+            ("c", [1.5, 1.0, 1.6]),
+        ] {
             rows.push(row(id, "acp+", ratios[0]));
             rows.push(row(id, "lazy", ratios[1]));
+            rows.push(row(id, "seek", ratios[2]));
         }
-        let s = summarise(&rows, &["acp+".into(), "lazy".into()]);
+        let s = summarise(&rows, &["acp+".into(), "lazy".into(), "seek".into()]);
         assert_eq!(s[0].median, 1.5);
         assert!((s[0].geomean - 3f64.cbrt()).abs() < 1e-12);
         assert_eq!((s[0].worst, s[0].worst_id.as_str()), (2.0, "b"));
@@ -963,5 +1198,10 @@ mod tests {
         assert_eq!(s[1].worse_than_acp_plus, Some(1));
         assert_eq!(s[1].controller, "lazy");
         assert_eq!(s[1].scenarios, 3);
+        // Seek: 1.04 is more than 2 % above both 1.0 and 1.01, and 1.6 above both 1.5 and 1.0;
+        // 3.0 is worse than ACP+'s 2.0 but better than Lazy's 4.0, so not worse than both.
+        assert_eq!(s[2].worse_than_acp_plus, Some(3));
+        assert_eq!(s[2].worse_than_both, Some(2));
+        assert_eq!(s[0].worse_than_both, Some(0));
     }
 }

@@ -54,6 +54,9 @@ pub struct Options {
     pub controllers: Vec<ControllerKind>,
     /// Quarter-length runs (controllers; a smoke test).
     pub quick: bool,
+    /// Evaluate on this many random paths drawn with `seed` instead of the hand-made scenarios
+    /// (controllers; `super::random_paths`).
+    pub random: Option<usize>,
     /// The whole-medium WiFi reception model instead of per-receiver reception (fig15, fig3-16,
     /// contention-tcp, thesis-3-10; `super::access::WHOLE_MEDIUM`).
     pub whole_medium: bool,
@@ -92,6 +95,7 @@ impl Default for Options {
             scenarios: Vec::new(),
             controllers: Vec::new(),
             quick: false,
+            random: None,
             whole_medium: false,
             threads: std::thread::available_parallelism().map_or(1, |n| n.get()),
         }
@@ -383,6 +387,10 @@ pub trait Declaration: Sync {
     fn default_seeds(&self) -> u64 {
         5
     }
+    /// The seeds `o` asks for (its count defaulting to [`default_seeds`](Self::default_seeds)).
+    fn seeds(&self, o: &Options) -> Vec<u64> {
+        o.seed_list(self.default_seeds())
+    }
     /// Refuses options it cannot run (a usage error).
     fn check(&self, _o: &Options) -> Result<(), String> {
         Ok(())
@@ -581,7 +589,7 @@ impl<D: Declaration> Reproduction for D {
         Ok(Report {
             name: Declaration::name(self),
             setup: self.setup(o),
-            seeds: o.seed_list(Declaration::default_seeds(self)).len(),
+            seeds: Declaration::seeds(self, o).len(),
             charts: self.charts(o, &traces),
             traces,
             sources: self.sources(),

@@ -41,6 +41,7 @@ pub mod fig7;
 pub mod harness;
 pub mod orbit;
 pub mod per_source;
+pub mod random_paths;
 pub mod sources;
 pub mod table1;
 pub mod tcp_updates;
