@@ -436,7 +436,9 @@ impl Worker {
     fn wait(&mut self) {
         let now = Instant::now();
         let send = self.models.iter().filter_map(PathModel::next_send).min();
-        let change = self.models.iter().filter_map(PathModel::next_change).min();
+        // Medium events (a transmission starting, a frame received) are woken for in `ppoll`,
+        // not spun to: a busy cell has one every few tens of µs.
+        let change = self.next_change();
         let mut wake = now + IDLE_POLL;
         if let Some(send) = send.map(clock::to_instant) {
             match send.checked_sub(SPIN_WINDOW) {
