@@ -137,6 +137,12 @@ fn result_text(r: &LabResult) -> String {
             l.name, l.offered, l.delivered, l.dropped_loss, l.dropped_queue, l.dropped_outage
         );
     }
+    for m in &e.media {
+        out += &format!(
+            "  wifi {}: {} frames offered, {} delivered, queue drops {}, retry-limit drops {}\n",
+            m.name, m.offered, m.delivered, m.dropped_queue, m.dropped_retry
+        );
+    }
     out
 }
 

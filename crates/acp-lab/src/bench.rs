@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use acp_netmodel::Time;
 use acp_runtime::clock;
 use acp_runtime::relay::PathConfig;
+use acp_sim::topology::Hop;
 
 use crate::emulator::{Emulator, LinkSpec, Route};
 use crate::hosts::{self, Host};
@@ -48,9 +49,9 @@ fn pair(path: PathConfig) -> io::Result<(UdpSocket, UdpSocket, Emulator)> {
     let routes = [(0, 1, 0), (1, 0, 1)].map(|(from, to, l)| Route {
         from,
         to,
-        links: vec![l],
+        hops: vec![Hop::Link(l)],
     });
-    let emu = Emulator::start(vec![pa, pb], &links, &routes, 1)?;
+    let emu = Emulator::start(vec![pa, pb], &links, &[], &routes, 1)?;
     let bind = |h: &Host| {
         let addr = h.addr;
         h.ns.enter(move || UdpSocket::bind((addr, 0)))

@@ -8,6 +8,16 @@
 //! last. Its size on the links is its IP length, its class under strict priority its DSCP.
 //! Packets that are not IPv4, or have no route, are counted and dropped.
 //!
+//! # WiFi media
+//!
+//! A route may cross a scenario's `[[wifi]]` medium: the hop is the simulator's own 802.11
+//! DCF/EDCA [`Medium`], built from the same definition and random-stream label, and played in
+//! the same time order as the links. A packet enters the medium as a frame from its sending
+//! station to its receiving one (the AP is station 0); its access category comes from the real
+//! packet's DSCP (the TOS byte) through the medium's RFC 8325 mapping, as in the simulator.
+//! It moves on when its data frame ends received; a frame dropped at the retry limit or by a
+//! full station queue is counted against the medium.
+//!
 //! # Timing
 //!
 //! Link time is virtual, as in the relay: the links are played in time order — every link is
@@ -35,10 +45,13 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use acp_netmodel::link::DropReason;
+use acp_netmodel::wifi::medium::Medium;
 use acp_netmodel::{Streams, Time};
 use acp_runtime::clock;
 use acp_runtime::net::poll_fds;
 use acp_runtime::relay::{PathConfig, PathCounters, PathModel, SPIN_WINDOW};
+use acp_sim::topology::{Hop, WifiDef};
 
 use crate::ipv4::{self, Transport};
 use crate::tun::Tun;
@@ -67,12 +80,12 @@ pub struct LinkSpec {
     pub path: PathConfig,
 }
 
-/// The links a packet crosses from host `from` to host `to` (indices into the links).
+/// The hops a packet crosses from host `from` to host `to` (links and media by index).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Route {
     pub from: usize,
     pub to: usize,
-    pub links: Vec<usize>,
+    pub hops: Vec<Hop>,
 }
 
 /// What one link carried.
@@ -150,6 +163,21 @@ pub struct EmulatorStats {
     pub links: Vec<LinkStats>,
     /// Per route, in the order given.
     pub routes: Vec<RouteStats>,
+    /// Per WiFi medium, in the order given.
+    pub media: Vec<MediumStats>,
+}
+
+/// What one WiFi medium carried.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MediumStats {
+    pub name: String,
+    /// Frames offered to its stations' queues.
+    pub offered: u64,
+    /// Frames received by their destination station.
+    pub delivered: u64,
+    /// Dropped by a full station queue, at the retry limit.
+    pub dropped_queue: u64,
+    pub dropped_retry: u64,
 }
 
 /// A packet on its way.
@@ -172,11 +200,13 @@ pub struct Emulator {
 }
 
 impl Emulator {
-    /// Starts forwarding between `ports` over `links` along `routes`, all randomness drawn from
-    /// `seed` (the same stream labels as the simulator's links of the same names).
+    /// Starts forwarding between `ports` over `links` and `media` along `routes`, all
+    /// randomness drawn from `seed` (the same stream labels as the simulator's links and media
+    /// of the same names).
     pub fn start(
         ports: Vec<Port>,
         links: &[LinkSpec],
+        media: &[WifiDef],
         routes: &[Route],
         seed: u64,
     ) -> io::Result<Self> {
@@ -190,10 +220,22 @@ impl Emulator {
                 .enumerate()
                 .map(|(i, r)| ((r.from, r.to), i))
                 .collect(),
-            routes: routes.iter().map(|r| r.links.clone()).collect(),
+            routes: routes.iter().map(|r| r.hops.clone()).collect(),
             models: links
                 .iter()
                 .map(|l| PathModel::new(&l.path, &streams, &l.name, start))
+                .collect(),
+            media: media
+                .iter()
+                .map(|w| {
+                    Medium::new(
+                        w.mac.clone(),
+                        (w.frames)(&streams),
+                        &streams,
+                        &w.name,
+                        start,
+                    )
+                })
                 .collect(),
             stats: EmulatorStats {
                 links: links
@@ -204,6 +246,13 @@ impl Emulator {
                     })
                     .collect(),
                 routes: vec![RouteStats::default(); routes.len()],
+                media: media
+                    .iter()
+                    .map(|w| MediumStats {
+                        name: w.name.clone(),
+                        ..MediumStats::default()
+                    })
+                    .collect(),
                 ..EmulatorStats::default()
             },
             buf: vec![0; MAX_PACKET],
@@ -239,8 +288,9 @@ struct Worker {
     tuns: Vec<Tun>,
     by_addr: HashMap<Ipv4Addr, usize>,
     route_ids: HashMap<(usize, usize), usize>,
-    routes: Vec<Vec<usize>>,
+    routes: Vec<Vec<Hop>>,
     models: Vec<PathModel<Transit>>,
+    media: Vec<Medium<Transit>>,
     stats: EmulatorStats,
     buf: Vec<u8>,
     /// The last instant the links were stepped to.
@@ -262,9 +312,9 @@ impl Worker {
         self.stats
     }
 
-    /// Plays every link's events up to `now` in time order.
+    /// Plays every link's and medium's events up to `now` in time order.
     fn advance(&mut self, now: Time) {
-        while let Some(t) = self.models.iter().filter_map(PathModel::next_change).min() {
+        while let Some(t) = self.next_change() {
             if t > now {
                 break;
             }
@@ -273,7 +323,14 @@ impl Worker {
         self.step(now);
     }
 
-    /// Steps every link to `t` and moves what left them on.
+    /// The earliest pending event of any link or medium.
+    fn next_change(&self) -> Option<Time> {
+        let links = self.models.iter().filter_map(PathModel::next_change);
+        let media = self.media.iter().filter_map(Medium::poll_timeout);
+        links.chain(media).min()
+    }
+
+    /// Steps every link and medium to `t` and moves what left them on.
     fn step(&mut self, t: Time) {
         // Events at or before the last step were all played: go on by at least a nanosecond.
         let t = if t > self.stepped {
@@ -291,16 +348,45 @@ impl Worker {
                 self.forward(t, transit, d.parcel.bytes, d.parcel.dscp);
             }
         }
+        for m in 0..self.media.len() {
+            self.media[m].handle_timeout(t);
+            while let Some(outcome) = self.media[m].poll_delivery(t) {
+                match outcome {
+                    Ok(d) => {
+                        self.stats.media[m].delivered += 1;
+                        let mut transit = d.parcel.item;
+                        transit.hop += 1;
+                        self.forward(t, transit, d.parcel.bytes, d.parcel.dscp);
+                    }
+                    // A full queue may push out a frame it held to admit a new one.
+                    Err(d) if d.reason == DropReason::QueueFull => {
+                        self.stats.media[m].dropped_queue += 1;
+                    }
+                    Err(_) => self.stats.media[m].dropped_retry += 1,
+                }
+            }
+        }
     }
 
     /// Offers a packet to the next link of its route, or delivers it at the route's end.
     fn forward(&mut self, t: Time, transit: Transit, bytes: u32, dscp: u8) {
         let route = &self.routes[transit.route];
         match route.get(transit.hop) {
-            Some(&link) => {
+            Some(&Hop::Link(link)) => {
                 self.stats.links[link].offered += 1;
                 // A drop is counted by the model.
                 let _ = self.models[link].arrive(t, transit, bytes, dscp);
+            }
+            Some(&Hop::Wifi { medium, from, to }) => {
+                self.stats.media[medium].offered += 1;
+                let parcel = acp_netmodel::Parcel {
+                    item: transit,
+                    bytes,
+                    dscp,
+                };
+                if self.media[medium].enqueue(t, from, to, parcel).is_err() {
+                    self.stats.media[medium].dropped_queue += 1;
+                }
             }
             None => match self.tuns[transit.to].send(&transit.data) {
                 Ok(()) => {
@@ -350,7 +436,9 @@ impl Worker {
     fn wait(&mut self) {
         let now = Instant::now();
         let send = self.models.iter().filter_map(PathModel::next_send).min();
-        let change = self.models.iter().filter_map(PathModel::next_change).min();
+        // Medium events (a transmission starting, a frame received) are woken for in `ppoll`,
+        // not spun to: a busy cell has one every few tens of µs.
+        let change = self.next_change();
         let mut wake = now + IDLE_POLL;
         if let Some(send) = send.map(clock::to_instant) {
             match send.checked_sub(SPIN_WINDOW) {

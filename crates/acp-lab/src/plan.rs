@@ -8,7 +8,10 @@
 //! no feedback and need only the route there. Packets are routed by address, so two flows
 //! joining the same hosts must take the same path.
 //!
-//! What the lab cannot emulate is refused with one line naming it: WiFi media, age traces
+//! A `[[wifi]]` medium is carried over as the simulator defines it (its stations and AP are
+//! nodes like any other; a route crossing it is a hop of the emulator's medium).
+//!
+//! What the lab cannot emulate is refused with one line naming it: age traces
 //! (`trace_points`), datagrams larger than the hosts' MTU.
 
 use std::collections::HashMap;
@@ -21,7 +24,7 @@ use acp_netmodel::Streams;
 use acp_runtime::relay::PathConfig;
 use acp_sim::flows::{FlowKind, FlowSpec};
 use acp_sim::scenario::Scenario;
-use acp_sim::topology::{Hop, Topology};
+use acp_sim::topology::{Hop, Topology, WifiDef};
 
 use crate::datagrams::DatagramFlow;
 use crate::emulator::{LinkSpec, Route};
@@ -68,6 +71,8 @@ pub struct Plan {
     /// Host names, in order of first appearance in the flows.
     pub hosts: Vec<String>,
     pub links: Vec<LinkSpec>,
+    /// The WiFi media, as the simulator defines them.
+    pub media: Vec<WifiDef>,
     pub routes: Vec<Route>,
     pub flows: Vec<FlowPlan>,
     /// Per host, the `net.ipv4.tcp_rmem` (default, max) its TCP flows' `rmem` asks for.
@@ -101,18 +106,9 @@ impl Builder<'_> {
         Ok(self.hosts.len() - 1)
     }
 
-    /// Links of the node path `nodes`.
-    fn links(&self, nodes: &[String]) -> Result<Vec<usize>, String> {
-        let hops = self.topology.route(nodes).map_err(|e| e.to_string())?;
-        hops.into_iter()
-            .map(|hop| match hop {
-                Hop::Link(id) => Ok(id),
-                Hop::Wifi { .. } => Err(format!(
-                    "{} is a WiFi medium, which the lab cannot emulate",
-                    self.topology.hop_name(hop)
-                )),
-            })
-            .collect()
+    /// Hops of the node path `nodes`.
+    fn hops(&self, nodes: &[String]) -> Result<Vec<Hop>, String> {
+        self.topology.route(nodes).map_err(|e| e.to_string())
     }
 
     /// The hosts of a flow along `path`, with the route there and, if `back`, back.
@@ -133,7 +129,7 @@ impl Builder<'_> {
             ways.push((to, from, path.iter().rev().cloned().collect()));
         }
         for (a, b, nodes) in ways {
-            let links = self.links(&nodes).map_err(|e| match back {
+            let hops = self.hops(&nodes).map_err(|e| match back {
                 true => err(format!(
                     "{e} (ACKs return along the reversed path, so its links must exist both ways)"
                 )),
@@ -152,7 +148,7 @@ impl Builder<'_> {
                     self.routes.push(Route {
                         from: a,
                         to: b,
-                        links,
+                        hops,
                     });
                 }
             }
@@ -162,12 +158,6 @@ impl Builder<'_> {
 }
 
 fn from_scenario(s: &Scenario) -> Result<Plan, String> {
-    if let Some(w) = s.topology.wifi.first() {
-        return Err(format!(
-            "[[wifi]] {}: the lab cannot emulate WiFi media (run the scenario in `acp sim`)",
-            w.name
-        ));
-    }
     if s.config.trace_points > 0 {
         return Err("trace_points: the lab records no age traces (remove it)".into());
     }
@@ -240,6 +230,7 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
         warmup: s.config.warmup,
         hosts: b.hosts,
         links,
+        media: s.topology.wifi.clone(),
         routes: b.routes,
         flows,
         tcp_rmem,
@@ -319,12 +310,12 @@ mod tests {
                 Route {
                     from: 0,
                     to: 1,
-                    links: vec![0, 2]
+                    hops: vec![Hop::Link(0), Hop::Link(2)]
                 },
                 Route {
                     from: 1,
                     to: 0,
-                    links: vec![3, 1]
+                    hops: vec![Hop::Link(3), Hop::Link(1)]
                 },
             ]
         );
@@ -382,7 +373,7 @@ mod tests {
             [Route {
                 from: 0,
                 to: 1,
-                links: vec![0]
+                hops: vec![Hop::Link(0)]
             }]
         );
         let streams = Streams::new(7);
@@ -409,6 +400,49 @@ mod tests {
     }
 
     #[test]
+    fn a_wifi_medium_is_a_hop_of_the_routes_across_it() {
+        let text = CHAIN
+            .replace(
+                "from = \"a\"\n        to = \"r\"",
+                "from = \"w\"\n        to = \"r\"",
+            )
+            .replace("[\"a\", \"r\", \"b\"]", "[\"a\", \"w\", \"r\", \"b\"]")
+            .replace("[\"b\", \"r\", \"a\"]", "[\"b\", \"r\", \"w\", \"a\"]");
+        let p = plan(&format!(
+            "{text}\n[[wifi]]\nname = \"air\"\nap = \"w\"\nstations = \"a\"\n"
+        ))
+        .unwrap();
+        assert_eq!(p.hosts, ["a", "b"]);
+        assert_eq!(p.media.len(), 1);
+        assert_eq!(p.media[0].name, "air");
+        // Station 1 (a) to the AP (0), then the wired links; and back.
+        assert_eq!(
+            p.routes[0].hops,
+            [
+                Hop::Wifi {
+                    medium: 0,
+                    from: 1,
+                    to: 0
+                },
+                Hop::Link(0),
+                Hop::Link(2)
+            ]
+        );
+        assert_eq!(
+            p.routes[1].hops,
+            [
+                Hop::Link(3),
+                Hop::Link(1),
+                Hop::Wifi {
+                    medium: 0,
+                    from: 0,
+                    to: 1
+                }
+            ]
+        );
+    }
+
+    #[test]
     fn what_the_lab_cannot_emulate_is_refused_in_one_line() {
         let cases = [
             (
@@ -425,10 +459,6 @@ mod tests {
             (
                 CHAIN.replace("delay = \"5ms\"", "delay = \"5ms\"\nboth_ways = false"),
                 "no link from b to r",
-            ),
-            (
-                format!("{CHAIN}\n[[wifi]]\nap = \"r\"\nstations = \"s\"\n"),
-                "cannot emulate WiFi",
             ),
         ];
         for (text, needle) in cases {

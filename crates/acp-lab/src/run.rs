@@ -380,7 +380,7 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
         hosts.push(host);
         ports.push(port);
     }
-    let emulator = Emulator::start(ports, &plan.links, &plan.routes, plan.seed)?;
+    let emulator = Emulator::start(ports, &plan.links, &plan.media, &plan.routes, plan.seed)?;
     let duration = duration.unwrap_or(plan.duration);
     let warmup = plan.warmup.min(duration);
     let t0 = Instant::now();

@@ -8,6 +8,7 @@ use acp_lab::emulator::{Emulator, LinkSpec, Route};
 use acp_lab::hosts::{self, Host};
 use acp_netmodel::LossModel;
 use acp_runtime::relay::PathConfig;
+use acp_sim::topology::Hop;
 
 fn privileged(test: &str) -> bool {
     match acp_lab::privilege::check() {
@@ -37,15 +38,15 @@ fn pair(path: PathConfig, seed: u64) -> (Host, Host, Emulator) {
         Route {
             from: 0,
             to: 1,
-            links: vec![0],
+            hops: vec![Hop::Link(0)],
         },
         Route {
             from: 1,
             to: 0,
-            links: vec![1],
+            hops: vec![Hop::Link(1)],
         },
     ];
-    let emu = Emulator::start(vec![pa, pb], &links, &routes, seed).unwrap();
+    let emu = Emulator::start(vec![pa, pb], &links, &[], &routes, seed).unwrap();
     (a, b, emu)
 }
 
