@@ -2230,7 +2230,7 @@ fn reproduce_controllers_prints_ratios_to_the_oracle_and_writes_csv_and_chart() 
     assert!(plus.ends_with(" 0"), "{plus}");
     let csv = std::fs::read_to_string(dir.join("controllers/controllers.csv")).unwrap();
     assert!(csv.starts_with(
-        "id,about,sources,oracle_rate_hz,oracle_age_ms,oracle_age_ms_ci95,controller,"
+        "id,class,about,sources,oracle_rate_hz,oracle_age_ms,oracle_age_ms_ci95,controller,"
     ));
     assert_eq!(csv.lines().count(), 1 + 2 * 4);
     for ext in ["png", "svg"] {
