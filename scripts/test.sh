@@ -20,11 +20,13 @@ cargo test --workspace --no-run
 readme_log="$(mktemp)"
 ACP="$PWD/target/debug/acp" setsid python3 scripts/readme-outputs.py --check >"$readme_log" 2>&1 &
 readme=$!
-trap 'kill -- -"$readme" 2>/dev/null; rm -f "$readme_log"' EXIT
+trap 'kill -- -"$readme" 2>/dev/null || true; rm -f "$readme_log"' EXIT
 cargo test --workspace
 echo "README outputs (checked while the tests ran):"
 if ! wait "$readme"; then cat "$readme_log"; exit 1; fi
 cat "$readme_log"
+trap - EXIT
+rm -f "$readme_log"
 # The API documentation builds without a warning (broken intra-doc links included).
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 
