@@ -1,8 +1,7 @@
 //! The emulator between two namespaces: delay and loss as the link model says. Root only: the
 //! tests print why and pass without it.
 
-use std::net::UdpSocket;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use acp_lab::emulator::{Emulator, LinkSpec, Route};
 use acp_lab::hosts::{self, Host};
@@ -10,15 +9,9 @@ use acp_netmodel::LossModel;
 use acp_runtime::relay::PathConfig;
 use acp_sim::topology::Hop;
 
-fn privileged(test: &str) -> bool {
-    match acp_lab::privilege::check() {
-        Ok(()) => true,
-        Err(e) => {
-            eprintln!("{test}: skipped: {e}");
-            false
-        }
-    }
-}
+mod common;
+
+use common::{echo_rtts, privileged, socket};
 
 /// Hosts a and b joined both ways by a link of `path`; the emulator runs until dropped.
 fn pair(path: PathConfig, seed: u64) -> (Host, Host, Emulator) {
@@ -50,36 +43,18 @@ fn pair(path: PathConfig, seed: u64) -> (Host, Host, Emulator) {
     (a, b, emu)
 }
 
-fn socket(h: &Host) -> UdpSocket {
-    let addr = h.addr;
-    h.ns.enter(move || UdpSocket::bind((addr, 0))).unwrap()
-}
-
 #[test]
 fn a_round_trip_over_a_20ms_link_takes_40ms_plus_serialisation() {
     if !privileged("round trip") {
         return;
     }
     let (a, b, emu) = pair(PathConfig::lossless(2e6, Duration::from_millis(20), 100), 1);
-    let (sa, sb) = (socket(&a), socket(&b));
-    sb.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-    sa.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-    let mut buf = [0u8; 1500];
-    let mut rtts = Vec::new();
-    for _ in 0..20 {
-        let t0 = Instant::now();
-        sa.send_to(&[7; 222], sb.local_addr().unwrap()).unwrap();
-        let (n, from) = sb.recv_from(&mut buf).unwrap();
-        sb.send_to(&buf[..n], from).unwrap();
-        sa.recv_from(&mut buf).unwrap();
-        rtts.push(t0.elapsed());
-    }
+    let rtts = echo_rtts(&a, &b, 222, 20);
     let stats = emu.stop();
     // 250 B on the wire at 2 Mbit/s is 1 ms each way, plus 20 ms of propagation: 42 ms, which
     // the emulator never beats. What it adds is the lateness of its threads and this one, tens of
     // µs on a quiet machine; a machine busy with other processes delays some exchanges by several
     // ms, so the median, not the slowest, is held to 2 ms of lateness.
-    rtts.sort();
     assert!(rtts[0] >= Duration::from_millis(42), "{rtts:?}");
     assert!(rtts[rtts.len() / 2] < Duration::from_millis(44), "{rtts:?}");
     assert_eq!(stats.forwarded, 40, "{stats:?}");

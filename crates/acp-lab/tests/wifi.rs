@@ -2,23 +2,20 @@
 //! 802.11 DCF), planned from the example file `scenarios/lab/wifi_cubic_bbr_g.toml`. Root only:
 //! the test prints why and passes without it.
 
-use std::net::UdpSocket;
 use std::path::Path;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use acp_lab::emulator::Emulator;
-use acp_lab::hosts::{self, Host};
+use acp_lab::hosts;
 use acp_lab::plan;
 
-fn socket(h: &Host) -> UdpSocket {
-    let addr = h.addr;
-    h.ns.enter(move || UdpSocket::bind((addr, 0))).unwrap()
-}
+mod common;
+
+use common::{echo_rtts, privileged};
 
 #[test]
 fn a_round_trip_from_a_station_crosses_the_medium_both_ways() {
-    if let Err(e) = acp_lab::privilege::check() {
-        eprintln!("wifi round trip: skipped: {e}");
+    if !privileged("wifi round trip") {
         return;
     }
     let file =
@@ -34,19 +31,7 @@ fn a_round_trip_from_a_station_crosses_the_medium_both_ways() {
     let emu = Emulator::start(ports, &p.links, &p.media, &p.routes, p.seed).unwrap();
     let sta = p.hosts.iter().position(|h| h == "sta#1").unwrap();
     let server = p.hosts.iter().position(|h| h == "server").unwrap();
-    let (sa, sb) = (socket(&made[sta]), socket(&made[server]));
-    sb.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-    sa.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-    let mut buf = [0u8; 1500];
-    let mut rtts = Vec::new();
-    for _ in 0..20 {
-        let t0 = Instant::now();
-        sa.send_to(&[7; 200], sb.local_addr().unwrap()).unwrap();
-        let (n, from) = sb.recv_from(&mut buf).unwrap();
-        sb.send_to(&buf[..n], from).unwrap();
-        sa.recv_from(&mut buf).unwrap();
-        rtts.push(t0.elapsed());
-    }
+    let rtts = echo_rtts(&made[sta], &made[server], 200, 20);
     let stats = emu.stop();
     // 20 ms of wired propagation each way, and two 802.11g frames of 228 B at 12 Mbit/s (at
     // least 152 µs of airtime each, before DIFS, backoff, preamble and the ACK): a round trip
@@ -56,7 +41,6 @@ fn a_round_trip_from_a_station_crosses_the_medium_both_ways() {
     // may wait for the next 4 ms scheduler tick: medians of 48–56 ms were seen, so the median
     // is held to 64 ms — still below what a medium that waited for the emulator's 50 ms idle
     // poll instead of its own next event gives (~71 ms, the bug this guards against).
-    rtts.sort();
     assert!(rtts[0] >= Duration::from_micros(40_300), "{rtts:?}");
     assert!(rtts[rtts.len() / 2] < Duration::from_millis(64), "{rtts:?}");
     let air = &stats.media[0];
