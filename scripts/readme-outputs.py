@@ -258,6 +258,10 @@ def comparable(block, lines):
 
 
 def main():
+    # The chains stop their background commands with SIGINT. A script started as an `&` job of a
+    # non-interactive shell inherits SIGINT ignored, and so would every command it starts (a shell
+    # cannot trap a signal ignored on entry): catching it here gives the children its default.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     mode = ap.add_mutually_exclusive_group(required=True)
     mode.add_argument("--write", action="store_true", help="rewrite the blocks in place")
