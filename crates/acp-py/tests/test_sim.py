@@ -133,6 +133,7 @@ SHORT = {
     "orbit": dict(secs=10, seeds=1, clients=[1], controllers=["acp+"]),
     "thesis-3-9": dict(secs=10, seeds=1, clients=[1], controllers=["lazy"]),
     "thesis-3-10": dict(secs=10, seeds=1),
+    "fairness": dict(secs=10, seeds=1, scenarios=["equal-2"], controllers=["lazy"]),
 }
 
 

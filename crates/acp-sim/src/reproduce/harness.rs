@@ -47,7 +47,7 @@ pub struct Options {
     /// Numbers of clients (sources) to run (contention-tcp, orbit, thesis-3-9; all of the
     /// papers' if empty).
     pub clients: Vec<usize>,
-    /// Scenario ids to run (controllers; all if empty).
+    /// Scenario ids to run (controllers, fairness; all if empty).
     pub scenarios: Vec<String>,
     /// Controllers to evaluate (controllers, orbit, thesis-3-9; the default set if empty).
     #[serde(with = "controller_names")]

@@ -20,6 +20,8 @@
 //!   Internet path behind it, 1 to 80 sources at 6, 12 and 24 Mbit/s (Figs. 12–13).
 //! - [`thesis_3_9`]: the thesis's §3.9, ACP against Lazy over a 30-hop Internet path.
 //! - [`thesis_3_10`]: the thesis's §3.10, 20 ACP sources with the point-to-point rate swept.
+//! - [`fairness`]: Jain's fairness of age among sources sharing a bottleneck (equal, joining and
+//!   leaving, RTTs 1 : 4).
 //! - [`access`]: the access network of every multi-source reproduction (Fig. 14's five hops or
 //!   a long Internet path); [`per_source`]: the per-source means of a run over it.
 //!
@@ -32,6 +34,7 @@ pub mod contention;
 pub mod controllers;
 pub mod core_tcp;
 pub mod dd1;
+pub mod fairness;
 pub mod fig15;
 pub mod fig2;
 pub mod fig3_15;
@@ -70,6 +73,7 @@ pub fn registry() -> Vec<&'static dyn Reproduction> {
         &orbit::Orbit,
         &thesis_3_9::Thesis3_9,
         &thesis_3_10::Thesis3_10,
+        &fairness::Fairness,
     ]
 }
 
