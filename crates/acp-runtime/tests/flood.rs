@@ -90,9 +90,11 @@ fn spoofed_sequence_jumps_do_not_cost_the_victim_its_deliveries() {
         let r = run(Attack::SeqJump, &cfg).unwrap();
         let (sent, delivered) = r.victim.unwrap();
         assert!(r.attack_sent >= 10, "{} forged", r.attack_sent);
-        // 200/s for about 3 s; a loopback round trip's worth may be in flight at the end.
+        // 200/s for about 3 s, interleaved with the jumps; a loopback round trip's worth may be
+        // in flight at the end. A loaded machine sends fewer (291 of about 600 at load 19 on the
+        // two cores): 100 still puts updates after most of the ~30 jumps.
         assert!(
-            sent > 300 && delivered + 5 >= sent,
+            sent >= 100 && delivered + 5 >= sent,
             "{delivered} of {sent} delivered"
         );
         if cfg.keys.is_some() {
