@@ -13,9 +13,12 @@
 //! The medium asks the PHY and the channel about frames only through [`FrameModel`], so a
 //! future A-MPDU aggregation model plugs in there.
 
+pub mod ampdu;
 pub mod bianchi;
+pub mod blockack;
 pub mod channel;
 pub mod medium;
+pub mod minstrel;
 pub mod per_table;
 pub mod phy;
 pub mod radio;
