@@ -14,8 +14,9 @@
 //! - new data goes at the rate of highest expected throughput ([`Minstrel::choose`]);
 //!   retransmissions at the most reliable one ([`Minstrel::robust`]: highest `p`, and among
 //!   rates above 95 % the fastest), as minstrel's retry chain ends;
-//! - one A-MPDU in [`MinstrelConfig::sample_every`] is a *sample*: first every rate not yet
-//!   tried (fastest first), then a random rate that could beat the current best if it worked.
+//! - every rate not yet tried is sampled first, one A-MPDU each, fastest first (minstrel's
+//!   initial probing); after that one A-MPDU in [`MinstrelConfig::sample_every`] is a *sample*
+//!   at a random rate that could beat the current best if it worked.
 //!
 //! Simplifications: one rate per A-MPDU (no multi-rate retry chain within a frame), and the
 //! sample frame is a normal aggregate rather than minstrel's single unaggregated probe.
@@ -174,10 +175,10 @@ impl Minstrel {
     pub fn choose(&mut self, now: Time) -> Choice {
         self.update(now);
         self.frames += 1;
-        let sample = if self.frames % u64::from(self.config.sample_every) == 0 {
-            self.sample_rate()
-        } else {
-            None
+        let sample = match self.untried() {
+            Some(rate) => Some(rate),
+            None if self.frames % u64::from(self.config.sample_every) == 0 => self.sample_rate(),
+            None => None,
         };
         let index = sample.unwrap_or(self.best);
         Choice {
@@ -250,17 +251,18 @@ impl Minstrel {
         });
     }
 
-    fn sample_rate(&mut self) -> Option<usize> {
-        let untried = (0..self.rates.len())
+    /// The fastest rate never tried, if any.
+    fn untried(&self) -> Option<usize> {
+        (0..self.rates.len())
             .filter(|i| self.rates[*i].probability.is_none() && self.rates[*i].attempts == 0)
             .max_by(|a, b| {
                 self.rates[*a]
                     .ideal_bps
                     .total_cmp(&self.rates[*b].ideal_bps)
-            });
-        if untried.is_some() {
-            return untried;
-        }
+            })
+    }
+
+    fn sample_rate(&mut self) -> Option<usize> {
         let current = self.rates[self.best].expected_bps();
         let better: Vec<usize> = (0..self.rates.len())
             .filter(|i| *i != self.best && self.rates[*i].ideal_bps > current)

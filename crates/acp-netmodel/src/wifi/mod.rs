@@ -13,12 +13,15 @@
 //! The medium asks the PHY and the channel about frames only through [`FrameModel`], so a
 //! future A-MPDU aggregation model plugs in there.
 
+pub mod aggregation_model;
 pub mod ampdu;
 pub mod bianchi;
 pub mod blockack;
 pub mod channel;
+pub mod downlink;
 pub mod medium;
 pub mod minstrel;
+pub mod paced_load;
 pub mod per_table;
 pub mod phy;
 pub mod radio;
