@@ -396,6 +396,8 @@ pub struct ChannelCounters {
     pub collisions: u64,
     /// Time held by exchanges, ns.
     pub busy_ns: u64,
+    /// The part of it spent in exchanges where frames collided, ns.
+    pub collision_ns: u64,
 }
 
 /// The downlink; `P` is the caller's packet.
@@ -701,7 +703,11 @@ impl<P> Downlink<P> {
                 self.outbox.push_back((end, Err(d)));
             }
         }
-        self.counters.busy_ns += (end - at).as_nanos() as u64;
+        let held = (end - at).as_nanos() as u64;
+        self.counters.busy_ns += held;
+        if collided {
+            self.counters.collision_ns += held;
+        }
         self.idle_since = end;
         for s in &sent {
             let success = !collided && s.answered_end.is_some();
