@@ -215,7 +215,7 @@ fn legacy(secs: f64) {
             sum / 1e6,
             mean(stats[..k].iter().map(|s| s.mean_aggregation).collect()),
             mean(stats[k..].iter().map(|s| s.mean_aggregation).collect()),
-            stats[..k].iter().map(|s| s.goodput_bps).sum::<f64>() / 1e6,
+            stats[..k].iter().map(|s| s.goodput_bps).sum::<f64>() / 1e6 + 0.0,
             mean(stats[k..].iter().filter_map(|s| s.mean_delay).collect()) * 1e3,
         );
     }
