@@ -57,7 +57,7 @@ pub struct StationStats {
 
 /// A packet in flight: its station and when it reached the AP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Sent {
+struct Stamp {
     station: usize,
     at: Time,
 }
@@ -95,7 +95,7 @@ pub fn run(
         .iter()
         .map(|s| matches!(s.traffic, Traffic::Saturated { .. }))
         .collect();
-    let mut dl: Downlink<Sent> = Downlink::new(config, &streams, "paced", Time::ZERO)?;
+    let mut dl: Downlink<Stamp> = Downlink::new(config, &streams, "paced", Time::ZERO)?;
     let gaps: Vec<Duration> = load
         .rate_pps
         .iter()
@@ -141,7 +141,7 @@ pub fn run(
             if next_packet[i] == Some(now) {
                 next_packet[i] = Some(now + gaps[i]);
                 let parcel = Parcel {
-                    item: Sent {
+                    item: Stamp {
                         station: i,
                         at: now,
                     },
@@ -158,7 +158,7 @@ pub fn run(
                 if let Some((every, bytes)) = load.feedback {
                     next_feedback[i] = Some(now + every);
                     let parcel = Parcel {
-                        item: Sent {
+                        item: Stamp {
                             station: i,
                             at: now,
                         },
