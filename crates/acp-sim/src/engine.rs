@@ -28,16 +28,19 @@ use acp_core::accounting::AgeIntegral;
 use acp_core::wire::HEADER_LEN;
 use acp_core::{AppMode, Monitor, MonitorConfig, Source, Time};
 use acp_netmodel::driver::{on_timer, Endpoint};
-use acp_netmodel::wifi::medium::{Medium, StationCounters};
+use acp_netmodel::wifi::downlink::{Downlink, LinkCounters};
+use acp_netmodel::wifi::medium::{Medium, Outcome as WifiOutcome, StationCounters};
+use acp_netmodel::wifi::phy::Mcs;
+use acp_netmodel::wifi::FrameModel;
 use acp_netmodel::{Arrivals, Link, Parcel, Streams};
 
 use crate::flows::{FlowKind, FlowSpec};
 use crate::report::{
-    FlowResult, HopBacklog, LinkResult, PacketEvent, SimResult, SourceCounters, TcpCounters,
-    WifiResult, WifiStationResult,
+    AggregationResult, FlowResult, HopBacklog, LinkResult, PacketEvent, SimResult, SourceCounters,
+    TcpCounters, WifiResult, WifiStationResult,
 };
 use crate::tcp::{self, Connection, Wire};
-use crate::topology::{Hop, Topology, TopologyError};
+use crate::topology::{Hop, Topology, TopologyError, WifiDef};
 
 /// Run parameters.
 #[derive(Debug, Clone, PartialEq)]
@@ -183,10 +186,12 @@ impl Flow {
     }
 }
 
-/// What a hop crosses: a point-to-point link or a shared WiFi medium.
+/// What a hop crosses: a point-to-point link, a shared WiFi medium, or an 802.11ac A-MPDU
+/// downlink.
 enum Model {
     Link(Link<u32>),
     Wifi(Medium<u32>),
+    Ampdu(Downlink<u32>, Box<dyn FrameModel>),
 }
 
 /// A packet leaving an element: its slab index and when its service ended (`None` when dropped
@@ -200,7 +205,10 @@ impl Model {
             (Model::Wifi(m), Hop::Wifi { from, to, .. }) => {
                 m.enqueue(now, from, to, parcel).map_err(|d| d.parcel.item)
             }
-            (Model::Wifi(_), Hop::Link(_)) => Err(parcel.item),
+            (Model::Ampdu(m, _), Hop::Wifi { from, to, .. }) => {
+                m.enqueue(now, from, to, parcel).map_err(|d| d.parcel.item)
+            }
+            (Model::Wifi(_) | Model::Ampdu(..), Hop::Link(_)) => Err(parcel.item),
         }
     }
 
@@ -208,6 +216,7 @@ impl Model {
         match self {
             Model::Link(l) => l.poll_timeout(),
             Model::Wifi(m) => m.poll_timeout(),
+            Model::Ampdu(m, _) => m.poll_timeout(),
         }
     }
 
@@ -215,6 +224,7 @@ impl Model {
         match self {
             Model::Link(l) => l.handle_timeout(now),
             Model::Wifi(m) => m.handle_timeout(now),
+            Model::Ampdu(m, _) => m.handle_timeout(now),
         }
     }
 
@@ -224,11 +234,17 @@ impl Model {
                 Ok(d) => Ok((d.parcel.item, d.served_at)),
                 Err(d) => Err((d.parcel.item, d.served_at)),
             },
-            Model::Wifi(m) => match m.poll_delivery(now)? {
-                Ok(d) => Ok((d.parcel.item, d.at)),
-                Err(d) => Err((d.parcel.item, d.served_at)),
-            },
+            Model::Wifi(m) => delivered(m.poll_delivery(now)?),
+            Model::Ampdu(m, _) => delivered(m.poll_delivery(now)?),
         })
+    }
+}
+
+/// A WiFi outcome as the element's output: delivered at the end of its frame, or dropped.
+fn delivered(outcome: WifiOutcome<u32>) -> Out {
+    match outcome {
+        Ok(d) => Ok((d.parcel.item, d.at)),
+        Err(d) => Err((d.parcel.item, d.served_at)),
     }
 }
 
@@ -332,8 +348,28 @@ impl Sim {
         });
         let media = topo.wifi.iter().map(|w| {
             let frames = (w.frames)(&streams);
-            Model::Wifi(Medium::new(w.mac.clone(), frames, &streams, &w.name, start))
+            match &w.aggregation {
+                None => Ok(Model::Wifi(Medium::new(
+                    w.mac.clone(),
+                    frames,
+                    &streams,
+                    &w.name,
+                    start,
+                ))),
+                Some(template) => {
+                    let mut config = template.clone();
+                    for (k, s) in config.stations.iter_mut().enumerate() {
+                        s.snr_db = frames.uplink(k + 1).map_or(f64::INFINITY, |u| u.snr_db);
+                    }
+                    Downlink::new(config, &streams, &w.name, start)
+                        .map(|d| Model::Ampdu(d, frames))
+                        .map_err(|e| {
+                            TopologyError::BadLink(topo.name(w.ap).into(), w.name.clone(), e)
+                        })
+                }
+            }
         });
+        let media: Vec<Model> = media.collect::<Result<_, _>>()?;
         let elements = links
             .chain(media)
             .map(|model| Element {
@@ -1187,19 +1223,49 @@ impl Sim {
                         .into(),
                         captures: sum(|s| s.captures),
                         beacons: c.beacons,
-                        placement: def
+                        placement: self.placement(def, m.frame_model()),
+                        aggregation: Vec::new(),
+                    });
+                }
+                Model::Ampdu(m, frames) => {
+                    let def = &self.topo.wifi[i - self.topo.links.len()];
+                    let links: Vec<&LinkCounters> = (1..=def.stations.len())
+                        .filter_map(|k| m.link_counters(k))
+                        .collect();
+                    let sum = |f: fn(&LinkCounters) -> u64| links.iter().map(|c| f(c)).sum();
+                    let c = m.counters();
+                    wifi.push(WifiResult {
+                        name: def.name.clone(),
+                        stations: def.stations.len(),
+                        attempts: sum(|c| c.frames + c.uplink_attempts),
+                        successes: sum(|c| c.delivered + c.uplink_delivered),
+                        collisions: sum(|c| c.collisions),
+                        errors: sum(|c| c.mpdus - c.delivered.min(c.mpdus)),
+                        retry_drops: sum(|c| c.dropped + c.uplink_dropped),
+                        queue_drops: sum(|c| c.queue_drops),
+                        busy: c.busy_ns as f64 / elapsed,
+                        collision_time: c.collision_ns as f64 / elapsed,
+                        reception: "ampdu".into(),
+                        captures: 0,
+                        beacons: c.beacons,
+                        placement: self.placement(def, frames.as_ref()),
+                        aggregation: def
                             .stations
                             .iter()
+                            .zip(&links)
                             .enumerate()
-                            .filter_map(|(k, &node)| {
-                                let u = m.frame_model().uplink(k + 1)?;
-                                Some(WifiStationResult {
+                            .map(|(k, (&node, c))| {
+                                let mcs = m.rate(k + 1).unwrap_or(Mcs::new(0, 1, 20));
+                                AggregationResult {
                                     name: self.topo.name(node).into(),
-                                    x_m: u.x_m,
-                                    y_m: u.y_m,
-                                    rx_power_dbm: u.rx_power_dbm,
-                                    snr_db: u.snr_db,
-                                })
+                                    frames: c.frames,
+                                    mean_aggregation: c.mean_aggregation(),
+                                    mpdus: c.mpdus,
+                                    retransmitted_mpdus: c.retransmitted_mpdus,
+                                    retransmission_frames: c.retransmission_frames,
+                                    mcs: mcs.index,
+                                    spatial_streams: mcs.spatial_streams,
+                                }
                             })
                             .collect(),
                     });
@@ -1256,5 +1322,25 @@ fn tcp_counters(conn: &Connection, f: &Flow) -> TcpCounters {
         srtt: sender.rto().srtt().map(secs),
         rto: secs(sender.rto().rto()),
         cwnd_trace: f.cwnd_trace.clone(),
+    }
+}
+
+impl Sim {
+    /// Where each station of `def` is and how its AP hears it, when `frames` places them.
+    fn placement(&self, def: &WifiDef, frames: &dyn FrameModel) -> Vec<WifiStationResult> {
+        def.stations
+            .iter()
+            .enumerate()
+            .filter_map(|(k, &node)| {
+                let u = frames.uplink(k + 1)?;
+                Some(WifiStationResult {
+                    name: self.topo.name(node).into(),
+                    x_m: u.x_m,
+                    y_m: u.y_m,
+                    rx_power_dbm: u.rx_power_dbm,
+                    snr_db: u.snr_db,
+                })
+            })
+            .collect()
     }
 }

@@ -412,6 +412,30 @@ pub struct WifiResult {
     /// Each station's position and link to the AP (empty when the medium has no geometry).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placement: Vec<WifiStationResult>,
+    /// Each station's A-MPDU downlink (empty for the one-frame medium).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub aggregation: Vec<AggregationResult>,
+}
+
+/// One station's A-MPDU downlink over the whole run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AggregationResult {
+    /// The station's node name.
+    pub name: String,
+    /// A-MPDUs the AP sent it.
+    pub frames: u64,
+    /// Packets per A-MPDU (retransmission frames included).
+    pub mean_aggregation: f64,
+    /// MPDUs sent, retransmissions included.
+    pub mpdus: u64,
+    /// Of those, retransmissions.
+    pub retransmitted_mpdus: u64,
+    /// A-MPDUs that held only retransmissions.
+    pub retransmission_frames: u64,
+    /// The MCS index in use at the end.
+    pub mcs: u8,
+    /// Its spatial streams.
+    pub spatial_streams: u8,
 }
 
 /// Where a WiFi station is and how its AP hears it.

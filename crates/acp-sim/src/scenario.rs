@@ -50,11 +50,17 @@ use acp_core::controller::ControllerKind;
 use acp_core::SourceConfig;
 use std::sync::Arc;
 
+use acp_netmodel::wifi::ampdu::Aggregation;
 use acp_netmodel::wifi::channel::{
     ChannelConfig, ErrorModel, Placement, Position, ReferenceLoss, WifiFrames, MAX_RADIO_STATIONS,
 };
+use acp_netmodel::wifi::downlink::{
+    DownlinkConfig, RateControl, Retransmissions, StationConfig, Traffic,
+};
 use acp_netmodel::wifi::medium::{ApQueue, Beacons, Countdown, MacTiming, MediumConfig, Reception};
-use acp_netmodel::wifi::phy::{edca_defaults, Mcs, OfdmRate, PhyConfig};
+use acp_netmodel::wifi::minstrel::MinstrelConfig;
+use acp_netmodel::wifi::phy::Rate as PhyRate;
+use acp_netmodel::wifi::phy::{edca_defaults, Mcs, OfdmRate, PhyConfig, Standard};
 use acp_netmodel::wifi::FrameModel;
 use acp_netmodel::{
     Discipline, Jitter, LinkConfig, LossModel, Process, QueueLimit, Service, Streams, Trace,
@@ -220,6 +226,127 @@ struct WifiToml {
     /// Station positions (m east and north of the AP), one per station, instead of `area`'s
     /// random placement.
     positions: Option<Vec<[f64; 2]>>,
+    /// The 802.11ac A-MPDU downlink instead of the one-frame medium (`aggregation = {}` for its
+    /// defaults).
+    aggregation: Option<AggregationToml>,
+}
+
+/// `aggregation`: the A-MPDU downlink's settings (`acp_netmodel::wifi::downlink`). It has its
+/// own per-station AP queues (`queue` packets each), EDCA best-effort access and whole-medium
+/// collisions, so `access`, `ap_queue`, `countdown` and `reception` do not apply to it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct AggregationToml {
+    /// MPDUs per A-MPDU at most (1–64).
+    #[serde(default = "sixty_four")]
+    max_mpdus: usize,
+    /// Packets per MPDU (an A-MSDU above 1).
+    #[serde(default = "one_usize")]
+    amsdu: usize,
+    /// Longest PPDU (µs), at most 5484.
+    #[serde(default = "ppdu_max_us")]
+    max_duration_us: u64,
+    /// Retransmissions in frames of their own (`dedicated`) or at the head of the next
+    /// (`mixed`).
+    #[serde(default)]
+    retransmissions: RetransmissionsToml,
+    /// The configured MCS (`fixed`) or Minstrel-HT-like adaptation up to it (`minstrel`).
+    #[serde(default)]
+    rate_control: RateControlToml,
+    /// The first `legacy` stations are legacy stations: the AP always has packets for them.
+    #[serde(default)]
+    legacy: usize,
+    /// Bytes of a legacy station's packets.
+    #[serde(default = "fifteen_hundred")]
+    legacy_packet: u32,
+}
+
+/// `aggregation.retransmissions`.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum RetransmissionsToml {
+    #[default]
+    Dedicated,
+    Mixed,
+}
+
+/// `aggregation.rate_control`.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum RateControlToml {
+    #[default]
+    Fixed,
+    Minstrel,
+}
+
+fn sixty_four() -> usize {
+    64
+}
+fn ppdu_max_us() -> u64 {
+    5_484
+}
+fn fifteen_hundred() -> u32 {
+    1500
+}
+
+/// The A-MPDU downlink of a `[[wifi]]` section at `phy`, its stations' SNRs left at ∞ (the run
+/// fills them in from its placement).
+fn downlink_config(
+    w: &WifiToml,
+    a: &AggregationToml,
+    phy: &PhyConfig,
+    error_model: ErrorModel,
+) -> Result<DownlinkConfig, String> {
+    let PhyRate::Mcs(mcs) = phy.rate else {
+        return Err("aggregation needs standard = \"ac\"".into());
+    };
+    if phy.standard != Standard::Ac {
+        return Err("aggregation needs standard = \"ac\"".into());
+    }
+    if a.legacy > w.count {
+        return Err(format!(
+            "aggregation.legacy = {} but there are {} stations",
+            a.legacy, w.count
+        ));
+    }
+    let rate = match a.rate_control {
+        RateControlToml::Fixed => RateControl::Fixed(mcs),
+        RateControlToml::Minstrel => RateControl::Minstrel(MinstrelConfig {
+            short_gi: mcs.short_gi,
+            ..MinstrelConfig::new(mcs.width_mhz, mcs.spatial_streams)
+        }),
+    };
+    let stations = (0..w.count)
+        .map(|k| StationConfig {
+            rate,
+            snr_db: f64::INFINITY,
+            traffic: if k < a.legacy {
+                Traffic::Saturated {
+                    packet_bytes: a.legacy_packet,
+                }
+            } else {
+                Traffic::Offered
+            },
+        })
+        .collect();
+    let mut config = DownlinkConfig::new(stations);
+    config.aggregation = Aggregation {
+        max_mpdus: a.max_mpdus,
+        msdus_per_mpdu: a.amsdu,
+        max_duration: Duration::from_micros(a.max_duration_us),
+    };
+    if let Some(r) = w.retry_limit {
+        config.retry_limit = r;
+    }
+    config.queue_limit = w.queue;
+    config.retransmissions = match a.retransmissions {
+        RetransmissionsToml::Dedicated => Retransmissions::Dedicated,
+        RetransmissionsToml::Mixed => Retransmissions::Mixed,
+    };
+    config.beacon_interval = w.beacons.0;
+    config.error_model = error_model;
+    config.validate()?;
+    Ok(config)
 }
 
 /// `reception`.
@@ -762,6 +889,11 @@ fn add_wifi(topology: &mut Topology, w: &WifiToml) -> Result<(), String> {
         airtime: phy.beacon_airtime(),
     });
     mac.validate()?;
+    let aggregation = w
+        .aggregation
+        .as_ref()
+        .map(|a| downlink_config(w, a, &phy, channel.error_model))
+        .transpose()?;
     let name = w.name.clone().unwrap_or_else(|| w.ap.clone());
     let stations: Vec<String> = (1..=w.count)
         .map(|k| replica_name(&w.stations, k, w.count))
@@ -787,9 +919,10 @@ fn add_wifi(topology: &mut Topology, w: &WifiToml) -> Result<(), String> {
             Err(e) => unreachable!("checked when the scenario was read: {e}"),
         }
     });
-    topology
+    let medium = topology
         .add_wifi(&name, &w.ap, &stations, mac, frames)
         .map_err(|e| e.to_string())?;
+    topology.wifi[medium].aggregation = aggregation;
     Ok(())
 }
 
@@ -1166,6 +1299,99 @@ mod tests {
             (w.reception.as_str(), w.beacons, w.captures),
             ("collision", 0, 0)
         );
+    }
+
+    /// An 802.11ac A-MPDU downlink: 80 MHz, 2 streams, MCS 9, two stations 5 m away.
+    const AMPDU: &str = r#"
+        format = 2
+        duration = "2s"
+        [[wifi]]
+        ap = "ap"
+        stations = "sta"
+        count = 2
+        standard = "ac"
+        mcs = 9
+        spatial_streams = 2
+        width = 80
+        positions = [[3.0, 4.0], [-3.0, -4.0]]
+        queue = 1000
+        aggregation = {}
+        [[flow]]
+        type = "cross"
+        process = "cbr"
+        rate = "250mbit"
+        size = 1500
+        path = ["ap", "sta#1"]
+        [[flow]]
+        type = "cross"
+        process = "cbr"
+        rate = "1mbit"
+        size = 1500
+        path = ["ap", "sta#2"]
+    "#;
+
+    #[test]
+    fn aggregation_keys_build_the_ampdu_downlink() {
+        let r = Scenario::parse(AMPDU).unwrap().build().unwrap().run();
+        let w = &r.wifi[0];
+        assert_eq!(w.reception, "ampdu");
+        assert_eq!(w.aggregation.len(), 2);
+        let (busy, idle) = (&w.aggregation[0], &w.aggregation[1]);
+        assert_eq!(
+            (busy.name.as_str(), busy.mcs, busy.spatial_streams),
+            ("sta#1", 9, 2)
+        );
+        // 250 Mbit/s of 1500-byte packets to one station and 1 Mbit/s to the other: the §5.2
+        // model (c = 2 × 204.5 µs, 15.8 µs per packet) puts the first near 8 packets per
+        // frame, the second at one.
+        assert!(
+            busy.mean_aggregation > 5.0 && busy.mean_aggregation < 12.0,
+            "{busy:?}"
+        );
+        assert!(idle.mean_aggregation < 1.5, "{idle:?}");
+        assert_eq!(w.retry_drops, 0);
+        assert!(
+            (39..=40).contains(&w.beacons) || (19..=20).contains(&w.beacons),
+            "{}",
+            w.beacons
+        );
+        // Legacy stations, A-MSDUs and Minstrel on request; errors name their line.
+        let legacy = AMPDU.replace(
+            "aggregation = {}",
+            "aggregation = { legacy = 1, amsdu = 2, rate_control = \"minstrel\" }",
+        );
+        let w = &Scenario::parse(&legacy)
+            .unwrap()
+            .build()
+            .unwrap()
+            .run()
+            .wifi[0];
+        // 128 packets per frame (64 A-MSDUs of two), less the retransmission frames that
+        // Minstrel's failed samples leave behind.
+        let legacy = &w.aggregation[0];
+        assert!(legacy.mean_aggregation > 120.0, "{legacy:?}");
+        assert!(
+            legacy.frames > 100 * legacy.retransmission_frames / 10,
+            "{legacy:?}"
+        );
+        for (to, says) in [
+            ("aggregation = { legacy = 3 }", "legacy"),
+            ("aggregation = { max_mpdus = 65 }", "MPDUs per A-MPDU"),
+            ("aggregation = { max_duration_us = 6000 }", "duration"),
+            ("aggregation = { retransmissions = \"never\" }", "dedicated"),
+            ("aggregation = { nmax = 3 }", "nmax"),
+        ] {
+            let e = Scenario::parse(&AMPDU.replace("aggregation = {}", to))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("line ") && e.contains(says), "{to}: {e}");
+        }
+        let g = AMPDU
+            .replace("standard = \"ac\"", "standard = \"n\"")
+            .replace("width = 80", "width = 40")
+            .replace("mcs = 9", "mcs = 7");
+        let e = Scenario::parse(&g).unwrap_err().to_string();
+        assert!(e.contains("standard = \"ac\""), "{e}");
     }
 
     #[test]

@@ -10,6 +10,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
+use acp_netmodel::wifi::downlink::DownlinkConfig;
 use acp_netmodel::wifi::medium::MediumConfig;
 use acp_netmodel::wifi::FrameModel;
 use acp_netmodel::{LinkConfig, Streams};
@@ -66,6 +67,9 @@ pub struct WifiDef {
     pub mac: MediumConfig,
     /// The PHY and channel.
     pub frames: FramesBuilder,
+    /// The 802.11ac A-MPDU downlink instead of the one-frame medium: its configuration, each
+    /// station's SNR filled in from `frames` when a run starts (`None`: the one-frame medium).
+    pub aggregation: Option<DownlinkConfig>,
 }
 
 impl fmt::Debug for WifiDef {
@@ -75,6 +79,7 @@ impl fmt::Debug for WifiDef {
             .field("ap", &self.ap)
             .field("stations", &self.stations)
             .field("mac", &self.mac)
+            .field("aggregation", &self.aggregation)
             .finish_non_exhaustive()
     }
 }
@@ -216,6 +221,7 @@ impl Topology {
             stations: ids,
             mac,
             frames,
+            aggregation: None,
         });
         Ok(medium)
     }

@@ -113,7 +113,7 @@
 //!
 //! Hidden and exposed terminals, ns-3's 4 µs blind spot for transmissions that start off the slot
 //! grid, a later and stronger frame capturing a receiver, RTS/CTS and NAV, fragmentation,
-//! aggregation (A-MPDU: [`FrameModel`] is where it would plug in), block ACKs, rate adaptation
+//! aggregation and block ACKs (the separate [`super::downlink`] models them), rate adaptation
 //! (the frame model gives each frame its airtime), lost ACKs, management frames other than
 //! beacons, power save, several channels or BSSs, propagation delay, the receive/transmit
 //! turnaround time, and the PIFS recovery a TXOP holder may attempt after a failure.

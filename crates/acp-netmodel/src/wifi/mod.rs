@@ -8,14 +8,24 @@
 //! - [`radio`]: received powers between every pair of stations and ns-3's preamble detection;
 //! - [`medium`]: the sans-IO DCF/EDCA medium (backoff, per-receiver reception with capture, ACKs,
 //!   retries, EIFS, beacons), driven like a [`crate::Link`];
-//! - [`bianchi`]: Bianchi's saturation model of DCF, the medium's validation oracle.
+//! - [`bianchi`]: Bianchi's saturation model of DCF, the medium's validation oracle;
+//! - [`downlink`]: an 802.11ac downlink with aggregation, the alternative to [`medium`] for an
+//!   AP's A-MPDU traffic, built from [`ampdu`] (A-MPDU and A-MSDU framing and airtime),
+//!   [`blockack`] (the BlockAck and its window) and [`minstrel`] (rate adaptation);
+//! - [`aggregation_model`]: the aggregation thesis's §5.2 model of its aggregation level and
+//!   delay, its validation oracle; [`paced_load`]: paced load on it and the measurements.
 //!
-//! The medium asks the PHY and the channel about frames only through [`FrameModel`], so a
-//! future A-MPDU aggregation model plugs in there.
+//! The medium asks the PHY and the channel about frames only through [`FrameModel`].
 
+pub mod aggregation_model;
+pub mod ampdu;
 pub mod bianchi;
+pub mod blockack;
 pub mod channel;
+pub mod downlink;
 pub mod medium;
+pub mod minstrel;
+pub mod paced_load;
 pub mod per_table;
 pub mod phy;
 pub mod radio;

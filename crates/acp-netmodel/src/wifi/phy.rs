@@ -904,7 +904,7 @@ impl PhyConfig {
     }
 
     /// BCC encoders (`N_ES`).
-    fn encoders(&self) -> u64 {
+    pub fn encoders(&self) -> u64 {
         let Rate::Mcs(mcs) = self.rate else {
             return 1;
         };
