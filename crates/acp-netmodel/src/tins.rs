@@ -311,6 +311,7 @@ mod tests {
     use crate::link::{tests::run, Link, LinkConfig};
     use crate::queue::Discipline;
     use crate::rng::Streams;
+    use crate::schedule::{Schedule, Step};
 
     const VOICE: u8 = 46;
     const VIDEO: u8 = 34;
@@ -459,17 +460,20 @@ mod tests {
         (arrivals, born)
     }
 
-    /// Runs the streams through a 1 Mbit/s link of `discipline` with 50 packets per tin; gives
-    /// each departure's (DSCP, bytes, birth, departure).
+    /// A 1 Mbit/s diffserv4 link, 50 packets per tin.
+    fn tins_link() -> LinkConfig {
+        LinkConfig {
+            discipline: Discipline::Diffserv4,
+            ..LinkConfig::new(1e6, Duration::ZERO, QueueLimit::Packets(50))
+        }
+    }
+
+    /// Runs the streams through a link; gives each departure's (DSCP, bytes, birth, departure).
     fn through_link(
-        discipline: Discipline,
+        cfg: LinkConfig,
         specs: &[(Process, f64, u32, u8)],
         until: Time,
     ) -> Vec<(u8, u32, Time, Time)> {
-        let cfg = LinkConfig {
-            discipline,
-            ..LinkConfig::new(1e6, Duration::ZERO, QueueLimit::Packets(50))
-        };
         let mut link = Link::new(cfg, &Streams::new(1), "tins", Time::ZERO);
         let (arrivals, born) = streams(specs, until);
         let meta: Vec<(u8, u32)> = arrivals.iter().map(|(_, p)| (p.dscp, p.bytes)).collect();
@@ -480,6 +484,16 @@ mod tests {
                 (meta[i].0, meta[i].1, born[i], at)
             })
             .collect()
+    }
+
+    /// Bits per second of `dscp`'s departures in `(from, to]`.
+    fn rate_of(out: &[(u8, u32, Time, Time)], dscp: u8, from: Time, to: Time) -> f64 {
+        let bytes: u64 = out
+            .iter()
+            .filter(|x| x.0 == dscp && x.3 > from && x.3 <= to)
+            .map(|x| u64::from(x.1))
+            .sum();
+        bytes as f64 * 8.0 / to.nanos_since(from) as f64 * 1e9
     }
 
     #[test]
@@ -497,7 +511,11 @@ mod tests {
                 (Process::Poisson, 25.0, 500, VOICE),
                 (Process::Poisson, 250.0 * be_load, 500, BE),
             ];
-            let out = through_link(discipline, &specs, until);
+            let cfg = LinkConfig {
+                discipline,
+                ..tins_link()
+            };
+            let out = through_link(cfg, &specs, until);
             let voice: Vec<f64> = out
                 .iter()
                 .filter(|d| d.0 == VOICE)
@@ -539,16 +557,8 @@ mod tests {
                 (Process::Periodic, offered, 500, dscp),
                 (Process::Poisson, 375.0, 500, BE),
             ];
-            let out = through_link(Discipline::Diffserv4, &specs, Time::from_secs(100));
-            let (from, to) = (Time::from_secs(10), Time::from_secs(100));
-            let share = |d: u8| {
-                let bytes: u64 = out
-                    .iter()
-                    .filter(|x| x.0 == d && x.3 > from && x.3 <= to)
-                    .map(|x| u64::from(x.1))
-                    .sum();
-                bytes as f64 * 8.0 / (1e6 * 90.0)
-            };
+            let out = through_link(tins_link(), &specs, Time::from_secs(100));
+            let share = |d| rate_of(&out, d, Time::from_secs(10), Time::from_secs(100)) / 1e6;
             let (got, rest) = (share(dscp), share(BE));
             eprintln!(
                 "{tin} offered {:.4}: got {got:.5}, Best Effort {rest:.5}",
@@ -564,6 +574,33 @@ mod tests {
                 "{tin} + Best Effort: {:.4}",
                 got + rest
             );
+        }
+    }
+
+    #[test]
+    fn thresholds_follow_the_rate_a_schedule_sets() {
+        // Voice offered 1 Mbit/s beside backlogged Best Effort; the link doubles its rate at
+        // 50 s: Voice's 25 % goes from 0.25 to 0.5 Mbit/s (same bound as above).
+        let cfg = LinkConfig {
+            schedule: Some(Schedule {
+                steps: vec![Step {
+                    at: Duration::from_secs(50),
+                    rate_bps: Some(2e6),
+                    ..Step::default()
+                }],
+                repeat: None,
+            }),
+            ..tins_link()
+        };
+        let specs = [
+            (Process::Periodic, 250.0, 500, VOICE),
+            (Process::Poisson, 750.0, 500, BE),
+        ];
+        let out = through_link(cfg, &specs, Time::from_secs(100));
+        let s = Time::from_secs;
+        for (from, to, want) in [(s(5), s(50), 0.25e6), (s(55), s(100), 0.5e6)] {
+            let got = rate_of(&out, VOICE, from, to);
+            assert!((got / want - 1.0).abs() < 0.01, "{got} bit/s, want {want}");
         }
     }
 }
