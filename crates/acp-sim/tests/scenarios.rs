@@ -235,3 +235,17 @@ fn diffserv4_keeps_voice_delay_and_holds_the_video_threshold() {
         "{voice} + {video} + {be}"
     );
 }
+
+#[test]
+fn a_links_discipline_is_named_once() {
+    let scenario = |keys: &str| {
+        format!(
+            "format = 2\nduration = \"1s\"\n[[link]]\nfrom = \"a\"\nto = \"b\"\nrate = \"1mbit\"\n\
+             {keys}\n[[flow]]\ntype = \"cross\"\nrate = \"1kbit\"\npath = [\"a\", \"b\"]\n"
+        )
+    };
+    let err = |keys: &str| Scenario::parse(&scenario(keys)).unwrap_err().to_string();
+    assert!(Scenario::parse(&scenario("discipline = \"diffserv4\"")).is_ok());
+    assert!(err("discipline = \"cake\"").contains("unknown discipline \"cake\""));
+    assert!(err("discipline = \"diffserv4\"\npriority = [[46]]").contains("not both"));
+}
