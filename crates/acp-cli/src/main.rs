@@ -434,6 +434,13 @@ struct RelayArgs {
     /// (e.g. 46/34,26); unlisted DSCPs form the lowest class. Default: one drop-tail FIFO.
     #[arg(long, value_name = "CLASSES", value_parser = pathargs::parse_priority)]
     priority: Option<Discipline>,
+    /// Queue discipline by name, instead of --priority: diffserv4 (CAKE-style Diffserv tins by
+    /// DSCP: Voice = CS7, CS6, EF, VA, CS5, CS4 with priority up to 25 % of the rate; Video =
+    /// AF4x, AF3x, CS3, AF2x, CS2 up to 50 %; Bulk = CS1, LE up to 6.25 %; Best Effort the
+    /// rest; above its share a tin shares what is left by byte round robin; each tin holds up
+    /// to the queue limit).
+    #[arg(long, value_name = "NAME", value_parser = pathargs::parse_discipline, conflicts_with = "priority")]
+    discipline: Option<Discipline>,
     /// Rate, delay and loss over time, both directions: a TOML file of `repeat = "20s"`
     /// (optional) and [[step]] tables with `at` and any of `rate`, `delay`, `loss`.
     #[arg(long, value_name = "FILE", value_parser = pathargs::read_schedule)]

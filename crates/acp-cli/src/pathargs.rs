@@ -1,5 +1,5 @@
 //! Parsers of the path-model arguments of `acp relay` (clap value parsers): loss models, jitter,
-//! priority classes, blackhole windows, and the schedule and trace files. Each returns the
+//! priority classes, named disciplines, blackhole windows, and the schedule and trace files. Each returns the
 //! `acp-netmodel` value or one line saying what is wrong; files' errors name the file and line.
 
 use std::fmt;
@@ -104,6 +104,11 @@ pub fn parse_priority(s: &str) -> Result<Discipline, String> {
     Ok(discipline)
 }
 
+/// `--discipline`: a queue discipline by name (`diffserv4`).
+pub fn parse_discipline(s: &str) -> Result<Discipline, String> {
+    Discipline::by_name(s.trim())
+}
+
 /// `--blackhole`: `AT+DURATION` from the relay's start, e.g. `8s+3s`.
 pub fn parse_blackhole(s: &str) -> Result<(Duration, Duration), String> {
     let (at, len) = s
@@ -200,6 +205,12 @@ mod tests {
             .unwrap_err()
             .contains("\"shuffle\""));
         assert!(parse_jitter("5 parsecs").is_err());
+    }
+
+    #[test]
+    fn disciplines_by_name() {
+        assert_eq!(parse_discipline("diffserv4"), Ok(Discipline::Diffserv4));
+        assert!(parse_discipline("fifo").unwrap_err().contains("diffserv4"));
     }
 
     #[test]

@@ -488,6 +488,23 @@ fn relay_path_flags_report_bad_values_in_one_line() {
             "two priority".into(),
         ),
         (
+            vec!["--rate", "2mbit", "--queue", "5", "--discipline", "cake"],
+            "unknown discipline".into(),
+        ),
+        (
+            vec![
+                "--rate",
+                "2mbit",
+                "--queue",
+                "5",
+                "--discipline",
+                "diffserv4",
+                "--priority",
+                "46",
+            ],
+            "cannot be used with".into(),
+        ),
+        (
             vec!["--rate", "2mbit", "--queue", "5", "--blackhole", "8s"],
             "AT+DURATION".into(),
         ),

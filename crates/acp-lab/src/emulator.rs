@@ -5,7 +5,8 @@
 //! A packet read from host `a`'s TUN device and addressed to host `b` follows the route `a → b`:
 //! it arrives at the route's first link at the instant it was read, arrives at each next link at
 //! the instant it left the previous one, and is written into `b`'s TUN device when it leaves the
-//! last. Its size on the links is its IP length, its class under strict priority its DSCP.
+//! last. Its size on the links is its IP length, its class (strict priority, Diffserv tins) its
+//! DSCP.
 //! Packets that are not IPv4, or have no route, are counted and dropped.
 //!
 //! # WiFi media

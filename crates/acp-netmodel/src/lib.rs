@@ -11,7 +11,7 @@
 //!
 //! ```text
 //! arrival ─► outage? ─► loss (Bernoulli | Gilbert–Elliott) ─► queue discipline (drop-tail FIFO |
-//!   strict priority by DSCP) ─► server (rate: deterministic | exponential; or a Mahimahi delivery
+//!   strict priority by DSCP | diffserv4 tins) ─► server (rate: deterministic | exponential; or a Mahimahi delivery
 //!   trace) ─► propagation delay (+ jitter, in order unless reordering is asked) ─► outage? ─► departure
 //! ```
 //!
@@ -21,6 +21,7 @@
 //! - [`rng`]: the seeded generator and its independent, named streams (common random numbers);
 //! - [`loss`]: random loss models;
 //! - [`queue`]: the queue-discipline trait, drop-tail FIFO and strict priority;
+//! - [`tins`]: Diffserv tins in the manner of CAKE's `diffserv4`;
 //! - [`schedule`]: piecewise link schedules and Mahimahi packet-delivery traces;
 //! - [`link`]: the link itself;
 //! - [`arrivals`]: arrival processes (periodic/CBR, Poisson, on-off) for cross traffic and update
@@ -39,6 +40,7 @@ pub mod loss;
 pub mod queue;
 pub mod rng;
 pub mod schedule;
+pub mod tins;
 pub mod wifi;
 
 pub use acp_core::Time;

@@ -246,6 +246,12 @@ impl<P: fmt::Debug + Send + 'static> Link<P> {
             start,
             cfg,
         };
+        let rate = link
+            .cfg
+            .trace
+            .as_ref()
+            .map_or(link.rate_bps, Trace::mean_rate_bps);
+        link.queue.set_rate(rate);
         link.apply_schedule(start);
         link
     }
@@ -399,6 +405,7 @@ impl<P> Link<P> {
             let step = schedule.step(self.next_step);
             if let Some(r) = step.rate_bps {
                 self.rate_bps = r;
+                self.queue.set_rate(r);
             }
             if let Some(d) = step.delay {
                 self.delay = d;
@@ -513,7 +520,7 @@ impl<P> Link<P> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn ms(v: u64) -> Time {
@@ -543,7 +550,7 @@ mod tests {
 
     /// Drives the link as an event loop would: arrivals at their times, wake-ups at
     /// `poll_timeout`, and returns (item, departure time) of everything delivered.
-    fn run(l: &mut Link<u32>, arrivals: &[(Time, Parcel<u32>)]) -> Vec<(u32, Time)> {
+    pub(crate) fn run(l: &mut Link<u32>, arrivals: &[(Time, Parcel<u32>)]) -> Vec<(u32, Time)> {
         let mut out = Vec::new();
         let mut pending: VecDeque<_> = arrivals.iter().cloned().collect();
         loop {

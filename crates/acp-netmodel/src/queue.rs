@@ -9,10 +9,13 @@
 //! - [`StrictPriority`]: N FIFO classes chosen by the packet's DSCP; the server always takes the
 //!   head of the highest non-empty class. The limit is shared by all classes (drop-tail on the
 //!   total).
+//! - [`Diffserv4`](crate::tins::Diffserv4): CAKE-style Diffserv tins with bandwidth thresholds
+//!   (module [`tins`](crate::tins)).
 
 use std::collections::VecDeque;
 use std::fmt;
 
+use crate::tins::Diffserv4;
 use crate::Time;
 
 /// A packet as the model sees it: the caller's opaque item, its size on the wire and its DSCP.
@@ -78,6 +81,9 @@ pub trait QueueDiscipline<P>: fmt::Debug + Send {
     fn dequeue(&mut self, now: Time) -> Option<Parcel<P>>;
     /// What waits (not counting the packet in service).
     fn occupancy(&self) -> Occupancy;
+    /// The rate the link serves at (bit/s, maybe infinite), told when the link starts and
+    /// whenever it changes; disciplines that share the rate follow it.
+    fn set_rate(&mut self, _rate_bps: f64) {}
 }
 
 /// Which discipline a link uses.
@@ -92,9 +98,20 @@ pub enum Discipline {
         /// DSCPs per class, highest priority first.
         classes: Vec<Vec<u8>>,
     },
+    /// CAKE's `diffserv4` tins (Bulk, Best Effort, Video, Voice) with bandwidth thresholds;
+    /// each tin holds up to the link's limit. See [`crate::tins`].
+    Diffserv4,
 }
 
 impl Discipline {
+    /// The discipline a scenario's `discipline` key or the relay's `--discipline` names.
+    pub fn by_name(name: &str) -> Result<Discipline, String> {
+        match name {
+            "diffserv4" => Ok(Discipline::Diffserv4),
+            other => Err(format!("unknown discipline {other:?} (known: diffserv4)")),
+        }
+    }
+
     /// Checks DSCPs are in 0–63 and listed once.
     pub fn validate(&self) -> Result<(), String> {
         if let Discipline::StrictPriority { classes } = self {
@@ -120,6 +137,7 @@ impl Discipline {
         match self {
             Discipline::DropTail => Box::new(DropTail::new(limit)),
             Discipline::StrictPriority { classes } => Box::new(StrictPriority::new(limit, classes)),
+            Discipline::Diffserv4 => Box::new(Diffserv4::new(limit)),
         }
     }
 }
@@ -297,6 +315,14 @@ mod tests {
         assert!(q.enqueue(Time::ZERO, parcel(1, 10, 0), idle).is_ok());
         assert!(q.enqueue(Time::ZERO, parcel(2, 10, 0), idle).is_ok());
         assert!(q.enqueue(Time::ZERO, parcel(3, 10, 46), idle).is_err());
+    }
+
+    #[test]
+    fn disciplines_by_name() {
+        assert_eq!(Discipline::by_name("diffserv4"), Ok(Discipline::Diffserv4));
+        assert!(Discipline::by_name("cake")
+            .unwrap_err()
+            .contains("\"cake\""));
     }
 
     #[test]

@@ -139,6 +139,8 @@ struct LinkToml {
     jitter: Option<JitterToml>,
     /// DSCPs per priority class, highest first.
     priority: Option<Vec<Vec<u8>>>,
+    /// A queue discipline by name (`diffserv4`), instead of `priority`.
+    discipline: Option<String>,
     #[serde(default)]
     outages: Vec<OutageToml>,
     schedule: Option<ScheduleToml>,
@@ -762,10 +764,15 @@ fn link_config(l: &LinkToml, base: Option<&Path>) -> Result<LinkConfig, String> 
             reorder: *reorder,
         },
     });
-    if let Some(classes) = &l.priority {
-        cfg.discipline = Discipline::StrictPriority {
-            classes: classes.clone(),
-        };
+    match (&l.priority, &l.discipline) {
+        (Some(_), Some(_)) => return Err("give priority or discipline, not both".into()),
+        (Some(classes), None) => {
+            cfg.discipline = Discipline::StrictPriority {
+                classes: classes.clone(),
+            }
+        }
+        (None, Some(name)) => cfg.discipline = Discipline::by_name(name)?,
+        (None, None) => {}
     }
     cfg.outages = l.outages.iter().map(|o| (o.at.0, o.duration.0)).collect();
     cfg.schedule = l
