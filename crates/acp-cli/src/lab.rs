@@ -90,6 +90,13 @@ fn result_json(r: &LabResult) -> Value {
                 "dropped_outage": l.dropped_outage,
             })).collect::<Vec<_>>(),
         },
+        "wifi": e.media.iter().map(|m| json!({
+            "offered": m.offered,
+            "delivered": m.delivered,
+            "dropped_queue": m.dropped_queue,
+            "dropped_retry": m.dropped_retry,
+            "medium": m.counters,
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -142,6 +149,13 @@ fn result_text(r: &LabResult) -> String {
             "  wifi {}: {} frames offered, {} delivered, queue drops {}, retry-limit drops {}\n",
             m.name, m.offered, m.delivered, m.dropped_queue, m.dropped_retry
         );
+        for s in m.counters.iter().flat_map(|c| &c.per_station) {
+            let c = &s.counts;
+            out += &format!(
+                "    {}: {} attempts, {} received, {} retries, {} collisions, {} errors\n",
+                s.name, c.attempts, c.successes, c.retries, c.collisions, c.errors
+            );
+        }
     }
     out
 }

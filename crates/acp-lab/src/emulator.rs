@@ -51,6 +51,7 @@ use acp_netmodel::{Streams, Time};
 use acp_runtime::clock;
 use acp_runtime::net::poll_fds;
 use acp_runtime::relay::{PathConfig, PathCounters, PathModel, SPIN_WINDOW};
+use acp_sim::report::WifiResult;
 use acp_sim::topology::{Hop, WifiDef};
 
 use crate::ipv4::{self, Transport};
@@ -78,6 +79,13 @@ pub struct Port {
 pub struct LinkSpec {
     pub name: String,
     pub path: PathConfig,
+}
+
+/// A WiFi medium: the simulator's definition and its stations' node names, the AP first.
+#[derive(Debug, Clone)]
+pub struct MediumSpec {
+    pub def: WifiDef,
+    pub nodes: Vec<String>,
 }
 
 /// The hops a packet crosses from host `from` to host `to` (links and media by index).
@@ -145,7 +153,7 @@ pub struct RouteStats {
 }
 
 /// What the emulator did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct EmulatorStats {
     /// Packets read from the hosts' devices.
     pub read: u64,
@@ -168,7 +176,7 @@ pub struct EmulatorStats {
 }
 
 /// What one WiFi medium carried.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct MediumStats {
     pub name: String,
     /// Frames offered to its stations' queues.
@@ -178,6 +186,9 @@ pub struct MediumStats {
     /// Dropped by a full station queue, at the retry limit.
     pub dropped_queue: u64,
     pub dropped_retry: u64,
+    /// The medium's own counters over the whole run, as `acp sim` reports them (per station
+    /// and access category); `None` until the emulator stops.
+    pub counters: Option<WifiResult>,
 }
 
 /// A packet on its way.
@@ -206,7 +217,7 @@ impl Emulator {
     pub fn start(
         ports: Vec<Port>,
         links: &[LinkSpec],
-        media: &[WifiDef],
+        media: &[MediumSpec],
         routes: &[Route],
         seed: u64,
     ) -> io::Result<Self> {
@@ -227,7 +238,8 @@ impl Emulator {
                 .collect(),
             media: media
                 .iter()
-                .map(|w| {
+                .map(|m| {
+                    let w = &m.def;
                     Medium::new(
                         w.mac.clone(),
                         (w.frames)(&streams),
@@ -237,6 +249,7 @@ impl Emulator {
                     )
                 })
                 .collect(),
+            media_nodes: media.iter().map(|m| m.nodes.clone()).collect(),
             stats: EmulatorStats {
                 links: links
                     .iter()
@@ -248,8 +261,8 @@ impl Emulator {
                 routes: vec![RouteStats::default(); routes.len()],
                 media: media
                     .iter()
-                    .map(|w| MediumStats {
-                        name: w.name.clone(),
+                    .map(|m| MediumStats {
+                        name: m.def.name.clone(),
                         ..MediumStats::default()
                     })
                     .collect(),
@@ -257,6 +270,7 @@ impl Emulator {
             },
             buf: vec![0; MAX_PACKET],
             stepped: start,
+            start,
             measuring: Arc::new(AtomicBool::new(false)),
         };
         let measuring = worker.measuring.clone();
@@ -291,10 +305,14 @@ struct Worker {
     routes: Vec<Vec<Hop>>,
     models: Vec<PathModel<Transit>>,
     media: Vec<Medium<Transit>>,
+    /// Per medium, its stations' node names, the AP first.
+    media_nodes: Vec<Vec<String>>,
     stats: EmulatorStats,
     buf: Vec<u8>,
     /// The last instant the links were stepped to.
     stepped: Time,
+    /// When the emulator started.
+    start: Time,
     /// Whether the routes tally their deliveries.
     measuring: Arc<AtomicBool>,
 }
@@ -308,6 +326,16 @@ impl Worker {
         }
         for (model, stats) in self.models.iter_mut().zip(&mut self.stats.links) {
             add(stats, model.take_counters());
+        }
+        let ran = clock::now().saturating_since(self.start);
+        for (m, stats) in self.stats.media.iter_mut().enumerate() {
+            let medium = &self.media[m];
+            stats.counters = Some(WifiResult::of(
+                &stats.name,
+                medium,
+                &self.media_nodes[m],
+                ran,
+            ));
         }
         self.stats
     }

@@ -28,13 +28,13 @@ use acp_core::accounting::AgeIntegral;
 use acp_core::wire::HEADER_LEN;
 use acp_core::{AppMode, Monitor, MonitorConfig, Source, Time};
 use acp_netmodel::driver::{on_timer, Endpoint};
-use acp_netmodel::wifi::medium::{Medium, StationCounters};
+use acp_netmodel::wifi::medium::Medium;
 use acp_netmodel::{Arrivals, Link, Parcel, Streams};
 
 use crate::flows::{FlowKind, FlowSpec};
 use crate::report::{
     FlowResult, HopBacklog, LinkResult, PacketEvent, SimResult, SourceCounters, TcpCounters,
-    WifiResult, WifiStationResult,
+    WifiResult,
 };
 use crate::tcp::{self, Connection, Wire};
 use crate::topology::{Hop, Topology, TopologyError};
@@ -1162,47 +1162,16 @@ impl Sim {
                 }
                 Model::Wifi(m) => {
                     let def = &self.topo.wifi[i - self.topo.links.len()];
-                    let stations = (0..=def.stations.len())
-                        .filter_map(|k| m.station_counters(k))
-                        .copied()
+                    let nodes = std::iter::once(def.ap)
+                        .chain(def.stations.iter().copied())
+                        .map(|n| self.topo.name(n).to_string())
                         .collect::<Vec<_>>();
-                    let sum = |f: fn(&StationCounters) -> u64| stations.iter().map(f).sum();
-                    let c = m.counters();
-                    wifi.push(WifiResult {
-                        name: def.name.clone(),
-                        stations: def.stations.len(),
-                        attempts: sum(|s| s.attempts),
-                        successes: sum(|s| s.successes),
-                        collisions: sum(|s| s.collisions),
-                        errors: sum(|s| s.errors),
-                        retry_drops: sum(|s| s.drops),
-                        queue_drops: sum(|s| s.queue_drops),
-                        busy: c.busy_ns as f64 / elapsed,
-                        collision_time: c.collision_ns as f64 / elapsed,
-                        reception: if m.per_receiver() {
-                            "sinr"
-                        } else {
-                            "collision"
-                        }
-                        .into(),
-                        captures: sum(|s| s.captures),
-                        beacons: c.beacons,
-                        placement: def
-                            .stations
-                            .iter()
-                            .enumerate()
-                            .filter_map(|(k, &node)| {
-                                let u = m.frame_model().uplink(k + 1)?;
-                                Some(WifiStationResult {
-                                    name: self.topo.name(node).into(),
-                                    x_m: u.x_m,
-                                    y_m: u.y_m,
-                                    rx_power_dbm: u.rx_power_dbm,
-                                    snr_db: u.snr_db,
-                                })
-                            })
-                            .collect(),
-                    });
+                    wifi.push(WifiResult::of(
+                        &def.name,
+                        m,
+                        &nodes,
+                        Duration::from_nanos(self.now.as_nanos()),
+                    ));
                 }
             }
         }
