@@ -189,6 +189,38 @@ pub struct MediumStats {
     /// The medium's own counters over the whole run, as `acp sim` reports them (per station
     /// and access category); `None` until the emulator stops.
     pub counters: Option<WifiResult>,
+    /// How late the emulator handled the frames the medium delivered; `None` until it stops or
+    /// if no frame was delivered.
+    pub timing: Option<FrameTiming>,
+}
+
+/// How late frames left a medium: the instant the emulator handed each delivered frame on
+/// minus the instant the medium scheduled its reception (µs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrameTiming {
+    pub frames: usize,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+}
+
+impl FrameTiming {
+    /// The percentiles of `samples` (µs), sorting them; `None` if there are none.
+    pub fn of(samples: &mut [f64]) -> Option<Self> {
+        samples.sort_by(f64::total_cmp);
+        Some(FrameTiming {
+            frames: samples.len(),
+            p50_us: quantile(samples, 0.5)?,
+            p99_us: quantile(samples, 0.99)?,
+            max_us: quantile(samples, 1.0)?,
+        })
+    }
+}
+
+/// The `q` quantile of sorted `samples` (nearest rank); `None` if there are none.
+pub fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
+    let last = sorted.len().checked_sub(1)?;
+    Some(sorted[(last as f64 * q).round() as usize])
 }
 
 /// A packet on its way.
@@ -250,6 +282,7 @@ impl Emulator {
                 })
                 .collect(),
             media_nodes: media.iter().map(|m| m.nodes.clone()).collect(),
+            lateness: vec![Vec::new(); media.len()],
             stats: EmulatorStats {
                 links: links
                     .iter()
@@ -307,6 +340,8 @@ struct Worker {
     media: Vec<Medium<Transit>>,
     /// Per medium, its stations' node names, the AP first.
     media_nodes: Vec<Vec<String>>,
+    /// Per medium, each delivered frame's lateness (µs; see [`FrameTiming`]).
+    lateness: Vec<Vec<f64>>,
     stats: EmulatorStats,
     buf: Vec<u8>,
     /// The last instant the links were stepped to.
@@ -336,6 +371,7 @@ impl Worker {
                 &self.media_nodes[m],
                 ran,
             ));
+            stats.timing = FrameTiming::of(&mut self.lateness[m]);
         }
         self.stats
     }
@@ -378,10 +414,13 @@ impl Worker {
         }
         for m in 0..self.media.len() {
             self.media[m].handle_timeout(t);
+            let real = clock::now();
             while let Some(outcome) = self.media[m].poll_delivery(t) {
                 match outcome {
                     Ok(d) => {
                         self.stats.media[m].delivered += 1;
+                        let late = real.saturating_since(d.at).as_secs_f64() * 1e6;
+                        self.lateness[m].push(late);
                         let mut transit = d.parcel.item;
                         transit.hop += 1;
                         self.forward(t, transit, d.parcel.bytes, d.parcel.dscp);

@@ -87,6 +87,11 @@ pub fn load(path: &Path) -> Result<Plan, String> {
     from_scenario(&scenario)
 }
 
+/// Reads a scenario's text (format 2), as [`load`] reads a file.
+pub fn parse(text: &str) -> Result<Plan, String> {
+    from_scenario(&Scenario::parse(text).map_err(|e| e.to_string())?)
+}
+
 struct Builder<'a> {
     topology: &'a Topology,
     hosts: Vec<String>,
@@ -280,8 +285,7 @@ mod tests {
     use super::*;
 
     fn plan(text: &str) -> Result<Plan, String> {
-        let s = Scenario::parse(text).map_err(|e| e.to_string())?;
-        from_scenario(&s)
+        parse(text)
     }
 
     const CHAIN: &str = r#"

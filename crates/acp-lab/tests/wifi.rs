@@ -56,4 +56,6 @@ fn a_round_trip_from_a_station_crosses_the_medium_both_ways() {
     assert_eq!(received, [20, 20, 0], "{c:?}");
     assert_eq!(c.successes, 40, "{c:?}");
     assert!(c.busy > 0.0 && c.busy < 0.1, "{c:?}");
+    // Every delivered frame's lateness was measured (its size is the machine's load: not held).
+    assert_eq!(air.timing.map(|t| t.frames), Some(40), "{air:?}");
 }
