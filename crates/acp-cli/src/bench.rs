@@ -432,5 +432,25 @@ fn lab(duration: Duration, json: bool) -> anyhow::Result<()> {
             a.probes, a.min_us, a.median_us, a.p99_us, a.max_us
         )?;
     }
+    for stations in LAB_WIFI_STATIONS {
+        let w = acp_lab::bench::wifi_realtime(stations, duration)?;
+        let t = w.timing;
+        if json {
+            outln!(
+                "{}",
+                json!({"stations": w.stations, "offered_fps": w.offered_fps,
+                       "delivered_fps": w.delivered_fps, "frames": t.frames,
+                       "late_p50_us": t.p50_us, "late_p99_us": t.p99_us, "late_max_us": t.max_us})
+            )?;
+        } else {
+            outln!(
+                "lab wifi 802.11g 54 Mbit/s, {} stations saturated: offered {:.0} frames/s, delivered {:.0} frames/s; frame timing error p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+                w.stations, w.offered_fps, w.delivered_fps, t.p50_us, t.p99_us, t.max_us
+            )?;
+        }
+    }
     Ok(())
 }
+
+/// Cell sizes `acp bench lab` saturates.
+const LAB_WIFI_STATIONS: [usize; 3] = [2, 8, 32];

@@ -90,6 +90,17 @@ fn result_json(r: &LabResult) -> Value {
                 "dropped_outage": l.dropped_outage,
             })).collect::<Vec<_>>(),
         },
+        "wifi": e.media.iter().map(|m| json!({
+            "offered": m.offered,
+            "delivered": m.delivered,
+            "dropped_queue": m.dropped_queue,
+            "dropped_retry": m.dropped_retry,
+            "frame_timing": m.timing.map(|t| json!({
+                "frames": t.frames, "late_p50_us": t.p50_us, "late_p99_us": t.p99_us,
+                "late_max_us": t.max_us,
+            })),
+            "medium": m.counters,
+        })).collect::<Vec<_>>(),
     })
 }
 
@@ -142,6 +153,19 @@ fn result_text(r: &LabResult) -> String {
             "  wifi {}: {} frames offered, {} delivered, queue drops {}, retry-limit drops {}\n",
             m.name, m.offered, m.delivered, m.dropped_queue, m.dropped_retry
         );
+        if let Some(t) = m.timing {
+            out += &format!(
+                "    frames handed on late by p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs\n",
+                t.p50_us, t.p99_us, t.max_us
+            );
+        }
+        for s in m.counters.iter().flat_map(|c| &c.per_station) {
+            let c = &s.counts;
+            out += &format!(
+                "    {}: {} attempts, {} received, {} retries, {} collisions, {} errors\n",
+                s.name, c.attempts, c.successes, c.retries, c.collisions, c.errors
+            );
+        }
     }
     out
 }

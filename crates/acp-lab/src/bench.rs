@@ -1,6 +1,7 @@
 //! Measurements of the emulator itself (`acp bench lab`): how many packets a second it forwards
-//! between two hosts over a link too fast to matter, and how far the one-way delay of probes
-//! through a 20 ms link lands from the model's.
+//! between two hosts over a link too fast to matter, how far the one-way delay of probes
+//! through a 20 ms link lands from the model's, and how late it hands on the frames of a
+//! saturated 802.11g cell of 2 to 32 stations.
 
 use std::io;
 use std::net::UdpSocket;
@@ -11,8 +12,11 @@ use acp_runtime::clock;
 use acp_runtime::relay::PathConfig;
 use acp_sim::topology::Hop;
 
-use crate::emulator::{Emulator, LinkSpec, Route};
+use std::sync::atomic::AtomicBool;
+
+use crate::emulator::{quantile, Emulator, FrameTiming, LinkSpec, Route};
 use crate::hosts::{self, Host};
+use crate::{plan, run};
 
 /// What the emulator forwarded from a saturating sender.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -127,15 +131,56 @@ pub fn delay_accuracy(probes: usize) -> io::Result<Accuracy> {
         .map_err(|_| io::Error::other("receiver panicked"))?;
     emu.stop();
     errors.sort_by(f64::total_cmp);
-    let at = |q: f64| errors[((errors.len() - 1) as f64 * q).round() as usize];
-    if errors.is_empty() {
-        return Err(io::Error::other("no probe came through"));
-    }
+    let at = |q: f64| quantile(&errors, q).ok_or_else(|| io::Error::other("no probe came through"));
     Ok(Accuracy {
         probes: errors.len(),
-        min_us: at(0.0),
-        median_us: at(0.5),
-        p99_us: at(0.99),
-        max_us: at(1.0),
+        min_us: at(0.0)?,
+        median_us: at(0.5)?,
+        p99_us: at(0.99)?,
+        max_us: at(1.0)?,
+    })
+}
+
+/// What a saturated 802.11g cell did in real time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct WifiRealtime {
+    pub stations: usize,
+    /// Frames the stations offered and the medium delivered, per second.
+    pub offered_fps: f64,
+    pub delivered_fps: f64,
+    /// How late the emulator handed the delivered frames on ([`FrameTiming`]).
+    pub timing: FrameTiming,
+}
+
+/// Frames per second each station offers in [`wifi_realtime`]: together more than any 802.11g
+/// cell carries, so the medium is saturated.
+pub const WIFI_STATION_FPS: usize = 4000;
+
+/// Runs `stations` stations of an 802.11g cell at 54 Mbit/s (DCF), each sending
+/// [`WIFI_STATION_FPS`] 200-byte datagrams a second to the AP's host, for `duration`, through
+/// the lab (`acp lab`'s own run), and measures how late the emulator handled the frames.
+pub fn wifi_realtime(stations: usize, duration: Duration) -> io::Result<WifiRealtime> {
+    let bits = WIFI_STATION_FPS * 200 * 8;
+    let text = format!(
+        "format = 2\nname = \"bench wifi\"\nduration = \"{}ms\"\n\
+         [[wifi]]\nap = \"ap\"\nstations = \"sta\"\ncount = {stations}\nstandard = \"g\"\nrate = \"54mbit\"\n\
+         [[flow]]\ntype = \"cross\"\nname = \"load\"\ncount = {stations}\nprocess = \"cbr\"\nrate = \"{bits}bit\"\nsize = 200\npath = [\"sta\", \"ap\"]\n",
+        duration.as_millis()
+    );
+    let plan = plan::parse(&text).map_err(io::Error::other)?;
+    let result = run::run(&plan, None, &AtomicBool::new(false))?;
+    let secs = result.ran.as_secs_f64();
+    let air = result
+        .emulator
+        .media
+        .first()
+        .ok_or_else(|| io::Error::other("the bench cell has no medium"))?;
+    Ok(WifiRealtime {
+        stations,
+        offered_fps: air.offered as f64 / secs,
+        delivered_fps: air.delivered as f64 / secs,
+        timing: air
+            .timing
+            .ok_or_else(|| io::Error::other("no frame crossed the bench cell"))?,
     })
 }

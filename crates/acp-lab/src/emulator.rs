@@ -52,6 +52,7 @@ use acp_netmodel::{Streams, Time};
 use acp_runtime::clock;
 use acp_runtime::net::poll_fds;
 use acp_runtime::relay::{PathConfig, PathCounters, PathModel, SPIN_WINDOW};
+use acp_sim::report::WifiResult;
 use acp_sim::topology::{Hop, WifiDef};
 
 use crate::ipv4::{self, Transport};
@@ -79,6 +80,13 @@ pub struct Port {
 pub struct LinkSpec {
     pub name: String,
     pub path: PathConfig,
+}
+
+/// A WiFi medium: the simulator's definition and its stations' node names, the AP first.
+#[derive(Debug, Clone)]
+pub struct MediumSpec {
+    pub def: WifiDef,
+    pub nodes: Vec<String>,
 }
 
 /// The hops a packet crosses from host `from` to host `to` (links and media by index).
@@ -146,7 +154,7 @@ pub struct RouteStats {
 }
 
 /// What the emulator did.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct EmulatorStats {
     /// Packets read from the hosts' devices.
     pub read: u64,
@@ -169,7 +177,7 @@ pub struct EmulatorStats {
 }
 
 /// What one WiFi medium carried.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct MediumStats {
     pub name: String,
     /// Frames offered to its stations' queues.
@@ -179,6 +187,41 @@ pub struct MediumStats {
     /// Dropped by a full station queue, at the retry limit.
     pub dropped_queue: u64,
     pub dropped_retry: u64,
+    /// The medium's own counters over the whole run, as `acp sim` reports them (per station
+    /// and access category); `None` until the emulator stops.
+    pub counters: Option<WifiResult>,
+    /// How late the emulator handled the frames the medium delivered; `None` until it stops or
+    /// if no frame was delivered.
+    pub timing: Option<FrameTiming>,
+}
+
+/// How late frames left a medium: the instant the emulator handed each delivered frame on
+/// minus the instant the medium scheduled its reception (µs).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FrameTiming {
+    pub frames: usize,
+    pub p50_us: f64,
+    pub p99_us: f64,
+    pub max_us: f64,
+}
+
+impl FrameTiming {
+    /// The percentiles of `samples` (µs), sorting them; `None` if there are none.
+    pub fn of(samples: &mut [f64]) -> Option<Self> {
+        samples.sort_by(f64::total_cmp);
+        Some(FrameTiming {
+            frames: samples.len(),
+            p50_us: quantile(samples, 0.5)?,
+            p99_us: quantile(samples, 0.99)?,
+            max_us: quantile(samples, 1.0)?,
+        })
+    }
+}
+
+/// The `q` quantile of sorted `samples` (nearest rank); `None` if there are none.
+pub fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
+    let last = sorted.len().checked_sub(1)?;
+    Some(sorted[(last as f64 * q).round() as usize])
 }
 
 /// A packet on its way.
@@ -207,7 +250,7 @@ impl Emulator {
     pub fn start(
         ports: Vec<Port>,
         links: &[LinkSpec],
-        media: &[WifiDef],
+        media: &[MediumSpec],
         routes: &[Route],
         seed: u64,
     ) -> io::Result<Self> {
@@ -228,7 +271,8 @@ impl Emulator {
                 .collect(),
             media: media
                 .iter()
-                .map(|w| {
+                .map(|m| {
+                    let w = &m.def;
                     Medium::new(
                         w.mac.clone(),
                         (w.frames)(&streams),
@@ -238,6 +282,8 @@ impl Emulator {
                     )
                 })
                 .collect(),
+            media_nodes: media.iter().map(|m| m.nodes.clone()).collect(),
+            lateness: vec![Vec::new(); media.len()],
             stats: EmulatorStats {
                 links: links
                     .iter()
@@ -249,8 +295,8 @@ impl Emulator {
                 routes: vec![RouteStats::default(); routes.len()],
                 media: media
                     .iter()
-                    .map(|w| MediumStats {
-                        name: w.name.clone(),
+                    .map(|m| MediumStats {
+                        name: m.def.name.clone(),
                         ..MediumStats::default()
                     })
                     .collect(),
@@ -258,6 +304,7 @@ impl Emulator {
             },
             buf: vec![0; MAX_PACKET],
             stepped: start,
+            start,
             measuring: Arc::new(AtomicBool::new(false)),
         };
         let measuring = worker.measuring.clone();
@@ -292,10 +339,16 @@ struct Worker {
     routes: Vec<Vec<Hop>>,
     models: Vec<PathModel<Transit>>,
     media: Vec<Medium<Transit>>,
+    /// Per medium, its stations' node names, the AP first.
+    media_nodes: Vec<Vec<String>>,
+    /// Per medium, each delivered frame's lateness (µs; see [`FrameTiming`]).
+    lateness: Vec<Vec<f64>>,
     stats: EmulatorStats,
     buf: Vec<u8>,
     /// The last instant the links were stepped to.
     stepped: Time,
+    /// When the emulator started.
+    start: Time,
     /// Whether the routes tally their deliveries.
     measuring: Arc<AtomicBool>,
 }
@@ -309,6 +362,17 @@ impl Worker {
         }
         for (model, stats) in self.models.iter_mut().zip(&mut self.stats.links) {
             add(stats, model.take_counters());
+        }
+        let ran = clock::now().saturating_since(self.start);
+        for (m, stats) in self.stats.media.iter_mut().enumerate() {
+            let medium = &self.media[m];
+            stats.counters = Some(WifiResult::of(
+                &stats.name,
+                medium,
+                &self.media_nodes[m],
+                ran,
+            ));
+            stats.timing = FrameTiming::of(&mut self.lateness[m]);
         }
         self.stats
     }
@@ -351,10 +415,13 @@ impl Worker {
         }
         for m in 0..self.media.len() {
             self.media[m].handle_timeout(t);
+            let real = clock::now();
             while let Some(outcome) = self.media[m].poll_delivery(t) {
                 match outcome {
                     Ok(d) => {
                         self.stats.media[m].delivered += 1;
+                        let late = real.saturating_since(d.at).as_secs_f64() * 1e6;
+                        self.lateness[m].push(late);
                         let mut transit = d.parcel.item;
                         transit.hop += 1;
                         self.forward(t, transit, d.parcel.bytes, d.parcel.dscp);

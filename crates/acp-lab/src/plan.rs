@@ -24,10 +24,10 @@ use acp_netmodel::Streams;
 use acp_runtime::relay::PathConfig;
 use acp_sim::flows::{FlowKind, FlowSpec};
 use acp_sim::scenario::Scenario;
-use acp_sim::topology::{Hop, Topology, WifiDef};
+use acp_sim::topology::{Hop, Topology};
 
 use crate::datagrams::DatagramFlow;
-use crate::emulator::{LinkSpec, Route};
+use crate::emulator::{LinkSpec, MediumSpec, Route};
 use crate::hosts::MAX_HOSTS;
 use crate::tcp_flows::{self, ReceiveBuffer, TcpFlow};
 
@@ -72,7 +72,7 @@ pub struct Plan {
     pub hosts: Vec<String>,
     pub links: Vec<LinkSpec>,
     /// The WiFi media, as the simulator defines them.
-    pub media: Vec<WifiDef>,
+    pub media: Vec<MediumSpec>,
     pub routes: Vec<Route>,
     pub flows: Vec<FlowPlan>,
     /// Per host, the `net.ipv4.tcp_rmem` (default, max) its TCP flows' `rmem` asks for.
@@ -85,6 +85,11 @@ pub fn load(path: &Path) -> Result<Plan, String> {
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let scenario = Scenario::parse_in(&text, path.parent()).map_err(|e| e.to_string())?;
     from_scenario(&scenario)
+}
+
+/// Reads a scenario's text (format 2), as [`load`] reads a file.
+pub fn parse(text: &str) -> Result<Plan, String> {
+    from_scenario(&Scenario::parse(text).map_err(|e| e.to_string())?)
 }
 
 struct Builder<'a> {
@@ -230,7 +235,18 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
         warmup: s.config.warmup,
         hosts: b.hosts,
         links,
-        media: s.topology.wifi.clone(),
+        media: s
+            .topology
+            .wifi
+            .iter()
+            .map(|w| MediumSpec {
+                def: w.clone(),
+                nodes: std::iter::once(w.ap)
+                    .chain(w.stations.iter().copied())
+                    .map(|n| s.topology.name(n).to_string())
+                    .collect(),
+            })
+            .collect(),
         routes: b.routes,
         flows,
         tcp_rmem,
@@ -269,8 +285,7 @@ mod tests {
     use super::*;
 
     fn plan(text: &str) -> Result<Plan, String> {
-        let s = Scenario::parse(text).map_err(|e| e.to_string())?;
-        from_scenario(&s)
+        parse(text)
     }
 
     const CHAIN: &str = r#"
@@ -414,7 +429,8 @@ mod tests {
         .unwrap();
         assert_eq!(p.hosts, ["a", "b"]);
         assert_eq!(p.media.len(), 1);
-        assert_eq!(p.media[0].name, "air");
+        assert_eq!(p.media[0].def.name, "air");
+        assert_eq!(p.media[0].nodes, ["w", "a"]);
         // Station 1 (a) to the AP (0), then the wired links; and back.
         assert_eq!(
             p.routes[0].hops,

@@ -47,4 +47,15 @@ fn a_round_trip_from_a_station_crosses_the_medium_both_ways() {
     // Each datagram crossed the medium once: 20 up, 20 down; none lost on a two-station cell.
     assert_eq!((air.offered, air.delivered), (40, 40), "{air:?}");
     assert_eq!(stats.forwarded, 40, "{stats:?}");
+    // The medium's own counters, per station as `acp sim` reports them: the AP sent the 20
+    // echoes to sta#1, sta#1 the 20 requests; sta#2 nothing.
+    let c = air.counters.as_ref().unwrap();
+    let names: Vec<_> = c.per_station.iter().map(|s| s.name.as_str()).collect();
+    assert_eq!(names, ["ap", "sta#1", "sta#2"], "{c:?}");
+    let received: Vec<_> = c.per_station.iter().map(|s| s.counts.successes).collect();
+    assert_eq!(received, [20, 20, 0], "{c:?}");
+    assert_eq!(c.successes, 40, "{c:?}");
+    assert!(c.busy > 0.0 && c.busy < 0.1, "{c:?}");
+    // Every delivered frame's lateness was measured (its size is the machine's load: not held).
+    assert_eq!(air.timing.map(|t| t.frames), Some(40), "{air:?}");
 }

@@ -29,7 +29,7 @@ use acp_core::wire::HEADER_LEN;
 use acp_core::{AppMode, Monitor, MonitorConfig, Source, Time};
 use acp_netmodel::driver::{on_timer, Endpoint};
 use acp_netmodel::wifi::downlink::{Downlink, LinkCounters};
-use acp_netmodel::wifi::medium::{Medium, Outcome as WifiOutcome, StationCounters};
+use acp_netmodel::wifi::medium::{Medium, Outcome as WifiOutcome};
 use acp_netmodel::wifi::phy::Mcs;
 use acp_netmodel::wifi::FrameModel;
 use acp_netmodel::{Arrivals, Link, Parcel, Streams};
@@ -37,7 +37,7 @@ use acp_netmodel::{Arrivals, Link, Parcel, Streams};
 use crate::flows::{FlowKind, FlowSpec};
 use crate::report::{
     AggregationResult, FlowResult, HopBacklog, LinkResult, PacketEvent, SimResult, SourceCounters,
-    TcpCounters, WifiResult, WifiStationResult,
+    TcpCounters, WifiResult,
 };
 use crate::tcp::{self, Connection, Wire};
 use crate::topology::{Hop, Topology, TopologyError, WifiDef};
@@ -332,6 +332,14 @@ fn monitor_config() -> MonitorConfig {
 }
 
 impl Sim {
+    /// The node names of the stations of `def`, its AP first (medium station `k` is the `k`th).
+    fn station_names(&self, def: &WifiDef) -> Vec<String> {
+        std::iter::once(def.ap)
+            .chain(def.stations.iter().copied())
+            .map(|n| self.topo.name(n).to_string())
+            .collect()
+    }
+
     /// Builds a simulation of `specs` over `topo`.
     pub fn new(cfg: SimConfig, topo: Topology, specs: Vec<FlowSpec>) -> Result<Self, BuildError> {
         let start = Time::ZERO;
@@ -1198,34 +1206,12 @@ impl Sim {
                 }
                 Model::Wifi(m) => {
                     let def = &self.topo.wifi[i - self.topo.links.len()];
-                    let stations = (0..=def.stations.len())
-                        .filter_map(|k| m.station_counters(k))
-                        .copied()
-                        .collect::<Vec<_>>();
-                    let sum = |f: fn(&StationCounters) -> u64| stations.iter().map(f).sum();
-                    let c = m.counters();
-                    wifi.push(WifiResult {
-                        name: def.name.clone(),
-                        stations: def.stations.len(),
-                        attempts: sum(|s| s.attempts),
-                        successes: sum(|s| s.successes),
-                        collisions: sum(|s| s.collisions),
-                        errors: sum(|s| s.errors),
-                        retry_drops: sum(|s| s.drops),
-                        queue_drops: sum(|s| s.queue_drops),
-                        busy: c.busy_ns as f64 / elapsed,
-                        collision_time: c.collision_ns as f64 / elapsed,
-                        reception: if m.per_receiver() {
-                            "sinr"
-                        } else {
-                            "collision"
-                        }
-                        .into(),
-                        captures: sum(|s| s.captures),
-                        beacons: c.beacons,
-                        placement: self.placement(def, m.frame_model()),
-                        aggregation: Vec::new(),
-                    });
+                    wifi.push(WifiResult::of(
+                        &def.name,
+                        m,
+                        &self.station_names(def),
+                        Duration::from_nanos(self.now.as_nanos()),
+                    ));
                 }
                 Model::Ampdu(m, frames) => {
                     let def = &self.topo.wifi[i - self.topo.links.len()];
@@ -1241,6 +1227,9 @@ impl Sim {
                         successes: sum(|c| c.delivered + c.uplink_delivered),
                         collisions: sum(|c| c.collisions),
                         errors: sum(|c| c.mpdus - c.delivered.min(c.mpdus)),
+                        // Frames of retransmissions only (a retransmission mixed into a frame of
+                        // new MPDUs is in `aggregation`'s retransmitted_mpdus).
+                        retries: sum(|c| c.retransmission_frames),
                         retry_drops: sum(|c| c.dropped + c.uplink_dropped),
                         queue_drops: sum(|c| c.queue_drops),
                         busy: c.busy_ns as f64 / elapsed,
@@ -1248,7 +1237,7 @@ impl Sim {
                         reception: "ampdu".into(),
                         captures: 0,
                         beacons: c.beacons,
-                        placement: self.placement(def, frames.as_ref()),
+                        placement: WifiResult::placement(frames.as_ref(), &self.station_names(def)),
                         aggregation: def
                             .stations
                             .iter()
@@ -1268,6 +1257,7 @@ impl Sim {
                                 }
                             })
                             .collect(),
+                        per_station: Vec::new(),
                     });
                 }
             }
@@ -1322,25 +1312,5 @@ fn tcp_counters(conn: &Connection, f: &Flow) -> TcpCounters {
         srtt: sender.rto().srtt().map(secs),
         rto: secs(sender.rto().rto()),
         cwnd_trace: f.cwnd_trace.clone(),
-    }
-}
-
-impl Sim {
-    /// Where each station of `def` is and how its AP hears it, when `frames` places them.
-    fn placement(&self, def: &WifiDef, frames: &dyn FrameModel) -> Vec<WifiStationResult> {
-        def.stations
-            .iter()
-            .enumerate()
-            .filter_map(|(k, &node)| {
-                let u = frames.uplink(k + 1)?;
-                Some(WifiStationResult {
-                    name: self.topo.name(node).into(),
-                    x_m: u.x_m,
-                    y_m: u.y_m,
-                    rx_power_dbm: u.rx_power_dbm,
-                    snr_db: u.snr_db,
-                })
-            })
-            .collect()
     }
 }

@@ -10,6 +10,11 @@
 //! [`rows_csv`] writes those fields as CSV columns and [`text_table`] shows chosen fields under
 //! their names, so a CSV column or a table heading is always a JSON field, in the same unit.
 
+use std::time::Duration;
+
+use acp_netmodel::wifi::medium::{Medium, StationCounters};
+use acp_netmodel::wifi::phy::AccessCategory;
+use acp_netmodel::wifi::FrameModel;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -395,6 +400,9 @@ pub struct WifiResult {
     pub collisions: u64,
     /// Attempts lost to channel errors.
     pub errors: u64,
+    /// Attempts that were retransmissions.
+    #[serde(default)]
+    pub retries: u64,
     /// Frames dropped at the retry limit.
     pub retry_drops: u64,
     /// Frames refused by a full station queue.
@@ -415,6 +423,149 @@ pub struct WifiResult {
     /// Each station's A-MPDU downlink (empty for the one-frame medium).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub aggregation: Vec<AggregationResult>,
+    /// Each station's counters, the AP first.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub per_station: Vec<WifiStationCounts>,
+}
+
+impl WifiResult {
+    /// Where each station is and how its AP hears it, when `frames` places them; `nodes` names
+    /// the medium's stations, the AP first.
+    pub fn placement(frames: &dyn FrameModel, nodes: &[String]) -> Vec<WifiStationResult> {
+        nodes
+            .iter()
+            .enumerate()
+            .skip(1)
+            .filter_map(|(k, node)| {
+                let u = frames.uplink(k)?;
+                Some(WifiStationResult {
+                    name: node.clone(),
+                    x_m: u.x_m,
+                    y_m: u.y_m,
+                    rx_power_dbm: u.rx_power_dbm,
+                    snr_db: u.snr_db,
+                })
+            })
+            .collect()
+    }
+
+    /// The counters of `medium`, called `name`, after `elapsed` of running; `nodes` names its
+    /// stations, the AP first (medium station `k` is `nodes[k]`).
+    pub fn of<P>(name: &str, medium: &Medium<P>, nodes: &[String], elapsed: Duration) -> Self {
+        let per_station = nodes
+            .iter()
+            .enumerate()
+            .filter_map(|(k, node)| {
+                let c = medium.station_counters(k)?;
+                let categories = if medium.config().access.is_edca() {
+                    AccessCategory::ALL
+                        .iter()
+                        .filter_map(|&ac| {
+                            let c = medium.ac_counters(k, ac)?;
+                            (*c != StationCounters::default()).then(|| WifiAcCounts {
+                                ac: ac.name().into(),
+                                counts: WifiCounts::from(c),
+                            })
+                        })
+                        .collect()
+                } else {
+                    Vec::new()
+                };
+                Some(WifiStationCounts {
+                    name: node.clone(),
+                    counts: WifiCounts::from(c),
+                    access_categories: categories,
+                })
+            })
+            .collect::<Vec<_>>();
+        let sum = |f: fn(&WifiCounts) -> u64| per_station.iter().map(|s| f(&s.counts)).sum();
+        let c = medium.counters();
+        let elapsed = elapsed.as_nanos().max(1) as f64;
+        WifiResult {
+            name: name.into(),
+            stations: medium.station_count() - 1,
+            attempts: sum(|s| s.attempts),
+            successes: sum(|s| s.successes),
+            collisions: sum(|s| s.collisions),
+            errors: sum(|s| s.errors),
+            retries: sum(|s| s.retries),
+            retry_drops: sum(|s| s.retry_drops),
+            queue_drops: sum(|s| s.queue_drops),
+            busy: c.busy_ns as f64 / elapsed,
+            collision_time: c.collision_ns as f64 / elapsed,
+            reception: if medium.per_receiver() {
+                "sinr"
+            } else {
+                "collision"
+            }
+            .into(),
+            captures: sum(|s| s.captures),
+            beacons: c.beacons,
+            placement: Self::placement(medium.frame_model(), nodes),
+            per_station,
+            aggregation: Vec::new(),
+        }
+    }
+}
+
+/// What one station (all its access categories, or one) put on the air and what became of it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WifiCounts {
+    /// Data frames put on the air.
+    pub attempts: u64,
+    /// Frames received and acknowledged.
+    pub successes: u64,
+    /// Attempts that were retransmissions.
+    pub retries: u64,
+    /// Attempts that collided with another station's.
+    pub collisions: u64,
+    /// Of those, the attempts received all the same (capture).
+    pub captures: u64,
+    /// Attempts lost to channel errors.
+    pub errors: u64,
+    /// Attempts lost to a higher access category of the same station (EDCA).
+    pub internal_collisions: u64,
+    /// Frames dropped at the retry limit.
+    pub retry_drops: u64,
+    /// Frames refused by a full queue.
+    pub queue_drops: u64,
+}
+
+impl From<&StationCounters> for WifiCounts {
+    fn from(c: &StationCounters) -> Self {
+        WifiCounts {
+            attempts: c.attempts,
+            successes: c.successes,
+            retries: c.retries,
+            collisions: c.collisions,
+            captures: c.captures,
+            errors: c.errors,
+            internal_collisions: c.internal_collisions,
+            retry_drops: c.drops,
+            queue_drops: c.queue_drops,
+        }
+    }
+}
+
+/// One station's counters on a WiFi medium.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WifiStationCounts {
+    /// The station's node name (the AP's for medium station 0).
+    pub name: String,
+    #[serde(flatten)]
+    pub counts: WifiCounts,
+    /// EDCA: per access category (`bk`, `be`, `vi`, `vo`), those that sent or dropped anything.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub access_categories: Vec<WifiAcCounts>,
+}
+
+/// One access category's share of a station's counters.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WifiAcCounts {
+    /// `bk`, `be`, `vi` or `vo`.
+    pub ac: String,
+    #[serde(flatten)]
+    pub counts: WifiCounts,
 }
 
 /// One station's A-MPDU downlink over the whole run.

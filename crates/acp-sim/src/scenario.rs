@@ -1207,6 +1207,7 @@ impl Scenario {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::report::WifiCounts;
 
     const MINI: &str = r#"
         format = 2
@@ -1399,6 +1400,52 @@ mod tests {
             .replace("mcs = 9", "mcs = 7");
         let e = Scenario::parse(&g).unwrap_err().to_string();
         assert!(e.contains("standard = \"ac\""), "{e}");
+    }
+
+    #[test]
+    fn wifi_counters_are_reported_per_station_and_access_category() {
+        // One station's cross traffic marked EF (voice), the other's unmarked, under EDCA.
+        let edca = r#"
+            format = 2
+            duration = "2s"
+            [[wifi]]
+            ap = "ap"
+            stations = "sta"
+            count = 2
+            access = "edca"
+            [[flow]]
+            type = "cross"
+            process = "cbr"
+            rate = "1mbit"
+            size = 1000
+            dscp = 46
+            path = ["sta#1", "ap"]
+            [[flow]]
+            type = "cross"
+            process = "cbr"
+            rate = "1mbit"
+            size = 1000
+            path = ["sta#2", "ap"]
+        "#;
+        let w = &Scenario::parse(edca).unwrap().build().unwrap().run().wifi[0];
+        let names: Vec<_> = w.per_station.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["ap", "sta#1", "sta#2"], "{w:?}");
+        // The rows add up to the medium's totals; the AP sent data to nobody (beacons are not
+        // data frames).
+        let total =
+            |f: fn(&WifiCounts) -> u64| w.per_station.iter().map(|s| f(&s.counts)).sum::<u64>();
+        assert_eq!(total(|c| c.attempts), w.attempts);
+        assert_eq!(total(|c| c.retries), w.retries);
+        assert_eq!(total(|c| c.collisions), w.collisions);
+        assert_eq!(w.per_station[0].counts.attempts, 0);
+        // 2 s of 1 Mbit/s in 1000-byte packets: about 250 frames each, all delivered.
+        for (k, ac) in [(1, "vo"), (2, "be")] {
+            let s = &w.per_station[k];
+            assert!((200..300).contains(&s.counts.successes), "{s:?}");
+            let acs: Vec<_> = s.access_categories.iter().map(|a| a.ac.as_str()).collect();
+            assert_eq!(acs, [ac], "{s:?}");
+            assert_eq!(s.access_categories[0].counts, s.counts);
+        }
     }
 
     #[test]

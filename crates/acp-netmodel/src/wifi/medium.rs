@@ -171,6 +171,11 @@ pub enum Access {
 }
 
 impl Access {
+    /// Whether this is EDCA (four queues per station) rather than DCF.
+    pub fn is_edca(&self) -> bool {
+        matches!(self, Access::Edca(_))
+    }
+
     fn params(&self) -> &[AcParams] {
         match self {
             Access::Dcf(p) => std::slice::from_ref(p),
@@ -436,6 +441,8 @@ struct Entity<P> {
     /// [`ApQueue::PerStation`] at the AP: per destination, the round after its latest frame's
     /// (empty otherwise).
     rounds: Vec<u64>,
+    /// This access category's share of its station's counters.
+    counters: StationCounters,
 }
 
 #[derive(Debug)]
@@ -706,6 +713,16 @@ fn make_room<P>(ent: &mut Entity<P>, to: usize) -> Option<Parcel<P>> {
     Some(q.parcel)
 }
 
+/// Applies `f` to an access category's counters and to its station's.
+fn tally(
+    ac: &mut StationCounters,
+    station: &mut StationCounters,
+    f: impl Fn(&mut StationCounters),
+) {
+    f(ac);
+    f(station);
+}
+
 impl<P> Medium<P> {
     /// A medium called `name` (its random streams' label), idle from `start`. The configuration
     /// should have passed [`MediumConfig::validate`].
@@ -731,6 +748,7 @@ impl<P> Medium<P> {
                 } else {
                     Vec::new()
                 },
+                counters: StationCounters::default(),
             })
             .collect();
         let stations = (0..total)
@@ -820,6 +838,25 @@ impl<P> Medium<P> {
         self.stations.get(station).map(|s| &s.counters)
     }
 
+    /// The part of a station's counters that is its access category `ac`'s (`None` if there is
+    /// no such station). Under DCF the station has one queue, and every category's counters are
+    /// its whole counters.
+    pub fn ac_counters(&self, station: usize, ac: AccessCategory) -> Option<&StationCounters> {
+        let per = self.params.len();
+        let slot = if per == 1 { 0 } else { ac.index() };
+        (station < self.stations.len()).then(|| &self.entities[station * per + slot].counters)
+    }
+
+    /// Applies `f` to the counters of entity `e` and of its station.
+    fn count(&mut self, e: usize, f: impl Fn(&mut StationCounters)) {
+        let station = e / self.params.len();
+        tally(
+            &mut self.entities[e].counters,
+            &mut self.stations[station].counters,
+            f,
+        );
+    }
+
     /// What a station holds in all its queues, counting a frame being sent until it is received.
     pub fn occupancy(&self, station: usize) -> Occupancy {
         let per = self.params.len();
@@ -866,7 +903,9 @@ impl<P> Medium<P> {
             let victim = (!ent.rounds.is_empty())
                 .then(|| make_room(ent, to))
                 .flatten();
-            self.stations[from].counters.queue_drops += 1;
+            tally(&mut ent.counters, &mut self.stations[from].counters, |c| {
+                c.queue_drops += 1
+            });
             let Some(dropped) = victim else {
                 return Err(Dropped {
                     reason: DropReason::QueueFull,
@@ -1101,7 +1140,7 @@ impl<P> Medium<P> {
                     };
                 if goes {
                     if sent {
-                        self.stations[station].counters.internal_collisions += 1;
+                        self.count(e, |c| c.internal_collisions += 1);
                         self.fail(e, t);
                     } else if let Some(head) = self.entities[e].fifo.front() {
                         sent = true;
@@ -1172,18 +1211,20 @@ impl<P> Medium<P> {
                 continue;
             };
             let retry = self.entities[e].fifo.front().is_some_and(|h| h.tries > 0);
-            let c = &mut self.stations[f.from].counters;
-            c.attempts += 1;
-            c.retries += u64::from(retry);
-            c.busy_ns += held;
-            match (overlap, f.received) {
-                (true, received) => {
-                    c.collisions += 1;
-                    c.captures += u64::from(received);
+            let received = f.received;
+            self.count(e, |c| {
+                c.attempts += 1;
+                c.retries += u64::from(retry);
+                c.busy_ns += held;
+                match (overlap, received) {
+                    (true, received) => {
+                        c.collisions += 1;
+                        c.captures += u64::from(received);
+                    }
+                    (false, false) => c.errors += 1,
+                    (false, true) => {}
                 }
-                (false, false) => c.errors += 1,
-                (false, true) => {}
-            }
+            });
         }
         self.counters.busy_ns += held;
         if overlap {
@@ -1454,9 +1495,11 @@ impl<P> Medium<P> {
         };
         ent.held.packets -= 1;
         ent.held.bytes -= u64::from(q.parcel.bytes);
-        let c = &mut self.stations[from].counters;
-        c.successes += 1;
-        c.bytes_delivered += u64::from(q.parcel.bytes);
+        let bytes = u64::from(q.parcel.bytes);
+        self.count(e, |c| {
+            c.successes += 1;
+            c.bytes_delivered += bytes;
+        });
         self.outcomes.push_back((
             at,
             Ok(Delivered {
@@ -1543,7 +1586,9 @@ impl<P> Medium<P> {
             if let Some(q) = ent.fifo.pop_front() {
                 ent.held.packets -= 1;
                 ent.held.bytes -= u64::from(q.parcel.bytes);
-                self.stations[from].counters.drops += 1;
+                tally(&mut ent.counters, &mut self.stations[from].counters, |c| {
+                    c.drops += 1
+                });
                 self.outcomes.push_back((
                     at,
                     Err(Dropped {
@@ -1887,6 +1932,31 @@ mod tests {
             (c.attempts, c.internal_collisions, c.collisions, c.retries),
             (2, 1, 0, 1)
         );
+        // Split by category: voice sent once and was received; best effort lost the internal
+        // collision, then sent its retry; background and video did nothing.
+        let ac = |a| m.ac_counters(1, a).copied().unwrap_or_default();
+        let (vo, be) = (ac(AccessCategory::Vo), ac(AccessCategory::Be));
+        assert_eq!(
+            (
+                vo.attempts,
+                vo.internal_collisions,
+                vo.retries,
+                vo.successes
+            ),
+            (1, 0, 0, 1)
+        );
+        assert_eq!(
+            (
+                be.attempts,
+                be.internal_collisions,
+                be.retries,
+                be.successes
+            ),
+            (1, 1, 1, 1)
+        );
+        assert_eq!(ac(AccessCategory::Bk), StationCounters::default());
+        assert_eq!(ac(AccessCategory::Vi), StationCounters::default());
+        assert!(m.ac_counters(2, AccessCategory::Be).is_none());
     }
 
     #[test]

@@ -414,6 +414,16 @@ impl AccessCategory {
         self as usize
     }
 
+    /// Its short name: `bk`, `be`, `vi` or `vo`.
+    pub fn name(self) -> &'static str {
+        match self {
+            AccessCategory::Bk => "bk",
+            AccessCategory::Be => "be",
+            AccessCategory::Vi => "vi",
+            AccessCategory::Vo => "vo",
+        }
+    }
+
     /// The access category of 802.1D user priority `up` (802.11-2016 Table 10-1); values above 7
     /// are read modulo 8.
     pub fn from_up(up: u8) -> Self {
