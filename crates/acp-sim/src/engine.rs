@@ -1193,12 +1193,15 @@ impl Sim {
                             .enumerate()
                             .filter_map(|(k, &node)| {
                                 let u = m.frame_model().uplink(k + 1)?;
+                                let c = stations.get(k + 1).copied().unwrap_or_default();
                                 Some(WifiStationResult {
                                     name: self.topo.name(node).into(),
                                     x_m: u.x_m,
                                     y_m: u.y_m,
                                     rx_power_dbm: u.rx_power_dbm,
                                     snr_db: u.snr_db,
+                                    attempts: c.attempts,
+                                    retries: c.retries,
                                 })
                             })
                             .collect(),

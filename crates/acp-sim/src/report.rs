@@ -409,12 +409,13 @@ pub struct WifiResult {
     pub captures: u64,
     /// Beacons the AP sent.
     pub beacons: u64,
-    /// Each station's position and link to the AP (empty when the medium has no geometry).
+    /// Each station's position, link to the AP and retransmissions (empty when the medium has no
+    /// geometry).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub placement: Vec<WifiStationResult>,
 }
 
-/// Where a WiFi station is and how its AP hears it.
+/// Where a WiFi station is, how its AP hears it, and how often it retransmitted.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct WifiStationResult {
     /// The station's node name.
@@ -427,6 +428,12 @@ pub struct WifiStationResult {
     pub rx_power_dbm: f64,
     /// The AP's SNR for its frames (dB).
     pub snr_db: f64,
+    /// Data frames the station put on the air, over the whole run (warm-up included).
+    #[serde(default)]
+    pub attempts: u64,
+    /// Of those, the retransmissions: the frames a sniffer sees with the retry flag.
+    #[serde(default)]
+    pub retries: u64,
 }
 
 /// One packet offered to one link (with [`crate::SimConfig::packet_log`]).

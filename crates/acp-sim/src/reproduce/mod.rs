@@ -20,6 +20,9 @@
 //!   Internet path behind it, 1 to 80 sources at 6, 12 and 24 Mbit/s (Figs. 12–13).
 //! - [`thesis_3_9`]: the thesis's §3.9, ACP against Lazy over a 30-hop Internet path.
 //! - [`thesis_3_10`]: the thesis's §3.10, 20 ACP sources with the point-to-point rate swept.
+//! - [`coexistence`]: the coexistence paper's §V-A, ACP+ and Seek beside TCP CUBIC flows under
+//!   its three configurations ([`coexistence_net`]: Baseline Priority, Multiaccess Priority,
+//!   Best Effort); [`no_tcp`]: its §V-B, ACP alone on 6 Mbit/s against ACP beside TCP.
 //! - [`access`]: the access network of every multi-source reproduction (Fig. 14's five hops or
 //!   a long Internet path); [`per_source`]: the per-source means of a run over it.
 //!
@@ -28,6 +31,8 @@
 //! whose run was skipped `None`).
 
 pub mod access;
+pub mod coexistence;
+pub mod coexistence_net;
 pub mod contention;
 pub mod controllers;
 pub mod core_tcp;
@@ -39,6 +44,7 @@ pub mod fig3_16;
 pub mod fig4;
 pub mod fig7;
 pub mod harness;
+pub mod no_tcp;
 pub mod orbit;
 pub mod per_source;
 pub mod random_paths;
@@ -70,6 +76,8 @@ pub fn registry() -> Vec<&'static dyn Reproduction> {
         &orbit::Orbit,
         &thesis_3_9::Thesis3_9,
         &thesis_3_10::Thesis3_10,
+        &coexistence::CoexistenceRepro,
+        &no_tcp::NoTcp,
     ]
 }
 
