@@ -113,6 +113,8 @@ pub struct Point {
     pub acp: usize,
     /// TCP flows.
     pub tcp: usize,
+    /// The monitor's ACKs unmarked though the updates are ([`Coexistence::unmarked_acks`]).
+    pub unmarked_acks: bool,
 }
 
 impl Point {
@@ -122,6 +124,7 @@ impl Point {
             payload: o.payload.unwrap_or(super::coexistence_net::PAYLOAD),
             secs: o.secs.unwrap_or(secs),
             seed,
+            unmarked_acks: self.unmarked_acks,
             ..Coexistence::new(
                 self.config,
                 self.acp,
@@ -199,10 +202,13 @@ pub fn measure(r: &SimResult) -> Measure {
 pub struct Row {
     /// The part of the paper.
     pub part: &'static str,
-    /// The ACP flows' controller.
+    /// The ACP flows' controller (`none` without ACP flows).
     pub controller: String,
     /// BP, MP or BE.
     pub config: Config,
+    /// Whether the ACP flows' ACKs carry CS7 as their updates (BP and MP; `false` for BE and
+    /// for the runs with [`Coexistence::unmarked_acks`]).
+    pub acks_marked: bool,
     /// The 802.11g PHY rate.
     pub wifi_mbit_s: f64,
     /// ACP flows.
@@ -283,14 +289,19 @@ pub fn rows(points: &[Point], plan: &Plan, done: &[Option<Measure>]) -> Vec<Row>
             ..*p
         };
         let published = |field| {
-            (p.controller == ControllerKind::AcpPlus)
+            (p.controller == ControllerKind::AcpPlus && !p.unmarked_acks)
                 .then(|| paper::at(field, p.config, p.wifi_mbit, p.acp, p.tcp))
                 .flatten()
         };
         out.push(Row {
             part: p.part,
-            controller: p.controller.to_string(),
+            controller: if p.acp == 0 {
+                "none".into()
+            } else {
+                p.controller.to_string()
+            },
             config: p.config,
+            acks_marked: p.scenario(&Options::default(), 0, 0).acks_marked(),
             wifi_mbit_s: p.wifi_mbit,
             acp_flows: p.acp,
             tcp_flows: p.tcp,
@@ -365,6 +376,92 @@ pub fn sources() -> Vec<Source> {
     ]
 }
 
+/// `xs`'s least and greatest, "lo–hi" with `digits` decimals.
+fn range(xs: &[f64], digits: usize) -> String {
+    let lo = xs.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = xs.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    format!("{lo:.digits$}–{hi:.digits$}")
+}
+
+/// The paper's three findings on age beside ours, for controller `c`'s rows of `part`: BP flat
+/// in the TCP count, MP − BP growing with it, MP barely better than BE (BE's rows are always
+/// those of the paper's part: its ACKs are unmarked either way).
+fn findings(rows: &[Row], c: &str, part: &str) -> Vec<String> {
+    let mut acps: Vec<usize> = rows
+        .iter()
+        .filter(|r| r.part == part)
+        .map(|r| r.acp_flows)
+        .collect();
+    acps.sort_unstable();
+    acps.dedup();
+    if acps.is_empty() {
+        return Vec::new();
+    }
+    let spread: Vec<String> = acps
+        .iter()
+        .filter_map(|&n| {
+            let ages: Vec<f64> = TCP_FLOWS
+                .iter()
+                .filter_map(|&t| find(rows, part, c, Config::BaselinePriority, n, t))
+                .map(|r| r.est_age_ms)
+                .collect();
+            (!ages.is_empty()).then(|| format!("{n} ACP {}", range(&ages, 1)))
+        })
+        .collect();
+    let gaps: Vec<String> = acps
+        .iter()
+        .map(|&n| {
+            let cells: Vec<String> = TCP_FLOWS
+                .iter()
+                .map(|&t| {
+                    find(rows, part, c, Config::MultiaccessPriority, n, t)
+                        .and_then(|r| r.over_bp_ms)
+                        .map_or("-".into(), |g| format!("{g:+.1}"))
+                })
+                .collect();
+            format!("{n} ACP {}", cells.join("/"))
+        })
+        .collect();
+    let mut out = vec![
+        format!("  {c} ({part}), BP age across 1/2/5 TCP (paper: unchanged, ≈ 220–230.5 ms): {} ms", spread.join(", ")),
+        format!("  {c} ({part}), MP − BP at 1/2/5 TCP (paper: +9 at (2, 2), +38 at (2, 5), +55 at (5, 5), +130 at (20, 5)): {} ms", gaps.join("; ")),
+    ];
+    let be_over_mp: Vec<f64> = rows
+        .iter()
+        .filter(|r| r.part == part && r.controller == c && r.config == Config::MultiaccessPriority)
+        .filter_map(|mp| {
+            find(
+                rows,
+                "coexistence",
+                c,
+                Config::BestEffort,
+                mp.acp_flows,
+                mp.tcp_flows,
+            )
+            .map(|be| be.est_age_ms - mp.est_age_ms)
+        })
+        .collect();
+    if !be_over_mp.is_empty() {
+        let mean = be_over_mp.iter().sum::<f64>() / be_over_mp.len() as f64;
+        out.push(format!(
+            "  {c} ({part}), BE − MP (paper: MP \"in general not much smaller\" than BE): mean {mean:+.1} ms, range {} ms",
+            range(&be_over_mp, 1)
+        ));
+    }
+    out
+}
+
+/// The configurations run, each with the ACKs marked as the updates or not: the paper's three,
+/// then BP and MP with the monitor's ACKs unmarked, the run that tests why ours differ
+/// (`docs/COEXISTENCE.md`).
+pub const VARIANTS: [(Config, bool); 5] = [
+    (Config::BaselinePriority, false),
+    (Config::MultiaccessPriority, false),
+    (Config::BestEffort, false),
+    (Config::BaselinePriority, true),
+    (Config::MultiaccessPriority, true),
+];
+
 /// The reproduction.
 pub struct CoexistenceRepro;
 
@@ -388,16 +485,21 @@ fn points(o: &Options) -> Vec<Point> {
     };
     let mut out = Vec::new();
     for &controller in &controllers {
-        for config in Config::ALL {
+        for (config, unmarked_acks) in VARIANTS {
             for &acp in &acps {
                 for tcp in TCP_FLOWS {
                     out.push(Point {
-                        part: "coexistence",
+                        part: if unmarked_acks {
+                            "coexistence, ACKs unmarked"
+                        } else {
+                            "coexistence"
+                        },
                         controller,
                         config,
                         wifi_mbit: RATE_MBIT,
                         acp,
                         tcp,
+                        unmarked_acks,
                     });
                 }
             }
@@ -406,10 +508,21 @@ fn points(o: &Options) -> Vec<Point> {
     out
 }
 
-/// The row of a point, if it ran.
-fn find<'a>(rows: &'a [Row], c: &str, config: Config, acp: usize, tcp: usize) -> Option<&'a Row> {
+/// The row of a point of `part`, if it ran.
+fn find<'a>(
+    rows: &'a [Row],
+    part: &str,
+    c: &str,
+    config: Config,
+    acp: usize,
+    tcp: usize,
+) -> Option<&'a Row> {
     rows.iter().find(|r| {
-        r.controller == c && r.config == config && r.acp_flows == acp && r.tcp_flows == tcp
+        r.part == part
+            && r.controller == c
+            && r.config == config
+            && r.acp_flows == acp
+            && r.tcp_flows == tcp
     })
 }
 
@@ -522,91 +635,33 @@ impl Declaration for CoexistenceRepro {
 
     fn notes(&self, _o: &Options, rows: &[Row]) -> Vec<String> {
         let mut notes = vec!["the paper's findings beside ours:".to_string()];
-        let mut acps: Vec<usize> = rows.iter().map(|r| r.acp_flows).collect();
-        acps.sort_unstable();
-        acps.dedup();
         let mut controllers: Vec<&str> = rows.iter().map(|r| r.controller.as_str()).collect();
         controllers.dedup();
         for c in controllers {
-            let spread: Vec<String> = acps
-                .iter()
-                .filter_map(|&n| {
-                    let ages: Vec<f64> = TCP_FLOWS
-                        .iter()
-                        .filter_map(|&t| find(rows, c, Config::BaselinePriority, n, t))
-                        .map(|r| r.est_age_ms)
-                        .collect();
-                    let lo = ages.iter().copied().fold(f64::INFINITY, f64::min);
-                    let hi = ages.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-                    (!ages.is_empty()).then(|| format!("{n} ACP {lo:.1}–{hi:.1}"))
-                })
-                .collect();
-            notes.push(format!(
-                "  {c}, BP age across 1/2/5 TCP (paper: unchanged, ≈ 220–230.5 ms): {} ms",
-                spread.join(", ")
-            ));
-            let gaps: Vec<String> = acps
-                .iter()
-                .map(|&n| {
-                    let cells: Vec<String> = TCP_FLOWS
-                        .iter()
-                        .map(|&t| {
-                            find(rows, c, Config::MultiaccessPriority, n, t)
-                                .and_then(|r| r.over_bp_ms)
-                                .map_or("-".into(), |g| format!("{g:+.1}"))
-                        })
-                        .collect();
-                    format!("{n} ACP {}", cells.join("/"))
-                })
-                .collect();
-            notes.push(format!(
-                "  {c}, MP − BP at 1/2/5 TCP (paper: +9 at (2, 2), +38 at (2, 5), +55 at (5, 5), +130 at (20, 5)): {} ms",
-                gaps.join("; ")
-            ));
-            let mp_be: Vec<f64> = rows
-                .iter()
-                .filter(|r| r.controller == c && r.config == Config::MultiaccessPriority)
-                .filter_map(|mp| {
-                    find(rows, c, Config::BestEffort, mp.acp_flows, mp.tcp_flows)
-                        .map(|be| be.est_age_ms - mp.est_age_ms)
-                })
-                .collect();
-            if !mp_be.is_empty() {
-                let mean = mp_be.iter().sum::<f64>() / mp_be.len() as f64;
-                notes.push(format!(
-                    "  {c}, BE − MP (paper: MP \"in general not much smaller\" than BE): mean {mean:+.1} ms, range {:+.1} to {:+.1} ms",
-                    mp_be.iter().copied().fold(f64::INFINITY, f64::min),
-                    mp_be.iter().copied().fold(f64::NEG_INFINITY, f64::max)
-                ));
+            for part in ["coexistence", "coexistence, ACKs unmarked"] {
+                notes.extend(findings(rows, c, part));
             }
-            let totals: Vec<f64> = rows
-                .iter()
-                .filter(|r| r.controller == c)
-                .map(|r| r.total_mbit_s)
-                .collect();
+            let mine = || {
+                rows.iter()
+                    .filter(|r| r.controller == c && r.part == "coexistence")
+            };
+            let totals: Vec<f64> = mine().map(|r| r.total_mbit_s).collect();
             if !totals.is_empty() {
                 let (lo, hi) = paper::TOTAL_MBIT;
                 notes.push(format!(
-                    "  {c}, total throughput (paper: {lo}–{hi} Mbit/s everywhere): {:.2}–{:.2} Mbit/s",
-                    totals.iter().copied().fold(f64::INFINITY, f64::min),
-                    totals.iter().copied().fold(0.0, f64::max)
+                    "  {c}, total throughput (paper: {lo}–{hi} Mbit/s everywhere): {}",
+                    range(&totals, 2)
                 ));
             }
             let tcp: Vec<String> = paper::TCP_MBIT
                 .iter()
                 .filter_map(|&(n, lo, hi)| {
-                    let ours: Vec<f64> = rows
-                        .iter()
-                        .filter(|r| r.controller == c && r.acp_flows == n)
+                    let ours: Vec<f64> = mine()
+                        .filter(|r| r.acp_flows == n)
                         .map(|r| r.tcp_mbit_s)
                         .collect();
-                    (!ours.is_empty()).then(|| {
-                        format!(
-                            "{n} ACP paper {lo}–{hi}, ours {:.2}–{:.2}",
-                            ours.iter().copied().fold(f64::INFINITY, f64::min),
-                            ours.iter().copied().fold(0.0, f64::max)
-                        )
-                    })
+                    (!ours.is_empty())
+                        .then(|| format!("{n} ACP paper {lo}–{hi}, ours {}", range(&ours, 2)))
                 })
                 .collect();
             if !tcp.is_empty() {

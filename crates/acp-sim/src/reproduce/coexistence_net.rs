@@ -134,6 +134,10 @@ pub struct Coexistence {
     pub secs: u64,
     /// The seed.
     pub seed: u64,
+    /// The monitor's ACKs arrive unmarked (`ack_dscp = 0`) though the updates are marked: a
+    /// monitor that does not mark its replies, or a path that bleaches DSCPs. The paper does
+    /// not say; by default the ACKs carry the updates' marking.
+    pub unmarked_acks: bool,
 }
 
 impl Coexistence {
@@ -155,6 +159,7 @@ impl Coexistence {
             payload: PAYLOAD,
             secs: 300,
             seed: 1,
+            unmarked_acks: false,
         }
     }
 
@@ -174,6 +179,11 @@ impl Coexistence {
         } else {
             format!("client#{k}")
         }
+    }
+
+    /// Whether the ACP flows' ACKs are marked (CS7 as their updates).
+    pub fn acks_marked(&self) -> bool {
+        self.config.acp_dscp().is_some() && !self.unmarked_acks
     }
 
     /// The scenario file.
@@ -220,6 +230,9 @@ impl Coexistence {
             );
             if let Some(d) = self.config.acp_dscp() {
                 text += &format!("dscp = {d}\n");
+                if self.unmarked_acks {
+                    text += "ack_dscp = 0\n";
+                }
             }
         }
         for j in 1..=self.tcp {

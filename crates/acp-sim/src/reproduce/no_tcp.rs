@@ -44,6 +44,7 @@ fn points(o: &Options) -> Vec<Point> {
                     wifi_mbit: 6.0,
                     acp,
                     tcp: 0,
+                    unmarked_acks: false,
                 });
             }
         }
@@ -56,6 +57,7 @@ fn points(o: &Options) -> Vec<Point> {
                     wifi_mbit: 12.0,
                     acp,
                     tcp,
+                    unmarked_acks: false,
                 });
             }
         }
@@ -72,6 +74,7 @@ fn points(o: &Options) -> Vec<Point> {
             wifi_mbit: 6.0,
             acp: 0,
             tcp,
+            unmarked_acks: false,
         });
     }
     out
