@@ -133,6 +133,8 @@ SHORT = {
     "orbit": dict(secs=10, seeds=1, clients=[1], controllers=["acp+"]),
     "thesis-3-9": dict(secs=10, seeds=1, clients=[1], controllers=["lazy"]),
     "thesis-3-10": dict(secs=10, seeds=1),
+    "coexistence": dict(secs=10, seeds=1, clients=[1], controllers=["acp+"]),
+    "no-tcp": dict(secs=10, seeds=1, clients=[5], controllers=["acp+"]),
 }
 
 

@@ -580,7 +580,7 @@ impl Declaration for CoexistenceRepro {
     }
 
     fn views(&self) -> Vec<View> {
-        let keys = ["controller", "config", "acp_flows", "tcp_flows"];
+        let keys = ["part", "controller", "config", "acp_flows", "tcp_flows"];
         let view = |title: &str, more: &[&str]| {
             let columns: Vec<&str> = keys.iter().chain(more).copied().collect();
             View::new(title, &columns)
