@@ -24,9 +24,15 @@ fn num(r: &Map<String, Value>, field: &str) -> f64 {
     r[field].as_f64().unwrap_or(f64::NAN)
 }
 
-/// The age of the row of `part` with `config`, `acp` and `tcp` flows.
-fn age(report: &Report, part: &str, config: &str, acp: usize, tcp: usize) -> f64 {
-    let r = report
+/// The row of `part` with `config`, `acp` and `tcp` flows.
+fn row<'a>(
+    report: &'a Report,
+    part: &str,
+    config: &str,
+    acp: usize,
+    tcp: usize,
+) -> &'a Map<String, Value> {
+    report
         .rows
         .iter()
         .find(|r| {
@@ -35,8 +41,12 @@ fn age(report: &Report, part: &str, config: &str, acp: usize, tcp: usize) -> f64
                 && r["acp_flows"] == acp
                 && r["tcp_flows"] == tcp
         })
-        .unwrap_or_else(|| panic!("no row {part} {config} {acp} {tcp}"));
-    num(r, "est_age_ms")
+        .unwrap_or_else(|| panic!("no row {part} {config} {acp} {tcp}"))
+}
+
+/// The age of that row.
+fn age(report: &Report, part: &str, config: &str, acp: usize, tcp: usize) -> f64 {
+    num(row(report, part, config, acp, tcp), "est_age_ms")
 }
 
 #[test]
@@ -101,18 +111,7 @@ fn no_tcp_short_form_keeps_the_papers_findings() {
         ..Options::default()
     };
     let report = run("no-tcp", &o);
-    let row = |part: &str, config: &str, acp: usize, tcp: usize| {
-        report
-            .rows
-            .iter()
-            .find(|r| {
-                r["part"] == part
-                    && r["config"] == config
-                    && r["acp_flows"] == acp
-                    && r["tcp_flows"] == tcp
-            })
-            .unwrap_or_else(|| panic!("no row {part} {config} {acp} {tcp}"))
-    };
+    let row = |part, config, acp, tcp| row(&report, part, config, acp, tcp);
     let alone = "no-tcp 6 Mbit/s";
     // Alone on 6 Mbit/s the age and the retries grow with the flows (the paper: 209 → 275 ms
     // and 2 % → 17 % from 5 to 40 and 80 flows), unmarked as marked.

@@ -197,6 +197,24 @@ pub fn measure(r: &SimResult) -> Measure {
     }
 }
 
+/// [`measure`] of a simulation run (the coexistence reproductions run nothing else).
+pub fn measure_done(done: Done<'_>) -> Measure {
+    match done {
+        Done::Sim(r) => measure(r),
+        Done::Oracle(_) | Done::Lab(_) => unreachable!("the coexistence runs are simulations"),
+    }
+}
+
+/// Refuses a `--clients` count of 0 (it counts ACP flows) for reproduction `name`.
+pub fn check_clients(name: &str, o: &Options) -> Result<(), String> {
+    match o.clients.iter().find(|&&n| n == 0) {
+        Some(_) => Err(format!(
+            "{name}: --clients counts ACP flows and must be at least 1"
+        )),
+        None => Ok(()),
+    }
+}
+
 /// One point over the seeds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
@@ -543,10 +561,7 @@ impl Declaration for CoexistenceRepro {
     }
 
     fn check(&self, o: &Options) -> Result<(), String> {
-        match o.clients.iter().find(|&&n| n == 0) {
-            Some(_) => Err("coexistence: --clients counts ACP flows and must be at least 1".into()),
-            None => Ok(()),
-        }
+        check_clients(Declaration::name(self), o)
     }
 
     fn plan(&self, o: &Options) -> Plan {
@@ -554,10 +569,7 @@ impl Declaration for CoexistenceRepro {
     }
 
     fn measure(&self, _job: &Job, done: Done<'_>) -> Measure {
-        match done {
-            Done::Sim(r) => measure(r),
-            Done::Oracle(_) | Done::Lab(_) => unreachable!("coexistence runs the simulator only"),
-        }
+        measure_done(done)
     }
 
     fn rows(&self, o: &Options, plan: &Plan, done: &[Option<Measure>]) -> Vec<Row> {

@@ -317,6 +317,42 @@ mod tests {
     }
 
     #[test]
+    fn unmarked_acks_leave_the_updates_marked() {
+        let ack_dscps = |unmarked_acks| {
+            let c = Coexistence {
+                unmarked_acks,
+                ..Coexistence::new(
+                    Config::MultiaccessPriority,
+                    2,
+                    1,
+                    12.0,
+                    ControllerKind::Seek,
+                )
+            };
+            let s = c.scenario().unwrap();
+            assert_eq!(c.acks_marked(), !unmarked_acks);
+            s.flows
+                .iter()
+                .map(|f| (f.dscp, f.ack_dscp()))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(ack_dscps(false), [(CS7, CS7), (CS7, CS7), (0, 0)]);
+        assert_eq!(ack_dscps(true), [(CS7, 0), (CS7, 0), (0, 0)]);
+        // Out of range is refused with the field's name.
+        let text = Coexistence::new(
+            Config::MultiaccessPriority,
+            1,
+            0,
+            12.0,
+            ControllerKind::Seek,
+        )
+        .text()
+        .replace("dscp = 56", "dscp = 56\nack_dscp = 64");
+        let e = Scenario::parse(&text).unwrap_err().to_string();
+        assert!(e.contains("ack_dscp"), "{e}");
+    }
+
+    #[test]
     fn a_scenario_without_flows_or_with_a_rate_802_11g_lacks_is_refused() {
         let none = Coexistence::new(Config::BestEffort, 0, 0, 12.0, ControllerKind::Seek);
         assert!(none.scenario().is_err());

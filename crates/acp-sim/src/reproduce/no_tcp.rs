@@ -97,10 +97,7 @@ impl Declaration for NoTcp {
     }
 
     fn check(&self, o: &Options) -> Result<(), String> {
-        match o.clients.iter().find(|&&n| n == 0) {
-            Some(_) => Err("no-tcp: --clients counts ACP flows and must be at least 1".into()),
-            None => Ok(()),
-        }
+        coexistence::check_clients(Declaration::name(self), o)
     }
 
     fn plan(&self, o: &Options) -> Plan {
@@ -108,10 +105,7 @@ impl Declaration for NoTcp {
     }
 
     fn measure(&self, _job: &Job, done: Done<'_>) -> Measure {
-        match done {
-            Done::Sim(r) => coexistence::measure(r),
-            Done::Oracle(_) | Done::Lab(_) => unreachable!("no-tcp runs the simulator only"),
-        }
+        coexistence::measure_done(done)
     }
 
     fn rows(&self, o: &Options, plan: &Plan, done: &[Option<Measure>]) -> Vec<Row> {
