@@ -164,34 +164,39 @@ struct ReproduceArgs {
     #[arg(long, value_parser = clap::value_parser!(u64).range(1000..))]
     updates: Option<u64>,
     /// fig2, fig4, table1[-per-hop], dd1, fig15, fig3-16, contention-tcp, core-tcp, orbit,
-    /// thesis-3-9, thesis-3-10, fairness: seconds per run (default: 300; 60 for dd1; 30 for
-    /// core-tcp; 600 for thesis-3-10; 120 for fairness).
+    /// thesis-3-9, thesis-3-10, fairness, coexistence, no-tcp: seconds per run (default: 300; 60
+    /// for dd1; 30 for core-tcp; 600 for thesis-3-10; 120 for fairness; 200 for coexistence and
+    /// no-tcp).
     #[arg(long, value_parser = clap::value_parser!(u64).range(10..))]
     secs: Option<u64>,
     /// fig2, fig4, fig15, fig3-16, fig3-15[-poisson], contention-tcp, controllers, core-tcp, orbit,
-    /// thesis-3-9, thesis-3-10, fairness: seeds per point (--seed and the next ones); a seed
-    /// places the WiFi stations and drives every random element (default: 5; 3 for controllers,
-    /// orbit, fairness and the thesis's; 1 for core-tcp and fig3-15).
+    /// thesis-3-9, thesis-3-10, fairness, coexistence, no-tcp: seeds per point (--seed and the
+    /// next ones); a seed places the WiFi stations and drives every random element (default: 5;
+    /// 3 for controllers, orbit, the thesis's, fairness, coexistence and no-tcp; 1 for core-tcp
+    /// and fig3-15).
     #[arg(long, value_parser = clap::value_parser!(u64).range(1..=1000))]
     seeds: Option<u64>,
-    /// contention-tcp, orbit, thesis-3-9: only these numbers of clients (sources),
-    /// comma-separated (contention-tcp: up to 5 low contention, more high; default: the papers'
-    /// counts).
+    /// contention-tcp, orbit, thesis-3-9, coexistence, no-tcp: only these numbers of clients
+    /// (sources), comma-separated (contention-tcp: up to 5 low contention, more high;
+    /// coexistence: ACP flows beside 1, 2 and 5 TCP; no-tcp: ACP flows alone on 6 Mbit/s;
+    /// default: the papers' counts).
     #[arg(long, value_name = "N,N", value_delimiter = ',',
           value_parser = clap::value_parser!(u64).range(1..=500))]
     clients: Vec<u64>,
-    /// fig15, fig3-16, orbit, thesis-3-9, thesis-3-10: update payload in bytes (default: 560 for
-    /// fig15 and fig3-16, the size the papers' RTTs imply, 1024 the size of their real-world
-    /// experiments; 1024 for orbit and thesis-3-10; 700 for thesis-3-9, the size its numbers imply).
+    /// fig15, fig3-16, orbit, thesis-3-9, thesis-3-10, coexistence, no-tcp: update payload in
+    /// bytes (default: 560 for fig15 and fig3-16, the size the papers' RTTs imply, 1024 the size
+    /// of their real-world experiments; 1024 for orbit, thesis-3-10, coexistence and no-tcp; 700
+    /// for thesis-3-9, the size its numbers imply).
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..=9000))]
     payload: Option<u32>,
     /// controllers, fairness: only these scenarios (ids, comma-separated; fairness: equal-2,
     /// equal-4, equal-8, equal-16, join-leave, rtt-1:4; default: all of them).
     #[arg(long, value_name = "ID,ID", value_delimiter = ',')]
     scenarios: Vec<String>,
-    /// controllers, orbit, thesis-3-9, fairness: the controllers to evaluate, comma-separated (seek
-    /// | acp+ | acp[:KAPPA] | lazy | fixed:RATE; default: controllers seek,acp+,acp:0.25,lazy;
-    /// orbit acp+,seek; thesis-3-9 acp,acp:2,lazy,acp+,seek; fairness seek,acp+,lazy).
+    /// controllers, orbit, thesis-3-9, fairness, coexistence, no-tcp: the controllers to
+    /// evaluate, comma-separated (seek | acp+ | acp[:KAPPA] | lazy | fixed:RATE; default:
+    /// controllers seek,acp+,acp:0.25,lazy; orbit, coexistence, no-tcp acp+,seek; thesis-3-9
+    /// acp,acp:2,lazy,acp+,seek; fairness seek,acp+,lazy).
     #[arg(long, value_name = "NAME,NAME", value_delimiter = ',')]
     controllers: Vec<ControllerKind>,
     /// controllers: quarter-length runs (a smoke test, not a result).

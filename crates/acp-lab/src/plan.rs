@@ -185,9 +185,18 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
         let kind =
             match &f.kind {
                 FlowKind::Acp {
+                    ack_dscp: Some(d), ..
+                } if *d != f.dscp => {
+                    return Err(format!(
+                "flow {}: ack_dscp: the lab's monitor marks its ACKs as the updates (remove it)",
+                f.name
+            ))
+                }
+                FlowKind::Acp {
                     controller,
                     config,
                     payload,
+                    ..
                 } => FlowPlanKind::Acp {
                     controller: *controller,
                     config: config.clone(),

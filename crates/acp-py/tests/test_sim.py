@@ -134,6 +134,8 @@ SHORT = {
     "thesis-3-9": dict(secs=10, seeds=1, clients=[1], controllers=["lazy"]),
     "thesis-3-10": dict(secs=10, seeds=1),
     "fairness": dict(secs=10, seeds=1, scenarios=["equal-2"], controllers=["lazy"]),
+    "coexistence": dict(secs=10, seeds=1, clients=[1], controllers=["acp+"]),
+    "no-tcp": dict(secs=10, seeds=1, clients=[5], controllers=["acp+"]),
 }
 
 

@@ -414,6 +414,7 @@ impl Sim {
                     controller,
                     config,
                     payload,
+                    ..
                 } => {
                     let rev_path: Vec<String> = spec.path.iter().rev().cloned().collect();
                     let rev = routes.len() as u32;
@@ -647,7 +648,12 @@ impl Sim {
         let pk = &mut self.packets[p as usize];
         pk.reached = now;
         let (flow, kind) = (pk.flow as usize, pk.kind);
-        let dscp = self.flows[flow].spec.dscp;
+        let spec = &self.flows[flow].spec;
+        let dscp = if matches!(kind, Kind::Ack) {
+            spec.ack_dscp()
+        } else {
+            spec.dscp
+        };
         let parcel = Parcel {
             item: p,
             bytes: pk.size,

@@ -32,6 +32,9 @@ pub enum FlowKind {
         config: SourceConfig,
         /// Payload bytes per update (the 44-byte ACP header and 28 bytes of UDP/IP come on top).
         payload: u32,
+        /// The DSCP of the monitor's ACKs (`None`: the flow's own, as the updates'); 0 stands
+        /// for a monitor that does not mark them, or a path that bleaches the marking.
+        ack_dscp: Option<u8>,
     },
     /// Updates without feedback.
     Updates {
@@ -93,6 +96,17 @@ pub struct FlowSpec {
 }
 
 impl FlowSpec {
+    /// The DSCP of the packets it sends back (an ACP monitor's ACKs): its `ack_dscp`, else its
+    /// own.
+    pub fn ack_dscp(&self) -> u8 {
+        match self.kind {
+            FlowKind::Acp {
+                ack_dscp: Some(d), ..
+            } => d,
+            _ => self.dscp,
+        }
+    }
+
     /// When the flow starts, after the run's start: `start` plus its stagger, drawn uniformly
     /// from its stream `flow NAME start` (the lab draws it as the simulator does).
     pub fn staggered_start(&self, streams: &Streams) -> Duration {

@@ -547,6 +547,7 @@ struct AcpToml {
     alpha: Option<f64>,
     floor_rate: Option<f64>,
     outage_after: Option<Dur>,
+    ack_dscp: Option<u8>,
 }
 
 fn default_controller() -> String {
@@ -986,10 +987,14 @@ fn acp_kind(t: AcpToml) -> Result<FlowKind, String> {
     if config.min_rate > config.max_rate {
         return Err("min_rate is above max_rate".into());
     }
+    if t.ack_dscp.is_some_and(|d| d > 63) {
+        return Err("ack_dscp must be 0–63".into());
+    }
     Ok(FlowKind::Acp {
         controller,
         config,
         payload: t.payload,
+        ack_dscp: t.ack_dscp,
     })
 }
 

@@ -139,7 +139,7 @@ impl fmt::Display for Client {
 
 impl Client {
     /// The fields of its `[[flow]]` after the common ones.
-    fn flow_fields(&self, payload: u32) -> String {
+    pub(crate) fn flow_fields(&self, payload: u32) -> String {
         match self {
             Client::Acp(c) => {
                 format!("type = \"acp\"\ncontroller = \"{c}\"\npayload = {payload}\n")

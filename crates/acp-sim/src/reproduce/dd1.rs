@@ -86,6 +86,7 @@ pub fn dd1_scenario(
                 controller,
                 config: acp_core::SourceConfig::default(),
                 payload: DD1_PAYLOAD,
+                ack_dscp: None,
             },
             path: vec!["source".into(), "monitor".into()],
             start: Duration::ZERO,

@@ -22,6 +22,9 @@
 //! - [`thesis_3_10`]: the thesis's §3.10, 20 ACP sources with the point-to-point rate swept.
 //! - [`fairness`]: Jain's fairness of age among sources sharing a bottleneck (equal, joining and
 //!   leaving, RTTs 1 : 4).
+//! - [`coexistence`]: the coexistence paper's §V-A, ACP+ and Seek beside TCP CUBIC flows under
+//!   its three configurations ([`coexistence_net`]: Baseline Priority, Multiaccess Priority,
+//!   Best Effort); [`no_tcp`]: its §V-B, ACP alone on 6 Mbit/s against ACP beside TCP.
 //! - [`access`]: the access network of every multi-source reproduction (Fig. 14's five hops or
 //!   a long Internet path); [`per_source`]: the per-source means of a run over it.
 //!
@@ -30,6 +33,8 @@
 //! whose run was skipped `None`).
 
 pub mod access;
+pub mod coexistence;
+pub mod coexistence_net;
 pub mod contention;
 pub mod controllers;
 pub mod core_tcp;
@@ -42,6 +47,7 @@ pub mod fig3_16;
 pub mod fig4;
 pub mod fig7;
 pub mod harness;
+pub mod no_tcp;
 pub mod orbit;
 pub mod per_source;
 pub mod random_paths;
@@ -74,6 +80,8 @@ pub fn registry() -> Vec<&'static dyn Reproduction> {
         &thesis_3_9::Thesis3_9,
         &thesis_3_10::Thesis3_10,
         &fairness::Fairness,
+        &coexistence::CoexistenceRepro,
+        &no_tcp::NoTcp,
     ]
 }
 
