@@ -8,13 +8,16 @@
 //! - [`radio`]: received powers between every pair of stations and ns-3's preamble detection;
 //! - [`medium`]: the sans-IO DCF/EDCA medium (backoff, per-receiver reception with capture, ACKs,
 //!   retries, EIFS, beacons), driven like a [`crate::Link`];
-//! - [`bianchi`]: Bianchi's saturation model of DCF, the medium's validation oracle.
+//! - [`bianchi`]: Bianchi's saturation model of DCF, the medium's validation oracle;
+//! - [`edca_saturation`]: its EDCA extension with differentiated AIFS (Robinson & Randhawa),
+//!   the oracle of the medium's EDCA.
 //!
 //! The medium asks the PHY and the channel about frames only through [`FrameModel`], so a
 //! future A-MPDU aggregation model plugs in there.
 
 pub mod bianchi;
 pub mod channel;
+pub mod edca_saturation;
 pub mod medium;
 pub mod per_table;
 pub mod phy;
