@@ -433,6 +433,11 @@ struct RelayArgs {
     /// (e.g. 46/34,26); unlisted DSCPs form the lowest class. Default: one drop-tail FIFO.
     #[arg(long, value_name = "CLASSES", value_parser = pathargs::parse_priority)]
     priority: Option<Discipline>,
+    /// Queue discipline by name, instead of --priority: freshest (each source's newest update
+    /// waits, replacing the one before) or freshest-preempt (the newest arrival also pre-empts
+    /// the packet being sent). A source is a client address and port.
+    #[arg(long, value_name = "NAME", value_parser = Discipline::from_name, conflicts_with = "priority")]
+    discipline: Option<Discipline>,
     /// Rate, delay and loss over time, both directions: a TOML file of `repeat = "20s"`
     /// (optional) and [[step]] tables with `at` and any of `rate`, `delay`, `loss`.
     #[arg(long, value_name = "FILE", value_parser = pathargs::read_schedule)]

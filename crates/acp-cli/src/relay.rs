@@ -158,12 +158,21 @@ fn path_text(p: &PathConfig, trace: Option<&FromFile<acp_netmodel::Trace>>) -> S
     if l.service == Service::Exponential {
         parts.push("exponential service".into());
     }
-    if let Discipline::StrictPriority { classes } = &l.discipline {
-        let classes: Vec<String> = classes
-            .iter()
-            .map(|c| c.iter().map(u8::to_string).collect::<Vec<_>>().join(","))
-            .collect();
-        parts.push(format!("strict priority {} / rest", classes.join(" / ")));
+    match &l.discipline {
+        Discipline::DropTail => {}
+        Discipline::StrictPriority { classes } => {
+            let classes: Vec<String> = classes
+                .iter()
+                .map(|c| c.iter().map(u8::to_string).collect::<Vec<_>>().join(","))
+                .collect();
+            parts.push(format!("strict priority {} / rest", classes.join(" / ")));
+        }
+        Discipline::Freshest { preempt: false } => {
+            parts.push("freshest update per client".into());
+        }
+        Discipline::Freshest { preempt: true } => {
+            parts.push("freshest update, pre-emptive".into());
+        }
     }
     parts.push(loss_text(&l.loss));
     for (at, len) in &l.outages {
@@ -203,7 +212,11 @@ fn paths(a: &RelayArgs) -> Result<(PathConfig, PathConfig), UsageError> {
             ServiceArg::Deterministic => Service::Deterministic,
             ServiceArg::Exponential => Service::Exponential,
         };
-        link.discipline = a.priority.clone().unwrap_or_default();
+        link.discipline = a
+            .priority
+            .clone()
+            .or_else(|| a.discipline.clone())
+            .unwrap_or_default();
         link.loss = a.loss.unwrap_or_default();
         link.jitter = a.jitter;
         link.schedule = a.schedule.as_ref().map(|s| s.value.clone());

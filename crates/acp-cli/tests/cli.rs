@@ -488,6 +488,23 @@ fn relay_path_flags_report_bad_values_in_one_line() {
             "two priority".into(),
         ),
         (
+            vec!["--rate", "2mbit", "--queue", "5", "--discipline", "newest"],
+            "known: freshest, freshest-preempt".into(),
+        ),
+        (
+            vec![
+                "--rate",
+                "2mbit",
+                "--queue",
+                "5",
+                "--priority",
+                "46",
+                "--discipline",
+                "freshest",
+            ],
+            "cannot be used with".into(),
+        ),
+        (
             vec!["--rate", "2mbit", "--queue", "5", "--blackhole", "8s"],
             "AT+DURATION".into(),
         ),

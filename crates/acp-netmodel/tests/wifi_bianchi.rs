@@ -141,6 +141,7 @@ fn run_saturated(
         item: k,
         bytes: PAYLOAD,
         dscp: dscps[k - 1],
+        source: k as u64,
     };
     for k in 1..=n {
         for _ in 0..2 {
@@ -367,6 +368,7 @@ fn one_station_frame_times_are_exact() {
             item: i,
             bytes: PAYLOAD,
             dscp: 0,
+            source: 0,
         };
         m.enqueue(Time::ZERO, 1, 0, p).expect("room");
     }
@@ -551,9 +553,11 @@ fn compare_edca(mix: &[(AccessCategory, usize)], params: [AcParams; 4]) -> (Vec<
 ///
 /// Tolerances (30 s, 20 batches; numbers from these seeds in `docs/SIMULATOR.md`):
 ///
-/// - categories with the smallest AIFSN, where the model's assumptions hold: throughput within
-///   3 % of the model's and collision probability within 0.02. They landed within 2.1 % (batch
-///   standard errors 0.2–1 %) and 0.018.
+/// - categories with the smallest AIFSN, where the model's assumptions hold best: throughput
+///   within 3 % of the model's and collision probability within 0.03. Over seeds 3000, 4000 and
+///   5000 + stations they landed within 2.1 % (batch standard errors 0.2–1 %) and 0.019 (video
+///   beside voice's small window, 0.016–0.019 above the model on every seed: the same
+///   short-window effect as below; 0.03 leaves four batch standard errors over it).
 /// - a category with a longer AIFS gets *less* than the model predicts (4–62 % less here, while
 ///   carrying under 6 % of the total), for the reason
 ///   [`edca_gap_comes_from_short_windows_before_a_longer_aifs`] demonstrates: its throughput
@@ -572,7 +576,7 @@ fn check_edca(mix: &[(AccessCategory, usize)], txops: bool) {
                 (s / want.throughput_bps - 1.0).abs() < 0.03,
                 "{ac:?}: {s} vs {want:?}"
             );
-            assert!((p - want.p).abs() < 0.02, "{ac:?}: p {p} vs {want:?}");
+            assert!((p - want.p).abs() < 0.03, "{ac:?}: p {p} vs {want:?}");
         } else {
             assert!(
                 s <= want.throughput_bps + 4.0 * got.throughput_se,

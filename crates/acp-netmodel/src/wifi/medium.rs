@@ -1639,6 +1639,7 @@ mod tests {
             item,
             bytes: 1500,
             dscp,
+            source: 0,
         }
     }
 
