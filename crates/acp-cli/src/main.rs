@@ -443,7 +443,9 @@ struct RelayArgs {
     /// DSCP: Voice = CS7, CS6, EF, VA, CS5, CS4 with priority up to 25 % of the rate; Video =
     /// AF4x, AF3x, CS3, AF2x, CS2 up to 50 %; Bulk = CS1, LE up to 6.25 %; Best Effort the
     /// rest; above its share a tin shares what is left by byte round robin; each tin holds up
-    /// to the queue limit).
+    /// to the queue limit), freshest (each source's newest update waits, replacing the one
+    /// before) or freshest-preempt (the newest arrival also pre-empts the packet being sent; a
+    /// source is a client address and port).
     #[arg(long, value_name = "NAME", value_parser = pathargs::parse_discipline, conflicts_with = "priority")]
     discipline: Option<Discipline>,
     /// Rate, delay and loss over time, both directions: a TOML file of `repeat = "20s"`

@@ -106,7 +106,7 @@ pub fn parse_priority(s: &str) -> Result<Discipline, String> {
 
 /// `--discipline`: a queue discipline by name (`diffserv4`).
 pub fn parse_discipline(s: &str) -> Result<Discipline, String> {
-    Discipline::by_name(s.trim())
+    Discipline::from_name(s.trim())
 }
 
 /// `--blackhole`: `AT+DURATION` from the relay's start, e.g. `8s+3s`.

@@ -169,6 +169,12 @@ fn path_text(p: &PathConfig, trace: Option<&FromFile<acp_netmodel::Trace>>) -> S
         }
         Discipline::Diffserv4 => parts
             .push("diffserv4 tins (Voice 25 %, Video 50 %, Best Effort 100 %, Bulk 6.25 %)".into()),
+        Discipline::Freshest { preempt: false } => {
+            parts.push("freshest update per client".into());
+        }
+        Discipline::Freshest { preempt: true } => {
+            parts.push("freshest update, pre-emptive".into());
+        }
     }
     parts.push(loss_text(&l.loss));
     for (at, len) in &l.outages {

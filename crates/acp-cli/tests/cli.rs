@@ -488,8 +488,8 @@ fn relay_path_flags_report_bad_values_in_one_line() {
             "two priority".into(),
         ),
         (
-            vec!["--rate", "2mbit", "--queue", "5", "--discipline", "cake"],
-            "unknown discipline".into(),
+            vec!["--rate", "2mbit", "--queue", "5", "--discipline", "newest"],
+            "known: diffserv4, freshest, freshest-preempt".into(),
         ),
         (
             vec![

@@ -93,7 +93,7 @@ fn the_relay_path_and_the_simulator_link_agree_packet_for_packet() {
             departed.insert(d.parcel.item, d.at.as_nanos());
         }
         if let Some(e) = event {
-            admitted.insert(e.seq, path.arrive(now, e.seq, e.bytes, 0).is_ok());
+            admitted.insert(e.seq, path.arrive(now, e.seq, e.bytes, 0, 0).is_ok());
         }
     }
     let relay: Vec<(u64, Option<u64>)> = sim

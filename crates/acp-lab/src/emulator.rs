@@ -410,7 +410,7 @@ impl Worker {
                 self.stats.links[i].delivered += 1;
                 let mut transit = d.parcel.item;
                 transit.hop += 1;
-                self.forward(t, transit, d.parcel.bytes, d.parcel.dscp);
+                self.forward(t, transit, d.parcel.bytes, d.parcel.dscp, d.parcel.source);
             }
         }
         for m in 0..self.media.len() {
@@ -424,7 +424,7 @@ impl Worker {
                         self.lateness[m].push(late);
                         let mut transit = d.parcel.item;
                         transit.hop += 1;
-                        self.forward(t, transit, d.parcel.bytes, d.parcel.dscp);
+                        self.forward(t, transit, d.parcel.bytes, d.parcel.dscp, d.parcel.source);
                     }
                     // A full queue may push out a frame it held to admit a new one.
                     Err(d) if d.reason == DropReason::QueueFull => {
@@ -437,13 +437,13 @@ impl Worker {
     }
 
     /// Offers a packet to the next link of its route, or delivers it at the route's end.
-    fn forward(&mut self, t: Time, transit: Transit, bytes: u32, dscp: u8) {
+    fn forward(&mut self, t: Time, transit: Transit, bytes: u32, dscp: u8, source: u64) {
         let route = &self.routes[transit.route];
         match route.get(transit.hop) {
             Some(&Hop::Link(link)) => {
                 self.stats.links[link].offered += 1;
                 // A drop is counted by the model.
-                let _ = self.models[link].arrive(t, transit, bytes, dscp);
+                let _ = self.models[link].arrive(t, transit, bytes, dscp, source);
             }
             Some(&Hop::Wifi { medium, from, to }) => {
                 self.stats.media[medium].offered += 1;
@@ -451,6 +451,7 @@ impl Worker {
                     item: transit,
                     bytes,
                     dscp,
+                    source,
                 };
                 if self.media[medium].enqueue(t, from, to, parcel).is_err() {
                     self.stats.media[medium].dropped_queue += 1;
@@ -497,7 +498,8 @@ impl Worker {
             to,
             transport: h.transport,
         };
-        self.forward(now, transit, len as u32, h.dscp);
+        let source = acp_netmodel::freshest::source_of((h.src, h.src_port).into());
+        self.forward(now, transit, len as u32, h.dscp, source);
     }
 
     /// Blocks until the next event (see the module's Timing section), reading what arrives.

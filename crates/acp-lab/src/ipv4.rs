@@ -21,6 +21,8 @@ mod field {
     pub const TCP_DATA_OFFSET: usize = 12;
     /// The UDP header's length.
     pub const UDP_HEADER: u32 = 8;
+    /// In the TCP and UDP headers: the source port.
+    pub const SRC_PORT: Range<usize> = 0..2;
 }
 
 /// IP protocol numbers.
@@ -42,6 +44,8 @@ pub enum Transport {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Header {
     pub src: Ipv4Addr,
+    /// The TCP or UDP source port (0 for other protocols or a header cut short).
+    pub src_port: u16,
     pub dst: Ipv4Addr,
     pub dscp: u8,
     /// Length on the wire (headers included).
@@ -76,8 +80,15 @@ pub fn parse(packet: &[u8]) -> Option<Header> {
             .map_or(Transport::Other, Transport::Udp),
         _ => Transport::Other,
     };
+    let src_port = match packet[field::PROTOCOL] {
+        TCP | UDP => packet
+            .get(ihl + field::SRC_PORT.start..ihl + field::SRC_PORT.end)
+            .map_or(0, |b| u16::from_be_bytes([b[0], b[1]])),
+        _ => 0,
+    };
     Some(Header {
         src: addr(packet, field::SRC),
+        src_port,
         dst: addr(packet, field::DST),
         dscp: packet[field::TOS] >> 2,
         len,
@@ -102,6 +113,7 @@ mod tests {
             h,
             Header {
                 src: Ipv4Addr::new(10, 77, 0, 1),
+                src_port: 0,
                 dst: Ipv4Addr::new(10, 77, 0, 2),
                 dscp: 46,
                 len: 28,
@@ -109,7 +121,9 @@ mod tests {
             }
         );
         p[9] = 17;
-        assert_eq!(parse(&p).unwrap().transport, Transport::Udp(0));
+        p[20..22].copy_from_slice(&4321u16.to_be_bytes());
+        let udp = parse(&p).unwrap();
+        assert_eq!((udp.transport, udp.src_port), (Transport::Udp(0), 4321));
         p[0] = 0x60;
         assert_eq!(parse(&p), None, "IPv6");
         assert_eq!(parse(&[0x45; 19]), None, "short");

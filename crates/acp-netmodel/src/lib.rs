@@ -11,7 +11,7 @@
 //!
 //! ```text
 //! arrival ─► outage? ─► loss (Bernoulli | Gilbert–Elliott) ─► queue discipline (drop-tail FIFO |
-//!   strict priority by DSCP | diffserv4 tins) ─► server (rate: deterministic | exponential; or a Mahimahi delivery
+//!   strict priority by DSCP | diffserv4 tins | freshest update per source) ─► server (rate: deterministic | exponential; or a Mahimahi delivery
 //!   trace) ─► propagation delay (+ jitter, in order unless reordering is asked) ─► outage? ─► departure
 //! ```
 //!
@@ -22,6 +22,8 @@
 //! - [`loss`]: random loss models;
 //! - [`queue`]: the queue-discipline trait, drop-tail FIFO and strict priority;
 //! - [`tins`]: Diffserv tins in the manner of CAKE's `diffserv4`;
+//! - [`freshest`]: age-aware queueing, the freshest update of each source (with or without
+//!   pre-emption in service);
 //! - [`schedule`]: piecewise link schedules and Mahimahi packet-delivery traces;
 //! - [`link`]: the link itself;
 //! - [`arrivals`]: arrival processes (periodic/CBR, Poisson, on-off) for cross traffic and update
@@ -29,12 +31,14 @@
 //! - [`driver`]: the one loop that drives a sans-IO endpoint at a timer.
 //!
 //! Non-goals: no routing or topology (the simulator's), no sockets or threads (the runtime's), no
-//! per-flow bookkeeping (the caller's packets are opaque).
+//! per-flow bookkeeping beyond a discipline's per-source state (the caller's packets are opaque
+//! but for their size, DSCP and source key).
 //!
 //! Nothing here panics on configuration that passed [`LinkConfig::validate`].
 
 pub mod arrivals;
 pub mod driver;
+pub mod freshest;
 pub mod link;
 pub mod loss;
 pub mod queue;
@@ -49,6 +53,6 @@ pub use link::{
     Admission, Departure, DropReason, Dropped, Jitter, Link, LinkConfig, LinkCounters, Service,
 };
 pub use loss::LossModel;
-pub use queue::{Discipline, Parcel, QueueDiscipline, QueueLimit};
+pub use queue::{Discipline, Parcel, QueueDiscipline, QueueLimit, DISCIPLINE_NAMES};
 pub use rng::{Rng, Streams};
 pub use schedule::{Schedule, Step, Trace};

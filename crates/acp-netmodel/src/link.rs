@@ -10,7 +10,10 @@
 //! - **Outages** (blackhole windows, and a switch the caller may flip): a packet arriving during
 //!   one is dropped, and so is a packet due to leave during one.
 //! - **Loss**: a [`LossModel`] drawn on arrival.
-//! - **Queue**: a [`Discipline`] with a [`QueueLimit`] counting the packet in service.
+//! - **Queue**: a [`Discipline`] with a [`QueueLimit`] counting the packet in service. A
+//!   discipline that drops a packet it held to admit a fresher one, or pre-empts the packet in
+//!   service ([`crate::freshest`]), has it handed back by [`Link::poll_departure`] as a
+//!   [`DropReason::QueueFull`] drop at the instant of the arrival.
 //! - **Server**: serialisation at the rate in force when service starts, deterministic
 //!   (`8·bytes/rate`) or exponential with that mean; or the delivery opportunities of a [`Trace`].
 //!   An infinite rate serves instantly.
@@ -136,7 +139,7 @@ pub enum DropReason {
     Outage,
     /// Random loss.
     Loss,
-    /// The queue was full.
+    /// The queue was full (or, with [`Discipline::Freshest`], a fresher update displaced it).
     QueueFull,
 }
 
@@ -172,7 +175,8 @@ pub struct LinkCounters {
     pub arrived: u64,
     /// Dropped by random loss.
     pub lost: u64,
-    /// Dropped because the queue was full.
+    /// Dropped because the queue was full, or displaced (waiting or in service) by a fresher
+    /// update.
     pub dropped_queue: u64,
     /// Dropped by an outage (on arrival or departure).
     pub dropped_outage: u64,
@@ -209,6 +213,8 @@ pub struct Link<P> {
     next_opportunity: u64,
     credit: (Time, u32),
     line: VecDeque<Departure<P>>,
+    /// Packets the discipline dropped for fresher ones, and when.
+    displaced: VecDeque<(Time, Parcel<P>)>,
     last_out: Time,
     down: bool,
     counters: LinkCounters,
@@ -240,6 +246,7 @@ impl<P: fmt::Debug + Send + 'static> Link<P> {
             next_opportunity: 0,
             credit: (Time::ZERO, 0),
             line: VecDeque::new(),
+            displaced: VecDeque::new(),
             last_out: Time::ZERO,
             down: false,
             counters: LinkCounters::default(),
@@ -298,8 +305,18 @@ impl<P> Link<P> {
             self.counters.lost += 1;
             Err((DropReason::Loss, parcel))
         } else {
+            // Pre-empt only for an arrival that the emptied server will take.
+            let fits = self.cfg.limit.admits(self.queue.occupancy(), parcel.bytes);
+            if fits && self.queue.preempts_service() {
+                self.preempt(now);
+            }
             let held = self.in_service();
-            self.queue.enqueue(now, parcel, held).map_err(|parcel| {
+            let verdict = self.queue.enqueue(now, parcel, held);
+            while let Some(old) = self.queue.take_displaced() {
+                self.counters.dropped_queue += 1;
+                self.displaced.push_back((now, old));
+            }
+            verdict.map_err(|parcel| {
                 self.counters.dropped_queue += 1;
                 (DropReason::QueueFull, parcel)
             })
@@ -331,7 +348,13 @@ impl<P> Link<P> {
                 (s.ends + self.delay).max(self.last_out)
             }
         });
-        let leaving = self.line.front().map(|d| d.at);
+        let leaving = [
+            self.line.front().map(|d| d.at),
+            self.displaced.front().map(|d| d.0),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
         match (serving, leaving) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -356,6 +379,14 @@ impl<P> Link<P> {
     /// The next packet that has reached the far end by `now` (call [`Link::handle_timeout`]
     /// first), or one dropped by an outage as it was due to leave.
     pub fn poll_departure(&mut self, now: Time) -> Option<Result<Departure<P>, Dropped<P>>> {
+        if self.displaced.front().is_some_and(|d| d.0 <= now) {
+            let (_, parcel) = self.displaced.pop_front()?;
+            return Some(Err(Dropped {
+                reason: DropReason::QueueFull,
+                parcel,
+                served_at: None,
+            }));
+        }
         if self.line.front()?.at > now {
             return None;
         }
@@ -414,6 +445,16 @@ impl<P> Link<P> {
                 self.loss.set_model(l);
             }
             self.next_step += 1;
+        }
+    }
+
+    /// Drops the packet in service at `now` for an arrival that pre-empts it; the server's time
+    /// so far counts as busy.
+    fn preempt(&mut self, now: Time) {
+        if let Some(done) = self.serving.take() {
+            self.counters.dropped_queue += 1;
+            self.counters.busy_ns += now.nanos_since(done.started);
+            self.displaced.push_back((now, done.parcel));
         }
     }
 
@@ -532,6 +573,7 @@ pub(crate) mod tests {
             item,
             bytes,
             dscp: 0,
+            source: 0,
         }
     }
 
@@ -660,6 +702,7 @@ pub(crate) mod tests {
             item,
             bytes: 125,
             dscp: 46,
+            source: 0,
         };
         let arrivals = [
             (ms(0), parcel(1, 125)),
@@ -788,5 +831,56 @@ pub(crate) mod tests {
         let out = run(&mut l, &arrivals);
         // 1 and 2 share the first 1 ms opportunity, 3 takes the second; 4 waits for 5 ms.
         assert_eq!(out, [(1, ms(1)), (2, ms(1)), (3, ms(1)), (4, ms(5))]);
+    }
+
+    #[test]
+    fn freshest_hands_back_what_a_fresher_update_displaced() {
+        let mut l = link(LinkConfig {
+            discipline: Discipline::Freshest { preempt: false },
+            ..basic(1e6, 0, 100)
+        });
+        let of = |item, source| Parcel {
+            source,
+            ..parcel(item, 125)
+        };
+        // 1 is in service until 1 ms; 2 and 4 of source 5 wait in turn, 4 replacing 2 at 0.3 ms;
+        // 3 of source 6 waits behind.
+        for (t, p) in [
+            (0, of(1, 5)),
+            (100, of(2, 5)),
+            (200, of(3, 6)),
+            (300, of(4, 5)),
+        ] {
+            assert!(l.arrive(Time::from_micros(t), p).is_ok());
+        }
+        assert_eq!(l.poll_timeout(), Some(Time::from_micros(300)));
+        let dropped = l.poll_departure(Time::from_micros(300));
+        assert!(
+            matches!(dropped, Some(Err(Dropped { reason: DropReason::QueueFull, ref parcel, served_at: None })) if parcel.item == 2)
+        );
+        let out = run(&mut l, &[]);
+        assert_eq!(out, [(1, ms(1)), (4, ms(2)), (3, ms(3))]);
+        assert_eq!(l.counters().dropped_queue, 1);
+    }
+
+    #[test]
+    fn freshest_preempt_drops_the_packet_in_service() {
+        let mut l = link(LinkConfig {
+            discipline: Discipline::Freshest { preempt: true },
+            ..basic(1e6, 0, 100)
+        });
+        let arrivals = [
+            (ms(0), parcel(1, 125)),
+            (Time::from_micros(400), parcel(2, 125)),
+            (Time::from_micros(900), parcel(3, 125)),
+            (ms(3), parcel(4, 125)),
+        ];
+        // 1 and 2 are pre-empted; 3 is served in full from 0.9 ms, 4 alone from 3 ms.
+        let out = run(&mut l, &arrivals);
+        assert_eq!(out, [(3, Time::from_micros(1900)), (4, ms(4))]);
+        let c = l.counters();
+        assert_eq!((c.dropped_queue, c.served), (2, 2));
+        // Busy: 0.4 + 0.5 ms pre-empted, then two whole services.
+        assert_eq!(c.busy_ns, 2_900_000);
     }
 }

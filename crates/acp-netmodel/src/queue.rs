@@ -1,9 +1,12 @@
 //! Queue disciplines: what waits for a link, in which order, and what is refused.
 //!
 //! Every discipline implements [`QueueDiscipline`]; the link calls it when a packet arrives and
-//! when its server is free, and holds the packet in service itself (service is never pre-empted).
-//! Limits count the packet in service, as a router's buffer does (the link passes its
-//! [`Occupancy`]). New disciplines (AQMs, a shared WiFi medium's per-station queues) plug in here.
+//! when its server is free, and holds the packet in service itself (a discipline may ask the
+//! link to pre-empt it: [`QueueDiscipline::preempts_service`]). Limits count the packet in
+//! service, as a router's buffer does (the link passes its [`Occupancy`]). A discipline may
+//! drop a packet it holds to admit a newer one; the link collects those through
+//! [`QueueDiscipline::take_displaced`]. New disciplines (AQMs, a shared WiFi medium's
+//! per-station queues) plug in here.
 //!
 //! - [`DropTail`]: one FIFO; an arrival that does not fit is dropped.
 //! - [`StrictPriority`]: N FIFO classes chosen by the packet's DSCP; the server always takes the
@@ -11,14 +14,18 @@
 //!   total).
 //! - [`Diffserv4`](crate::tins::Diffserv4): CAKE-style Diffserv tins with bandwidth thresholds
 //!   (module [`tins`](crate::tins)).
+//! - [`Freshest`](crate::freshest::Freshest): the newest update of each source only
+//!   ([`crate::freshest`]).
 
 use std::collections::VecDeque;
 use std::fmt;
 
+use crate::freshest::Freshest;
 use crate::tins::Diffserv4;
 use crate::Time;
 
-/// A packet as the model sees it: the caller's opaque item, its size on the wire and its DSCP.
+/// A packet as the model sees it: the caller's opaque item, its size on the wire, its DSCP and
+/// its source.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Parcel<P> {
     /// The caller's packet (a slab index in the simulator, a datagram in the relay).
@@ -27,6 +34,10 @@ pub struct Parcel<P> {
     pub bytes: u32,
     /// Differentiated-services code point, 0–63 (0 = best effort).
     pub dscp: u8,
+    /// Who sent it, as disciplines that treat sources apart see it ([`Discipline::Freshest`]):
+    /// the simulator's flow index, a hash of the sender's address and port in the relay and
+    /// the lab. Packets with the same value are one source.
+    pub source: u64,
 }
 
 /// How much a queue holds at most, counting the packet in service.
@@ -84,6 +95,15 @@ pub trait QueueDiscipline<P>: fmt::Debug + Send {
     /// The rate the link serves at (bit/s, maybe infinite), told when the link starts and
     /// whenever it changes; disciplines that share the rate follow it.
     fn set_rate(&mut self, _rate_bps: f64) {}
+    /// A packet the last [`QueueDiscipline::enqueue`] dropped to admit its arrival (call until
+    /// `None`). Disciplines that never displace keep the default.
+    fn take_displaced(&mut self) -> Option<Parcel<P>> {
+        None
+    }
+    /// Whether an admitted arrival pre-empts the packet in service (which is then dropped).
+    fn preempts_service(&self) -> bool {
+        false
+    }
 }
 
 /// Which discipline a link uses.
@@ -101,14 +121,28 @@ pub enum Discipline {
     /// CAKE's `diffserv4` tins (Bulk, Best Effort, Video, Voice) with bandwidth thresholds;
     /// each tin holds up to the link's limit. See [`crate::tins`].
     Diffserv4,
+    /// Only the freshest update of each source waits ([`crate::freshest`]).
+    Freshest {
+        /// An arrival pre-empts the packet in service (scenario name `freshest-preempt`).
+        preempt: bool,
+    },
 }
 
+/// The disciplines chosen by name alone (scenario key `discipline`, the relay's `--discipline`);
+/// strict priority is given by its classes instead.
+pub const DISCIPLINE_NAMES: &[&str] = &["diffserv4", "freshest", "freshest-preempt"];
+
 impl Discipline {
-    /// The discipline a scenario's `discipline` key or the relay's `--discipline` names.
-    pub fn by_name(name: &str) -> Result<Discipline, String> {
+    /// The discipline called `name` (one of [`DISCIPLINE_NAMES`]).
+    pub fn from_name(name: &str) -> Result<Self, String> {
         match name {
             "diffserv4" => Ok(Discipline::Diffserv4),
-            other => Err(format!("unknown discipline {other:?} (known: diffserv4)")),
+            "freshest" => Ok(Discipline::Freshest { preempt: false }),
+            "freshest-preempt" => Ok(Discipline::Freshest { preempt: true }),
+            _ => Err(format!(
+                "unknown queue discipline {name:?} (known: {})",
+                DISCIPLINE_NAMES.join(", ")
+            )),
         }
     }
 
@@ -138,6 +172,7 @@ impl Discipline {
             Discipline::DropTail => Box::new(DropTail::new(limit)),
             Discipline::StrictPriority { classes } => Box::new(StrictPriority::new(limit, classes)),
             Discipline::Diffserv4 => Box::new(Diffserv4::new(limit)),
+            Discipline::Freshest { preempt } => Box::new(Freshest::new(limit, *preempt)),
         }
     }
 }
@@ -262,7 +297,12 @@ mod tests {
     use super::*;
 
     fn parcel(item: u32, bytes: u32, dscp: u8) -> Parcel<u32> {
-        Parcel { item, bytes, dscp }
+        Parcel {
+            item,
+            bytes,
+            dscp,
+            source: 0,
+        }
     }
 
     fn drain(q: &mut dyn QueueDiscipline<u32>) -> Vec<u32> {
@@ -319,10 +359,19 @@ mod tests {
 
     #[test]
     fn disciplines_by_name() {
-        assert_eq!(Discipline::by_name("diffserv4"), Ok(Discipline::Diffserv4));
-        assert!(Discipline::by_name("cake")
-            .unwrap_err()
-            .contains("\"cake\""));
+        assert_eq!(
+            Discipline::from_name("diffserv4"),
+            Ok(Discipline::Diffserv4)
+        );
+        for name in DISCIPLINE_NAMES {
+            assert!(Discipline::from_name(name).is_ok(), "{name}");
+        }
+        assert_eq!(
+            Discipline::from_name("freshest-preempt"),
+            Ok(Discipline::Freshest { preempt: true })
+        );
+        let unknown = Discipline::from_name("fresh").unwrap_err();
+        assert!(unknown.contains("\"fresh\"") && unknown.contains("freshest-preempt"));
     }
 
     #[test]

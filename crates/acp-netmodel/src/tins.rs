@@ -319,7 +319,12 @@ mod tests {
     const BE: u8 = 0;
 
     fn parcel(item: u32, bytes: u32, dscp: u8) -> Parcel<u32> {
-        Parcel { item, bytes, dscp }
+        Parcel {
+            item,
+            bytes,
+            dscp,
+            source: 0,
+        }
     }
 
     #[test]

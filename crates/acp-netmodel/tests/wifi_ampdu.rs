@@ -60,6 +60,7 @@ fn burst(
             item: i,
             bytes,
             dscp: 0,
+            source: 0,
         };
         dl.enqueue(Time::ZERO, 0, 1, parcel).unwrap();
     }
@@ -366,6 +367,7 @@ fn beacons_and_feedback_share_the_air() {
                         item: 0,
                         bytes: PACKET,
                         dscp: 0,
+                        source: k as u64,
                     },
                 )
                 .unwrap();
@@ -378,6 +380,7 @@ fn beacons_and_feedback_share_the_air() {
                             item: 1,
                             bytes: 64,
                             dscp: 0,
+                            source: k as u64,
                         },
                     )
                     .unwrap();

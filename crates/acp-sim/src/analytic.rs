@@ -22,6 +22,11 @@
 //!
 //!   (derivation in `docs/SIMULATOR.md`, Monte-Carlo check in
 //!   `crates/acp-sim/analysis/check_tandem.py`).
+//! * [`lcfs_preemptive_ages`]: several Poisson sources sharing one exponential
+//!   server, each arrival pre-empting the update in service (Yates & Kaul 2019,
+//!   M/M/1*): `Δᵢ = (1/μ)(1 + ρ)/ρᵢ`.
+//! * [`mm1_2_star_age`]: one source, one update in service and a waiting room of
+//!   one holding the newest (Costa, Codreanu & Ephremides 2016, M/M/1/2*).
 //! * [`dd1_chain_age`], [`dd1_chain_age_with_delay`]: a chain of D/D/1 queues fed
 //!   periodically (the idealised just-in-time picture of the ACP+ paper, Fig. 6).
 //! * [`argmin`] (golden-section search) and [`updates_per_system_time`]
@@ -56,6 +61,72 @@ pub fn mm1_age(lambda: f64, mu: f64) -> f64 {
         return f64::INFINITY;
     }
     1.0 / lambda + 1.0 / mu + lambda * lambda / (mu * mu * (mu - lambda))
+}
+
+/// Per-source average age when Poisson sources of rates `lambdas` share one
+/// exponential server of rate `μ` and every arrival, whatever its source,
+/// pre-empts the update in service, which is discarded (R. D. Yates and S. K.
+/// Kaul, "The age of information: real-time status updating by multiple
+/// sources", IEEE Trans. IT 65(3), 2019, the LCFS M/M/1* with pre-emption):
+///
+/// ```text
+/// Δᵢ = (1/μ)·(1 + ρ)/ρᵢ,   ρᵢ = λᵢ/μ,   ρ = Σ ρᵢ
+/// ```
+///
+/// (one source: `1/λ + 1/μ`). Stable at any load. A source with `λᵢ = 0` gets
+/// `f64::INFINITY`; invalid rates give `f64::NAN` for every source.
+pub fn lcfs_preemptive_ages(lambdas: &[f64], mu: f64) -> Vec<f64> {
+    if lambdas.iter().any(|&l| bad_rates(l, &[mu])) {
+        return vec![f64::NAN; lambdas.len()];
+    }
+    let rho: f64 = lambdas.iter().map(|l| l / mu).sum();
+    lambdas
+        .iter()
+        .map(|&l| {
+            if l == 0.0 {
+                f64::INFINITY
+            } else {
+                (1.0 + rho) / (l / mu) / mu
+            }
+        })
+        .collect()
+}
+
+/// Average age of one Poisson source of rate `λ` through an exponential server
+/// of rate `μ` with a waiting room of one that always holds the newest update
+/// (an arrival replaces the one waiting; service is not pre-empted): the
+/// M/M/1/2* system of M. Costa, M. Codreanu and A. Ephremides, "On the age of
+/// information in status update systems with packet management", IEEE Trans.
+/// IT 62(4), 2016. Derived here with the stochastic-hybrid-system method of
+/// Yates & Kaul 2019 (§III): queue states 0, 1, 2 (empty, one in service, one
+/// waiting too) with stationary probabilities `∝ 1, ρ, ρ²`, ages
+/// `x = (monitor, in service, waiting)`, and the linear equations
+///
+/// ```text
+/// (λ+μ)·v₂₂ = π₂                (λ+μ)·v₁₁ = π₁ + μ·v₂₂       μ·v₂₁ = π₂ + λ·v₁₁
+/// λ·v₀₀ = π₀ + μ·v₁₁            (λ+μ)·v₁₀ = π₁ + λ·v₀₀ + μ·v₂₁
+/// μ·v₂₀ = π₂ + λ·v₁₀            Δ = v₀₀ + v₁₀ + v₂₀
+/// ```
+///
+/// which simplify to
+///
+/// ```text
+/// μ·Δ = 1/ρ + 2 + 2/(1+ρ) − 1/(1+ρ)² − 2(1+ρ)/(1+ρ+ρ²)
+/// ```
+///
+/// (`ρ = 1`: `Δ = 29/12 · 1/μ`; `ρ → ∞`: `2/μ`, a fresh update always waits for an
+/// exponential service; `ρ → 0`: `1/λ`). Stable at any load; `f64::INFINITY`
+/// for `λ = 0`, `f64::NAN` for invalid rates.
+pub fn mm1_2_star_age(lambda: f64, mu: f64) -> f64 {
+    if bad_rates(lambda, &[mu]) {
+        return f64::NAN;
+    }
+    if lambda == 0.0 {
+        return f64::INFINITY;
+    }
+    let r = lambda / mu;
+    let (a, b) = (1.0 + r, 1.0 + r + r * r);
+    (1.0 / r + 2.0 + 2.0 / a - 1.0 / (a * a) - 2.0 * a / b) / mu
 }
 
 /// Mean system time (waiting + service) of an M/M/1 FCFS queue: `T = 1/(μ−λ)`.
@@ -280,6 +351,52 @@ pub fn updates_per_system_time(lambda: f64, system_time: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lcfs_preemptive_one_source_is_one_over_lambda_plus_one_over_mu() {
+        let one = lcfs_preemptive_ages(&[0.7], 2.0);
+        assert!((one[0] - (1.0 / 0.7 + 0.5)).abs() < 1e-12);
+        // Two equal sources at ρ = 1: each (1/μ)·2/0.5 = 4/μ.
+        let two = lcfs_preemptive_ages(&[1.0, 1.0], 2.0);
+        assert!(two.iter().all(|a| (a - 2.0).abs() < 1e-12), "{two:?}");
+        assert_eq!(lcfs_preemptive_ages(&[0.0, 1.0], 1.0)[0], f64::INFINITY);
+        assert!(lcfs_preemptive_ages(&[1.0], 0.0)[0].is_nan());
+    }
+
+    /// The SHS equations of [`mm1_2_star_age`], solved step by step.
+    fn mm1_2_star_by_shs(l: f64, m: f64) -> f64 {
+        let r = l / m;
+        let z = 1.0 + r + r * r;
+        let (p0, p1, p2) = (1.0 / z, r / z, r * r / z);
+        let v22 = p2 / (l + m);
+        let v11 = (p1 + m * v22) / (l + m);
+        let v21 = (p2 + l * v11) / m;
+        let v00 = (p0 + m * v11) / l;
+        let v10 = (p1 + l * v00 + m * v21) / (l + m);
+        let v20 = (p2 + l * v10) / m;
+        v00 + v10 + v20
+    }
+
+    #[test]
+    fn mm1_2_star_is_its_shs_solution_and_its_limits() {
+        for (l, m) in [(0.1, 1.0), (1.0, 1.0), (3.0, 2.0), (50.0, 1.0)] {
+            let (closed, shs) = (mm1_2_star_age(l, m), mm1_2_star_by_shs(l, m));
+            assert!(
+                (closed - shs).abs() < 1e-12 * shs,
+                "{l} {m}: {closed} {shs}"
+            );
+        }
+        assert!((mm1_2_star_age(1.0, 1.0) - 29.0 / 12.0).abs() < 1e-12);
+        assert!((mm1_2_star_age(1e6, 1.0) - 2.0).abs() < 1e-5);
+        assert!((mm1_2_star_age(1e-6, 1.0) * 1e-6 - 1.0).abs() < 1e-5);
+        // Between the pre-emptive LCFS (1/λ + 1/μ) and FCFS M/M/1 at the same load.
+        for rho in [0.2, 0.5, 0.9] {
+            let a = mm1_2_star_age(rho, 1.0);
+            assert!(a > 1.0 / rho + 1.0 && a < mm1_age(rho, 1.0), "{rho}: {a}");
+        }
+        assert_eq!(mm1_2_star_age(0.0, 1.0), f64::INFINITY);
+        assert!(mm1_2_star_age(-1.0, 1.0).is_nan());
+    }
 
     fn close(a: f64, b: f64, rel: f64) -> bool {
         (a - b).abs() <= rel * a.abs().max(b.abs())

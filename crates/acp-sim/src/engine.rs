@@ -658,6 +658,7 @@ impl Sim {
             item: p,
             bytes: pk.size,
             dscp,
+            source: flow as u64,
         };
         let el = self.element(hop);
         match self.elements[el].model.arrive(now, hop, parcel) {

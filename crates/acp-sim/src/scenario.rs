@@ -139,7 +139,7 @@ struct LinkToml {
     jitter: Option<JitterToml>,
     /// DSCPs per priority class, highest first.
     priority: Option<Vec<Vec<u8>>>,
-    /// A queue discipline by name (`diffserv4`), instead of `priority`.
+    /// A queue discipline by name (`acp_netmodel::DISCIPLINE_NAMES`); not with `priority`.
     discipline: Option<String>,
     #[serde(default)]
     outages: Vec<OutageToml>,
@@ -765,16 +765,14 @@ fn link_config(l: &LinkToml, base: Option<&Path>) -> Result<LinkConfig, String> 
             reorder: *reorder,
         },
     });
-    match (&l.priority, &l.discipline) {
+    cfg.discipline = match (&l.priority, &l.discipline) {
         (Some(_), Some(_)) => return Err("give priority or discipline, not both".into()),
-        (Some(classes), None) => {
-            cfg.discipline = Discipline::StrictPriority {
-                classes: classes.clone(),
-            }
-        }
-        (None, Some(name)) => cfg.discipline = Discipline::by_name(name)?,
-        (None, None) => {}
-    }
+        (Some(classes), None) => Discipline::StrictPriority {
+            classes: classes.clone(),
+        },
+        (None, Some(name)) => Discipline::from_name(name)?,
+        (None, None) => Discipline::DropTail,
+    };
     cfg.outages = l.outages.iter().map(|o| (o.at.0, o.duration.0)).collect();
     cfg.schedule = l
         .schedule
@@ -1545,6 +1543,21 @@ mod tests {
     }
 
     #[test]
+    fn a_discipline_by_name_reaches_both_directions() {
+        use acp_netmodel::Discipline;
+        let text = MINI.replace(
+            "queue = 20",
+            "queue = 20\n        discipline = \"freshest-preempt\"",
+        );
+        let s = Scenario::parse(&text).unwrap();
+        assert_eq!(s.topology.links.len(), 2);
+        for l in &s.topology.links {
+            assert_eq!(l.config.discipline, Discipline::Freshest { preempt: true });
+        }
+        assert!(s.build().unwrap().run().flows[0].delivered > 100);
+    }
+
+    #[test]
     fn count_replicates_with_distinct_seeded_starts() {
         let text = MINI.replace("name = \"x\"", "name = \"x\"\ncount = 3\nstagger = \"2s\"");
         let s = Scenario::parse(&text).unwrap();
@@ -1583,6 +1596,17 @@ mod tests {
             (
                 MINI.replace("queue = 20", "queue = 20\n        colour = 1"),
                 "unknown field `colour`",
+            ),
+            (
+                MINI.replace("queue = 20", "queue = 20\n        discipline = \"fresh\""),
+                "unknown queue discipline \"fresh\" (known: freshest, freshest-preempt)",
+            ),
+            (
+                MINI.replace(
+                    "queue = 20",
+                    "queue = 20\n        discipline = \"freshest\"\n        priority = [[46]]",
+                ),
+                "give priority or discipline, not both",
             ),
             (MINI.replace("format = 2", ""), "format = 2"),
             (

@@ -314,3 +314,57 @@ fn gilbert_elliott_link_loses_its_stationary_share_in_bursts() {
         lost.iter().filter(|&&l| l).count()
     );
 }
+
+/// Per-flow ages of Poisson update streams of rates `lambdas` (per second) sharing one
+/// exponential server of rate 1/s with the freshest-update discipline, run until `updates`
+/// updates have been offered in all.
+fn freshest_ages(lambdas: &[f64], preempt: bool, updates: f64, seed: u64) -> Vec<f64> {
+    let mut topo = Topology::default();
+    let link = LinkConfig {
+        service: Service::Exponential,
+        discipline: Discipline::Freshest { preempt },
+        // 125 B at 1000 bit/s: a mean service of 1 s.
+        ..LinkConfig::new(1000.0, Duration::ZERO, QueueLimit::Packets(1000))
+    };
+    topo.add_link("a", "b", link).unwrap();
+    let flows = lambdas
+        .iter()
+        .enumerate()
+        .map(|(i, &l)| stream(&format!("s{i}"), Process::Poisson, l, 125, 0, &["a", "b"]))
+        .collect();
+    let secs = (updates / lambdas.iter().sum::<f64>()) as u64;
+    let r = Sim::new(config(seed, secs, secs / 50), topo, flows)
+        .unwrap()
+        .run();
+    r.flows
+        .iter()
+        .map(|f| f.age.expect("updates arrive"))
+        .collect()
+}
+
+/// Tolerance 2 %: a source's age is a time average over its delivery cycles; with 4 · 10⁵
+/// updates offered in all (runs of 6.7 · 10⁵ s at λ = 0.6/s, 2 · 10⁵ s at 2/s and more) the
+/// rarest source here still completes several 10⁴ cycles, and across seeds 21–28 every error
+/// was within −0.91 … +0.72 % for M/M/1* (standard deviation 0.45 %) and −0.19 … +0.67 % for
+/// M/M/1/2*: 2 % is over four standard deviations.
+#[test]
+fn freshest_preempt_gives_yates_and_kauls_multi_source_ages() {
+    for lambdas in [vec![0.1, 0.2, 0.3], vec![0.5, 0.5, 1.0]] {
+        let got = freshest_ages(&lambdas, true, 400_000.0, 21);
+        let want = analytic::lcfs_preemptive_ages(&lambdas, 1.0);
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            eprintln!("M/M/1* {lambdas:?} source {i}: {g:.4} vs {w:.4}");
+            assert_close(*g, *w, 0.02, &format!("M/M/1* {lambdas:?} source {i}"));
+        }
+    }
+}
+
+#[test]
+fn freshest_without_preemption_gives_the_mm1_2_star_age() {
+    for rho in [0.5, 1.0, 3.0] {
+        let got = freshest_ages(&[rho], false, 400_000.0, 21);
+        let want = analytic::mm1_2_star_age(rho, 1.0);
+        eprintln!("M/M/1/2* ρ={rho}: {:.4} vs {want:.4}", got[0]);
+        assert_close(got[0], want, 0.02, &format!("M/M/1/2* ρ={rho}"));
+    }
+}

@@ -1684,6 +1684,7 @@ mod tests {
             item,
             bytes: 1500,
             dscp,
+            source: 0,
         }
     }
 

@@ -9,6 +9,8 @@
 //! - [`medium`]: the sans-IO DCF/EDCA medium (backoff, per-receiver reception with capture, ACKs,
 //!   retries, EIFS, beacons), driven like a [`crate::Link`];
 //! - [`bianchi`]: Bianchi's saturation model of DCF, the medium's validation oracle;
+//! - [`edca_saturation`]: its EDCA extension with differentiated AIFS (Robinson & Randhawa),
+//!   the oracle of the medium's EDCA;
 //! - [`downlink`]: an 802.11ac downlink with aggregation, the alternative to [`medium`] for an
 //!   AP's A-MPDU traffic, built from [`ampdu`] (A-MPDU and A-MSDU framing and airtime),
 //!   [`blockack`] (the BlockAck and its window) and [`minstrel`] (rate adaptation);
@@ -23,6 +25,7 @@ pub mod bianchi;
 pub mod blockack;
 pub mod channel;
 pub mod downlink;
+pub mod edca_saturation;
 pub mod medium;
 pub mod minstrel;
 pub mod paced_load;

@@ -147,6 +147,7 @@ pub fn run(
                     },
                     bytes: load.packet_bytes,
                     dscp: 0,
+                    source: i as u64,
                 };
                 let measured = now >= start;
                 tally[i].sent += u64::from(measured);
@@ -164,6 +165,7 @@ pub fn run(
                         },
                         bytes,
                         dscp: 0,
+                        source: i as u64,
                     };
                     // A full uplink queue just loses a report.
                     let _ = dl.enqueue(now, i + 1, 0, parcel);

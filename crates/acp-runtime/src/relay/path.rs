@@ -22,6 +22,9 @@ use acp_netmodel::{Arrivals, Departure, DropReason, Link, Parcel, Process, Strea
 
 use super::{PathConfig, CROSS_PACKET_BYTES};
 
+/// The [`Parcel::source`] of the cross traffic (one source).
+const CROSS_SOURCE: u64 = u64::MAX;
+
 /// What occupies the link: a real datagram or a cross-traffic packet.
 #[derive(Debug)]
 enum Carried<P> {
@@ -83,14 +86,23 @@ impl<P: fmt::Debug + Send + 'static> PathModel<P> {
 }
 
 impl<P> PathModel<P> {
-    /// A real packet of `bytes` on the wire, marked `dscp`, arrives at `now`; a dropped one is
-    /// counted and the reason returned.
-    pub fn arrive(&mut self, now: Time, item: P, bytes: u32, dscp: u8) -> Result<(), DropReason> {
+    /// A real packet of `bytes` on the wire, marked `dscp`, from `source` (see [`Parcel::source`])
+    /// arrives at `now`; a dropped one is counted and the reason returned. A packet the link's
+    /// discipline displaces for this one is counted when [`PathModel::poll_departure`] meets it.
+    pub fn arrive(
+        &mut self,
+        now: Time,
+        item: P,
+        bytes: u32,
+        dscp: u8,
+        source: u64,
+    ) -> Result<(), DropReason> {
         self.handle_timeout(now);
         let parcel = Parcel {
             item: Carried::Real(item),
             bytes,
             dscp,
+            source,
         };
         match self.link.arrive(now, parcel) {
             Ok(()) => {
@@ -115,6 +127,7 @@ impl<P> PathModel<P> {
                     item: Carried::Cross,
                     bytes: CROSS_PACKET_BYTES,
                     dscp: 0,
+                    source: CROSS_SOURCE,
                 };
                 if self.link.arrive(at, parcel).is_err() {
                     self.counters.cross_dropped += 1;
@@ -141,6 +154,7 @@ impl<P> PathModel<P> {
                             item,
                             bytes: parcel.bytes,
                             dscp: parcel.dscp,
+                            source: parcel.source,
                         };
                         return Some(Departure {
                             at,
@@ -244,7 +258,7 @@ mod tests {
         let mut pending = arrivals.iter().peekable();
         for now in looks {
             while let Some(&(t, item, bytes)) = pending.next_if(|a| a.0 <= now) {
-                let _ = m.arrive(t, item, bytes, 0);
+                let _ = m.arrive(t, item, bytes, 0, 0);
             }
             m.handle_timeout(now);
             while let Some(d) = m.poll_departure(now) {
@@ -261,7 +275,7 @@ mod tests {
         let mut now = Time::ZERO;
         while now <= end {
             while let Some(&(t, item, bytes)) = pending.next_if(|a| a.0 <= now) {
-                let _ = m.arrive(t, item, bytes, 0);
+                let _ = m.arrive(t, item, bytes, 0, 0);
             }
             m.handle_timeout(now);
             while let Some(d) = m.poll_departure(now) {
@@ -278,10 +292,32 @@ mod tests {
     }
 
     #[test]
+    fn freshest_counts_what_fresher_datagrams_displace() {
+        let mut cfg = path(1e6, 0, 100);
+        cfg.link.discipline = acp_netmodel::Discipline::Freshest { preempt: false };
+        let mut m = model(&cfg, 1);
+        // 125 B take 1 ms. Client 1's first datagram is sent; its next two wait in turn, the
+        // third replacing the second; client 2's waits behind.
+        for (t, item, source) in [(0, 1, 1), (100, 2, 1), (200, 3, 2), (300, 4, 1)] {
+            assert_eq!(m.arrive(Time::from_micros(t), item, 125, 0, source), Ok(()));
+        }
+        let mut out = Vec::new();
+        while let Some(t) = m.next_send() {
+            m.handle_timeout(t);
+            while let Some(d) = m.poll_departure(t) {
+                out.push((d.parcel.item, d.parcel.source, d.at));
+            }
+        }
+        assert_eq!(out, [(1, 1, ms(1)), (4, 1, ms(2)), (3, 2, ms(3))]);
+        assert_eq!(m.take_counters().dropped_queue, 1);
+        assert_eq!(m.next_send(), None, "nothing real left inside");
+    }
+
+    #[test]
     fn a_lone_packet_takes_serialisation_plus_delay() {
         let mut m = model(&path(2e6, 20, 10), 1);
         // 500 B = 4000 bits at 2 Mbit/s = 2 ms, then 20 ms.
-        assert_eq!(m.arrive(Time::ZERO, 1, 500, 0), Ok(()));
+        assert_eq!(m.arrive(Time::ZERO, 1, 500, 0, 0), Ok(()));
         m.handle_timeout(ms(2));
         assert_eq!(m.next_send(), Some(ms(22)));
         assert!(m.poll_departure(Time::from_micros(21_999)).is_none());
@@ -366,7 +402,7 @@ mod tests {
             // The busy model also carries a saturating real flow (dropped and queued packets
             // alike), which changes what the cross packets meet but not when they arrive.
             for j in 0..10 {
-                let _ = busy.arrive(now, k * 10 + j, 1200, 0);
+                let _ = busy.arrive(now, k * 10 + j, 1200, 0, 0);
             }
             quiet.handle_timeout(now);
             busy.handle_timeout(now);
@@ -398,7 +434,7 @@ mod tests {
         let first = m.cross.as_ref().map(Arrivals::next_at).expect("cross on");
         // A real packet arriving with the first cross packet waits for its 4 ms of service
         // (1000 B at 2 Mbit/s), then takes 1 ms (250 B).
-        assert_eq!(m.arrive(first, 7, 250, 0), Ok(()));
+        assert_eq!(m.arrive(first, 7, 250, 0, 0), Ok(()));
         m.handle_timeout(first + Duration::from_millis(5));
         let d = m
             .poll_departure(first + Duration::from_millis(5))
@@ -447,7 +483,7 @@ mod tests {
         let mut returned = PathCounters::default();
         let n = 20_000u32;
         for i in 0..n {
-            match m.arrive(Time::from_micros(500 * u64::from(i)), i, 125, 0) {
+            match m.arrive(Time::from_micros(500 * u64::from(i)), i, 125, 0, 0) {
                 Ok(()) => {}
                 Err(DropReason::Loss) => returned.dropped_loss += 1,
                 Err(DropReason::QueueFull) => returned.dropped_queue += 1,
@@ -476,17 +512,17 @@ mod tests {
     #[test]
     fn the_blackhole_switch_drops_arrivals_and_departures() {
         let mut m = model(&path(1e6, 10, 100), 1);
-        assert_eq!(m.arrive(ms(0), 1, 125, 0), Ok(()));
+        assert_eq!(m.arrive(ms(0), 1, 125, 0, 0), Ok(()));
         m.set_down(true);
         assert!(m.is_down(ms(1)));
-        assert_eq!(m.arrive(ms(1), 2, 125, 0), Err(DropReason::Outage));
+        assert_eq!(m.arrive(ms(1), 2, 125, 0, 0), Err(DropReason::Outage));
         m.handle_timeout(ms(20));
         assert!(
             m.poll_departure(ms(20)).is_none(),
             "in flight, dropped on leaving"
         );
         m.set_down(false);
-        assert_eq!(m.arrive(ms(30), 3, 125, 0), Ok(()));
+        assert_eq!(m.arrive(ms(30), 3, 125, 0, 0), Ok(()));
         m.handle_timeout(ms(41));
         assert_eq!(m.poll_departure(ms(41)).map(|d| d.parcel.item), Some(3));
         assert_eq!(m.take_counters().dropped_outage, 2);
@@ -505,7 +541,7 @@ mod tests {
         assert_eq!(m.next_send(), None);
         // A real packet inside: the link's next event, whatever it is, until the packet is out.
         let t = ms(100);
-        assert_eq!(m.arrive(t, 1, 125, 0), Ok(()));
+        assert_eq!(m.arrive(t, 1, 125, 0, 0), Ok(()));
         let mut sent = None;
         let mut now = t;
         while sent.is_none() {
@@ -516,7 +552,7 @@ mod tests {
         assert_eq!(sent, Some(now), "looked exactly at its departure");
         assert_eq!(m.next_send(), None);
         // Dropped on departure by the blackhole: out too.
-        assert_eq!(m.arrive(now, 2, 125, 0), Ok(()));
+        assert_eq!(m.arrive(now, 2, 125, 0, 0), Ok(()));
         m.set_down(true);
         m.handle_timeout(now + Duration::from_secs(1));
         assert!(m.poll_departure(now + Duration::from_secs(1)).is_none());

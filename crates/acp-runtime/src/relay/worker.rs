@@ -10,6 +10,7 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use acp_netmodel::freshest::source_of;
 use acp_netmodel::Time;
 
 use crate::clock;
@@ -308,7 +309,13 @@ impl Worker {
         let bytes = u32::try_from(d.len + HEADER_BYTES).unwrap_or(u32::MAX);
         // Drops are counted by the path and published with its other counts.
         self.paths[dir]
-            .arrive(clock::to_time(now), packet, bytes, d.dscp)
+            .arrive(
+                clock::to_time(now),
+                packet,
+                bytes,
+                d.dscp,
+                source_of(client),
+            )
             .is_ok()
     }
 
