@@ -51,7 +51,7 @@ pub fn simulate(lambda: f64, mu: &[f64], rule: &Dispatch, arrivals: usize, seed:
     let mut rng = Rng::new(seed);
     let mut departures: Vec<VecDeque<f64>> = vec![VecDeque::new(); mu.len()];
     let per_batch = (arrivals / BATCHES).max(1);
-    let mut batch_sums = vec![0.0; BATCHES];
+    let mut batch_sums = [0.0; BATCHES];
     let mut t = 0.0;
     let mut total = 0.0;
     for i in 0..arrivals {
