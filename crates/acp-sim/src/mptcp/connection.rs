@@ -538,10 +538,17 @@ mod tests {
         }
     }
 
-    /// Carries every packet at once (no delay, no loss): what one side sends the other gets.
-    fn exchange(c: &mut MptcpConnection, now: Time, mut pending: Vec<Output>) -> u64 {
+    /// Carries every packet at once (no delay, no loss), for at most 10 000 packets: what one
+    /// side sends the other gets.
+    fn exchange(c: &mut MptcpConnection, now: Time, first: Vec<Output>) -> u64 {
+        let mut pending = VecDeque::from(first);
         let mut read = 0;
-        while let Some(o) = pending.pop() {
+        let mut steps = 0;
+        while let Some(o) = pending.pop_front() {
+            steps += 1;
+            if steps > 10_000 {
+                break;
+            }
             let mut next = Vec::new();
             match o {
                 Output::Transmit {
@@ -558,9 +565,6 @@ mod tests {
                 _ => {}
             }
             pending.extend(next);
-            if read > 1 << 22 {
-                break;
-            }
         }
         read
     }

@@ -129,14 +129,14 @@ mod tests {
     const ARRIVALS: usize = 1_000_000;
 
     /// A random split over two M/M/1 facilities matches the closed form within 2 %. With a
-    /// million arrivals the batch-means standard error is about 0.3 % of the mean at these
-    /// loads (ρ = 0.6 and 0.5), so 2 % is more than six standard errors; the test also checks
+    /// million arrivals and loads of at most 0.5 the batch-means standard error is a fraction
+    /// of a per cent of the mean; the test checks
     /// that the error it allows is at least four standard errors, so a noisier setting could
     /// not pass by luck.
     #[test]
     fn a_random_split_matches_the_mm1_closed_form() {
-        let (lambda, mu) = (2.0, [1.0, 2.0]);
-        for (seed, p) in [(1, 0.3), (2, 0.5)] {
+        let (lambda, mu) = (1.2, [1.0, 2.0]);
+        for (seed, p) in [(1, 0.3), (2, 0.4)] {
             let split = vec![p, 1.0 - p];
             let expected = random_split_system_time(lambda, &mu, &split).unwrap();
             let got = simulate(lambda, &mu, &Dispatch::Random(split), ARRIVALS, seed);
