@@ -108,6 +108,9 @@ pub fn run(a: SimArgs) -> anyhow::Result<()> {
         for line in result.backlog_lines() {
             outln!("backlog {line}")?;
         }
+        for line in result.subflow_lines() {
+            outln!("mptcp {line}")?;
+        }
     }
     Ok(())
 }

@@ -205,6 +205,12 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
                 FlowKind::Tcp { config, app } => {
                     FlowPlanKind::Tcp(tcp_flows::from_sim(&f.name, config, app)?)
                 }
+                FlowKind::Mptcp(_) => {
+                    return Err(format!(
+                        "flow {}: the lab does not run mptcp flows yet (acp sim does)",
+                        f.name
+                    ))
+                }
                 FlowKind::Updates { process, size, .. } => FlowPlanKind::Datagrams(
                     DatagramFlow::new(&f.name, true, *process, *size, arrivals(f))?,
                 ),

@@ -35,9 +35,10 @@ use acp_netmodel::wifi::FrameModel;
 use acp_netmodel::{Arrivals, Link, Parcel, Streams};
 
 use crate::flows::{FlowKind, FlowSpec};
+use crate::mptcp::connection::{self as mpconn, DataAck, MptcpConnection};
 use crate::report::{
-    AggregationResult, FlowResult, HopBacklog, LinkResult, PacketEvent, SimResult, SourceCounters,
-    TcpCounters, WifiResult,
+    AggregationResult, FlowResult, HopBacklog, LinkResult, MptcpCounters, PacketEvent, SimResult,
+    SourceCounters, SubflowResult, TcpCounters, WifiResult,
 };
 use crate::tcp::{self, Connection, Wire};
 use crate::topology::{Hop, Topology, TopologyError, WifiDef};
@@ -67,6 +68,8 @@ enum Kind {
     Cross,
     /// A TCP segment or ACK (the packet's `wire` says which).
     Tcp,
+    /// A segment or ACK of a multipath connection's subflow (`subflow` says which).
+    Mptcp,
 }
 
 #[derive(Debug)]
@@ -83,6 +86,10 @@ struct Packet {
     bytes: Vec<u8>,
     /// A TCP packet's header.
     wire: Option<Wire>,
+    /// A multipath packet's subflow.
+    subflow: u32,
+    /// A multipath ACK's connection-level acknowledgement.
+    data_ack: Option<DataAck>,
 }
 
 impl Packet {
@@ -90,7 +97,7 @@ impl Packet {
     fn carries_data(&self) -> bool {
         matches!(
             (self.kind, self.wire),
-            (Kind::Update, _) | (Kind::Tcp, Some(Wire::Data(_)))
+            (Kind::Update, _) | (Kind::Tcp | Kind::Mptcp, Some(Wire::Data(_)))
         )
     }
 }
@@ -132,6 +139,15 @@ enum State {
         /// when it is sent, so each RTT sample (Karn's rule: no retransmitted segment) resets
         /// the age to that RTT at the ACK's arrival.
         est_age: AgeIntegral,
+    },
+    Mptcp {
+        conn: Box<MptcpConnection>,
+        /// Each subflow's (forward, reverse) route.
+        routes: Vec<(u32, u32)>,
+        timer_gen: u64,
+        timer_at: Option<Time>,
+        /// Bytes each subflow had passed on when the measurement window opened.
+        baseline: Vec<u64>,
     },
 }
 
@@ -257,6 +273,10 @@ struct Element {
     /// Per tracked flow: ∫ backlog dt over the window, kept as Σ (end − max(t, w)) at arrivals
     /// minus the same at service ends (ns).
     backlog_area: Vec<i128>,
+    /// The multipath subflows (flow, subflow) whose device queue this element is: the first
+    /// hop of their path. Every packet entering and leaving it is counted there, as BQL counts
+    /// a NIC's queue.
+    devices: Vec<(u32, u32)>,
 }
 
 /// Errors building a simulation.
@@ -307,6 +327,13 @@ pub fn check_flow(spec: &FlowSpec) -> Result<(), BuildError> {
             bad("cross traffic needs a positive rate and packet size")
         }
         FlowKind::Tcp { config, app } => match config.validate().and_then(|()| app.validate()) {
+            Err(e) => bad(&e),
+            Ok(()) => Ok(()),
+        },
+        FlowKind::Mptcp(config) if config.paths.first() != Some(&spec.path) => {
+            bad("an mptcp flow's path is its first subflow's")
+        }
+        FlowKind::Mptcp(config) => match config.validate() {
             Err(e) => bad(&e),
             Ok(()) => Ok(()),
         },
@@ -378,14 +405,15 @@ impl Sim {
             }
         });
         let media: Vec<Model> = media.collect::<Result<_, _>>()?;
-        let elements = links
+        let mut elements = links
             .chain(media)
             .map(|model| Element {
                 model,
                 wakes: Vec::new(),
                 backlog_area: vec![0; tracked_count],
+                devices: Vec::new(),
             })
-            .collect();
+            .collect::<Vec<Element>>();
         let mut routes = Vec::new();
         let mut monitors: Vec<Monitor> = Vec::new();
         let mut monitor_at: HashMap<String, usize> = HashMap::new();
@@ -471,6 +499,37 @@ impl Sim {
                         est_age: AgeIntegral::new(start),
                     }
                 }
+                FlowKind::Mptcp(config) => {
+                    let mut subflow_routes = Vec::new();
+                    for (k, path) in config.paths.iter().enumerate() {
+                        let forward = if k == 0 {
+                            fwd
+                        } else {
+                            routes.push(topo.route(path)?);
+                            routes.len() as u32 - 1
+                        };
+                        let rev_path: Vec<String> = path.iter().rev().cloned().collect();
+                        routes.push(topo.route(&rev_path)?);
+                        subflow_routes.push((forward, routes.len() as u32 - 1));
+                        if let Some(&first) = routes[forward as usize].first() {
+                            let el = match first {
+                                Hop::Link(l) => l,
+                                Hop::Wifi { medium, .. } => topo.links.len() + medium,
+                            };
+                            elements[el].devices.push((i as u32, k as u32));
+                        }
+                    }
+                    let seed = streams
+                        .stream(&format!("flow {} congestion control", spec.name))
+                        .next_u64();
+                    State::Mptcp {
+                        conn: Box::new(MptcpConnection::new(config, flow_start, seed)),
+                        baseline: vec![0; subflow_routes.len()],
+                        routes: subflow_routes,
+                        timer_gen: 0,
+                        timer_at: None,
+                    }
+                }
             };
             flows.push(Flow {
                 start: flow_start,
@@ -530,7 +589,7 @@ impl Sim {
             let f = &mut sim.flows[i];
             f.active = f.start <= start;
             let (first, stop) = match &f.state {
-                State::Acp { .. } | State::Tcp { .. } => (None, f.stop),
+                State::Acp { .. } | State::Tcp { .. } | State::Mptcp { .. } => (None, f.stop),
                 State::Stream { arrivals, .. } => (Some(arrivals.next_at()), f.stop),
             };
             if stop < Time::MAX {
@@ -562,6 +621,8 @@ impl Sim {
             reached: self.now,
             bytes: Vec::new(),
             wire: None,
+            subflow: 0,
+            data_ack: None,
         };
         match self.free.pop() {
             Some(id) => {
@@ -615,6 +676,11 @@ impl Sim {
                 State::Tcp { est_age, .. } => {
                     est_age.take_window(now);
                 }
+                State::Mptcp { conn, baseline, .. } => {
+                    for (k, b) in baseline.iter_mut().enumerate() {
+                        *b = conn.subflow_delivered(k);
+                    }
+                }
                 _ => {}
             }
         }
@@ -624,8 +690,10 @@ impl Sim {
     /// at the stop is its age while active.
     fn stop_flow(&mut self, i: usize) {
         self.flows[i].active = false;
-        if let State::Tcp { conn, .. } = &mut self.flows[i].state {
-            conn.stop();
+        match &mut self.flows[i].state {
+            State::Tcp { conn, .. } => conn.stop(),
+            State::Mptcp { conn, .. } => conn.stop(),
+            _ => {}
         }
     }
 
@@ -647,7 +715,7 @@ impl Sim {
         let now = self.now;
         let pk = &mut self.packets[p as usize];
         pk.reached = now;
-        let (flow, kind) = (pk.flow as usize, pk.kind);
+        let (flow, kind, size) = (pk.flow as usize, pk.kind, pk.size);
         let spec = &self.flows[flow].spec;
         let dscp = if matches!(kind, Kind::Ack) {
             spec.ack_dscp()
@@ -667,6 +735,7 @@ impl Sim {
                     let rest = self.window_rest(now);
                     self.elements[el].backlog_area[t] += rest;
                 }
+                self.device_event(el, size, None);
             }
             Err(_) => {
                 if self.packets[p as usize].carries_data() {
@@ -704,6 +773,8 @@ impl Sim {
                 Ok((p, served)) => (p, Some(served), true),
                 Err((p, served)) => (p, served, false),
             };
+            let bytes = self.packets[p as usize].size;
+            self.device_event(el, bytes, Some(served_at.unwrap_or(now)));
             let pk = &self.packets[p as usize];
             if let (Kind::Update, Some(t)) = (pk.kind, self.flows[pk.flow as usize].tracked) {
                 // Dropped before service: it left the queue now.
@@ -728,6 +799,19 @@ impl Sim {
         self.reschedule(el);
     }
 
+    /// A packet of `bytes` entered element `el` (`left` none) or left it at `left`: the device
+    /// queues of the multipath subflows whose first hop it is count it.
+    fn device_event(&mut self, el: usize, bytes: u32, left: Option<Time>) {
+        for &(flow, k) in &self.elements[el].devices {
+            if let State::Mptcp { conn, .. } = &mut self.flows[flow as usize].state {
+                match left {
+                    None => conn.device_enqueue(k as usize, u64::from(bytes)),
+                    Some(at) => conn.device_complete(k as usize, at, u64::from(bytes)),
+                }
+            }
+        }
+    }
+
     fn log_packet(&mut self, hop: Hop, p: u32, departed: Option<Time>) {
         if !self.cfg.packet_log {
             return;
@@ -740,8 +824,8 @@ impl Sim {
                 (Kind::Update, _) => "update",
                 (Kind::Ack, _) => "ack",
                 (Kind::Cross, _) => "cross",
-                (Kind::Tcp, Some(Wire::Data(_))) => "segment",
-                (Kind::Tcp, _) => "tcp-ack",
+                (Kind::Tcp | Kind::Mptcp, Some(Wire::Data(_))) => "segment",
+                (Kind::Tcp | Kind::Mptcp, _) => "tcp-ack",
             }
             .into(),
             seq: pk.seq,
@@ -805,6 +889,15 @@ impl Sim {
                     None => {}
                 });
             }
+            Kind::Mptcp => {
+                let pk = &self.packets[p as usize];
+                let (wire, k, data_ack) = (pk.wire, pk.subflow as usize, pk.data_ack);
+                self.drive_mptcp(flow, |conn, now, out| match (wire, data_ack) {
+                    (Some(Wire::Data(seg)), _) => conn.on_data(now, k, seg, out),
+                    (Some(Wire::Ack(ack)), Some(d)) => conn.on_ack(now, k, ack, d, out),
+                    _ => {}
+                });
+            }
             Kind::Update => {
                 let mut ack = None;
                 let fresh = match &mut self.flows[flow].state {
@@ -829,8 +922,8 @@ impl Sim {
                         *freshest = seq;
                         gen
                     }),
-                    // TCP's packets are Kind::Tcp.
-                    State::Tcp { .. } => None,
+                    // TCP's packets are Kind::Tcp or Kind::Mptcp.
+                    State::Tcp { .. } | State::Mptcp { .. } => None,
                 };
                 if let Some(gen) = fresh {
                     self.record_delivery(flow, gen);
@@ -906,6 +999,12 @@ impl Sim {
                 timer_at,
                 ..
             } => (conn.poll_timeout(now), timer_gen, timer_at),
+            State::Mptcp {
+                conn,
+                timer_gen,
+                timer_at,
+                ..
+            } => (conn.poll_timeout(now), timer_gen, timer_at),
             _ => return,
         };
         let next = next.map(|t| t.max(now));
@@ -926,6 +1025,11 @@ impl Sim {
             timer_gen,
             timer_at,
             ..
+        }
+        | State::Mptcp {
+            timer_gen,
+            timer_at,
+            ..
         } = &mut self.flows[i].state
         {
             if *timer_gen != generation {
@@ -935,7 +1039,11 @@ impl Sim {
             if now < self.flows[i].stop {
                 self.flows[i].active = true;
             }
-            self.drive_tcp(i, |conn, now, out| conn.on_timer(now, out));
+            if matches!(self.flows[i].state, State::Tcp { .. }) {
+                self.drive_tcp(i, |conn, now, out| conn.on_timer(now, out));
+            } else {
+                self.drive_mptcp(i, |conn, now, out| conn.on_timer(now, out));
+            }
             return;
         }
         let (route, mut source) = match &mut self.flows[i].state {
@@ -1011,11 +1119,7 @@ impl Sim {
             tcp::Output::Transmit(wire) => {
                 let (route, seq) = match wire {
                     Wire::Data(seg) => {
-                        if measuring {
-                            let f = &mut self.flows[i];
-                            f.segments_in_window += 1;
-                            f.segment_bytes_in_window += u64::from(seg.len);
-                        }
+                        self.count_segment(i, seg.len);
                         (fwd, seg.seq)
                     }
                     Wire::Ack(ack) => (rev, ack.ack),
@@ -1032,19 +1136,77 @@ impl Sim {
             tcp::Output::Skipped => self.flows[i].skipped += 1,
             tcp::Output::Delivered { generated, .. } => self.record_delivery(i, generated),
             tcp::Output::Read(bytes) => self.count_bytes(i, bytes),
-            tcp::Output::Rtt(rtt) => {
-                let now = self.now;
-                let f = &mut self.flows[i];
-                if !f.active {
-                    return; // stopped: as for the true age, later ACKs no longer count
+            tcp::Output::Rtt(rtt) => self.count_rtt(i, rtt),
+        }
+    }
+
+    /// Runs `call` on multipath flow `i`'s connection, then carries out what it did: packets
+    /// onto their subflow's path, bytes delivered, RTT samples.
+    fn drive_mptcp(
+        &mut self,
+        i: usize,
+        call: impl FnOnce(&mut MptcpConnection, Time, &mut dyn FnMut(mpconn::Output)),
+    ) {
+        let now = self.now;
+        let mut outputs = Vec::new();
+        let State::Mptcp { conn, .. } = &mut self.flows[i].state else {
+            return;
+        };
+        call(conn, now, &mut |o| outputs.push(o));
+        for o in outputs {
+            match o {
+                mpconn::Output::Transmit {
+                    subflow,
+                    wire,
+                    data_ack,
+                } => {
+                    let State::Mptcp { routes, .. } = &self.flows[i].state else {
+                        return;
+                    };
+                    let (fwd, rev) = routes[subflow];
+                    let (route, seq) = match wire {
+                        Wire::Data(seg) => {
+                            self.count_segment(i, seg.len);
+                            (fwd, seg.seq)
+                        }
+                        Wire::Ack(ack) => (rev, ack.ack),
+                    };
+                    let p = self.alloc(i, Kind::Mptcp, route, wire.wire_bytes(), seq);
+                    let pk = &mut self.packets[p as usize];
+                    pk.wire = Some(wire);
+                    pk.subflow = subflow as u32;
+                    pk.data_ack = data_ack;
+                    self.arrive(p);
                 }
-                if measuring {
-                    f.sample_ack(now, rtt.as_secs_f64());
-                }
-                if let State::Tcp { est_age, .. } = &mut f.state {
-                    est_age.reset(now, now.as_nanos().saturating_sub(rtt.as_nanos() as u64));
-                }
+                mpconn::Output::Read(bytes) => self.count_bytes(i, bytes),
+                mpconn::Output::Rtt { rtt, .. } => self.count_rtt(i, rtt),
             }
+        }
+        self.reschedule_timer(i);
+    }
+
+    /// A data segment of `len` payload bytes of flow `i` went out.
+    fn count_segment(&mut self, i: usize, len: u32) {
+        if self.measuring {
+            let f = &mut self.flows[i];
+            f.segments_in_window += 1;
+            f.segment_bytes_in_window += u64::from(len);
+        }
+    }
+
+    /// An ACK of flow `i` gave an RTT sample (a TCP flow's age estimate resets with it).
+    fn count_rtt(&mut self, i: usize, rtt: Duration) {
+        let now = self.now;
+        let measuring = self.measuring;
+        let f = &mut self.flows[i];
+        if !f.active {
+            return; // stopped: as for the true age, later ACKs no longer count
+        }
+        if measuring {
+            f.sample_ack(now, rtt.as_secs_f64());
+        }
+        if let State::Tcp { est_age, .. } = &mut f.state {
+            est_age.reset(now, now.as_nanos().saturating_sub(rtt.as_nanos() as u64));
         }
     }
 
@@ -1145,13 +1307,20 @@ impl Sim {
                     State::Tcp { conn, .. } => Some(tcp_counters(conn, f)),
                     _ => None,
                 };
+                let mptcp = match &f.state {
+                    State::Mptcp { conn, baseline, .. } => {
+                        Some(mptcp_counters(conn, f, baseline, active, self.now))
+                    }
+                    _ => None,
+                };
                 FlowResult {
                     name: f.spec.name.clone(),
                     kind: f.spec.kind.label().into(),
                     controller: stats
                         .as_ref()
                         .map(|(c, _)| c.clone())
-                        .or_else(|| tcp.as_ref().map(|t| t.cc.clone())),
+                        .or_else(|| tcp.as_ref().map(|t| t.cc.clone()))
+                        .or_else(|| mptcp.as_ref().map(|m| m.scheduler.clone())),
                     dscp: f.spec.dscp,
                     active_s: active,
                     age: age.filter(|_| f.spec.is_update_flow()),
@@ -1189,6 +1358,7 @@ impl Sim {
                     mean_age_trace: f.trace.clone(),
                     delivery_trace: f.delivery_trace.clone(),
                     tcp,
+                    mptcp,
                 }
             })
             .collect();
@@ -1286,7 +1456,55 @@ impl Sim {
             State::Acp { fwd, .. } => *fwd as usize,
             State::Stream { route, .. } => *route as usize,
             State::Tcp { fwd, .. } => *fwd as usize,
+            State::Mptcp { routes, .. } => routes[0].0 as usize,
         }
+    }
+}
+
+/// A multipath flow's counters: the connection's, and each subflow's over the window.
+fn mptcp_counters(
+    conn: &MptcpConnection,
+    f: &Flow,
+    baseline: &[u64],
+    active: f64,
+    now: Time,
+) -> MptcpCounters {
+    let FlowKind::Mptcp(config) = &f.spec.kind else {
+        unreachable!("only multipath flows have a multipath connection")
+    };
+    let carried: Vec<u64> = (0..conn.subflow_count())
+        .map(|k| conn.subflow_delivered(k) - baseline[k])
+        .collect();
+    let total: u64 = carried.iter().sum();
+    let stats = conn.stats(now.min(f.stop));
+    MptcpCounters {
+        scheduler: config.scheduler.to_string(),
+        coupling: config.coupling.to_string(),
+        stalled: stats.stalled.as_secs_f64(),
+        max_held: stats.max_held,
+        subflows: carried
+            .iter()
+            .enumerate()
+            .map(|(k, &bytes)| {
+                let sender = conn.sender(k);
+                let tx = sender.stats();
+                SubflowResult {
+                    path: config.paths[k].join(">"),
+                    throughput_bps: bytes as f64 * 8.0 / active.max(1e-12),
+                    share: if total > 0 {
+                        bytes as f64 / total as f64
+                    } else {
+                        0.0
+                    },
+                    segments: tx.segments,
+                    retransmits: tx.retransmits,
+                    timeouts: tx.timeouts,
+                    cwnd: sender.cwnd(),
+                    srtt: sender.rto().srtt().map(|d| d.as_secs_f64()),
+                    device_dequeue_rate: conn.device(k).dequeue_rate(),
+                }
+            })
+            .collect(),
     }
 }
 

@@ -8,6 +8,8 @@
 //! - **Cross**: other traffic (CBR, Poisson or on-off) that only competes for the links.
 //! - **TCP**: a connection of [`crate::tcp`], bulk data or status updates written into its byte
 //!   stream; its updates count when the receiving application reads them, in order.
+//! - **MPTCP**: a multipath connection of [`crate::mptcp::connection`] over several paths (its
+//!   `path` is the first subflow's), bulk data.
 //!
 //! Every flow is active from `start` to `stop`: it sends only then, and its age, rate and
 //! throughput are measured over the part of its active time after the warm-up.
@@ -19,6 +21,7 @@ use acp_core::SourceConfig;
 pub use acp_netmodel::Process;
 use acp_netmodel::{Arrivals, Streams, Time};
 
+use crate::mptcp::connection::MptcpConfig;
 use crate::tcp::{Application, TcpConfig};
 
 /// A flow's kind and the parameters of that kind.
@@ -61,6 +64,8 @@ pub enum FlowKind {
         /// What the sending application writes.
         app: Application,
     },
+    /// A multipath TCP connection: data along each subflow's path, ACKs back along it.
+    Mptcp(MptcpConfig),
 }
 
 impl FlowKind {
@@ -71,6 +76,7 @@ impl FlowKind {
             FlowKind::Updates { .. } => "updates",
             FlowKind::Cross { .. } => "cross",
             FlowKind::Tcp { .. } => "tcp",
+            FlowKind::Mptcp(_) => "mptcp",
         }
     }
 }
@@ -131,7 +137,7 @@ impl FlowSpec {
                 rate_bps,
                 size,
             } => (*process, rate_bps / (8.0 * f64::from(*size))),
-            FlowKind::Acp { .. } | FlowKind::Tcp { .. } => return None,
+            FlowKind::Acp { .. } | FlowKind::Tcp { .. } | FlowKind::Mptcp(_) => return None,
         };
         let rng = streams.stream(&format!("flow {} arrivals", self.name));
         Some(Arrivals::new(process, rate, rng, start))
@@ -142,6 +148,7 @@ impl FlowSpec {
         !matches!(
             self.kind,
             FlowKind::Cross { .. }
+                | FlowKind::Mptcp(_)
                 | FlowKind::Tcp {
                     app: Application::Bulk,
                     ..

@@ -292,6 +292,58 @@ pub struct FlowResult {
     /// A TCP flow's counters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tcp: Option<TcpCounters>,
+    /// A multipath flow's connection and subflow counters.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mptcp: Option<MptcpCounters>,
+}
+
+/// A multipath flow's connection-level counters and its subflows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct MptcpCounters {
+    /// The scheduler.
+    pub scheduler: String,
+    /// `none` or `lia`.
+    pub coupling: String,
+    /// Seconds of the flow's active time (the whole run, warm-up included) the sender had data
+    /// and a subflow had congestion-window room, but the connection-level receive window was
+    /// closed: the receive-buffer stall.
+    #[serde(rename = "stalled_s")]
+    pub stalled: f64,
+    /// The most bytes the connection's receive buffer held behind a hole (head-of-line
+    /// blocking).
+    #[serde(rename = "max_held_bytes")]
+    pub max_held: u64,
+    /// Per subflow, in the order of the flow's `paths`.
+    pub subflows: Vec<SubflowResult>,
+}
+
+/// One subflow of a multipath flow.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SubflowResult {
+    /// Its path, `a>r1>b`.
+    pub path: String,
+    /// Bits per second of the flow's active time in the window that this subflow's receiver
+    /// passed in order to the connection.
+    #[serde(rename = "throughput_mbit_s", with = "json_units::mbit_s")]
+    pub throughput_bps: f64,
+    /// Its part of the bytes all subflows passed on in the window.
+    pub share: f64,
+    /// Data segments sent, retransmissions included (whole run).
+    pub segments: u64,
+    /// Segments sent again.
+    pub retransmits: u64,
+    /// Retransmission timeouts.
+    pub timeouts: u64,
+    /// Congestion window at the end (bytes).
+    #[serde(rename = "cwnd_bytes")]
+    pub cwnd: u64,
+    /// Smoothed RTT at the end (s).
+    #[serde(rename = "srtt_ms", with = "json_units::opt_ms")]
+    pub srtt: Option<f64>,
+    /// Its device queue's last sampled dequeue rate (packets/s of every flow through the
+    /// path's first link).
+    #[serde(rename = "device_dequeue_rate_pps")]
+    pub device_dequeue_rate: Option<f64>,
 }
 
 /// A TCP flow's counters over the whole run and its state at the end.
@@ -730,6 +782,33 @@ impl SimResult {
                 format!("{}: {}", f.name, hops.join(", "))
             })
             .collect()
+    }
+
+    /// One line per subflow of each multipath flow: `NAME[k] PATH: share, throughput, SRTT`,
+    /// after one line for the connection (scheduler, coupling, stall, bytes held).
+    pub fn subflow_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for f in &self.flows {
+            let Some(m) = &f.mptcp else { continue };
+            lines.push(format!(
+                "{}: scheduler {}, coupling {}, receive-buffer stall {:.3} s, at most {} bytes held out of order",
+                f.name, m.scheduler, m.coupling, m.stalled, m.max_held
+            ));
+            for (k, s) in m.subflows.iter().enumerate() {
+                lines.push(format!(
+                    "{}[{k}] {}: share {:.3}, {:.4} Mbit/s, srtt {}, {} segments, {} retransmits",
+                    f.name,
+                    s.path,
+                    s.share,
+                    s.throughput_bps / 1e6,
+                    s.srtt
+                        .map_or_else(|| "-".to_string(), |r| format!("{:.3} ms", r * 1e3)),
+                    s.segments,
+                    s.retransmits
+                ));
+            }
+        }
+        lines
     }
 
     /// A human-readable table of the flows, under their JSON names: `mean_rtt_ms` is the mean

@@ -37,7 +37,18 @@
 //! receive_buffer = 65536         # rwnd (default 1 MiB); send_buffer likewise
 //! # rmem = [300000, 900000]      # or Linux's tcp_rmem default, max: window max/2 (autotuned)
 //! path = ["src", "mon"]          # also initial_window (10), min_rto (200ms), initial_rto (1s),
-//! ```                            #   max_rto (60s)
+//!                                #   max_rto (60s)
+//!
+//! [[flow]]
+//! type = "mptcp"                 # multipath TCP, bulk data: one subflow per path
+//! paths = [["src", "wifi", "mon"], ["src", "lte", "mon"]]   # instead of `path`
+//! scheduler = "qaware"           # linux-default (default) | minsrtt | round-robin | ecf |
+//!                                #   blest | daps | qaware
+//! coupling = "lia"               # none (default: each subflow its own cc) | lia (RFC 6356)
+//! device_sampling = "10ms"       # Algorithm 1's Δt for the device queues' dequeue rate
+//! receive_buffer = 262144        # the connection's; every tcp key but app/payload/rate/
+//!                                #   notsent_lowat/rmem applies to each subflow
+//! ```
 //!
 //! Errors name the line and the field (the CLI adds the file): the `toml` crate reports the line
 //! of a bad link or top-level value; flows are read in two steps (their common fields, then the
@@ -71,6 +82,7 @@ use thiserror::Error;
 
 use crate::engine::{BuildError, Sim, SimConfig};
 use crate::flows::{FlowKind, FlowSpec};
+use crate::mptcp::connection::MptcpConfig;
 use crate::spec::{describe_toml_error, Dur, LossToml, Rate, ScheduleToml};
 use crate::tcp::{Application, DelayedAck, Rmem, TcpConfig, UpdateMode, WindowUnit};
 use crate::topology::{FramesBuilder, Topology};
@@ -516,7 +528,7 @@ impl ProcessToml {
 #[serde(deny_unknown_fields)]
 struct CommonToml {
     name: Option<String>,
-    path: Vec<String>,
+    path: Option<Vec<String>>,
     start: Option<Dur>,
     stop: Option<Dur>,
     #[serde(default)]
@@ -697,6 +709,56 @@ fn tcp_kind(t: TcpToml) -> Result<FlowKind, String> {
     };
     app.validate()?;
     Ok(FlowKind::Tcp { config, app })
+}
+
+/// The keys of a multipath flow beside its TCP ones.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MptcpToml {
+    paths: Vec<Vec<String>>,
+    scheduler: Option<String>,
+    coupling: Option<String>,
+    device_sampling: Option<Dur>,
+}
+
+/// Keys of [`MptcpToml`], split off before the rest is read as a TCP flow's.
+const MPTCP_KEYS: [&str; 4] = ["paths", "scheduler", "coupling", "device_sampling"];
+
+fn mptcp_kind(mut table: toml::Table) -> Result<FlowKind, String> {
+    let mut own = toml::Table::new();
+    for key in MPTCP_KEYS {
+        if let Some(v) = table.remove(key) {
+            own.insert(key.into(), v);
+        }
+    }
+    for key in ["app", "payload", "rate", "notsent_lowat", "rmem"] {
+        if table.contains_key(key) {
+            return Err(format!(
+                "{key}: mptcp flows carry bulk data with a fixed receive_buffer"
+            ));
+        }
+    }
+    let m: MptcpToml = from_table(own)?;
+    let FlowKind::Tcp { config: tcp, .. } = tcp_kind(from_table(table)?)? else {
+        unreachable!("tcp_kind makes tcp flows")
+    };
+    let mut config = MptcpConfig {
+        tcp,
+        ..MptcpConfig::new(m.paths)
+    };
+    if let Some(s) = m.scheduler {
+        config.scheduler = s
+            .parse()
+            .map_err(|e: crate::mptcp::scheduler::UnknownScheduler| e.to_string())?;
+    }
+    if let Some(c) = m.coupling {
+        config.coupling = c.parse()?;
+    }
+    if let Some(d) = m.device_sampling {
+        config.device_sampling = d.0;
+    }
+    config.validate()?;
+    Ok(FlowKind::Mptcp(config))
 }
 
 fn periodic() -> ProcessToml {
@@ -1001,7 +1063,7 @@ fn flows(i: usize, mut table: toml::Table) -> Result<Vec<FlowSpec>, String> {
     let kind = match table.remove("type") {
         Some(toml::Value::String(s)) => s,
         Some(other) => return Err(format!("type must be a string, got {other}")),
-        None => return Err("missing field `type` (acp, updates, cross or tcp)".into()),
+        None => return Err("missing field `type` (acp, updates, cross, tcp or mptcp)".into()),
     };
     let mut common = toml::Table::new();
     for key in COMMON {
@@ -1032,11 +1094,20 @@ fn flows(i: usize, mut table: toml::Table) -> Result<Vec<FlowSpec>, String> {
             }
         }
         "tcp" => tcp_kind(from_table(table)?)?,
+        "mptcp" => mptcp_kind(table)?,
         other => {
             return Err(format!(
-                "unknown type {other:?} (expected acp, updates, cross or tcp)"
+                "unknown type {other:?} (expected acp, updates, cross, tcp or mptcp)"
             ))
         }
+    };
+    let path = match (&kind, c.path) {
+        (FlowKind::Mptcp(_), Some(_)) => {
+            return Err("mptcp flows take `paths` (one per subflow), not `path`".into())
+        }
+        (FlowKind::Mptcp(m), None) => m.paths[0].clone(),
+        (_, Some(p)) => p,
+        (_, None) => return Err("missing field `path`".into()),
     };
     if c.count == 0 {
         return Err("count must be at least 1".into());
@@ -1057,7 +1128,7 @@ fn flows(i: usize, mut table: toml::Table) -> Result<Vec<FlowSpec>, String> {
         .map(|k| FlowSpec {
             name: replica_name(&base, k, c.count),
             kind: kind.clone(),
-            path: c.path.clone(),
+            path: path.clone(),
             start: c.start.as_ref().map_or(Duration::ZERO, |s| s.0),
             stagger,
             stop: c.stop.as_ref().map(|s| s.0),
@@ -1141,7 +1212,11 @@ impl Scenario {
             let count = expanded.len();
             if count > 1 {
                 for (k, f) in expanded.iter_mut().enumerate() {
-                    for node in &mut f.path {
+                    let subflow_paths = match &mut f.kind {
+                        FlowKind::Mptcp(m) => m.paths.iter_mut().collect(),
+                        _ => Vec::new(),
+                    };
+                    for node in f.path.iter_mut().chain(subflow_paths.into_iter().flatten()) {
                         let own = replica_name(node, k + 1, count);
                         if topology.has_node(&own) {
                             *node = own;
@@ -1200,7 +1275,7 @@ impl Scenario {
                         },
                     ..
                 } => *r = rate,
-                FlowKind::Cross { .. } | FlowKind::Tcp { .. } => {}
+                FlowKind::Cross { .. } | FlowKind::Tcp { .. } | FlowKind::Mptcp(_) => {}
             }
         }
         s

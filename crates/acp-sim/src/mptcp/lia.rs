@@ -7,8 +7,18 @@
 //! with `α = cwnd_total · max_i(cwnd_i / rtt_i²) / (Σ_i cwnd_i / rtt_i)²` (§3, eq. (1)).
 //! Slow start, loss response and timeouts stay each subflow's own (the RFC changes only the
 //! increase).
+//!
+//! [`Lia`] is the congestion control of one coupled subflow: NewReno's window
+//! ([`RenoWindow`]) whose congestion-avoidance increase is eq. (2), reading the other subflows
+//! through a [`Coupling`] the connection refreshes before every ACK.
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use acp_core::Time;
+
+use crate::tcp::cc::newreno::RenoWindow;
+use crate::tcp::cc::{AckEvent, RenoBased};
 
 /// What LIA reads of one subflow.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -35,18 +45,85 @@ pub fn alpha(paths: &[LiaPath]) -> Option<f64> {
     (sum > 0.0).then(|| total * best / (sum * sum))
 }
 
-/// RFC 6356 eq. (2): bytes by which subflow `index` grows on an ACK of `acked` bytes with segment
-/// size `mss`. Falls back to the uncoupled increase `acked·mss/cwnd_i` when α is undefined; a
-/// subflow with an empty window grows by `acked` (it cannot be in congestion avoidance).
-pub fn increase(paths: &[LiaPath], index: usize, acked: u64, mss: u64) -> u64 {
+/// RFC 6356 eq. (2): bytes (fractional) by which subflow `index` grows on an ACK of `acked`
+/// bytes with segment size `mss`. Falls back to the uncoupled increase `acked·mss/cwnd_i` when α
+/// is undefined; a subflow with an empty window grows by `acked` (it cannot be in congestion
+/// avoidance).
+pub fn increase(paths: &[LiaPath], index: usize, acked: u64, mss: u64) -> f64 {
     let own = paths[index].cwnd;
     if own == 0 {
-        return acked;
+        return acked as f64;
     }
     let uncoupled = acked as f64 * mss as f64 / own as f64;
     let total: u64 = paths.iter().map(|p| p.cwnd).sum();
     let coupled = alpha(paths).map_or(uncoupled, |a| a * acked as f64 * mss as f64 / total as f64);
-    coupled.min(uncoupled).floor() as u64
+    coupled.min(uncoupled)
+}
+
+/// The subflows of one connection as LIA reads them, shared by the connection (which writes
+/// every subflow's window and SRTT before an ACK is handled) and its subflows' controllers.
+pub type Coupling = Arc<Mutex<Vec<LiaPath>>>;
+
+/// A coupled subflow's congestion control: NewReno's slow start, loss and timeout response,
+/// and RFC 6356's increase in congestion avoidance (fractions of a byte carried over).
+#[derive(Debug)]
+pub struct Lia {
+    window: RenoWindow,
+    smss: u64,
+    index: usize,
+    coupling: Coupling,
+    carry: f64,
+}
+
+impl Lia {
+    /// Subflow `index` of `coupling`, segments of `smss` bytes, `initial` bytes of window.
+    pub fn new(smss: u64, initial: u64, index: usize, coupling: Coupling) -> Self {
+        Lia {
+            window: RenoWindow::new(smss, initial),
+            smss,
+            index,
+            coupling,
+            carry: 0.0,
+        }
+    }
+}
+
+impl RenoBased for Lia {
+    fn reno(&self) -> &RenoWindow {
+        &self.window
+    }
+
+    fn reno_mut(&mut self) -> &mut RenoWindow {
+        &mut self.window
+    }
+
+    fn acked(&mut self, _now: Time, ack: &AckEvent) {
+        if ack.in_recovery || !ack.cwnd_limited {
+            return;
+        }
+        if self.window.in_slow_start() {
+            self.window.slow_start(ack.acked);
+            return;
+        }
+        let mut paths = match self.coupling.lock() {
+            Ok(p) => p.clone(),
+            Err(poisoned) => poisoned.into_inner().clone(),
+        };
+        if self.index >= paths.len() {
+            paths.resize(
+                self.index + 1,
+                LiaPath {
+                    cwnd: 0,
+                    srtt: Duration::ZERO,
+                },
+            );
+        }
+        paths[self.index].cwnd = self.window.cwnd;
+        self.carry += increase(&paths, self.index, ack.acked, self.smss);
+        let whole = self.carry.floor();
+        self.carry -= whole;
+        self.window.cwnd += whole as u64;
+    }
 }
 
 #[cfg(test)]
@@ -85,14 +162,14 @@ mod tests {
                 let paths: Vec<LiaPath> = w.iter().map(|&c| path(c as u64, 50)).collect();
                 for (i, wi) in w.iter_mut().enumerate() {
                     let segs = *wi / mss as f64;
-                    let gain = increase(&paths, i, mss, mss) as f64 * segs;
+                    let gain = increase(&paths, i, mss, mss) * segs;
                     let loss = p * segs * *wi / 2.0;
                     *wi = (*wi + (gain - loss) * 0.01).max(mss as f64);
                 }
             }
             let total: f64 = w.iter().sum();
-            // The floor() in `increase` and the Euler step bias the total slightly down; 5 %
-            // above one TCP's window would mean the coupling failed.
+            // The Euler step and the window floor bias the total slightly; 5 % above one
+            // TCP's window would mean the coupling failed.
             assert!(
                 total <= single * 1.05,
                 "n = {n}: total {total} vs one TCP {single}"
@@ -109,7 +186,7 @@ mod tests {
         let paths = [path(10_000, 10), path(50_000, 200)];
         for i in 0..2 {
             let own = paths[i].cwnd;
-            assert!(increase(&paths, i, 1_500, 1_500) <= 1_500 * 1_500 / own);
+            assert!(increase(&paths, i, 1_500, 1_500) <= 1_500.0 * 1_500.0 / own as f64);
         }
     }
 }

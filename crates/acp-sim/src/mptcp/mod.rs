@@ -7,12 +7,17 @@
 //!   dequeue-rate sampling QAware's Algorithm 1 reads;
 //! - [`lia`]: RFC 6356's linked increase (LIA) coupling the subflows' congestion windows;
 //! - [`reassembly`]: the connection-level receive buffer: reordering across subflows by data
-//!   sequence number, and the head-of-line blocking a small buffer causes.
+//!   sequence number, and the head-of-line blocking a small buffer causes;
+//! - [`connection`]: the connection over K subflows that puts these parts together on the
+//!   [`crate::tcp`] models (a scenario's `type = "mptcp"` flow);
+//! - [`queueing`]: the queueing abstraction of thesis §2.4 (Poisson arrivals dispatched to
+//!   parallel M/M/1 facilities) that motivates QAware's rule.
 //!
-//! Every rule and its source is written down in `docs/MULTIPATH.md`. Not here yet: the engine
-//! flow that drives K [`crate::tcp`] senders through these parts (scenario `type = "mptcp"`).
+//! Every rule and its source is written down in `docs/MULTIPATH.md`.
 
+pub mod connection;
 pub mod device_queue;
 pub mod lia;
+pub mod queueing;
 pub mod reassembly;
 pub mod scheduler;

@@ -76,6 +76,11 @@ impl RtoEstimator {
         self.srtt
     }
 
+    /// RTT variation (RFC 6298's RTTVAR; zero before the first sample).
+    pub fn rttvar(&self) -> Duration {
+        self.rttvar
+    }
+
     /// Smallest RTT sample so far.
     pub fn min_rtt(&self) -> Option<Duration> {
         self.min_rtt

@@ -66,6 +66,10 @@ impl Scheduler for LinuxDefault {
         }
         Some(chosen)
     }
+
+    fn burst(&self, _mss: u64) -> u64 {
+        SEND_BURST_BYTES
+    }
 }
 
 #[cfg(test)]

@@ -121,6 +121,13 @@ pub trait Scheduler: fmt::Debug + Send {
     /// The subflow (index into `subflows`) for the next segment, or `None` to wait.
     fn pick(&mut self, now: Time, subflows: &[SubflowView], conn: &ConnectionView)
         -> Option<usize>;
+
+    /// Bytes a decision hands the chosen subflow at most: one segment unless the rule gives
+    /// bursts (the connection also caps it by what is unassigned, its window and the subflow's
+    /// send buffer).
+    fn burst(&self, mss: u64) -> u64 {
+        mss
+    }
 }
 
 /// The subflow with window space and the least SRTT among non-backup subflows, or among backup

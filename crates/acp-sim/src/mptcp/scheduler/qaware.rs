@@ -6,6 +6,9 @@
 //! `W_k = n_k / (dequeue rate)` (zero on an empty queue), updated for every available subflow on
 //! every decision (Algorithm 1, lines 4–15). Available means the window admits a segment.
 //!
+//! A subflow without an RTT sample yet (the model has no handshake to give one) ranks after
+//! every subflow with one, as in minSRTT, so that a new connection can start.
+//!
 //! Where RTT − Ŵ is not positive (the EWMAs can cross while the queue drains), Ŝ is floored at
 //! one microsecond so that occupancy still ranks the subflows; the thesis does not say what its
 //! kernel code does there.
@@ -52,6 +55,7 @@ impl Scheduler for QAware {
     ) -> Option<usize> {
         self.wait.resize(subflows.len(), 0.0);
         let mut best: Option<(usize, f64)> = None;
+        let mut unmeasured = None;
         for (k, s) in subflows
             .iter()
             .enumerate()
@@ -60,14 +64,17 @@ impl Scheduler for QAware {
             let w_hat =
                 self.alpha * self.wait[k] + (1.0 - self.alpha) * s.device_wait.as_secs_f64();
             self.wait[k] = w_hat;
-            let Some(rtt) = s.srtt else { continue };
+            let Some(rtt) = s.srtt else {
+                unmeasured.get_or_insert(k);
+                continue;
+            };
             let service = (rtt.as_secs_f64() - w_hat).max(SERVICE_FLOOR);
             let system = (s.device_queue_packets + 1) as f64 * service;
             if best.is_none_or(|(_, b)| system < b) {
                 best = Some((k, system));
             }
         }
-        best.map(|(k, _)| k)
+        best.map(|(k, _)| k).or(unmeasured)
     }
 }
 
