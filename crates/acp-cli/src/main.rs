@@ -12,6 +12,7 @@
 // there (`[::]:7000`, `acp[:KAPPA]`, `[[step]]`) are not rustdoc links, nor `<session>` a tag.
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
+mod aggregation_feed;
 mod bench;
 mod charts;
 mod config;
@@ -314,6 +315,15 @@ struct MonitorArgs {
     /// 0 lists none, and a scrape then reads only the totals.
     #[arg(long, value_name = "N|all", default_value = "20", value_parser = parse_metrics_sessions, requires = "metrics")]
     metrics_sessions: usize,
+    /// Report WiFi aggregation levels measured elsewhere (e.g. from MAC timestamps) in the ACKs,
+    /// for `acp source --controller agg:…`: one line per slot, `LEVEL [PHY_MBPS [DELAY_MS]]`,
+    /// from FILE or `-` (stdin). See docs/AGGREGATION.md.
+    #[arg(long, value_name = "FILE|-")]
+    aggregation_from: Option<std::path::PathBuf>,
+    /// Slot length for --aggregation-from: a line is reported no sooner than one slot after the
+    /// previous one (ms).
+    #[arg(long, value_name = "MS", default_value_t = 500, requires = "aggregation_from", value_parser = clap::value_parser!(u16).range(1..))]
+    aggregation_slot: u16,
 }
 
 #[derive(Debug, Args)]

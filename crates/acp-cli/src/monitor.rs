@@ -15,7 +15,9 @@ use acp_core::MonitorConfig;
 use acp_runtime::clock;
 use acp_runtime::mailbox::Mailbox;
 use acp_runtime::rows::SessionRow;
-use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport, TcpConfig, Totals};
+use acp_runtime::server::{
+    FeedbackCell, MonitorServer, ServerConfig, SessionReport, TcpConfig, Totals,
+};
 use acp_sim::report::{self, Column};
 use anyhow::Context;
 use serde_json::{json, Value};
@@ -385,6 +387,14 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
     });
     let mut server_cfg = ServerConfig::new(a.listen, cfg);
     server_cfg.reuse_port = a.reuse_port;
+    if let Some(from) = &a.aggregation_from {
+        let cell = Arc::new(FeedbackCell::default());
+        if let Err(e) = crate::aggregation_feed::start(from, a.aggregation_slot, cell.clone()) {
+            finish_sinks(printer, published);
+            return Err(UsageError(format!("{e:#}")).into());
+        }
+        server_cfg.feedback = Some(cell);
+    }
     // SO_REUSEPORT spreads UDP sources over processes; a TCP port cannot be shared the same way.
     server_cfg.tcp = (!a.no_tcp && !a.reuse_port).then(|| TcpConfig {
         recv_buffer: a.tcp_recv_buffer.map(|b| b as usize),

@@ -38,7 +38,10 @@ use crate::ewma::Ewma;
 use crate::seal::{AuthError, Psk, SessionCipher};
 use crate::sent_log::{Echo, SentLog};
 use crate::time::{secs_to_duration, Time};
-use crate::wire::{Ack, Cookie, Packet, Update, COOKIE_LEN, FLAG_PROBE, TAG_LEN};
+use crate::wire::{
+    Ack, AggregationReport, Cookie, Packet, Update, COOKIE_LEN, FEEDBACK_AGGREGATION, FLAG_PROBE,
+    TAG_LEN,
+};
 
 /// Source parameters. `Default` gives the values of the reference implementation where it has one.
 #[derive(Debug, Clone, PartialEq)]
@@ -212,6 +215,9 @@ pub struct SourceStats {
     pub dropped_stale: u64,
     /// Send slots skipped because the payload exceeded the wire limit.
     pub oversized: u64,
+    /// Receiver-feedback elements of a kind this crate defines whose value was malformed
+    /// (dropped before the controller saw them).
+    pub feedback_malformed: u64,
     /// Control epochs completed.
     pub epochs: u64,
     /// Outages entered.
@@ -236,6 +242,7 @@ struct Counters {
     cookies: u64,
     dropped_stale: u64,
     oversized: u64,
+    feedback_malformed: u64,
     epochs: u64,
     outages: u64,
 }
@@ -720,6 +727,10 @@ impl Source {
             _ => {}
         }
         for item in ack.feedback_items() {
+            if item.kind == FEEDBACK_AGGREGATION && AggregationReport::decode(item.value).is_err() {
+                self.counters.feedback_malformed += 1;
+                continue;
+            }
             self.controller.on_feedback(&item);
         }
         if let Some(est) = self.estimates() {
@@ -802,6 +813,7 @@ impl Source {
             cookies: c.cookies,
             dropped_stale: c.dropped_stale,
             oversized: c.oversized,
+            feedback_malformed: c.feedback_malformed,
             epochs: c.epochs,
             outages: c.outages,
             controller: self.controller.state(),

@@ -235,9 +235,8 @@ pub enum Packet<'a> {
 
 /// One receiver-feedback element carried in an ACK: `kind` (1 byte), `len` (1 byte), `value`.
 ///
-/// Version 1 defines no kinds of its own; kind 1 is reserved for the WiFi aggregation level
-/// reported by a receiver. Unknown kinds are passed to the controller, which ignores what it does
-/// not understand.
+/// Kind [`FEEDBACK_AGGREGATION`] carries an [`AggregationReport`]. Unknown kinds are passed to
+/// the controller, which ignores what it does not understand.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FeedbackItem<'a> {
     /// What the value means.
@@ -246,8 +245,143 @@ pub struct FeedbackItem<'a> {
     pub value: &'a [u8],
 }
 
-/// Reserved feedback kind: WiFi A-MPDU aggregation level measured at the receiver.
+/// Feedback kind: WiFi A-MPDU aggregation level measured at the receiver, one
+/// [`AggregationReport`] per measurement slot.
 pub const FEEDBACK_AGGREGATION: u8 = 0x01;
+
+/// Version of the [`AggregationReport`] value format this crate writes.
+pub const AGGREGATION_VERSION: u8 = 1;
+/// Length of a version-1 [`AggregationReport`] value; later versions may only append fields.
+pub const AGGREGATION_LEN: usize = 19;
+
+/// Byte ranges of the fields of an [`AggregationReport`] value (named once, used by encode and
+/// decode alike).
+mod aggregation_field {
+    use std::ops::Range;
+    pub const VERSION: usize = 0;
+    pub const SLOT: Range<usize> = 1..5;
+    pub const SLOT_MS: Range<usize> = 5..7;
+    pub const FRAMES: Range<usize> = 7..9;
+    pub const LEVEL: Range<usize> = 9..11;
+    pub const PHY_KBPS: Range<usize> = 11..15;
+    pub const DELAY_US: Range<usize> = 15..19;
+}
+
+/// The value of a [`FEEDBACK_AGGREGATION`] element: what a receiver measured over one slot.
+///
+/// Version 1 is 19 bytes, big-endian (see `docs/PROTOCOL.md`, "Aggregation feedback"):
+///
+/// ```text
+///  0        1          5           7        9             11           15           19
+///  +--------+----------+-----------+--------+-------------+------------+------------+
+///  |version |  slot id | slot ms   | frames | level×256   | PHY kbit/s | delay µs   |
+///  +--------+----------+-----------+--------+-------------+------------+------------+
+/// ```
+///
+/// A receiver repeats the report of its last finished slot on every ACK, so a controller keys
+/// on `slot` and uses each slot once.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct AggregationReport {
+    /// Slot id, increasing by one per slot (wraps).
+    pub slot: u32,
+    /// Slot length in ms (nonzero).
+    pub slot_ms: u16,
+    /// Frames received in the slot (nonzero: a slot without frames is not reported).
+    pub frames: u16,
+    /// Mean MPDUs per frame over the slot, μ_N, in units of 1/256 (at least 256, i.e. one).
+    pub level_256: u16,
+    /// Mean PHY rate μ_R = 1/E[1/R] of the slot's frames, kbit/s; 0 = not measured.
+    pub phy_kbps: u32,
+    /// Mean one-way delay at the access point over the slot, µs; 0 = not measured.
+    pub delay_us: u32,
+}
+
+/// Why a [`FEEDBACK_AGGREGATION`] value was dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Error)]
+pub enum AggregationError {
+    /// Shorter than a version-1 report.
+    #[error("aggregation report of {0} bytes, version 1 needs {AGGREGATION_LEN}")]
+    Truncated(usize),
+    /// Version 0 is not defined.
+    #[error("aggregation report version 0")]
+    BadVersion,
+    /// A slot of 0 ms, a slot with no frames, or a mean level below one MPDU per frame.
+    #[error("aggregation report out of range (slot {slot_ms} ms, {frames} frames, level {level_256}/256)")]
+    OutOfRange {
+        /// The slot length field.
+        slot_ms: u16,
+        /// The frame count field.
+        frames: u16,
+        /// The level field.
+        level_256: u16,
+    },
+}
+
+impl AggregationReport {
+    /// The mean aggregation level μ_N (MPDUs per frame).
+    pub fn level(&self) -> f64 {
+        f64::from(self.level_256) / 256.0
+    }
+
+    /// μ_N rounded to the nearest 1/256, saturating at the field's range (1 to 255.996).
+    pub fn level_field(level: f64) -> u16 {
+        (level * 256.0).round().clamp(256.0, f64::from(u16::MAX)) as u16
+    }
+
+    /// The mean PHY rate in bit/s, if the receiver measured it.
+    pub fn phy_rate(&self) -> Option<f64> {
+        (self.phy_kbps > 0).then(|| f64::from(self.phy_kbps) * 1e3)
+    }
+
+    /// The mean delay in seconds, if the receiver measured it.
+    pub fn delay(&self) -> Option<f64> {
+        (self.delay_us > 0).then(|| f64::from(self.delay_us) * 1e-6)
+    }
+
+    /// The version-1 value (always [`AGGREGATION_LEN`] bytes).
+    pub fn encode(&self) -> [u8; AGGREGATION_LEN] {
+        use aggregation_field as f;
+        let mut out = [0u8; AGGREGATION_LEN];
+        out[f::VERSION] = AGGREGATION_VERSION;
+        out[f::SLOT].copy_from_slice(&self.slot.to_be_bytes());
+        out[f::SLOT_MS].copy_from_slice(&self.slot_ms.to_be_bytes());
+        out[f::FRAMES].copy_from_slice(&self.frames.to_be_bytes());
+        out[f::LEVEL].copy_from_slice(&self.level_256.to_be_bytes());
+        out[f::PHY_KBPS].copy_from_slice(&self.phy_kbps.to_be_bytes());
+        out[f::DELAY_US].copy_from_slice(&self.delay_us.to_be_bytes());
+        out
+    }
+
+    /// Reads a report. Versions above 1 are read by their version-1 prefix (later versions only
+    /// append fields); never panics.
+    pub fn decode(value: &[u8]) -> Result<Self, AggregationError> {
+        use aggregation_field as f;
+        if value.len() < AGGREGATION_LEN {
+            return Err(AggregationError::Truncated(value.len()));
+        }
+        if value[f::VERSION] == 0 {
+            return Err(AggregationError::BadVersion);
+        }
+        let u16_at =
+            |r: std::ops::Range<usize>| u16::from_be_bytes([value[r.start], value[r.start + 1]]);
+        let report = AggregationReport {
+            slot: be_u32(value, f::SLOT.start),
+            slot_ms: u16_at(f::SLOT_MS),
+            frames: u16_at(f::FRAMES),
+            level_256: u16_at(f::LEVEL),
+            phy_kbps: be_u32(value, f::PHY_KBPS.start),
+            delay_us: be_u32(value, f::DELAY_US.start),
+        };
+        if report.slot_ms == 0 || report.frames == 0 || report.level_256 < 256 {
+            return Err(AggregationError::OutOfRange {
+                slot_ms: report.slot_ms,
+                frames: report.frames,
+                level_256: report.level_256,
+            });
+        }
+        Ok(report)
+    }
+}
 
 fn be_u64(b: &[u8], at: usize) -> u64 {
     let mut a = [0u8; 8];
@@ -703,6 +837,63 @@ mod tests {
             Ack::decode(&buf),
             Err(DecodeError::BadFeedback { offset: 0 })
         );
+    }
+
+    #[test]
+    fn aggregation_report_layout_and_rejections() {
+        let r = AggregationReport {
+            slot: 0x0102_0304,
+            slot_ms: 500,
+            frames: 40,
+            level_256: 32 * 256 + 128,
+            phy_kbps: 433_300,
+            delay_us: 1_250,
+        };
+        let v = r.encode();
+        // Independent of the encoder: the bytes as docs/PROTOCOL.md lays them out.
+        assert_eq!(
+            v,
+            [
+                1, 1, 2, 3, 4, 0x01, 0xf4, 0, 40, 0x20, 0x80, 0x00, 0x06, 0x9c, 0x94, 0, 0, 0x04,
+                0xe2
+            ]
+        );
+        assert_eq!(AggregationReport::decode(&v), Ok(r));
+        assert_eq!(r.level(), 32.5);
+        assert_eq!(r.phy_rate(), Some(433.3e6));
+        assert_eq!(r.delay(), Some(1.25e-3));
+        // A later version with an appended field reads as its version-1 prefix.
+        let mut v2 = v.to_vec();
+        v2[0] = 2;
+        v2.extend_from_slice(&[9, 9]);
+        assert_eq!(AggregationReport::decode(&v2), Ok(r));
+        for cut in 0..AGGREGATION_LEN {
+            assert_eq!(
+                AggregationReport::decode(&v[..cut]),
+                Err(AggregationError::Truncated(cut))
+            );
+        }
+        let mut bad = v;
+        bad[0] = 0;
+        assert_eq!(
+            AggregationReport::decode(&bad),
+            Err(AggregationError::BadVersion)
+        );
+        for (field, at) in [("slot ms", 5), ("frames", 7), ("level", 9)] {
+            let mut bad = v;
+            bad[at] = 0;
+            bad[at + 1] = 0;
+            assert!(
+                matches!(
+                    AggregationReport::decode(&bad),
+                    Err(AggregationError::OutOfRange { .. })
+                ),
+                "{field}"
+            );
+        }
+        assert_eq!(AggregationReport::level_field(0.2), 256);
+        assert_eq!(AggregationReport::level_field(31.999), 8192);
+        assert_eq!(AggregationReport::level_field(1e9), u16::MAX);
     }
 
     #[test]

@@ -296,28 +296,55 @@ impl acp_core::Controller for Recorder {
 
 #[test]
 fn receiver_feedback_reaches_the_controller() {
+    use acp_core::wire::{AggregationReport, FeedbackItem, FEEDBACK_AGGREGATION};
     let recorder = Recorder::default();
     let seen = recorder.seen.clone();
     let mut src = Source::new(
         SourceConfig::default(),
         Box::new(recorder),
-        at_will(b"payload-long-enough"),
+        at_will(b"payload-long-enough-for-three-feedback-elements"),
         SESSION,
         Time::ZERO,
     );
+    let report = AggregationReport {
+        slot: 3,
+        slot_ms: 500,
+        frames: 12,
+        level_256: 24 * 256,
+        phy_kbps: 0,
+        delay_us: 0,
+    }
+    .encode();
     let mut echo = Echo::new();
+    // An unknown kind passes through; an aggregation report too short for version 1 is counted
+    // and dropped; a well-formed one reaches the controller.
     echo.monitor
-        .set_feedback(&[acp_core::wire::FeedbackItem {
-            kind: acp_core::wire::FEEDBACK_AGGREGATION,
-            value: &[0, 24],
-        }])
+        .set_feedback(&[
+            FeedbackItem {
+                kind: 9,
+                value: &[0, 24],
+            },
+            FeedbackItem {
+                kind: FEEDBACK_AGGREGATION,
+                value: &[0, 24],
+            },
+            FeedbackItem {
+                kind: FEEDBACK_AGGREGATION,
+                value: &report,
+            },
+        ])
         .unwrap();
     let t0 = initialise(&mut src, &mut echo);
     let mut buf = Vec::new();
     src.poll_transmit(t0, &mut buf).unwrap();
     let ack = echo.ack(t0 + Duration::from_millis(5), &buf);
+    let before = src.stats(t0).feedback_malformed;
     src.handle_datagram(t0 + Duration::from_millis(5), &ack);
-    assert_eq!(*seen.lock().unwrap(), [(1, vec![0, 24])]);
+    let seen = seen.lock().unwrap();
+    assert_eq!(seen.last().unwrap(), &(1, report.to_vec()));
+    assert_eq!(seen[seen.len() - 2], (9, vec![0, 24]));
+    assert!(!seen.contains(&(1, vec![0, 24])));
+    assert_eq!(src.stats(t0).feedback_malformed, before + 1);
 }
 
 #[test]

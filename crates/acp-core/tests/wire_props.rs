@@ -2,7 +2,8 @@
 //! decoding rules of `docs/PROTOCOL.md`).
 
 use acp_core::wire::{
-    self, Ack, DecodeError, FeedbackItem, Packet, Update, FLAG_PROBE, FLAG_STALE, HEADER_LEN,
+    self, Ack, AggregationError, AggregationReport, DecodeError, FeedbackItem, Packet, Update,
+    AGGREGATION_LEN, FLAG_PROBE, FLAG_STALE, HEADER_LEN,
 };
 use proptest::prelude::*;
 
@@ -321,5 +322,38 @@ proptest! {
             Packet::decode(&bad),
             Err(DecodeError::LengthMismatch { declared: declared.into(), actual })
         );
+    }
+}
+
+proptest! {
+    #![proptest_config(config())]
+
+    /// Any value decodes to a report or an error, never a panic; what decodes satisfies the
+    /// documented ranges and re-encodes to the value's version-1 prefix (with version byte 1).
+    #[test]
+    fn aggregation_report_decoder_is_total(value in prop::collection::vec(any::<u8>(), 0..40)) {
+        match AggregationReport::decode(&value) {
+            Ok(r) => {
+                prop_assert!(value.len() >= AGGREGATION_LEN && value[0] != 0);
+                prop_assert!(r.slot_ms > 0 && r.frames > 0 && r.level() >= 1.0);
+                let again = r.encode();
+                prop_assert_eq!(&again[1..], &value[1..AGGREGATION_LEN]);
+            }
+            Err(AggregationError::Truncated(n)) => prop_assert!(n < AGGREGATION_LEN),
+            Err(_) => prop_assert!(value.len() >= AGGREGATION_LEN),
+        }
+    }
+
+    #[test]
+    fn aggregation_report_round_trips(
+        slot in any::<u32>(),
+        slot_ms in 1u16..,
+        frames in 1u16..,
+        level_256 in 256u16..,
+        phy_kbps in any::<u32>(),
+        delay_us in any::<u32>(),
+    ) {
+        let r = AggregationReport { slot, slot_ms, frames, level_256, phy_kbps, delay_us };
+        prop_assert_eq!(AggregationReport::decode(&r.encode()), Ok(r));
     }
 }

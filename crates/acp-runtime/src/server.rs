@@ -24,11 +24,15 @@
 //! the UDP sources back. Each frame goes to the same monitor as a datagram would, without a
 //! reply. At start the server checks that the process may open the descriptors
 //! `max_connections` needs ([`crate::net::ensure_fd_limit`]) and logs what it found.
+//!
+//! With [`ServerConfig::feedback`] another thread can replace, while the server runs, the
+//! receiver feedback the monitor appends to its ACKs ([`FeedbackCell`]); the server thread picks
+//! up a new value at its next loop turn, before it answers the datagrams of that turn.
 
 use std::io;
 use std::net::SocketAddr;
 use std::os::fd::AsRawFd;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -72,6 +76,37 @@ pub struct ServerConfig {
     /// Also accept updates over TCP on the same address and port ([`crate::stream`]), to
     /// compare ACP with TCP on one path.
     pub tcp: Option<TcpConfig>,
+    /// Receiver feedback to append to the ACKs, replaceable while the server runs.
+    pub feedback: Option<Arc<FeedbackCell>>,
+}
+
+/// One receiver-feedback element (kind and value) shared with a running server.
+#[derive(Debug, Default)]
+pub struct FeedbackCell {
+    version: AtomicU64,
+    item: Mutex<Option<(u8, Vec<u8>)>>,
+}
+
+impl FeedbackCell {
+    /// Replaces the element appended to every ACK from the server's next loop turn on.
+    pub fn set(&self, kind: u8, value: Vec<u8>) {
+        *self.item.lock().unwrap_or_else(|e| e.into_inner()) = Some((kind, value));
+        self.version.fetch_add(1, Ordering::Release);
+    }
+
+    /// Hands the element to `monitor` if it changed since `seen`; returns the version applied.
+    fn apply(&self, seen: u64, monitor: &mut Monitor) -> u64 {
+        let version = self.version.load(Ordering::Acquire);
+        if version != seen {
+            if let Some((kind, value)) = &*self.item.lock().unwrap_or_else(|e| e.into_inner()) {
+                let item = acp_core::wire::FeedbackItem { kind: *kind, value };
+                if let Err(e) = monitor.set_feedback(&[item]) {
+                    tracing::warn!(error = %e, "receiver feedback refused");
+                }
+            }
+        }
+        version
+    }
 }
 
 /// The TCP side of a server.
@@ -211,6 +246,7 @@ impl ServerConfig {
             snapshot_every: Duration::from_millis(200),
             reuse_port: false,
             tcp: None,
+            feedback: None,
         }
     }
 }
@@ -552,6 +588,7 @@ impl MonitorServer {
                 let mut counters = Counters::default();
                 let (mut next_totals, mut next_table) = (clock::now(), clock::now());
                 let mut scratch = vec![0u8; monitor.ack_capacity()];
+                let mut feedback_seen = 0;
                 let mut serve = || -> io::Result<()> {
                     while !stop_t.load(Ordering::Relaxed) {
                         // With TCP, wait in epoll; without, in `recvmmsg` itself.
@@ -567,6 +604,10 @@ impl MonitorServer {
                         if let Some(t) = tcp.as_mut() {
                             // A full batch may have left datagrams behind.
                             t.udp_ready = received.len() >= cfg.batch.max(1);
+                        }
+                        if let Some(cell) = &cfg.feedback {
+                            feedback_seen = cell.apply(feedback_seen, &mut monitor);
+                            scratch.resize(monitor.ack_capacity(), 0);
                         }
                         let now = clock::now();
                         for r in &received {

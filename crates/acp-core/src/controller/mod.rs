@@ -1,4 +1,4 @@
-//! Rate controllers: one trait, five controllers.
+//! Rate controllers: one trait, seven controllers.
 //!
 //! A [`Controller`] chooses the source's update rate λ (updates/s). The source consults it
 //! - once when initialisation ends ([`Controller::initial_rate`]),
@@ -13,6 +13,10 @@
 //! [`Acp`] implements both ACP+ (paper Algorithm 1) and the original ACP (thesis Algorithm 2) with
 //! one decision procedure; they differ only in the parameters recorded in [`AcpVariant`].
 //! [`Seek`] (module [`seek`]) is ours: it measures the slope of the age-versus-rate curve.
+//! [`PiAggregation`] (module [`aggregation`]) and [`InnerOuterControl`] (module [`inner_outer`])
+//! regulate the WiFi aggregation level the receiver reports (aggregation thesis Algorithms 1 and
+//! 2; `docs/AGGREGATION.md`); [`airtime`] and [`pf_allocation`] hold their multi-station
+//! allocations and [`aggregation_model`] the §5.2 model they rest on.
 //! `docs/ALGORITHMS.md` gives the equations and the decisions the papers leave open.
 
 use std::fmt;
@@ -21,7 +25,14 @@ use std::str::FromStr;
 
 use crate::wire::FeedbackItem;
 
+pub mod aggregation;
+pub mod aggregation_model;
+pub mod airtime;
+pub mod inner_outer;
+pub mod pf_allocation;
 pub mod seek;
+pub use aggregation::{PiAggregation, PiParams};
+pub use inner_outer::{InnerOuterControl, InnerOuterParams};
 pub use seek::Seek;
 
 /// The source's estimates when a controller is consulted (seconds and updates/s).
@@ -316,7 +327,8 @@ impl Controller for Fixed {
 }
 
 /// A controller chosen by name, e.g. on the command line or in a scenario file:
-/// `seek`, `acp+`, `acp`, `acp:KAPPA`, `lazy`, `fixed:RATE`.
+/// `seek`, `acp+`, `acp`, `acp:KAPPA`, `lazy`, `fixed:RATE`, `agg[:NEPS[,K0[,DELTA]]]`,
+/// `agg-io[:TBAR_MS[,NBAR]]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ControllerKind {
     /// Seek (ours): measures the slope of age against rate.
@@ -329,6 +341,16 @@ pub enum ControllerKind {
     Lazy,
     /// Fixed rate (updates/s).
     Fixed(f64),
+    /// PI aggregation control (aggregation thesis Algorithm 1).
+    AggPi(PiParams),
+    /// Inner–outer aggregation control (aggregation thesis Algorithm 2) with delay target T̄ (s)
+    /// and level cap N̄; the other parameters are the thesis' defaults.
+    AggInnerOuter {
+        /// T̄ (s).
+        t_bar: f64,
+        /// N̄.
+        n_bar: f64,
+    },
 }
 
 impl ControllerKind {
@@ -340,6 +362,14 @@ impl ControllerKind {
             ControllerKind::Acp(kappa) => Box::new(Acp::original(kappa)),
             ControllerKind::Lazy => Box::new(Lazy),
             ControllerKind::Fixed(rate) => Box::new(Fixed::new(rate)),
+            ControllerKind::AggPi(p) => Box::new(PiAggregation::new(p)),
+            ControllerKind::AggInnerOuter { t_bar, n_bar } => {
+                Box::new(InnerOuterControl::new(InnerOuterParams {
+                    t_bar,
+                    n_bar,
+                    ..InnerOuterParams::default()
+                }))
+            }
         }
     }
 }
@@ -364,6 +394,39 @@ fn fixed_rate(s: &str) -> Result<f64, String> {
         ));
     }
     Ok(rate)
+}
+
+/// `NEPS[,K0[,DELTA]]` of `agg:`; omitted fields keep the thesis' defaults.
+fn pi_params(s: &str) -> Result<PiParams, String> {
+    let mut p = PiParams::default();
+    let mut fields = s.split(',');
+    let slots = [
+        ("NEPS", &mut p.n_eps),
+        ("K0", &mut p.k0),
+        ("DELTA", &mut p.delta),
+    ];
+    for (name, slot) in slots {
+        if let Some(v) = fields.next() {
+            *slot = positive(name, v)?;
+        }
+    }
+    if fields.next().is_some() {
+        return Err(format!("agg takes at most NEPS,K0,DELTA, got {s:?}"));
+    }
+    Ok(p)
+}
+
+/// `TBAR_MS[,NBAR]` of `agg-io:`.
+fn inner_outer_targets(s: &str) -> Result<ControllerKind, String> {
+    let d = InnerOuterParams::default();
+    let (t, n) = match s.split_once(',') {
+        Some((t, n)) => (t, Some(n)),
+        None => (s, None),
+    };
+    Ok(ControllerKind::AggInnerOuter {
+        t_bar: positive("TBAR_MS", t)? * 1e-3,
+        n_bar: n.map_or(Ok(d.n_bar), |n| positive("NBAR", n))?,
+    })
 }
 
 fn positive(what: &str, s: &str) -> Result<f64, String> {
@@ -397,8 +460,19 @@ impl FromStr for ControllerKind {
             ("lazy", None) => Ok(ControllerKind::Lazy),
             ("fixed", Some(r)) => fixed_rate(r).map(ControllerKind::Fixed),
             ("fixed", None) => Err("fixed needs a rate: fixed:RATE (updates/s)".into()),
+            ("agg", None) => Ok(ControllerKind::AggPi(PiParams::default())),
+            ("agg", Some(a)) => pi_params(a).map(ControllerKind::AggPi),
+            ("agg-io", None) => {
+                let d = InnerOuterParams::default();
+                Ok(ControllerKind::AggInnerOuter {
+                    t_bar: d.t_bar,
+                    n_bar: d.n_bar,
+                })
+            }
+            ("agg-io", Some(a)) => inner_outer_targets(a),
             _ => Err(format!(
-                "unknown controller {s:?} (expected seek, acp+, acp[:KAPPA], lazy or fixed:RATE)"
+                "unknown controller {s:?} (expected seek, acp+, acp[:KAPPA], lazy, fixed:RATE, \
+                 agg[:NEPS[,K0[,DELTA]]] or agg-io[:TBAR_MS[,NBAR]])"
             )),
         }
     }
@@ -443,6 +517,32 @@ mod kind_tests {
             );
         }
         assert_eq!(ControllerKind::Fixed(50.0).to_string(), "fixed:50");
+        let pi = |n_eps, k0, delta| ControllerKind::AggPi(PiParams { n_eps, k0, delta });
+        assert_eq!("agg:32".parse(), Ok(pi(32.0, 1.0, 0.5)));
+        assert_eq!("agg".parse(), Ok(pi(32.0, 1.0, 0.5)));
+        assert_eq!("agg:20,10,1.25".parse(), Ok(pi(20.0, 10.0, 1.25)));
+        assert_eq!(pi(20.0, 10.0, 1.25).to_string(), "agg:20,10,1.25");
+        assert_eq!(
+            "agg:20,10,1.25"
+                .parse::<ControllerKind>()
+                .unwrap()
+                .to_string(),
+            "agg:20,10,1.25"
+        );
+        let io = |t_bar, n_bar| ControllerKind::AggInnerOuter { t_bar, n_bar };
+        assert_eq!("agg-io".parse(), Ok(io(5e-3, 32.0)));
+        assert_eq!("agg-io:2.5,48".parse(), Ok(io(2.5e-3, 48.0)));
+        assert_eq!(io(2.5e-3, 48.0).to_string(), "agg-io:2.5,48");
+        for bad in [
+            "agg:0",
+            "agg:32,-1",
+            "agg:32,1,0.5,9",
+            "agg:x",
+            "agg-io:0",
+            "agg-io:5,x",
+        ] {
+            assert!(bad.parse::<ControllerKind>().is_err(), "{bad}");
+        }
     }
 }
 
