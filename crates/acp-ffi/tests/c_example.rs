@@ -35,7 +35,9 @@ fn tool(program: &str, package: &str, configure: impl FnOnce(&mut Command)) -> O
 fn prefix() -> &'static Path {
     static PREFIX: OnceLock<PathBuf> = OnceLock::new();
     PREFIX.get_or_init(|| {
-        let prefix = std::env::temp_dir().join(format!("acp-ffi-prefix-{}", std::process::id()));
+        // Under the target directory (Cargo's scratch space for integration tests), not /tmp:
+        // nothing is left behind there, and a rerun starts from a clean prefix.
+        let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("acp-ffi-prefix");
         let _ = std::fs::remove_dir_all(&prefix);
         let crate_dir = env!("CARGO_MANIFEST_DIR");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());

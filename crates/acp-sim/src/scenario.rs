@@ -1674,7 +1674,7 @@ mod tests {
             ),
             (
                 MINI.replace("queue = 20", "queue = 20\n        discipline = \"fresh\""),
-                "unknown queue discipline \"fresh\" (known: freshest, freshest-preempt)",
+                "unknown queue discipline \"fresh\" (known: diffserv4, freshest, freshest-preempt)",
             ),
             (
                 MINI.replace(

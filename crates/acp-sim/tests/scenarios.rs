@@ -246,6 +246,6 @@ fn a_links_discipline_is_named_once() {
     };
     let err = |keys: &str| Scenario::parse(&scenario(keys)).unwrap_err().to_string();
     assert!(Scenario::parse(&scenario("discipline = \"diffserv4\"")).is_ok());
-    assert!(err("discipline = \"cake\"").contains("unknown discipline \"cake\""));
+    assert!(err("discipline = \"cake\"").contains("unknown queue discipline \"cake\""));
     assert!(err("discipline = \"diffserv4\"\npriority = [[46]]").contains("not both"));
 }
