@@ -12,9 +12,9 @@
 //! - [`StrictPriority`]: N FIFO classes chosen by the packet's DSCP; the server always takes the
 //!   head of the highest non-empty class. The limit is shared by all classes (drop-tail on the
 //!   total).
-//! - [`Diffserv4`](crate::tins::Diffserv4): CAKE-style Diffserv tins with bandwidth thresholds
+//! - [`Diffserv4`]: CAKE-style Diffserv tins with bandwidth thresholds
 //!   (module [`tins`](crate::tins)).
-//! - [`Freshest`](crate::freshest::Freshest): the newest update of each source only
+//! - [`Freshest`]: the newest update of each source only
 //!   ([`crate::freshest`]).
 
 use std::collections::VecDeque;
