@@ -15,18 +15,32 @@ bash scripts/test-deps.sh
 # reproductions keep both cores busy for minutes, a load every timing test is built to bear
 # (tests that measure time pass beside two busy loops); running the two side by side saves CI
 # those minutes. The check runs in its own process group, stopped whole if the tests fail.
+#
+# The tests themselves run as two `cargo test` processes side by side: the CLI's (whose lab, relay
+# and publisher tests spend most of their time waiting on the wall clock) and the rest of the
+# workspace, so the wall-clock waits of one overlap the computation of the other. The CLI's output
+# is kept and printed after the rest's; either failing fails the suite, after both have finished
+# (`--no-fail-fast`: every failing binary is named, not only the first).
 python3 scripts/test_readme_outputs.py
 cargo test --workspace --no-run
 readme_log="$(mktemp)"
+cli_log="$(mktemp)"
 ACP="$PWD/target/debug/acp" setsid python3 scripts/readme-outputs.py --check >"$readme_log" 2>&1 &
 readme=$!
-trap 'kill -- -"$readme" 2>/dev/null || true; rm -f "$readme_log"' EXIT
-cargo test --workspace
+setsid cargo test --no-fail-fast -p acp-cli >"$cli_log" 2>&1 &
+cli=$!
+trap 'kill -- -"$readme" -"$cli" 2>/dev/null || true; rm -f "$readme_log" "$cli_log"' EXIT
+status=0
+cargo test --no-fail-fast --workspace --exclude acp-cli || status=1
+echo "The CLI's tests (run beside the rest):"
+wait "$cli" || status=1
+cat "$cli_log"
 echo "README outputs (checked while the tests ran):"
-if ! wait "$readme"; then cat "$readme_log"; exit 1; fi
+wait "$readme" || status=1
 cat "$readme_log"
+[ "$status" = 0 ] || { echo "test suite failed (see above)"; exit 1; }
 trap - EXIT
-rm -f "$readme_log"
+rm -f "$readme_log" "$cli_log"
 # The API documentation builds without a warning (broken intra-doc links included).
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 
