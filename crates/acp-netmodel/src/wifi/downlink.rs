@@ -81,7 +81,7 @@ use std::time::Duration;
 use super::ampdu::{mpdu_bytes, plan, Aggregation, VHT_MAX_MPDU_BYTES};
 use super::blockack::{block_ack_airtime, Window};
 use super::channel::ErrorModel;
-use super::medium::{Delivered, Outcome};
+use super::medium::{pop_due, Delivered, Outcome};
 use super::minstrel::{Minstrel, MinstrelConfig};
 use super::phy::{edca_defaults, AcParams, Mcs, Mode, PhyConfig, Standard};
 use crate::link::{DropReason, Dropped};
@@ -596,10 +596,7 @@ impl<P> Downlink<P> {
     /// The next delivery or drop due by `now`, in time order.
     #[must_use]
     pub fn poll_delivery(&mut self, now: Time) -> Option<Outcome<P>> {
-        if self.outbox.front()?.0 > now {
-            return None;
-        }
-        self.outbox.pop_front().map(|(_, o)| o)
+        pop_due(&mut self.outbox, now)
     }
 
     fn ap_has_frames(&self) -> bool {

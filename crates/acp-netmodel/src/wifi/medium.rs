@@ -373,6 +373,18 @@ pub struct Delivered<P> {
 /// What [`Medium::poll_delivery`] hands out: a delivery, or a frame dropped at the retry limit.
 pub type Outcome<P> = Result<Delivered<P>, Dropped<P>>;
 
+/// The first of a time-ordered queue of outcomes if it is due by `now`: what both media's
+/// `poll_delivery` hand out.
+pub(crate) fn pop_due<P>(
+    queue: &mut VecDeque<(Time, Outcome<P>)>,
+    now: Time,
+) -> Option<Outcome<P>> {
+    if queue.front()?.0 > now {
+        return None;
+    }
+    queue.pop_front().map(|(_, o)| o)
+}
+
 /// Counters of one station (all its access categories together).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StationCounters {
@@ -981,10 +993,7 @@ impl<P> Medium<P> {
     /// in time order.
     #[must_use]
     pub fn poll_delivery(&mut self, now: Time) -> Option<Outcome<P>> {
-        if self.outcomes.front()?.0 > now {
-            return None;
-        }
-        self.outcomes.pop_front().map(|(_, o)| o)
+        pop_due(&mut self.outcomes, now)
     }
 
     /// Idle-period slots an entity with `aifsn` has counted by `t` on `grid`: with

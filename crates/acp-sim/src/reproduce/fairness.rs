@@ -373,7 +373,6 @@ impl Declaration for Fairness {
     fn notes(&self, _o: &Options, rows: &[Row]) -> Vec<String> {
         let mut notes = Vec::new();
         let mut labels: Vec<&str> = rows.iter().map(|r| r.controller.as_str()).collect();
-        labels.dedup();
         labels.sort_unstable();
         labels.dedup();
         for c in labels {
