@@ -246,3 +246,20 @@ fn a_duration_within_the_warm_up_is_refused_in_one_line() {
     assert_eq!(err.trim().lines().count(), 1, "{err}");
     assert!(err.contains("warm-up is 5.0s"), "{err}");
 }
+
+#[test]
+fn a_wifi_cell_beyond_real_time_is_refused_in_one_line() {
+    // Eight stations offer 28,000 updates a second to the medium, more than the emulator keeps
+    // in real time (crates/acp-lab/src/realtime.rs). Checked with the file, before the privilege
+    // check: with or without root.
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../testdata/lab/wifi_beyond_realtime.toml");
+    let out = acp().arg("lab").arg(&file).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(
+        err.contains("frames/s to the WiFi media") && err.contains("emulator keeps in real time"),
+        "{err}"
+    );
+}

@@ -49,27 +49,10 @@ const CCS: [&str; 3] = ["reno", "cubic", "bbr"];
 
 /// `scenarios/validation/{app}_{cc}.toml` with the run shortened, written under `dir`.
 fn shortened(dir: &Path, app: &str, cc: &str) -> PathBuf {
-    let name = format!("{app}_{cc}.toml");
     let source = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../../scenarios/validation")
-        .join(&name);
-    let text = std::fs::read_to_string(&source).unwrap();
-    let text: String = text
-        .lines()
-        .map(|l| {
-            if l.starts_with("duration =") {
-                "duration = \"10s\"".to_string()
-            } else if l.starts_with("warmup =") {
-                "warmup = \"4s\"".to_string()
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    let file = dir.join(name);
-    std::fs::write(&file, text).unwrap();
-    file
+        .join(format!("{app}_{cc}.toml"));
+    common::shortened(&source, dir, "10s", "4s")
 }
 
 fn flow(v: &Value) -> &Value {

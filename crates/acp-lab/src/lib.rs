@@ -10,7 +10,8 @@
 //! Nothing outlives the process: namespaces are held by file descriptors only, TUN devices are
 //! not persistent, and everything runs in this process's threads.
 //!
-//! Non-goals: WiFi media (refused), IPv6, more than
+//! Non-goals: WiFi media offered more frames than the emulator keeps in real time (refused),
+//! IPv6, more than
 //! [`hosts::MAX_HOSTS`] hosts, running without root.
 //!
 //! Modules:
@@ -23,6 +24,7 @@
 //! - [`tcp_flows`]: the simulator's `type = "tcp"` flows as kernel socket settings;
 //! - [`datagrams`]: the simulator's `cross` and `updates` flows as UDP datagrams and a sink;
 //! - [`plan`]: hosts, links, routes and flows of a scenario;
+//! - [`realtime`]: the WiFi load a scenario may offer, and the refusal beyond the emulator's;
 //! - [`run`]: running a plan and its results;
 //! - [`bench`](mod@bench): the emulator's throughput ceiling and delay accuracy (`acp bench lab`).
 pub mod bench;
@@ -33,6 +35,7 @@ pub mod ipv4;
 pub mod netns;
 pub mod plan;
 pub mod privilege;
+pub mod realtime;
 pub mod run;
 pub mod tcp_flows;
 pub mod tun;

@@ -12,7 +12,10 @@
 //! nodes like any other; a route crossing it is a hop of the emulator's medium).
 //!
 //! What the lab cannot emulate is refused with one line naming it: age traces
-//! (`trace_points`), datagrams larger than the hosts' MTU.
+//! (`trace_points`), datagrams larger than the hosts' MTU; and, when a file is loaded for a run
+//! ([`load`]), WiFi media offered more frames than the emulator keeps in real time
+//! ([`crate::realtime`]; [`parse`] does not refuse them: `acp bench lab` saturates the emulator
+//! on purpose).
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -29,6 +32,7 @@ use acp_sim::topology::{Hop, Topology};
 use crate::datagrams::DatagramFlow;
 use crate::emulator::{LinkSpec, MediumSpec, Route};
 use crate::hosts::MAX_HOSTS;
+use crate::realtime::{self, MediumLoad};
 use crate::tcp_flows::{self, ReceiveBuffer, TcpFlow};
 
 /// What a flow runs.
@@ -75,19 +79,24 @@ pub struct Plan {
     pub media: Vec<MediumSpec>,
     pub routes: Vec<Route>,
     pub flows: Vec<FlowPlan>,
+    /// Per medium, what its stations may offer it ([`crate::realtime`]).
+    pub loads: Vec<MediumLoad>,
     /// Per host, the `net.ipv4.tcp_rmem` (default, max) its TCP flows' `rmem` asks for.
     pub tcp_rmem: Vec<Option<(usize, usize)>>,
 }
 
-/// Reads `path`: the simulator's format 2.
+/// Reads `path` (the simulator's format 2) for a run: refused, too, if its WiFi media may be
+/// offered more frames than the emulator keeps in real time ([`realtime::check`]).
 pub fn load(path: &Path) -> Result<Plan, String> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     let scenario = Scenario::parse_in(&text, path.parent()).map_err(|e| e.to_string())?;
-    from_scenario(&scenario)
+    let plan = from_scenario(&scenario)?;
+    realtime::check(&plan.loads)?;
+    Ok(plan)
 }
 
-/// Reads a scenario's text (format 2), as [`load`] reads a file.
+/// Reads a scenario's text (format 2), as [`load`] reads a file, without the real-time check.
 pub fn parse(text: &str) -> Result<Plan, String> {
     from_scenario(&Scenario::parse(text).map_err(|e| e.to_string())?)
 }
@@ -114,6 +123,31 @@ impl Builder<'_> {
     /// Hops of the node path `nodes`.
     fn hops(&self, nodes: &[String]) -> Result<Vec<Hop>, String> {
         self.topology.route(nodes).map_err(|e| e.to_string())
+    }
+
+    /// Adds flow `f`, between `hosts`, to what it offers the media it crosses (and, if `back`,
+    /// its feedback crosses).
+    fn add_load(&self, loads: &mut [MediumLoad], f: &FlowSpec, hosts: (usize, usize), back: bool) {
+        let (from, to) = hosts;
+        let ways: &[(usize, usize)] = if back {
+            &[(from, to), (to, from)]
+        } else {
+            &[(from, to)]
+        };
+        for &(a, b) in ways {
+            let Some(route) = self.routes.iter().find(|r| (r.from, r.to) == (a, b)) else {
+                continue;
+            };
+            for hop in &route.hops {
+                let Hop::Wifi { medium, .. } = *hop else {
+                    continue;
+                };
+                match f.datagram_process() {
+                    Some((_, rate)) => loads[medium].datagram_fps += rate,
+                    None => loads[medium].closed_loop = true,
+                }
+            }
+        }
     }
 
     /// The hosts of a flow along `path`, with the route there and, if `back`, back.
@@ -174,6 +208,17 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
         by_ends: HashMap::new(),
     };
     let mut flows = Vec::new();
+    let mut loads: Vec<MediumLoad> = s
+        .topology
+        .wifi
+        .iter()
+        .map(|w| MediumLoad {
+            name: w.name.clone(),
+            ceiling_fps: realtime::frame_ceiling(w, s.config.seed),
+            datagram_fps: 0.0,
+            closed_loop: false,
+        })
+        .collect();
     for f in &s.flows {
         acp_sim::engine::check_flow(f).map_err(|e| e.to_string())?;
         let start = f.staggered_start(&streams);
@@ -220,6 +265,7 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
             };
         let back = !matches!(kind, FlowPlanKind::Datagrams(_));
         let (from, to) = b.connect(&f.name, &f.path, back)?;
+        b.add_load(&mut loads, f, (from, to), back);
         flows.push(FlowPlan {
             name: f.name.clone(),
             from,
@@ -264,6 +310,7 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
             .collect(),
         routes: b.routes,
         flows,
+        loads,
         tcp_rmem,
     })
 }

@@ -126,19 +126,26 @@ impl FlowSpec {
         self.start + offset
     }
 
-    /// An `updates` or `cross` flow's packet arrivals from `start`, drawn from its stream
-    /// `flow NAME arrivals` (cross traffic: packets of `size` at `rate_bps`); none for the
-    /// flows that send when their protocol says.
-    pub fn arrivals(&self, streams: &Streams, start: Time) -> Option<Arrivals> {
-        let (process, rate) = match &self.kind {
-            FlowKind::Updates { process, rate, .. } => (*process, *rate),
+    /// An `updates` or `cross` flow's arrival process and packets per second (while on, for an
+    /// on-off process; cross traffic: packets of `size` at `rate_bps`); none for the flows that
+    /// send when their protocol says.
+    pub fn datagram_process(&self) -> Option<(Process, f64)> {
+        match &self.kind {
+            FlowKind::Updates { process, rate, .. } => Some((*process, *rate)),
             FlowKind::Cross {
                 process,
                 rate_bps,
                 size,
-            } => (*process, rate_bps / (8.0 * f64::from(*size))),
-            FlowKind::Acp { .. } | FlowKind::Tcp { .. } | FlowKind::Mptcp(_) => return None,
-        };
+            } => Some((*process, rate_bps / (8.0 * f64::from(*size)))),
+            FlowKind::Acp { .. } | FlowKind::Tcp { .. } | FlowKind::Mptcp(_) => None,
+        }
+    }
+
+    /// An `updates` or `cross` flow's packet arrivals from `start` ([`Self::datagram_process`]),
+    /// drawn from its stream `flow NAME arrivals`; none for the flows that send when their
+    /// protocol says.
+    pub fn arrivals(&self, streams: &Streams, start: Time) -> Option<Arrivals> {
+        let (process, rate) = self.datagram_process()?;
         let rng = streams.stream(&format!("flow {} arrivals", self.name));
         Some(Arrivals::new(process, rate, rng, start))
     }

@@ -156,3 +156,37 @@ fn the_example_files_are_points_of_the_builder() {
         assert_eq!(short(loaded), short(built.scenario().unwrap()), "{file}");
     }
 }
+
+#[test]
+fn the_lab_files_are_the_builders_text() {
+    // scenarios/coexistence/lab/: BP and MP, 2 ACP+ or Seek flows beside 1, 2 and 5 CUBIC
+    // flows, 40 s, windows in packets (for `acp lab`); each file is its comment and the
+    // builder's text, nothing else.
+    let dir = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../scenarios/coexistence/lab");
+    for (prefix, config) in [
+        ("bp", Config::BaselinePriority),
+        ("mp", Config::MultiaccessPriority),
+    ] {
+        for (name, controller) in [
+            ("acp", ControllerKind::AcpPlus),
+            ("seek", ControllerKind::Seek),
+        ] {
+            for tcp in [1, 2, 5] {
+                let file = dir.join(format!("{prefix}_2{name}_{tcp}tcp.toml"));
+                let text = std::fs::read_to_string(&file).unwrap();
+                let body: String = text
+                    .lines()
+                    .skip_while(|l| l.starts_with('#'))
+                    .map(|l| format!("{l}\n"))
+                    .collect();
+                let built = Coexistence {
+                    secs: 40,
+                    packet_windows: true,
+                    ..Coexistence::new(config, 2, tcp, 12.0, controller)
+                };
+                assert_eq!(body, built.text(), "{}", file.display());
+            }
+        }
+    }
+}

@@ -168,3 +168,29 @@ pub fn json_output(command: &mut Command) -> serde_json::Value {
     );
     serde_json::from_slice(&out.stdout).unwrap()
 }
+
+/// The scenario file `source` with its `duration` and `warmup` lines replaced, written into
+/// `dir` under the same name (shorter runs of the example files).
+pub fn shortened(
+    source: &std::path::Path,
+    dir: &std::path::Path,
+    duration: &str,
+    warmup: &str,
+) -> std::path::PathBuf {
+    let text = std::fs::read_to_string(source).unwrap();
+    let text: String = text
+        .lines()
+        .map(|l| {
+            if l.starts_with("duration =") {
+                format!("duration = \"{duration}\"\n")
+            } else if l.starts_with("warmup =") {
+                format!("warmup = \"{warmup}\"\n")
+            } else {
+                format!("{l}\n")
+            }
+        })
+        .collect();
+    let file = dir.join(source.file_name().unwrap());
+    std::fs::write(&file, text).unwrap();
+    file
+}

@@ -136,6 +136,10 @@ pub struct Coexistence {
     /// monitor that does not mark its replies, or a path that bleaches DSCPs. The paper does
     /// not say; by default the ACKs carry the updates' marking.
     pub unmarked_acks: bool,
+    /// The TCP flows count their windows in packets (`window = "packets"`), as Linux does, so
+    /// that `acp lab` runs the file with kernel CUBIC (it refuses windows in bytes). The
+    /// reproductions keep the model's byte windows (false).
+    pub packet_windows: bool,
 }
 
 impl Coexistence {
@@ -158,6 +162,7 @@ impl Coexistence {
             secs: 300,
             seed: 1,
             unmarked_acks: false,
+            packet_windows: false,
         }
     }
 
@@ -244,6 +249,9 @@ impl Coexistence {
                 path(self.client(k)),
                 Client::Tcp(CcKind::Cubic).flow_fields(self.payload)
             );
+            if self.packet_windows {
+                text += "window = \"packets\"\n";
+            }
         }
         text
     }
