@@ -340,6 +340,153 @@ pub fn subflow_results(
 mod tests {
     use super::*;
 
+    use acp_sim::topology::Hop;
+
+    const TWO_PATHS: &str = r#"
+        format = 2
+        duration = "10s"
+        [[link]]
+        from = "c"
+        to = "a"
+        rate = "10mbit"
+        delay = "1ms"
+        [[link]]
+        from = "a"
+        to = "s"
+        rate = "1gbit"
+        delay = "9ms"
+        [[link]]
+        from = "c"
+        to = "b"
+        rate = "5mbit"
+        delay = "1ms"
+        [[link]]
+        from = "b"
+        to = "s"
+        rate = "1gbit"
+        delay = "39ms"
+        [[flow]]
+        type = "mptcp"
+        name = "m"
+        paths = [["c", "a", "s"], ["c", "b", "s"]]
+        cc = "cubic"
+        window = "packets"
+    "#;
+
+    #[test]
+    fn an_extra_path_has_a_device_on_each_host_and_routes_both_ways() {
+        let p = crate::plan::parse(TWO_PATHS).unwrap();
+        assert_eq!(p.hosts, ["c", "s"]);
+        // Ports 0 and 1 are the hosts' own devices, 2 and 3 their acp1.
+        assert_eq!(
+            p.interfaces,
+            [
+                Interface { host: 0, path: 1 },
+                Interface { host: 1, path: 1 }
+            ]
+        );
+        let names = |hops: &[Hop]| -> Vec<String> {
+            hops.iter()
+                .map(|h| match h {
+                    Hop::Link(l) => p.links[*l].name.clone(),
+                    other => panic!("{other:?}"),
+                })
+                .collect()
+        };
+        let route = |from: usize, to: usize| {
+            let r = p.routes.iter().find(|r| (r.from, r.to) == (from, to));
+            names(&r.unwrap_or_else(|| panic!("no route {from}→{to}")).hops)
+        };
+        assert_eq!(route(0, 1), ["c→a", "a→s"]);
+        assert_eq!(route(1, 0), ["s→a", "a→c"]);
+        // The client's acp1 to the server's own address; the server's acp1 back to it.
+        assert_eq!(route(2, 1), ["c→b", "b→s"]);
+        assert_eq!(route(3, 2), ["s→b", "b→c"]);
+        assert_eq!(p.routes.len(), 4);
+        let crate::plan::FlowPlanKind::Mptcp(m) = &p.flows[0].kind else {
+            panic!("{:?}", p.flows[0].kind)
+        };
+        assert_eq!(m.paths, ["c>a>s", "c>b>s"]);
+        assert_eq!(m.cc, "cubic");
+    }
+
+    #[test]
+    fn what_the_kernel_lacks_is_refused_in_one_line() {
+        let second = r#"
+        [[flow]]
+        type = "mptcp"
+        name = "n"
+        paths = [["c", "a", "s"], ["c", "b", "s"]]
+        window = "packets"
+        "#;
+        let cases = [
+            (
+                TWO_PATHS.replace("cc = \"cubic\"", "scheduler = \"qaware\""),
+                "the kernel schedules with its `default` only",
+            ),
+            (
+                TWO_PATHS.replace(
+                    "cc = \"cubic\"\n        window = \"packets\"",
+                    "cc = \"newreno\"\ncoupling = \"lia\"",
+                ),
+                "no coupled congestion control",
+            ),
+            (format!("{TWO_PATHS}{second}"), "one mptcp flow per host"),
+        ];
+        for (text, needle) in cases {
+            let e = crate::plan::parse(&text).unwrap_err();
+            assert!(
+                e.contains(needle) && !e.contains('\n'),
+                "{e:?} lacks {needle:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn each_path_counts_the_bytes_its_subflows_had_acknowledged_in_the_window() {
+        let flow = MptcpFlow {
+            cc: "cubic".into(),
+            send_buffer: 1 << 20,
+            receive_buffer: 1 << 22,
+            paths: vec!["c>a>s".into(), "c>b>s".into()],
+        };
+        let sub = |path: u8, bytes_acked: u64, segments: u32| SubflowInfo {
+            local: Ipv4Addr::new(10, 77, path, 1),
+            bytes_acked,
+            segments,
+            retransmits: 1,
+            timeouts: 0,
+            cwnd_bytes: 14_480,
+            srtt: 0.05,
+        };
+        let report = SenderReport {
+            at_warmup: vec![sub(0, 1_000, 10), sub(1, 500, 5)],
+            // Path 1 also has a subflow opened inside the window (none before it).
+            at_end: vec![
+                sub(0, 3_000, 30),
+                sub(1, 1_500, 15),
+                SubflowInfo {
+                    local: Ipv4Addr::new(10, 77, 1, 9),
+                    ..sub(1, 500, 5)
+                },
+            ],
+        };
+        let r = subflow_results(&flow, &report, Duration::from_secs(2));
+        // Path 0: 2000 bytes; path 1: 1000 + 500 (the new subflow counted from zero).
+        assert_eq!(r[0].throughput_bps, 2_000.0 * 8.0 / 2.0);
+        assert_eq!(r[1].throughput_bps, 1_500.0 * 8.0 / 2.0);
+        assert!((r[0].share - 2_000.0 / 3_500.0).abs() < 1e-12);
+        assert!((r[0].share + r[1].share - 1.0).abs() < 1e-12);
+        assert_eq!((r[1].segments, r[1].retransmits), (20, 2));
+        assert_eq!((r[0].path.as_str(), r[0].srtt), ("c>a>s", Some(0.05)));
+    }
+
+    #[test]
+    fn a_subflow_takes_the_path_of_its_local_address() {
+        assert_eq!(path_of(Ipv4Addr::new(10, 77, 0, 1)), 0);
+        assert_eq!(path_of(Interface { host: 0, path: 3 }.addr()), 3);
+    }
+
     #[test]
     fn interfaces_are_addressed_per_path_and_host() {
         let i = Interface { host: 1, path: 2 };
