@@ -316,7 +316,7 @@ pub fn subflow_results(
         .iter()
         .enumerate()
         .map(|(k, path)| {
-            let last = on(k).last();
+            let last = on(k).next_back();
             SubflowResult {
                 path: path.clone(),
                 throughput_bps: carried[k] as f64 * 8.0 / window.as_secs_f64().max(1e-9),

@@ -100,6 +100,24 @@ fn sockaddr(addr: SocketAddrV4) -> libc::sockaddr_in {
     }
 }
 
+/// `connect` or `bind` (`call`) on descriptor `fd` with `addr`.
+fn with_address(
+    fd: libc::c_int,
+    addr: SocketAddrV4,
+    call: unsafe extern "C" fn(libc::c_int, *const libc::sockaddr, libc::socklen_t) -> libc::c_int,
+) -> io::Result<()> {
+    let sa = sockaddr(addr);
+    // SAFETY: `call` is connect or bind, which read a sockaddr of the given length: `sa`, a
+    // sockaddr_in that outlives the call.
+    check(unsafe {
+        call(
+            fd,
+            (&sa as *const libc::sockaddr_in).cast(),
+            size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        )
+    })
+}
+
 fn check(r: libc::c_int) -> io::Result<()> {
     if r < 0 {
         Err(io::Error::last_os_error())
@@ -126,16 +144,8 @@ pub fn connect(to: SocketAddrV4, flow: &MptcpFlow, timeout: Duration) -> io::Res
     acp_runtime::tcp_source::set_congestion(&stream, &flow.cc)?;
     // A blocking connect gives up after the send timeout.
     stream.set_write_timeout(Some(timeout))?;
-    let sa = sockaddr(to);
-    // SAFETY: `sa` is a sockaddr_in that outlives the call, its length given.
-    check(unsafe {
-        libc::connect(
-            stream.as_raw_fd(),
-            (&sa as *const libc::sockaddr_in).cast(),
-            size_of::<libc::sockaddr_in>() as libc::socklen_t,
-        )
-    })
-    .map_err(|e| io::Error::new(e.kind(), format!("MPTCP connection to {to}: {e}")))?;
+    with_address(stream.as_raw_fd(), to, libc::connect)
+        .map_err(|e| io::Error::new(e.kind(), format!("MPTCP connection to {to}: {e}")))?;
     stream.set_write_timeout(Some(WRITE_WAIT))?;
     Ok(stream)
 }
@@ -152,15 +162,7 @@ pub fn listen(at: SocketAddrV4, receive_buffer: usize) -> io::Result<TcpListener
         libc::SO_RCVBUFFORCE,
         int(receive_buffer),
     )?;
-    let sa = sockaddr(at);
-    // SAFETY: `sa` is a sockaddr_in that outlives the call, its length given.
-    check(unsafe {
-        libc::bind(
-            fd.as_raw_fd(),
-            (&sa as *const libc::sockaddr_in).cast(),
-            size_of::<libc::sockaddr_in>() as libc::socklen_t,
-        )
-    })?;
+    with_address(fd.as_raw_fd(), at, libc::bind)?;
     // SAFETY: listen takes a descriptor we own and an integer.
     check(unsafe { libc::listen(fd.as_raw_fd(), 4) })?;
     let listener = TcpListener::from(fd);

@@ -17,6 +17,8 @@ use std::time::Duration;
 use acp_lab::{plan, run};
 use acp_sim::scenario::Scenario;
 
+// Only the privilege gate of the shared helpers is used here.
+#[allow(dead_code)]
 mod common;
 
 use common::privileged;
