@@ -232,6 +232,14 @@ pub fn subflows(stream: &TcpStream) -> io::Result<Vec<SubflowInfo>> {
         .collect())
 }
 
+/// Whether a read or write only timed out (or was interrupted) and may be tried again.
+fn waited(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut | io::ErrorKind::Interrupted
+    )
+}
+
 /// What the sender read of its subflows: at the start of the measured window (none if the
 /// flow started after it) and at its end.
 #[derive(Debug, Clone, Default)]
@@ -260,12 +268,7 @@ pub fn send_bulk(
         }
         match stream.write(&chunk) {
             Ok(_) => {}
-            Err(e)
-                if matches!(
-                    e.kind(),
-                    io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
-                ) => {}
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) if waited(&e) => {}
             Err(e) => return Err(e),
         }
     }
@@ -315,13 +318,7 @@ impl Receiver {
                             count.fetch_add(n as u64, Ordering::Relaxed);
                         }
                         Ok(_) => {}
-                        Err(e)
-                            if matches!(
-                                e.kind(),
-                                io::ErrorKind::WouldBlock
-                                    | io::ErrorKind::TimedOut
-                                    | io::ErrorKind::Interrupted
-                            ) => {}
+                        Err(e) if waited(&e) => {}
                         Err(e) => return Err(e),
                     }
                 }
