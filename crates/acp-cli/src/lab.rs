@@ -62,6 +62,11 @@ fn flow_json(f: &FlowResult) -> Value {
         "throughput_mbit_s": f.throughput_bps / 1e6,
         "undecodable": f.undecodable,
         "tcp": tcp,
+        "mptcp": f.mptcp.as_ref().map(|m| json!({
+            "scheduler": m.scheduler,
+            "coupling": "none",
+            "subflows": m.subflows,
+        })),
     })
 }
 
@@ -136,6 +141,12 @@ fn result_text(r: &LabResult) -> String {
             t.map_or_else(|| "-".into(), |t| t.info.total_retrans.to_string()),
             cell(ms(f.est_age)),
         );
+        if let Some(m) = &f.mptcp {
+            out += &format!("mptcp {}: kernel scheduler {}\n", f.name, m.scheduler);
+            for (k, s) in m.subflows.iter().enumerate() {
+                out += &format!("mptcp {}\n", s.line(&f.name, k));
+            }
+        }
     }
     let e = &r.emulator;
     out += &format!(

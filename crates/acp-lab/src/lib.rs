@@ -22,6 +22,9 @@
 //! - [`ipv4`]: the header fields routed by;
 //! - [`emulator`]: the forwarding thread;
 //! - [`tcp_flows`]: the simulator's `type = "tcp"` flows as kernel socket settings;
+//! - [`mptcp_flows`]: the simulator's `type = "mptcp"` flows as kernel MPTCP: one address and
+//!   device per path, the routes between them, the kernel's path manager;
+//! - [`mptcp_socket`]: MPTCP sockets, the bulk sender and receiver, the subflows' `TCP_INFO`;
 //! - [`datagrams`]: the simulator's `cross` and `updates` flows as UDP datagrams and a sink;
 //! - [`plan`]: hosts, links, routes and flows of a scenario;
 //! - [`realtime`]: the WiFi load a scenario may offer, and the refusal beyond the emulator's;
@@ -32,6 +35,8 @@ pub mod datagrams;
 pub mod emulator;
 pub mod hosts;
 pub mod ipv4;
+pub mod mptcp_flows;
+pub mod mptcp_socket;
 pub mod netns;
 pub mod plan;
 pub mod privilege;

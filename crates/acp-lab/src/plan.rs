@@ -33,6 +33,7 @@ use crate::datagrams::DatagramFlow;
 use crate::emulator::{LinkSpec, MediumSpec, Route};
 use crate::hosts::MAX_HOSTS;
 use crate::realtime::{self, MediumLoad};
+use crate::mptcp_flows::{self, Interface, MptcpFlow, Subflows};
 use crate::tcp_flows::{self, ReceiveBuffer, TcpFlow};
 
 /// What a flow runs.
@@ -49,6 +50,8 @@ pub enum FlowPlanKind {
     Tcp(TcpFlow),
     /// A `cross` or `updates` flow: datagrams to a sink, no feedback.
     Datagrams(DatagramFlow),
+    /// A kernel MPTCP connection over the flow's paths, bulk data to a receiver.
+    Mptcp(MptcpFlow),
 }
 
 /// A flow between two hosts (indices into [`Plan::hosts`]).
@@ -78,6 +81,9 @@ pub struct Plan {
     /// The WiFi media, as the simulator defines them.
     pub media: Vec<MediumSpec>,
     pub routes: Vec<Route>,
+    /// The extra devices and addresses of multipath flows' paths: interface `j` is the
+    /// emulator's port `hosts.len() + j` (routes name ports).
+    pub interfaces: Vec<Interface>,
     pub flows: Vec<FlowPlan>,
     /// Per medium, what its stations may offer it ([`crate::realtime`]).
     pub loads: Vec<MediumLoad>,
@@ -219,6 +225,7 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
             closed_loop: false,
         })
         .collect();
+    let mut multipath = Vec::new();
     for f in &s.flows {
         acp_sim::engine::check_flow(f).map_err(|e| e.to_string())?;
         let start = f.staggered_start(&streams);
@@ -250,11 +257,8 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
                 FlowKind::Tcp { config, app } => {
                     FlowPlanKind::Tcp(tcp_flows::from_sim(&f.name, config, app)?)
                 }
-                FlowKind::Mptcp(_) => {
-                    return Err(format!(
-                        "flow {}: the lab does not run mptcp flows yet (acp sim does)",
-                        f.name
-                    ))
+                FlowKind::Mptcp(config) => {
+                    FlowPlanKind::Mptcp(MptcpFlow::from_sim(&f.name, config)?)
                 }
                 FlowKind::Updates { process, size, .. } => FlowPlanKind::Datagrams(
                     DatagramFlow::new(&f.name, true, *process, *size, arrivals(f))?,
@@ -266,6 +270,14 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
         let back = !matches!(kind, FlowPlanKind::Datagrams(_));
         let (from, to) = b.connect(&f.name, &f.path, back)?;
         b.add_load(&mut loads, f, (from, to), back);
+        if let FlowKind::Mptcp(config) = &f.kind {
+            multipath.push(Subflows {
+                flow: &f.name,
+                from,
+                to,
+                paths: &config.paths,
+            });
+        }
         flows.push(FlowPlan {
             name: f.name.clone(),
             from,
@@ -279,6 +291,9 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
     if flows.is_empty() {
         return Err("the scenario has no flows".into());
     }
+    let (interfaces, subflow_routes) =
+        mptcp_flows::subflow_routes(&s.topology, b.hosts.len(), &multipath)?;
+    b.routes.extend(subflow_routes);
     let tcp_rmem = host_rmem(&flows, b.hosts.len())?;
     let links = (0..s.topology.links.len())
         .map(|id| LinkSpec {
@@ -309,6 +324,7 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
             })
             .collect(),
         routes: b.routes,
+        interfaces,
         flows,
         loads,
         tcp_rmem,

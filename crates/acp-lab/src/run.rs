@@ -19,7 +19,7 @@
 //! the RTT samples of the ACKs in its window; a smoothed RTT is a moving average of those
 //! samples, so over many ACKs the two means agree).
 
-use std::net::{Ipv4Addr, SocketAddr, UdpSocket};
+use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -35,6 +35,8 @@ use acp_runtime::tcp_source::{RunningMean, TcpInfo, TcpOptions, TcpSource};
 use crate::datagrams::Sink;
 use crate::emulator::{Emulator, EmulatorStats};
 use crate::hosts::{self, Host};
+use crate::mptcp_flows;
+use crate::mptcp_socket::{self, SenderReport};
 use crate::plan::{FlowPlan, FlowPlanKind, Plan};
 use crate::tcp_flows::{ReceiveBuffer, FRAME_OVERHEAD};
 use acp_runtime::realtime::RealTime;
@@ -106,6 +108,17 @@ pub struct FlowResult {
     pub segment_bytes: Option<f64>,
     /// TCP flows only.
     pub tcp: Option<TcpResult>,
+    /// Multipath flows only.
+    pub mptcp: Option<MptcpResult>,
+}
+
+/// What the kernel reported for a multipath flow.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MptcpResult {
+    /// The kernel's scheduler (`net.mptcp.scheduler` of the sending host).
+    pub scheduler: String,
+    /// Per path, in the order of the flow's `paths`, as `acp sim` reports a subflow.
+    pub subflows: Vec<acp_sim::report::SubflowResult>,
 }
 
 /// What a lab run measured.
@@ -130,12 +143,15 @@ enum Sender {
     Tcp(TcpResult, Option<f64>),
     /// A `cross` or `updates` flow's datagrams, all sent.
     Datagrams,
+    /// A multipath flow's subflows at the warm-up and at the end.
+    Mptcp(SenderReport),
 }
 
 /// Where a flow's packets end.
 enum Receiver {
     Monitor(MonitorServer),
     Sink(Sink),
+    Mptcp(mptcp_socket::Receiver),
 }
 
 /// A receiver's counts at a moment.
@@ -170,6 +186,13 @@ impl Receiver {
                     undecodable: r.undecodable,
                 })
             }
+            Receiver::Mptcp(r) => Some(Reading {
+                avg_age: None,
+                age_area: None,
+                delivered: 0,
+                bytes: r.bytes(),
+                undecodable: 0,
+            }),
         }
     }
 
@@ -177,6 +200,7 @@ impl Receiver {
         match self {
             Receiver::Monitor(m) => m.stop().map(drop),
             Receiver::Sink(s) => s.stop(),
+            Receiver::Mptcp(r) => r.stop(),
         }
     }
 }
@@ -214,6 +238,12 @@ fn start_flow(
     let receiver = if let FlowPlanKind::Datagrams(d) = &f.kind {
         let socket = dst.ns.enter(|| UdpSocket::bind(listen))?;
         Receiver::Sink(Sink::start(socket, d.updates, t0)?)
+    } else if let FlowPlanKind::Mptcp(m) = &f.kind {
+        let at = SocketAddrV4::new(dst.addr, port);
+        let listener = dst
+            .ns
+            .enter(|| mptcp_socket::listen(at, m.receive_buffer))?;
+        Receiver::Mptcp(mptcp_socket::Receiver::start(listener, finish.clone())?)
     } else {
         let mut cfg = ServerConfig::new(
             listen,
@@ -319,6 +349,14 @@ fn start_flow(
                     d.send(&socket, t0, stop, &finish)?;
                     Ok(Sender::Datagrams)
                 }
+                FlowPlanKind::Mptcp(m) => {
+                    let to = SocketAddrV4::new(dst.addr, port);
+                    let stream = src
+                        .ns
+                        .enter(|| mptcp_socket::connect(to, &m, CONNECT_TIMEOUT))?;
+                    let report = mptcp_socket::send_bulk(stream, measure_from, stop, &finish)?;
+                    Ok(Sender::Mptcp(report))
+                }
             }
         })?;
     Ok(Running { receiver, thread })
@@ -380,6 +418,20 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
         hosts.push(host);
         ports.push(port);
     }
+    for i in &plan.interfaces {
+        ports.push(mptcp_flows::create_interface(&hosts[i.host], *i)?);
+    }
+    let mut schedulers = Vec::new();
+    for f in &plan.flows {
+        schedulers.push(match &f.kind {
+            FlowPlanKind::Mptcp(m) => {
+                let (client, server) = (&hosts[f.from], &hosts[f.to]);
+                mptcp_flows::configure_path_manager(client, f.from, server, m.paths.len())?;
+                Some(mptcp_flows::kernel_scheduler(client)?)
+            }
+            _ => None,
+        });
+    }
     let emulator = Emulator::start(ports, &plan.links, &plan.media, &plan.routes, plan.seed)?;
     let duration = duration.unwrap_or(plan.duration);
     let warmup = plan.warmup.min(duration);
@@ -410,7 +462,13 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
     let window = measured_from.elapsed();
     let emulator = emulator.stop();
     let mut flows = Vec::new();
-    for ((f, r), before) in plan.flows.iter().zip(running).zip(&at_warmup) {
+    for (((f, r), before), scheduler) in plan
+        .flows
+        .iter()
+        .zip(running)
+        .zip(&at_warmup)
+        .zip(schedulers)
+    {
         let sender = r
             .thread
             .join()
@@ -419,10 +477,11 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
         r.receiver.stop()?;
         let overhead = match f.kind {
             FlowPlanKind::Tcp(_) => FRAME_OVERHEAD as u64,
-            FlowPlanKind::Acp { .. } | FlowPlanKind::Datagrams(_) => 0,
+            FlowPlanKind::Acp { .. } | FlowPlanKind::Datagrams(_) | FlowPlanKind::Mptcp(_) => 0,
         };
         let (avg_age, delivered, throughput_bps) =
             window_stats(before.as_ref(), after.as_ref(), window, overhead);
+        let mut mptcp = None;
         let (kind, sender_name, rtt, est_age, tcp) = match (sender, &f.kind) {
             (Ok(Sender::Acp(stats, controller)), _) => {
                 ("acp", controller, stats.rtt, stats.avg_age, None)
@@ -434,6 +493,13 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
             (Ok(Sender::Datagrams), FlowPlanKind::Datagrams(d)) => {
                 let kind = if d.updates { "updates" } else { "cross" };
                 (kind, d.process_label().to_string(), None, None, None)
+            }
+            (Ok(Sender::Mptcp(report)), FlowPlanKind::Mptcp(m)) => {
+                mptcp = Some(MptcpResult {
+                    scheduler: scheduler.unwrap_or_default(),
+                    subflows: mptcp_flows::subflow_results(m, &report, window),
+                });
+                ("mptcp", "bulk".to_string(), None, None, None)
             }
             (Err(e), _) => return Err(io::Error::new(e.kind(), format!("flow {}: {e}", f.name))),
             (Ok(_), _) => unreachable!("each kind of flow's thread hands back its own"),
@@ -454,6 +520,7 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
             inter_ack,
             segment_bytes,
             tcp,
+            mptcp,
         });
     }
     Ok(LabResult {
@@ -495,6 +562,6 @@ fn route_measures(
             fwd.and_then(|r| r.tcp_data.mean_payload()),
         ),
         FlowPlanKind::Acp { .. } => (back.and_then(|r| r.udp.mean_gap()), None),
-        FlowPlanKind::Datagrams(_) => (None, None),
+        FlowPlanKind::Datagrams(_) | FlowPlanKind::Mptcp(_) => (None, None),
     }
 }

@@ -192,7 +192,7 @@ pub fn grow_buffers(socket: &UdpSocket) -> io::Result<usize> {
 }
 
 /// Sets an integer socket option.
-pub(crate) fn set_int_option(
+pub fn set_int_option(
     socket: &impl AsRawFd,
     level: libc::c_int,
     name: libc::c_int,

@@ -144,7 +144,7 @@ pub struct TcpSource {
 }
 
 /// Chooses the congestion control by name.
-fn set_congestion(stream: &TcpStream, name: &str) -> io::Result<()> {
+pub fn set_congestion(stream: &TcpStream, name: &str) -> io::Result<()> {
     let c = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
     // SAFETY: the descriptor is open; the value points to `name`'s bytes, whose length is passed.
     let r = unsafe {

@@ -346,6 +346,23 @@ pub struct SubflowResult {
     pub device_dequeue_rate: Option<f64>,
 }
 
+impl SubflowResult {
+    /// `FLOW[k] PATH: share, throughput, SRTT, segments, retransmits`, as `acp sim` and
+    /// `acp lab` print a subflow.
+    pub fn line(&self, flow: &str, k: usize) -> String {
+        format!(
+            "{flow}[{k}] {}: share {:.3}, {:.4} Mbit/s, srtt {}, {} segments, {} retransmits",
+            self.path,
+            self.share,
+            self.throughput_bps / 1e6,
+            self.srtt
+                .map_or_else(|| "-".to_string(), |r| format!("{:.3} ms", r * 1e3)),
+            self.segments,
+            self.retransmits
+        )
+    }
+}
+
 /// A TCP flow's counters over the whole run and its state at the end.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TcpCounters {
@@ -795,17 +812,7 @@ impl SimResult {
                 f.name, m.scheduler, m.coupling, m.stalled, m.max_held
             ));
             for (k, s) in m.subflows.iter().enumerate() {
-                lines.push(format!(
-                    "{}[{k}] {}: share {:.3}, {:.4} Mbit/s, srtt {}, {} segments, {} retransmits",
-                    f.name,
-                    s.path,
-                    s.share,
-                    s.throughput_bps / 1e6,
-                    s.srtt
-                        .map_or_else(|| "-".to_string(), |r| format!("{:.3} ms", r * 1e3)),
-                    s.segments,
-                    s.retransmits
-                ));
+                lines.push(s.line(&f.name, k));
             }
         }
         lines
