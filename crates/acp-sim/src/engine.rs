@@ -645,6 +645,12 @@ impl Sim {
         for (el, slot) in reporting {
             sim.schedule(start + slot, Event::Report(el as u32));
         }
+        // A downlink with legacy stations has traffic before any packet reaches it.
+        for el in 0..sim.elements.len() {
+            if matches!(sim.elements[el].model, Model::Ampdu(..)) {
+                sim.reschedule(el);
+            }
+        }
         for i in 0..sim.flows.len() {
             let f = &mut sim.flows[i];
             f.active = f.start <= start;
