@@ -268,6 +268,9 @@ pub struct Row {
     pub jain: Option<f64>,
 }
 
+/// Which stations a row counts.
+type Keep = fn(&StationMeasure) -> bool;
+
 /// The measurements of the stations of one class in one run.
 fn class<'a>(
     stations: &'a [StationMeasure],
@@ -371,7 +374,7 @@ impl Declaration for AggFigure {
         let mut rows = Vec::new();
         for (p, runs) in points.iter().zip(&runs) {
             let net = &p.net;
-            let mut classes: Vec<(String, fn(&StationMeasure) -> bool)> = Vec::new();
+            let mut classes: Vec<(String, Keep)> = Vec::new();
             if net.legacy < net.stations {
                 classes.push((net.sender.name(), |s| !s.legacy));
             }
@@ -460,15 +463,14 @@ impl Declaration for AggFigure {
     fn setup(&self, o: &Options) -> String {
         let (secs, warm) = self.secs(o);
         let what = match self.figure {
-            Figure::Receivers => "n stations, each fed by agg:32 with K₀ = 1 (K = 1/n), Δ = 0.5 s",
+            Figure::Receivers => "MCS 9, 2 spatial streams, stations 1 m from the AP; n stations, each fed by agg:32 with K₀ = 1 (K = 1/n), Δ = 0.5 s",
             Figure::Random => "eight stations placed at random in 40 × 40 m² (ns-3's channel defaults), Minstrel over MCS 0–9 with one stream, each fed by agg:32 with K = 1/8, Δ = 0.5 s",
-            Figure::Legacy => "ten stations, the first k legacy, the others fed by agg:32 with K = 1/10, Δ = 0.5 s",
-            Figure::Tcp => "one station, A-MSDU of 2 (N_max = 128), a 1 Gbit/s wire, 2500-packet AP queue; agg:60 with K₀ = 1, Δ = 1 s, against bulk CUBIC and BBR (delayed ACKs every 2 and every 32 segments)",
-            Figure::Age => "1 and 4 stations, each fed by one ACP source with the controller of its row",
+            Figure::Legacy => "MCS 9, 2 spatial streams, stations 1 m from the AP; ten stations, the first k legacy, the others fed by agg:32 with K = 1/10, Δ = 0.5 s",
+            Figure::Tcp => "MCS 9, 2 spatial streams, one station 1 m from the AP, A-MSDU of 2 (N_max = 128), a 1 Gbit/s wire, 2500-packet AP queue; agg:60 with K₀ = 1, Δ = 1 s, against bulk CUBIC and BBR (delayed ACKs every 2 and every 32 segments)",
+            Figure::Age => "MCS 9, 2 spatial streams, 1 and 4 stations 1 m from the AP, each fed by one ACP source with the controller of its row",
         };
         format!(
-            "802.11ac downlink, 80 MHz, MCS 9, 2 spatial streams, stations 1 m from the AP, \
-             EDCA best effort, beacons every 102.4 ms, 1500-byte IP packets; {what}; aggregation \
+            "802.11ac downlink, 80 MHz, EDCA best effort, beacons every 102.4 ms, 1500-byte IP packets; {what}; aggregation \
              controllers' stations report 500 ms slots (1 s for agg:60) and answer one update \
              per 100 ms, the others every update; {secs} s per run, the first {warm} s \
              warm-up; {} seed(s); mean ± 95 % CI",
@@ -558,7 +560,7 @@ impl Declaration for AggFigure {
                 ),
             ],
             Figure::Random => vec![Chart::lines(
-                format!("{stem}"),
+                stem.clone(),
                 "Eight stations at random in 40 m, Minstrel, Algorithm 1, Fig. 4.9",
                 ("stations", "stations"),
                 ("goodput_mbit_s", "Mbit/s / ms"),
@@ -582,7 +584,7 @@ impl Declaration for AggFigure {
                 ),
             ],
             Figure::Tcp => vec![Chart::lines(
-                format!("{stem}"),
+                stem.clone(),
                 "Aggregation control against CUBIC and BBR, one 802.11ac station, Fig. 4.15",
                 ("stations", "stations"),
                 ("goodput_mbit_s", "Mbit/s / ms"),
