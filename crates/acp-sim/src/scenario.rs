@@ -1494,6 +1494,7 @@ mod tests {
             ("aggregation = { max_duration_us = 6000 }", "duration"),
             ("aggregation = { retransmissions = \"never\" }", "dedicated"),
             ("aggregation = { nmax = 3 }", "nmax"),
+            ("aggregation = { report_ms = 0 }", "report slot"),
         ] {
             let e = Scenario::parse(&AMPDU.replace("aggregation = {}", to))
                 .unwrap_err()
