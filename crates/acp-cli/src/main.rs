@@ -168,6 +168,7 @@ struct ReproduceArgs {
     /// thesis-3-9, thesis-3-10, fairness, coexistence, no-tcp: seconds per run (default: 300; 60
     /// for dd1; 30 for core-tcp; 600 for thesis-3-10; 120 for fairness; 200 for coexistence and
     /// no-tcp).
+    /// thesis-4-8, thesis-4-10, thesis-4-15: 40, the first half warm-up; agg-age: 30.
     #[arg(long, value_parser = clap::value_parser!(u64).range(10..))]
     secs: Option<u64>,
     /// fig2, fig4, fig15, fig3-16, fig3-15[-poisson], contention-tcp, controllers, core-tcp, orbit,
@@ -181,6 +182,7 @@ struct ReproduceArgs {
     /// (sources), comma-separated (contention-tcp: up to 5 low contention, more high;
     /// coexistence: ACP flows beside 1, 2 and 5 TCP; no-tcp: ACP flows alone on 6 Mbit/s;
     /// default: the papers' counts).
+    /// thesis-4-8, agg-age: numbers of stations; thesis-4-10: numbers of legacy stations of ten.
     #[arg(long, value_name = "N,N", value_delimiter = ',',
           value_parser = clap::value_parser!(u64).range(1..=500))]
     clients: Vec<u64>,
@@ -198,6 +200,7 @@ struct ReproduceArgs {
     /// evaluate, comma-separated (seek | acp+ | acp[:KAPPA] | lazy | fixed:RATE; default:
     /// controllers seek,acp+,acp:0.25,lazy; orbit, coexistence, no-tcp acp+,seek; thesis-3-9
     /// acp,acp:2,lazy,acp+,seek; fairness seek,acp+,lazy).
+    /// agg-age: default seek,acp+,agg:32 (K₀ = 1/n),agg-io:5,32.
     #[arg(long, value_name = "NAME,NAME", value_delimiter = ',')]
     controllers: Vec<ControllerKind>,
     /// controllers: quarter-length runs (a smoke test, not a result).

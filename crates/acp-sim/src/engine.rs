@@ -25,7 +25,7 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::Duration;
 
 use acp_core::accounting::AgeIntegral;
-use acp_core::wire::HEADER_LEN;
+use acp_core::wire::{FeedbackItem, FEEDBACK_AGGREGATION, HEADER_LEN};
 use acp_core::{AppMode, Monitor, MonitorConfig, Source, Time};
 use acp_netmodel::driver::{on_timer, Endpoint};
 use acp_netmodel::wifi::downlink::{Downlink, LinkCounters};
@@ -40,6 +40,7 @@ use crate::report::{
     AggregationResult, FlowResult, HopBacklog, LinkResult, MptcpCounters, PacketEvent, SimResult,
     SourceCounters, SubflowResult, TcpCounters, WifiResult,
 };
+use crate::slot_reports::SlotMeter;
 use crate::tcp::{self, Connection, Wire};
 use crate::topology::{Hop, Topology, TopologyError, WifiDef};
 
@@ -109,6 +110,8 @@ enum Event {
     Generate(u32),
     Stop(u32),
     Warmup,
+    /// The stations of the A-MPDU downlink of element `el` end a report slot.
+    Report(u32),
 }
 
 enum State {
@@ -121,6 +124,8 @@ enum State {
         peer: SocketAddr,
         timer_gen: u64,
         timer_at: Option<Time>,
+        /// The monitor answers no update before this (`slot_reports` feedback interval).
+        next_ack: Time,
     },
     Stream {
         arrivals: Arrivals,
@@ -302,6 +307,10 @@ pub struct Sim {
     routes: Vec<Vec<Hop>>,
     flows: Vec<Flow>,
     monitors: Vec<Monitor>,
+    /// The report meters of the A-MPDU downlinks' stations that host a monitor.
+    meters: Vec<StationMeter>,
+    /// Per monitor, the interval at which it answers updates (`None`: every update).
+    feedback: Vec<Option<Duration>>,
     heap: BinaryHeap<Reverse<(Time, u64, Event)>>,
     counter: u64,
     packets: Vec<Packet>,
@@ -343,6 +352,43 @@ pub fn check_flow(spec: &FlowSpec) -> Result<(), BuildError> {
         }
         _ => Ok(()),
     }
+}
+
+/// The report meter of station `station` of the A-MPDU downlink of element `el`, whose node
+/// hosts monitor `monitor` ([`crate::slot_reports`]).
+struct StationMeter {
+    el: usize,
+    station: usize,
+    monitor: usize,
+    meter: SlotMeter,
+}
+
+/// A meter for every station of an A-MPDU downlink whose node hosts one of the `monitors`
+/// monitors (by node name in `monitor_at`), and each monitor's feedback interval.
+fn station_meters(
+    topo: &Topology,
+    monitor_at: &HashMap<String, usize>,
+    monitors: usize,
+) -> (Vec<StationMeter>, Vec<Option<Duration>>) {
+    let mut meters = Vec::new();
+    let mut feedback = vec![None; monitors];
+    for (medium, def) in topo.wifi.iter().enumerate() {
+        if def.aggregation.is_none() {
+            continue;
+        }
+        for (k, &node) in def.stations.iter().enumerate() {
+            if let Some(&monitor) = monitor_at.get(topo.name(node)) {
+                feedback[monitor] = def.reports.feedback;
+                meters.push(StationMeter {
+                    el: topo.links.len() + medium,
+                    station: k + 1,
+                    monitor,
+                    meter: SlotMeter::default(),
+                });
+            }
+        }
+    }
+    (meters, feedback)
 }
 
 fn monitor_config() -> MonitorConfig {
@@ -472,6 +518,7 @@ impl Sim {
                         peer: SocketAddr::V4(SocketAddrV4::new(ip, 4000)),
                         timer_gen: 0,
                         timer_at: None,
+                        next_ack: Time::ZERO,
                     }
                 }
                 FlowKind::Updates { size, .. } | FlowKind::Cross { size, .. } => State::Stream {
@@ -563,6 +610,7 @@ impl Sim {
                 next_trace_cwnd: start,
             });
         }
+        let (meters, feedback) = station_meters(&topo, &monitor_at, monitors.len());
         let mut sim = Sim {
             now: start,
             window_start: start + cfg.warmup,
@@ -573,6 +621,8 @@ impl Sim {
             routes,
             flows,
             monitors,
+            meters,
+            feedback,
             heap: BinaryHeap::new(),
             counter: 0,
             packets: Vec::new(),
@@ -585,6 +635,22 @@ impl Sim {
             log: Vec::new(),
         };
         sim.schedule(sim.window_start, Event::Warmup);
+        let reporting: Vec<(usize, Duration)> = (0..sim.topo.wifi.len())
+            .map(|medium| {
+                let el = sim.topo.links.len() + medium;
+                (el, sim.topo.wifi[medium].reports.slot)
+            })
+            .filter(|(el, _)| sim.meters.iter().any(|m| m.el == *el))
+            .collect();
+        for (el, slot) in reporting {
+            sim.schedule(start + slot, Event::Report(el as u32));
+        }
+        // A downlink with legacy stations has traffic before any packet reaches it.
+        for el in 0..sim.elements.len() {
+            if matches!(sim.elements[el].model, Model::Ampdu(..)) {
+                sim.reschedule(el);
+            }
+        }
         for i in 0..sim.flows.len() {
             let f = &mut sim.flows[i];
             f.active = f.start <= start;
@@ -657,6 +723,7 @@ impl Sim {
                 Event::Generate(f) => self.generate(f as usize),
                 Event::Stop(f) => self.stop_flow(f as usize),
                 Event::Warmup => self.start_measuring(),
+                Event::Report(el) => self.end_report_slot(el as usize),
             }
         }
         self.now = self.end;
@@ -683,6 +750,54 @@ impl Sim {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// The stations of the A-MPDU downlink of element `el` end a report slot: each meter takes
+    /// its frames, and its monitor reports the slot on its ACKs from now on.
+    fn end_report_slot(&mut self, el: usize) {
+        let now = self.now;
+        let frames = match &mut self.elements[el].model {
+            Model::Ampdu(d, _) => d.take_frames(),
+            Model::Link(_) | Model::Wifi(_) => Vec::new(),
+        };
+        let slot = self.topo.wifi[el - self.topo.links.len()].reports.slot;
+        for m in self.meters.iter_mut().filter(|m| m.el == el) {
+            for f in frames.iter().filter(|f| f.station == m.station) {
+                m.meter.frame(f);
+            }
+            if let Some(report) = m.meter.close(now, slot) {
+                let value = report.encode();
+                let item = FeedbackItem {
+                    kind: FEEDBACK_AGGREGATION,
+                    value: &value,
+                };
+                // One 19-byte report always encodes.
+                let _ = self.monitors[m.monitor].set_feedback(&[item]);
+            }
+        }
+        self.schedule(now + slot, Event::Report(el as u32));
+    }
+
+    /// Packet `p` left element `el` for its next hop: if that was an A-MPDU downlink to a
+    /// metered station, its delay at the AP counts in the station's slot.
+    fn meter_delivery(&mut self, el: usize, p: u32) {
+        if self.meters.is_empty() {
+            return;
+        }
+        let pk = &self.packets[p as usize];
+        let Some(&Hop::Wifi { from: 0, to, .. }) =
+            self.routes[pk.route as usize].get(pk.hop as usize)
+        else {
+            return;
+        };
+        let delay = Duration::from_nanos(self.now.nanos_since(pk.reached));
+        if let Some(m) = self
+            .meters
+            .iter_mut()
+            .find(|m| m.el == el && m.station == to)
+        {
+            m.meter.delivered(delay);
         }
     }
 
@@ -787,6 +902,7 @@ impl Sim {
                 self.log_packet(hop, p, delivered.then_some(now));
             }
             if delivered {
+                self.meter_delivery(el, p);
                 self.packets[p as usize].hop += 1;
                 self.arrive(p);
             } else {
@@ -902,7 +1018,11 @@ impl Sim {
                 let mut ack = None;
                 let fresh = match &mut self.flows[flow].state {
                     State::Acp {
-                        monitor, peer, rev, ..
+                        monitor,
+                        peer,
+                        rev,
+                        next_ack,
+                        ..
                     } => {
                         let m = &mut self.monitors[*monitor];
                         match m.handle_datagram(
@@ -912,7 +1032,12 @@ impl Sim {
                             &mut self.ack_buf,
                         ) {
                             Ok(h) => {
-                                ack = Some((h.ack_len, *rev));
+                                if now >= *next_ack {
+                                    ack = Some((h.ack_len, *rev));
+                                    if let Some(every) = self.feedback[*monitor] {
+                                        *next_ack = now + every;
+                                    }
+                                }
                                 h.delivery.map(|d| Time::from_nanos(d.gen_ts))
                             }
                             Err(_) => None,
@@ -1426,11 +1551,18 @@ impl Sim {
                                     name: self.topo.name(node).into(),
                                     frames: c.frames,
                                     mean_aggregation: c.mean_aggregation(),
+                                    throughput_mbit_s: c.delivered_bytes as f64 * 8e3 / elapsed,
                                     mpdus: c.mpdus,
                                     retransmitted_mpdus: c.retransmitted_mpdus,
                                     retransmission_frames: c.retransmission_frames,
                                     mcs: mcs.index,
                                     spatial_streams: mcs.spatial_streams,
+                                    reports: self
+                                        .meters
+                                        .iter()
+                                        .find(|s| s.el == i && s.station == k + 1)
+                                        .map(|s| s.meter.reported.clone())
+                                        .unwrap_or_default(),
                                 }
                             })
                             .collect(),

@@ -19,6 +19,7 @@
 //! - [`report`]: results, JSON and CSV;
 //! - [`spec`]: TOML forms of the network model's parameters (units, loss, schedules);
 //! - [`scenario`]: TOML scenario files (format 2);
+//! - [`slot_reports`]: the aggregation reports of an A-MPDU downlink's stations;
 //! - [`sweep`]: the oracle, a parallel sweep over fixed rates;
 //! - [`runs`]: what identifies a run, and the runners that execute batches of them (this
 //!   machine's cores; the Python package adds a Dask cluster's);
@@ -37,6 +38,7 @@ pub mod report;
 pub mod reproduce;
 pub mod runs;
 pub mod scenario;
+pub mod slot_reports;
 pub mod spec;
 pub mod store;
 pub mod study;

@@ -18,6 +18,8 @@ use acp_netmodel::wifi::FrameModel;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::slot_reports::ReportedSlot;
+
 /// JSON forms of values held in seconds (see the module's units). Formats that are not human
 /// readable (the result store's CBOR, [`crate::runs`]) keep the values as they are held, so a
 /// result read back from one is bit for bit the result that was written.
@@ -646,6 +648,9 @@ pub struct AggregationResult {
     pub frames: u64,
     /// Packets per A-MPDU (retransmission frames included).
     pub mean_aggregation: f64,
+    /// The bytes of the packets it received over the whole run, per second (Mbit/s).
+    #[serde(default)]
+    pub throughput_mbit_s: f64,
     /// MPDUs sent, retransmissions included.
     pub mpdus: u64,
     /// Of those, retransmissions.
@@ -656,6 +661,9 @@ pub struct AggregationResult {
     pub mcs: u8,
     /// Its spatial streams.
     pub spatial_streams: u8,
+    /// The slots its monitor reported, if it hosts one ([`crate::slot_reports`]).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reports: Vec<ReportedSlot>,
 }
 
 /// Where a WiFi station is and how its AP hears it.

@@ -83,6 +83,7 @@ use thiserror::Error;
 use crate::engine::{BuildError, Sim, SimConfig};
 use crate::flows::{FlowKind, FlowSpec};
 use crate::mptcp::connection::MptcpConfig;
+use crate::slot_reports::ReportSettings;
 use crate::spec::{describe_toml_error, Dur, LossToml, Rate, ScheduleToml};
 use crate::tcp::{Application, DelayedAck, Rmem, TcpConfig, UpdateMode, WindowUnit};
 use crate::topology::{FramesBuilder, Topology};
@@ -273,6 +274,13 @@ struct AggregationToml {
     /// Bytes of a legacy station's packets.
     #[serde(default = "fifteen_hundred")]
     legacy_packet: u32,
+    /// The slot of the stations' aggregation reports (ms; `crate::slot_reports`).
+    #[serde(default = "five_hundred")]
+    report_ms: u64,
+    /// The stations' monitors answer at most one update per this many ms per flow (0: every
+    /// update).
+    #[serde(default)]
+    feedback_ms: u64,
 }
 
 /// `aggregation.retransmissions`.
@@ -301,6 +309,23 @@ fn ppdu_max_us() -> u64 {
 }
 fn fifteen_hundred() -> u32 {
     1500
+}
+fn five_hundred() -> u64 {
+    500
+}
+
+/// The stations' report settings of `aggregation`.
+fn report_settings(a: &AggregationToml) -> Result<ReportSettings, String> {
+    if !(1..=u64::from(u16::MAX)).contains(&a.report_ms) {
+        return Err(format!(
+            "aggregation.report_ms = {}: a report slot is 1–65535 ms",
+            a.report_ms
+        ));
+    }
+    Ok(ReportSettings {
+        slot: Duration::from_millis(a.report_ms),
+        feedback: (a.feedback_ms > 0).then(|| Duration::from_millis(a.feedback_ms)),
+    })
 }
 
 /// The A-MPDU downlink of a `[[wifi]]` section at `phy`, its stations' SNRs left at ∞ (the run
@@ -991,6 +1016,9 @@ fn add_wifi(topology: &mut Topology, w: &WifiToml) -> Result<(), String> {
         .add_wifi(&name, &w.ap, &stations, mac, frames)
         .map_err(|e| e.to_string())?;
     topology.wifi[medium].aggregation = aggregation;
+    if let Some(a) = &w.aggregation {
+        topology.wifi[medium].reports = report_settings(a)?;
+    }
     Ok(())
 }
 
@@ -1466,6 +1494,7 @@ mod tests {
             ("aggregation = { max_duration_us = 6000 }", "duration"),
             ("aggregation = { retransmissions = \"never\" }", "dedicated"),
             ("aggregation = { nmax = 3 }", "nmax"),
+            ("aggregation = { report_ms = 0 }", "report slot"),
         ] {
             let e = Scenario::parse(&AMPDU.replace("aggregation = {}", to))
                 .unwrap_err()

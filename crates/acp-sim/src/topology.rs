@@ -16,6 +16,8 @@ use acp_netmodel::wifi::FrameModel;
 use acp_netmodel::{LinkConfig, Streams};
 use thiserror::Error;
 
+use crate::slot_reports::ReportSettings;
+
 /// Index of a node.
 pub type NodeId = usize;
 /// Index of a link.
@@ -70,6 +72,8 @@ pub struct WifiDef {
     /// The 802.11ac A-MPDU downlink instead of the one-frame medium: its configuration, each
     /// station's SNR filled in from `frames` when a run starts (`None`: the one-frame medium).
     pub aggregation: Option<DownlinkConfig>,
+    /// How the stations of the A-MPDU downlink report their aggregation to their monitors.
+    pub reports: ReportSettings,
 }
 
 impl fmt::Debug for WifiDef {
@@ -80,6 +84,7 @@ impl fmt::Debug for WifiDef {
             .field("stations", &self.stations)
             .field("mac", &self.mac)
             .field("aggregation", &self.aggregation)
+            .field("reports", &self.reports)
             .finish_non_exhaustive()
     }
 }
@@ -222,6 +227,7 @@ impl Topology {
             mac,
             frames,
             aggregation: None,
+            reports: ReportSettings::default(),
         });
         Ok(medium)
     }

@@ -25,6 +25,8 @@
 //! - [`coexistence`]: the coexistence paper's §V-A, ACP+ and Seek beside TCP CUBIC flows under
 //!   its three configurations ([`coexistence_net`]: Baseline Priority, Multiaccess Priority,
 //!   Best Effort); [`no_tcp`]: its §V-B, ACP alone on 6 Mbit/s against ACP beside TCP.
+//! - [`aggregation`]: the aggregation thesis's Figs. 4.8, 4.10, 4.15 and the age comparison on an
+//!   802.11ac downlink, over [`agg_net`].
 //! - [`access`]: the access network of every multi-source reproduction (Fig. 14's five hops or
 //!   a long Internet path); [`per_source`]: the per-source means of a run over it.
 //!
@@ -33,6 +35,8 @@
 //! whose run was skipped `None`).
 
 pub mod access;
+pub mod agg_net;
+pub mod aggregation;
 pub mod coexistence;
 pub mod coexistence_net;
 pub mod contention;
@@ -82,6 +86,11 @@ pub fn registry() -> Vec<&'static dyn Reproduction> {
         &fairness::Fairness,
         &coexistence::CoexistenceRepro,
         &no_tcp::NoTcp,
+        &aggregation::FIG4_8,
+        &aggregation::FIG4_9,
+        &aggregation::FIG4_10,
+        &aggregation::FIG4_15,
+        &aggregation::AGE,
     ]
 }
 

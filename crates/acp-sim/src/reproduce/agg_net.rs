@@ -1,0 +1,226 @@
+//! The network of the aggregation thesis's reproductions ([`super::aggregation`]): a server on
+//! a wire to an 802.11ac access point (80 MHz, MCS 9, two spatial streams unless a figure says
+//! otherwise) that aggregates (`[[wifi]] aggregation = { … }`, `docs/SIMULATOR.md`), and one
+//! downlink flow per controlled station, the first `legacy` stations legacy ones (the AP always
+//! has 1500-byte packets for them). What each run yields: per station its goodput, delay and
+//! age, and the aggregation levels its monitor reported.
+
+use std::time::Duration;
+
+use acp_core::controller::ControllerKind;
+
+use crate::report::SimResult;
+use crate::scenario::Scenario;
+
+/// An update's payload: with the 44-byte ACP header and 28 bytes of UDP/IP, a 1500-byte IP
+/// packet, the thesis's packets (§5.4.2.2: l = 1500 B).
+pub const PAYLOAD: u32 = 1500 - 44 - crate::engine::UDP_IP_OVERHEAD;
+
+/// What a controlled station's flow runs.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Sender {
+    /// An ACP source with this controller.
+    Acp(ControllerKind),
+    /// Bulk TCP with this congestion control (`cubic`, `bbr`), delayed ACKs every `ack_every`
+    /// segments.
+    Tcp(&'static str, u32),
+}
+
+impl Sender {
+    /// Its name in the rows.
+    pub fn name(&self) -> String {
+        match self {
+            // K = K₀/n changes with the stations: the target names the series.
+            Sender::Acp(ControllerKind::AggPi(p)) => format!("agg:{}", p.n_eps),
+            Sender::Acp(c) => c.to_string(),
+            Sender::Tcp(cc, 2) => (*cc).to_string(),
+            Sender::Tcp(cc, k) => format!("{cc} (ACK every {k})"),
+        }
+    }
+}
+
+/// One run's network.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AggNet {
+    /// Stations (legacy ones included).
+    pub stations: usize,
+    /// Of those, the first `legacy` are legacy stations.
+    pub legacy: usize,
+    /// What the other stations' flows run.
+    pub sender: Sender,
+    /// MCS index, spatial streams, channel width (MHz).
+    pub mcs: (u8, u8, u16),
+    /// Minstrel-like rate adaptation up to `mcs` instead of the fixed rate.
+    pub minstrel: bool,
+    /// Stations placed at random in a square of this side (m), the AP at its centre; `None`:
+    /// every station 1 m from the AP.
+    pub area_m: Option<f64>,
+    /// Packets per MPDU (2: the handsets' A-MSDU, N_max = 128).
+    pub amsdu: usize,
+    /// Packets each station's queue at the AP holds.
+    pub queue: usize,
+    /// The wire's rate (Mbit/s).
+    pub wire_mbit_s: u64,
+    /// The stations' report slot (ms).
+    pub report_ms: u64,
+    /// The stations' feedback interval (ms; 0: every update answered).
+    pub feedback_ms: u64,
+    /// Simulated and warm-up seconds.
+    pub secs: (u64, u64),
+}
+
+impl AggNet {
+    /// `stations` stations at MCS 9, 2 streams, 80 MHz, 1 m from the AP, each fed by `sender`;
+    /// the defaults of the thesis's ns-3 runs (§4.6: "80MHz channel … MCS=9 … NSS = 2"),
+    /// 1000-packet queues, a 10 Gbit/s wire (never the bottleneck), 500 ms report slots and
+    /// 100 ms feedback for the aggregation controllers (Fig. 4.8's "10 feedback packets per
+    /// second per receiver"), an ACK per update for the others.
+    pub fn new(stations: usize, sender: Sender, secs: (u64, u64)) -> AggNet {
+        let feedback_ms = match &sender {
+            Sender::Acp(ControllerKind::AggPi(_) | ControllerKind::AggInnerOuter { .. }) => 100,
+            _ => 0,
+        };
+        AggNet {
+            stations,
+            legacy: 0,
+            sender,
+            mcs: (9, 2, 80),
+            minstrel: false,
+            area_m: None,
+            amsdu: 1,
+            queue: 1000,
+            wire_mbit_s: 10_000,
+            report_ms: 500,
+            feedback_ms,
+            secs,
+        }
+    }
+
+    /// The name of station `k` (1-based).
+    fn station(&self, k: usize) -> String {
+        if self.stations == 1 {
+            "sta".into()
+        } else {
+            format!("sta#{k}")
+        }
+    }
+
+    /// The scenario file of a run with `seed`.
+    pub fn text(&self, seed: u64) -> String {
+        let (mcs, nss, width) = self.mcs;
+        let place = match self.area_m {
+            Some(side) => format!("area = [{side}, {side}]"),
+            None => format!(
+                "positions = [{}]",
+                vec!["[1.0, 0.0]"; self.stations].join(", ")
+            ),
+        };
+        let rate_control = if self.minstrel { "minstrel" } else { "fixed" };
+        let mut text = format!(
+            "format = 2\nname = \"aggregation\"\nseed = {seed}\nduration = \"{}s\"\n\
+             warmup = \"{}s\"\n\n[[link]]\nfrom = \"server\"\nto = \"ap\"\n\
+             rate = \"{}mbit\"\nqueue = 100000\n\n[[wifi]]\nap = \"ap\"\nstations = \"sta\"\n\
+             count = {}\nstandard = \"ac\"\nmcs = {mcs}\nspatial_streams = {nss}\n\
+             width = {width}\nqueue = {}\n{place}\naggregation = {{ legacy = {}, amsdu = {}, \
+             rate_control = \"{rate_control}\", report_ms = {}, feedback_ms = {} }}\n",
+            self.secs.0,
+            self.secs.1,
+            self.wire_mbit_s,
+            self.stations,
+            self.queue,
+            self.legacy,
+            self.amsdu,
+            self.report_ms,
+            self.feedback_ms,
+        );
+        for k in self.legacy + 1..=self.stations {
+            let flow = match &self.sender {
+                Sender::Acp(c) => {
+                    format!("type = \"acp\"\ncontroller = \"{c}\"\npayload = {PAYLOAD}\n")
+                }
+                Sender::Tcp(cc, every) => {
+                    format!("type = \"tcp\"\ncc = \"{cc}\"\ndelayed_ack = {{ every = {every} }}\n")
+                }
+            };
+            text += &format!(
+                "\n[[flow]]\nname = \"to-{k}\"\npath = [\"server\", \"ap\", \"{}\"]\n{flow}",
+                self.station(k)
+            );
+        }
+        text
+    }
+
+    /// The scenario of a run with `seed`.
+    pub fn scenario(&self, seed: u64) -> Scenario {
+        match Scenario::parse(&self.text(seed)) {
+            Ok(s) => s,
+            Err(e) => unreachable!("the aggregation network is well formed: {e}"),
+        }
+    }
+}
+
+/// One station's numbers from a run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StationMeasure {
+    /// Whether it is a legacy station.
+    pub legacy: bool,
+    /// Goodput (Mbit/s): a flow's IP datagrams (ACP's fresh updates, TCP's bytes) in the
+    /// measurement window; a legacy station's packets over the whole run.
+    pub goodput_mbit_s: f64,
+    /// Mean delay from the sender to the station (ms; not measured for legacy stations).
+    pub delay_ms: Option<f64>,
+    /// Mean RTT the sender measured (ms).
+    pub rtt_ms: Option<f64>,
+    /// Time-average age at the station (ms; ACP only).
+    pub age_ms: Option<f64>,
+    /// Mean of the levels its monitor reported after the warm-up (ACP only).
+    pub level: Option<f64>,
+    /// Their standard deviation.
+    pub level_sd: Option<f64>,
+}
+
+/// The stations of run `r`, in order: a station without a flow `to-K` is a legacy one; the
+/// levels count from `warmup` on.
+pub fn measure(r: &SimResult, warmup: Duration) -> Vec<StationMeasure> {
+    let Some(wifi) = r.wifi.first() else {
+        return Vec::new();
+    };
+    let warmup = warmup.as_secs_f64();
+    wifi.aggregation
+        .iter()
+        .enumerate()
+        .map(|(k, a)| {
+            let flow = r.flows.iter().find(|f| f.name == format!("to-{}", k + 1));
+            let levels: Vec<f64> = a
+                .reports
+                .iter()
+                .filter(|s| s.t_s > warmup)
+                .map(|s| s.level)
+                .collect();
+            let (level, level_sd) = mean_sd(&levels);
+            StationMeasure {
+                legacy: flow.is_none(),
+                goodput_mbit_s: match flow {
+                    Some(f) => f.throughput_bps * 1e-6,
+                    None => a.throughput_mbit_s,
+                },
+                delay_ms: flow.and_then(|f| f.mean_delay).map(|d| d * 1e3),
+                rtt_ms: flow.and_then(|f| f.mean_rtt).map(|d| d * 1e3),
+                age_ms: flow.and_then(|f| f.age).map(|a| a * 1e3),
+                level,
+                level_sd,
+            }
+        })
+        .collect()
+}
+
+/// Mean and standard deviation of `xs` (`None` if empty).
+fn mean_sd(xs: &[f64]) -> (Option<f64>, Option<f64>) {
+    if xs.is_empty() {
+        return (None, None);
+    }
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
+    (Some(mean), Some(var.sqrt()))
+}

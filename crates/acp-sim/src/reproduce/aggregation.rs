@@ -1,0 +1,680 @@
+//! The aggregation thesis's results on an 802.11ac downlink (seed `004_410656f6d7aa2e5b.txt`),
+//! with the aggregation controllers closing their loop through the stations' reports
+//! ([`crate::slot_reports`]) over the network of [`super::agg_net`]:
+//!
+//! - `thesis-4-8`: sum goodput, delay, fairness and aggregation level against the number of
+//!   receivers under Algorithm 1, with the GP-theory line (Fig. 4.8);
+//! - `thesis-4-10`: ten stations, some legacy (the AP always has packets for them), the others
+//!   controlled, on one AP (Fig. 4.10 (c)–(d));
+//! - `thesis-4-15`: one station, Algorithm 1 (N_ε = 60, Δ = 1 s, A-MSDU, N_max = 128) against
+//!   bulk TCP CUBIC and BBR (Fig. 4.15);
+//! - `agg-age`: Seek, ACP+ and the aggregation controllers side by side on the downlink: age,
+//!   delay and goodput (issue 22 item 6).
+
+use acp_core::controller::{ControllerKind, PiParams};
+use acp_netmodel::wifi::aggregation_model::AggregationModel;
+use acp_netmodel::wifi::phy::{edca_defaults, Mcs, PhyConfig, Standard};
+use serde::Serialize;
+
+use super::agg_net::{measure, AggNet, Sender, StationMeasure};
+use super::harness::{
+    by_point, jain, stat, Chart, Declaration, Done, Draw, Job, Options, Plan, Source, Trace, View,
+    Work,
+};
+
+/// Which of the thesis's results.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Figure {
+    /// Fig. 4.8.
+    Receivers,
+    /// Fig. 4.9.
+    Random,
+    /// Fig. 4.10 (c)–(d).
+    Legacy,
+    /// Fig. 4.15.
+    Tcp,
+    /// Issue 22 item 6.
+    Age,
+}
+
+/// One of the reproductions.
+pub struct AggFigure {
+    /// `acp reproduce NAME`.
+    pub name: &'static str,
+    /// One line on it.
+    pub about: &'static str,
+    /// Which.
+    pub figure: Figure,
+}
+
+/// Fig. 4.8.
+pub const FIG4_8: AggFigure = AggFigure {
+    name: "thesis-4-8",
+    about: "sum goodput, delay and aggregation level against 1–20 receivers under Algorithm 1, with the GP-theory line (aggregation thesis Fig. 4.8)",
+    figure: Figure::Receivers,
+};
+
+/// Fig. 4.9.
+pub const FIG4_9: AggFigure = AggFigure {
+    name: "thesis-4-9",
+    about: "eight stations placed at random in 40 × 40 m² with Minstrel rate adaptation (one stream) under Algorithm 1 (aggregation thesis Fig. 4.9)",
+    figure: Figure::Random,
+};
+
+/// Fig. 4.10.
+pub const FIG4_10: AggFigure = AggFigure {
+    name: "thesis-4-10",
+    about: "ten stations on one 802.11ac AP, 0–10 of them legacy, the others under Algorithm 1: goodput and delay per class (aggregation thesis Fig. 4.10)",
+    figure: Figure::Legacy,
+};
+
+/// Fig. 4.15.
+pub const FIG4_15: AggFigure = AggFigure {
+    name: "thesis-4-15",
+    about: "one 802.11ac station: Algorithm 1 (N_ε = 60) against bulk TCP CUBIC and BBR (aggregation thesis Fig. 4.15)",
+    figure: Figure::Tcp,
+};
+
+/// Issue 22 item 6.
+pub const AGE: AggFigure = AggFigure {
+    name: "agg-age",
+    about: "Seek, ACP+ and aggregation control (agg, agg-io) on an 802.11ac downlink: age, delay and goodput",
+    figure: Figure::Age,
+};
+
+/// The numbers of receivers of Fig. 4.8 (the thesis plots 1 to 20).
+pub const RECEIVERS: [usize; 6] = [1, 2, 5, 10, 15, 20];
+/// The numbers of legacy stations of Fig. 4.10 (of ten).
+pub const LEGACY: [usize; 6] = [0, 2, 5, 8, 9, 10];
+/// The numbers of stations of the age comparison.
+pub const AGE_STATIONS: [usize; 2] = [1, 4];
+
+/// The published numbers.
+pub mod paper {
+    /// Fig. 4.9: sum goodput (Mbit/s) of eight stations and the delay bound (ms); the limit
+    /// with every station at MCS 9 is 307 Mbit/s.
+    pub const RANDOM: (f64, f64, f64) = (300.0, 6.0, 307.0);
+    /// Fig. 4.8: the delay grows by this much per station (ms).
+    pub const DELAY_PER_STATION_MS: f64 = 0.350;
+    /// Fig. 4.10: ten legacy stations (N = 64), ten controlled ones (N = 32), Mbit/s.
+    pub const LEGACY_GOODPUT: [(usize, f64); 2] = [(10, 615.0), (0, 515.0)];
+    /// Fig. 4.10 (d): controlled stations' delay with all ten controlled and with one against
+    /// nine legacy stations ("always less than 12ms … falls to 7ms"), ms.
+    pub const CONTROLLED_DELAY: [(usize, f64); 2] = [(0, 7.0), (9, 12.0)];
+    /// Fig. 4.15: receive rate (Mbit/s) and one-way delay (ms) of CUBIC, BBR and aggregation
+    /// control.
+    pub const TCP: [(&str, f64, f64); 3] = [
+        ("cubic", 600.0, 50.0),
+        ("bbr", 400.0, 75.0),
+        ("agg", 480.0, 2.0),
+    ];
+}
+
+/// A point: the network run, and the rows' series.
+#[derive(Debug, Clone)]
+struct Point {
+    net: AggNet,
+}
+
+impl AggFigure {
+    /// The simulated and warm-up seconds (`o.secs` sets the first, the warm-up half of it).
+    fn secs(&self, o: &Options) -> (u64, u64) {
+        let secs = o.secs.unwrap_or(match self.figure {
+            Figure::Receivers | Figure::Random | Figure::Legacy | Figure::Tcp => 40,
+            Figure::Age => 30,
+        });
+        (secs, secs / 2)
+    }
+
+    /// The points.
+    fn points(&self, o: &Options) -> Vec<Point> {
+        let secs = self.secs(o);
+        let pi = |n_eps: f64, stations: usize, delta: f64| {
+            Sender::Acp(ControllerKind::AggPi(PiParams {
+                n_eps,
+                k0: 1.0 / stations as f64,
+                delta,
+            }))
+        };
+        let pick = |all: &[usize]| -> Vec<usize> {
+            if o.clients.is_empty() {
+                all.to_vec()
+            } else {
+                o.clients.clone()
+            }
+        };
+        match self.figure {
+            Figure::Receivers => pick(&RECEIVERS)
+                .into_iter()
+                .map(|n| Point {
+                    net: AggNet::new(n, pi(32.0, n, 0.5), secs),
+                })
+                .collect(),
+            Figure::Random => vec![Point {
+                net: AggNet {
+                    mcs: (9, 1, 80),
+                    minstrel: true,
+                    area_m: Some(40.0),
+                    ..AggNet::new(8, pi(32.0, 8, 0.5), secs)
+                },
+            }],
+            Figure::Legacy => pick(&LEGACY)
+                .into_iter()
+                .filter(|&k| k <= 10)
+                .map(|k| {
+                    let mut net = AggNet::new(10, pi(32.0, 10, 0.5), secs);
+                    net.legacy = k;
+                    Point { net }
+                })
+                .collect(),
+            Figure::Tcp => {
+                let senders = [
+                    pi(60.0, 1, 1.0),
+                    Sender::Tcp("cubic", 2),
+                    Sender::Tcp("bbr", 2),
+                    Sender::Tcp("cubic", 32),
+                    Sender::Tcp("bbr", 32),
+                ];
+                senders
+                    .into_iter()
+                    .map(|s| {
+                        let mut net = AggNet::new(1, s, secs);
+                        net.amsdu = 2;
+                        net.queue = TCP_QUEUE;
+                        net.wire_mbit_s = 1000;
+                        net.report_ms = 1000;
+                        Point { net }
+                    })
+                    .collect()
+            }
+            Figure::Age => {
+                let mut points = Vec::new();
+                for n in pick(&AGE_STATIONS) {
+                    let controllers = if o.controllers.is_empty() {
+                        vec![
+                            ControllerKind::Seek,
+                            ControllerKind::AcpPlus,
+                            ControllerKind::AggPi(PiParams {
+                                k0: 1.0 / n as f64,
+                                ..PiParams::default()
+                            }),
+                            ControllerKind::AggInnerOuter {
+                                t_bar: 5e-3,
+                                n_bar: 32.0,
+                            },
+                        ]
+                    } else {
+                        o.controllers.clone()
+                    };
+                    for c in controllers {
+                        points.push(Point {
+                            net: AggNet::new(n, Sender::Acp(c), secs),
+                        });
+                    }
+                }
+                points
+            }
+        }
+    }
+}
+
+/// Fig. 4.15's queue at the AP (packets): the thesis does not give its AP's buffer; CUBIC fills
+/// it, and "around 600Mbps … around 50ms" (seed line 634) is a backlog of 600 Mbit/s × 50 ms ÷
+/// 12 kbit = 2500 packets of 1500 bytes (our inference).
+pub const TCP_QUEUE: usize = 2500;
+
+/// One row: a class of stations (or all of them) at one point.
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    /// What the stations of the row run (`legacy`, a controller, a TCP congestion control;
+    /// `all` for every station of the run).
+    pub series: String,
+    /// Stations on the AP.
+    pub stations: usize,
+    /// Of those, legacy stations.
+    pub legacy: usize,
+    /// Seeds run.
+    pub seeds: usize,
+    /// Sum of the row's stations' goodput (Mbit/s; 1500-byte IP packets).
+    pub goodput_mbit_s: f64,
+    /// Its 95 % confidence half-width over the seeds.
+    pub goodput_mbit_s_ci95: f64,
+    /// The thesis's.
+    pub paper_goodput_mbit_s: Option<f64>,
+    /// Fig. 4.8's GP theory: N_ε = 32 packets per A-MPDU, 10 feedback packets per second per
+    /// receiver, 10 beacons per second, no collisions (Mbit/s).
+    pub theory_goodput_mbit_s: Option<f64>,
+    /// Mean delay from the sender to the station over the row's stations (ms).
+    pub delay_ms: Option<f64>,
+    /// Its 95 % confidence half-width.
+    pub delay_ms_ci95: Option<f64>,
+    /// The thesis's.
+    pub paper_delay_ms: Option<f64>,
+    /// Mean RTT the senders measured, mean over the row's stations (ms): TCP's only delay
+    /// measure (the TCP model does not time its segments one way).
+    pub rtt_ms: Option<f64>,
+    /// Time-average age at the station, mean over the row's stations (ms; ACP only).
+    pub age_ms: Option<f64>,
+    /// Its 95 % confidence half-width.
+    pub age_ms_ci95: Option<f64>,
+    /// Mean aggregation level the stations reported after the warm-up (packets per A-MPDU).
+    pub level: Option<f64>,
+    /// The standard deviation of the reported slot levels, mean over the stations (Fig. 4.6's
+    /// measure of noise).
+    pub level_sd: Option<f64>,
+    /// The target the thesis holds it at.
+    pub paper_level: Option<f64>,
+    /// Jain's index of the row's stations' goodputs (mean over the seeds).
+    pub jain: Option<f64>,
+}
+
+/// Which stations a row counts.
+type Keep = fn(&StationMeasure) -> bool;
+
+/// The measurements of the stations of one class in one run.
+fn class<'a>(
+    stations: &'a [StationMeasure],
+    keep: impl Fn(&StationMeasure) -> bool + 'a,
+) -> Vec<&'a StationMeasure> {
+    stations.iter().filter(|s| keep(s)).collect()
+}
+
+/// Mean of the `Some` values of `f` over `stations`.
+fn mean_of(
+    stations: &[&StationMeasure],
+    f: impl Fn(&StationMeasure) -> Option<f64>,
+) -> Option<f64> {
+    let xs: Vec<f64> = stations.iter().filter_map(|s| f(s)).collect();
+    (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64)
+}
+
+/// A mean and CI over the seeds of a per-run value, `None` if no run had it.
+fn over_runs(per_run: Vec<Option<f64>>) -> (Option<f64>, Option<f64>) {
+    let xs: Vec<f64> = per_run.into_iter().flatten().collect();
+    if xs.is_empty() {
+        return (None, None);
+    }
+    let refs: Vec<&f64> = xs.iter().collect();
+    let (m, ci) = stat(&refs, |x| *x);
+    (Some(m), Some(ci))
+}
+
+/// Fig. 4.8's GP theory for `n` receivers (Mbit/s): every station's A-MPDU holds N_ε = 32
+/// 1500-byte packets ((5.11) with the standard's c and w, [`AggregationModel::derive`]), less
+/// the air of 10 beacons a second and 10 feedback packets a second per receiver (each a
+/// channel access, a 100-byte frame at the data rate, SIFS and an ACK), no collisions.
+pub fn gp_theory_mbit_s(n: usize) -> f64 {
+    let phy = PhyConfig::ac(Mcs::new(9, 2, 80));
+    let access = edca_defaults(Standard::Ac)[1];
+    let model = AggregationModel::derive(&phy, access, n, 1500, 64);
+    let x = model.rate_for(32.0);
+    let slot = phy.slot().as_secs_f64();
+    let access_s = phy.sifs().as_secs_f64()
+        + f64::from(access.aifsn) * slot
+        + f64::from(access.cw_min) / 2.0 * slot;
+    let beacon = access_s + phy.beacon_airtime().as_secs_f64();
+    let feedback = access_s
+        + phy.data_airtime(100).as_secs_f64()
+        + phy.sifs().as_secs_f64()
+        + phy.ack_airtime().as_secs_f64();
+    let free = 1.0 - 10.0 * beacon - 10.0 * n as f64 * feedback;
+    n as f64 * x * 1500.0 * 8.0 * free * 1e-6
+}
+
+impl Declaration for AggFigure {
+    type Measure = Vec<StationMeasure>;
+    type Row = Row;
+
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn about(&self) -> &'static str {
+        self.about
+    }
+
+    fn default_seeds(&self) -> u64 {
+        3
+    }
+
+    fn check(&self, o: &Options) -> Result<(), String> {
+        if self.figure != Figure::Legacy && o.clients.contains(&0) {
+            return Err("--clients: at least one station".into());
+        }
+        if self.figure == Figure::Legacy && o.clients.iter().any(|&k| k > 10) {
+            return Err("--clients: 0–10 legacy stations of ten".into());
+        }
+        if o.secs.is_some_and(|s| s < 4) {
+            return Err("--secs: at least 4 (half of it is warm-up)".into());
+        }
+        Ok(())
+    }
+
+    fn plan(&self, o: &Options) -> Plan {
+        let seeds = self.seeds(o);
+        let mut jobs = Vec::new();
+        for (k, p) in self.points(o).iter().enumerate() {
+            for &seed in &seeds {
+                jobs.push(Job::sim(k, p.net.scenario(seed)));
+            }
+        }
+        Plan { jobs }
+    }
+
+    fn measure(&self, job: &Job, done: Done<'_>) -> Vec<StationMeasure> {
+        let (Done::Sim(r), Work::Sim(scenario)) = (done, &job.work) else {
+            unreachable!("the aggregation reproductions run in the simulator only")
+        };
+        measure(r, scenario.config.warmup)
+    }
+
+    fn rows(&self, o: &Options, plan: &Plan, done: &[Option<Vec<StationMeasure>>]) -> Vec<Row> {
+        let points = self.points(o);
+        let runs = by_point(plan, done, points.len());
+        let mut rows = Vec::new();
+        for (p, runs) in points.iter().zip(&runs) {
+            let net = &p.net;
+            let mut classes: Vec<(String, Keep)> = Vec::new();
+            if net.legacy < net.stations {
+                classes.push((net.sender.name(), |s| !s.legacy));
+            }
+            if self.figure == Figure::Legacy {
+                if net.legacy > 0 {
+                    classes.push(("legacy".into(), |s| s.legacy));
+                }
+                classes.push(("all".into(), |_| true));
+            }
+            for (series, keep) in classes {
+                let per_run: Vec<Vec<&StationMeasure>> =
+                    runs.iter().map(|r| class(r, keep)).collect();
+                let sums: Vec<f64> = per_run
+                    .iter()
+                    .map(|s| s.iter().map(|m| m.goodput_mbit_s).sum())
+                    .collect();
+                let sum_refs: Vec<&f64> = sums.iter().collect();
+                let (goodput, goodput_ci) = stat(&sum_refs, |x| *x);
+                let (delay, delay_ci) =
+                    over_runs(per_run.iter().map(|s| mean_of(s, |m| m.delay_ms)).collect());
+                let (rtt, _) =
+                    over_runs(per_run.iter().map(|s| mean_of(s, |m| m.rtt_ms)).collect());
+                let (age, age_ci) =
+                    over_runs(per_run.iter().map(|s| mean_of(s, |m| m.age_ms)).collect());
+                let (level, _) =
+                    over_runs(per_run.iter().map(|s| mean_of(s, |m| m.level)).collect());
+                let (level_sd, _) =
+                    over_runs(per_run.iter().map(|s| mean_of(s, |m| m.level_sd)).collect());
+                let (fairness, _) = over_runs(
+                    per_run
+                        .iter()
+                        .map(|s| {
+                            let g: Vec<f64> = s.iter().map(|m| m.goodput_mbit_s).collect();
+                            (g.len() > 1).then(|| jain(&g))
+                        })
+                        .collect(),
+                );
+                let controlled = series != "legacy" && series != "all";
+                rows.push(Row {
+                    paper_goodput_mbit_s: self.paper_goodput(net, &series),
+                    theory_goodput_mbit_s: (self.figure == Figure::Receivers)
+                        .then(|| gp_theory_mbit_s(net.stations)),
+                    paper_delay_ms: self.paper_delay(net, &series),
+                    paper_level: (controlled
+                        && matches!(self.figure, Figure::Receivers | Figure::Legacy))
+                    .then_some(32.0),
+                    series,
+                    stations: net.stations,
+                    legacy: net.legacy,
+                    seeds: runs.len(),
+                    goodput_mbit_s: goodput,
+                    goodput_mbit_s_ci95: goodput_ci,
+                    delay_ms: delay,
+                    delay_ms_ci95: delay_ci,
+                    rtt_ms: rtt,
+                    age_ms: age,
+                    age_ms_ci95: age_ci,
+                    level,
+                    level_sd,
+                    jain: fairness,
+                });
+            }
+        }
+        rows
+    }
+
+    fn traces(
+        &self,
+        o: &Options,
+        _plan: &Plan,
+        _done: &[Option<Vec<StationMeasure>>],
+    ) -> Vec<Trace> {
+        if self.figure != Figure::Receivers {
+            return Vec::new();
+        }
+        let ns: Vec<usize> = self.points(o).iter().map(|p| p.net.stations).collect();
+        let last = ns.iter().copied().max().unwrap_or(1);
+        vec![Trace {
+            name: "GP theory".into(),
+            points: (1..=last)
+                .map(|n| (n as f64, gp_theory_mbit_s(n)))
+                .collect(),
+        }]
+    }
+
+    fn setup(&self, o: &Options) -> String {
+        let (secs, warm) = self.secs(o);
+        let what = match self.figure {
+            Figure::Receivers => "MCS 9, 2 spatial streams, stations 1 m from the AP; n stations, each fed by agg:32 with K₀ = 1 (K = 1/n), Δ = 0.5 s",
+            Figure::Random => "eight stations placed at random in 40 × 40 m² (ns-3's channel defaults), Minstrel over MCS 0–9 with one stream, each fed by agg:32 with K = 1/8, Δ = 0.5 s",
+            Figure::Legacy => "MCS 9, 2 spatial streams, stations 1 m from the AP; ten stations, the first k legacy, the others fed by agg:32 with K = 1/10, Δ = 0.5 s",
+            Figure::Tcp => "MCS 9, 2 spatial streams, one station 1 m from the AP, A-MSDU of 2 (N_max = 128), a 1 Gbit/s wire, 2500-packet AP queue; agg:60 with K₀ = 1, Δ = 1 s, against bulk CUBIC and BBR (delayed ACKs every 2 and every 32 segments)",
+            Figure::Age => "MCS 9, 2 spatial streams, 1 and 4 stations 1 m from the AP, each fed by one ACP source with the controller of its row",
+        };
+        format!(
+            "802.11ac downlink, 80 MHz, EDCA best effort, beacons every 102.4 ms, 1500-byte IP packets; {what}; aggregation \
+             controllers' stations report 500 ms slots (1 s for agg:60) and answer one update \
+             per 100 ms, the others every update; {secs} s per run, the first {warm} s \
+             warm-up; {} seed(s); mean ± 95 % CI",
+            self.seeds(o).len()
+        )
+    }
+
+    fn sources(&self) -> Vec<Source> {
+        match self.figure {
+            Figure::Receivers => vec![Source {
+                column: "paper_level",
+                locator: "aggregation thesis §4.3.4, Fig. 4.8 (seed line 505: \"tightly concentrates the aggregation level around the target value of N_e = 32\")",
+            }],
+            Figure::Random => vec![
+                Source {
+                    column: "paper_goodput_mbit_s",
+                    locator: "aggregation thesis §4.3.4, Fig. 4.9 (≈ 300 Mbit/s, against 307 Mbit/s with every station at MCS 9)",
+                },
+                Source {
+                    column: "paper_delay_ms",
+                    locator: "aggregation thesis §4.3.4, Fig. 4.9 (delay below 6 ms: a bound, not a mean)",
+                },
+            ],
+            Figure::Legacy => vec![
+                Source {
+                    column: "paper_goodput_mbit_s",
+                    locator: "aggregation thesis §4.3.5, Fig. 4.10 (seed line 524: ≈ 615 Mbit/s with ten legacy stations, ≈ 515 with ten controlled)",
+                },
+                Source {
+                    column: "paper_delay_ms",
+                    locator: "aggregation thesis §4.3.5, Fig. 4.10 (d) (seed line 538: controlled stations' delay \"always less than 12ms\" with one against nine legacy, \"7ms when all stations are controlled\")",
+                },
+                Source {
+                    column: "paper_level",
+                    locator: "aggregation thesis Algorithm 1's target N_ε = 32 (seed line 424)",
+                },
+            ],
+            Figure::Tcp => vec![
+                Source {
+                    column: "paper_goodput_mbit_s",
+                    locator: "aggregation thesis §4.4.5, Fig. 4.15 (seed lines 634–638: CUBIC ≈ 600, BBR ≈ 400, aggregation control ≈ 480 Mbit/s)",
+                },
+                Source {
+                    column: "paper_delay_ms",
+                    locator: "aggregation thesis §4.4.5, Fig. 4.15 (seed lines 634–638: one-way delay ≈ 50, ≈ 75 and ≈ 2 ms)",
+                },
+            ],
+            Figure::Age => Vec::new(),
+        }
+    }
+
+    fn views(&self) -> Vec<View> {
+        let mut columns = vec!["series", "stations"];
+        if self.figure == Figure::Legacy {
+            columns.push("legacy");
+        }
+        columns.extend(["goodput_mbit_s", "delay_ms"]);
+        match self.figure {
+            Figure::Receivers => {
+                columns.extend(["theory_goodput_mbit_s", "level", "level_sd", "jain"])
+            }
+            Figure::Legacy | Figure::Random => columns.extend(["level"]),
+            Figure::Tcp => columns.extend(["rtt_ms", "level"]),
+            Figure::Age => columns.extend(["age_ms", "level"]),
+        }
+        vec![View::new("", &columns)]
+    }
+
+    fn charts(&self, _o: &Options, traces: &[Trace]) -> Vec<Chart> {
+        let stem = self.name.replace('-', "_");
+        match self.figure {
+            Figure::Receivers => vec![
+                Chart::lines(
+                    format!("{stem}_goodput"),
+                    "Sum goodput against receivers, Algorithm 1 (points) and GP theory (line), Fig. 4.8",
+                    ("stations", "receivers"),
+                    ("goodput_mbit_s", "sum goodput (Mbit/s)"),
+                    &["series"],
+                )
+                .draw(Draw::Model(traces.to_vec())),
+                Chart::lines(
+                    format!("{stem}_delay"),
+                    "Delay against receivers, Fig. 4.8",
+                    ("stations", "receivers"),
+                    ("delay_ms", "mean delay (ms)"),
+                    &["series"],
+                ),
+            ],
+            Figure::Random => vec![Chart::lines(
+                stem.clone(),
+                "Eight stations at random in 40 m, Minstrel, Algorithm 1, Fig. 4.9",
+                ("stations", "stations"),
+                ("goodput_mbit_s", "Mbit/s / ms"),
+                &["series"],
+            )
+            .draw(Draw::Bars(vec!["goodput_mbit_s", "delay_ms"]))],
+            Figure::Legacy => vec![
+                Chart::lines(
+                    format!("{stem}_goodput"),
+                    "Goodput per class, ten stations on one AP, Fig. 4.10 (c)",
+                    ("legacy", "legacy stations (of 10)"),
+                    ("goodput_mbit_s", "sum goodput (Mbit/s)"),
+                    &["series"],
+                ),
+                Chart::lines(
+                    format!("{stem}_delay"),
+                    "Controlled stations' delay, Fig. 4.10 (d)",
+                    ("legacy", "legacy stations (of 10)"),
+                    ("delay_ms", "mean delay (ms)"),
+                    &["series"],
+                ),
+            ],
+            Figure::Tcp => vec![Chart::lines(
+                stem.clone(),
+                "Aggregation control against CUBIC and BBR, one 802.11ac station, Fig. 4.15",
+                ("stations", "stations"),
+                ("goodput_mbit_s", "Mbit/s / ms"),
+                &["series"],
+            )
+            .draw(Draw::Bars(vec!["goodput_mbit_s", "delay_ms"]))],
+            Figure::Age => vec![
+                Chart::lines(
+                    format!("{stem}_age"),
+                    "Age on an 802.11ac downlink",
+                    ("stations", "stations"),
+                    ("age_ms", "time-average age (ms)"),
+                    &["series"],
+                )
+                .draw(Draw::Bars(vec!["age_ms", "delay_ms"])),
+                Chart::lines(
+                    format!("{stem}_goodput"),
+                    "Goodput on an 802.11ac downlink",
+                    ("stations", "stations"),
+                    ("goodput_mbit_s", "sum goodput (Mbit/s)"),
+                    &["series"],
+                )
+                .draw(Draw::Bars(vec!["goodput_mbit_s"])),
+            ],
+        }
+    }
+
+    fn notes(&self, _o: &Options, rows: &[Row]) -> Vec<String> {
+        match self.figure {
+            Figure::Receivers => {
+                let pts: Vec<(f64, f64)> = rows
+                    .iter()
+                    .filter_map(|r| r.delay_ms.map(|d| (r.stations as f64, d)))
+                    .collect();
+                match slope(&pts) {
+                    Some(s) => vec![format!(
+                        "delay grows {:.0} µs per station (least squares over the rows); thesis ≈ {:.0} µs (seed line 505)",
+                        s * 1e3,
+                        paper::DELAY_PER_STATION_MS * 1e3
+                    )],
+                    None => Vec::new(),
+                }
+            }
+            Figure::Random | Figure::Legacy | Figure::Tcp | Figure::Age => Vec::new(),
+        }
+    }
+}
+
+impl AggFigure {
+    /// The thesis's goodput for `series` at `net`.
+    fn paper_goodput(&self, net: &AggNet, series: &str) -> Option<f64> {
+        match self.figure {
+            Figure::Legacy if series == "all" => paper::LEGACY_GOODPUT
+                .iter()
+                .find(|p| p.0 == net.legacy)
+                .map(|p| p.1),
+            Figure::Tcp => tcp_paper(series).map(|p| p.1),
+            Figure::Random => Some(paper::RANDOM.0),
+            _ => None,
+        }
+    }
+
+    /// The thesis's delay for `series` at `net`.
+    fn paper_delay(&self, net: &AggNet, series: &str) -> Option<f64> {
+        match self.figure {
+            Figure::Legacy if series.starts_with("agg") => paper::CONTROLLED_DELAY
+                .iter()
+                .find(|p| p.0 == net.legacy)
+                .map(|p| p.1),
+            Figure::Tcp => tcp_paper(series).map(|p| p.2),
+            Figure::Random => Some(paper::RANDOM.1),
+            _ => None,
+        }
+    }
+}
+
+/// Fig. 4.15's numbers for `series` (the runs with the default delayed ACKs only).
+fn tcp_paper(series: &str) -> Option<(&'static str, f64, f64)> {
+    paper::TCP
+        .iter()
+        .copied()
+        .find(|p| series == p.0 || (p.0 == "agg" && series.starts_with("agg")))
+}
+
+/// The least-squares slope of `pts` (`None` with fewer than two distinct x).
+fn slope(pts: &[(f64, f64)]) -> Option<f64> {
+    let n = pts.len() as f64;
+    let mx = pts.iter().map(|p| p.0).sum::<f64>() / n;
+    let my = pts.iter().map(|p| p.1).sum::<f64>() / n;
+    let sxx: f64 = pts.iter().map(|p| (p.0 - mx).powi(2)).sum();
+    let sxy: f64 = pts.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    (pts.len() >= 2 && sxx > 0.0).then(|| sxy / sxx)
+}
