@@ -164,6 +164,8 @@ pub struct PathStats {
     pub overdue: bool,
     /// Times the path became overdue.
     pub failures: u64,
+    /// When the path last stopped being overdue (its first ACK after a failure).
+    pub recovered_at: Option<Time>,
 }
 
 #[derive(Debug, Clone)]
@@ -179,6 +181,7 @@ struct PathState {
     acked: u64,
     given_up: u64,
     failures: u64,
+    recovered_at: Option<Time>,
 }
 
 impl PathState {
@@ -193,6 +196,7 @@ impl PathState {
             acked: 0,
             given_up: 0,
             failures: 0,
+            recovered_at: None,
         }
     }
 
@@ -342,7 +346,9 @@ impl PathScheduler {
         let Some(p) = self.paths.get_mut(k) else {
             return;
         };
-        p.overdue = None;
+        if p.overdue.take().is_some() {
+            p.recovered_at = Some(now);
+        }
         let Some(i) = p.in_flight.iter().position(|&(s, _)| s == seq) else {
             return;
         };
@@ -371,6 +377,7 @@ impl PathScheduler {
             service: p.service.get(),
             overdue: p.overdue.is_some() || newly,
             failures: p.failures + u64::from(newly),
+            recovered_at: p.recovered_at,
         })
     }
 }
@@ -538,6 +545,7 @@ mod tests {
         s.on_ack(0, 8, at(35));
         let stats = s.path_stats(0, at(35)).unwrap();
         assert!(!stats.overdue);
+        assert_eq!(stats.recovered_at, Some(at(35)));
         assert_eq!((stats.acked, stats.given_up, stats.in_flight), (1, 2, 0));
     }
 
