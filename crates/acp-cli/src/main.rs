@@ -384,7 +384,7 @@ struct SourceArgs {
     /// the path's service estimate S), minsrtt (the least smoothed RTT), roundrobin, or
     /// duplicate (every update on every path). Default: qaware.
     #[arg(long, value_name = "NAME", requires = "via")]
-    scheduler: Option<acp_core::multipath::Scheduler>,
+    scheduler: Option<acp_core::multipath::PathRule>,
     /// udp: ACP under --controller. tcp: fresh updates over a kernel TCP connection, written
     /// whenever the socket takes one (the baseline ACP is compared with; the monitor accepts
     /// both on one port).

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use acp_core::controller::ControllerKind;
-use acp_core::multipath::{Scheduler, MAX_PATHS};
+use acp_core::multipath::{PathRule, MAX_PATHS};
 use acp_core::wire::{COOKIE_LEN, MAX_IPV4_PAYLOAD, TAG_LEN};
 use acp_core::SourceConfig;
 use acp_runtime::driver::{Payload, PushFeed, RunLimits, SourceReport, SourceSet, SourceSpec};
@@ -175,8 +175,8 @@ fn paths(a: &SourceArgs) -> Vec<SocketAddr> {
 }
 
 /// The multipath scheduler asked for, or the default.
-fn scheduler(a: &SourceArgs) -> Scheduler {
-    a.scheduler.unwrap_or(Scheduler::QAware)
+fn scheduler(a: &SourceArgs) -> PathRule {
+    a.scheduler.unwrap_or(PathRule::QAware)
 }
 
 /// The controller asked for, or the default.

@@ -6,7 +6,7 @@
 //! valid ACK came back on ([`PathScheduler::on_ack`]); the scheduler keeps per path the updates
 //! in flight and the estimates its rule needs. It never reads a clock or touches a socket.
 //!
-//! Rules ([`Scheduler`]):
+//! Rules ([`PathRule`]):
 //! - **QAware** (thesis §2.4, eq. 2.3 and Algorithm 1): the path `k` with the least
 //!   `(n_k + 1)·Ŝ_k`, the expected system time of an update joining `n_k` others. For ACP the
 //!   facility is the whole path: `n_k` is the number of updates in flight on it (sent, not yet
@@ -59,7 +59,7 @@ pub const MIN_PROBE_INTERVAL: Duration = Duration::from_millis(5);
 
 /// The rule that picks a path for each update.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Scheduler {
+pub enum PathRule {
     /// The least `(n_k + 1)·Ŝ_k` (thesis eq. 2.3).
     QAware,
     /// The least smoothed RTT.
@@ -70,41 +70,41 @@ pub enum Scheduler {
     Duplicate,
 }
 
-impl Scheduler {
+impl PathRule {
     /// Every rule, in the order documentation lists them.
-    pub const ALL: [Scheduler; 4] = [
-        Scheduler::QAware,
-        Scheduler::MinSrtt,
-        Scheduler::RoundRobin,
-        Scheduler::Duplicate,
+    pub const ALL: [PathRule; 4] = [
+        PathRule::QAware,
+        PathRule::MinSrtt,
+        PathRule::RoundRobin,
+        PathRule::Duplicate,
     ];
 
     /// Its name in every input and output: `qaware`, `minsrtt`, `roundrobin`, `duplicate`.
     pub const fn name(self) -> &'static str {
         match self {
-            Scheduler::QAware => "qaware",
-            Scheduler::MinSrtt => "minsrtt",
-            Scheduler::RoundRobin => "roundrobin",
-            Scheduler::Duplicate => "duplicate",
+            PathRule::QAware => "qaware",
+            PathRule::MinSrtt => "minsrtt",
+            PathRule::RoundRobin => "roundrobin",
+            PathRule::Duplicate => "duplicate",
         }
     }
 }
 
-impl fmt::Display for Scheduler {
+impl fmt::Display for PathRule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
 }
 
-impl FromStr for Scheduler {
+impl FromStr for PathRule {
     type Err = String;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Scheduler::ALL
+        PathRule::ALL
             .into_iter()
             .find(|k| k.name() == s)
             .ok_or_else(|| {
-                let names: Vec<&str> = Scheduler::ALL.iter().map(|k| k.name()).collect();
+                let names: Vec<&str> = PathRule::ALL.iter().map(|k| k.name()).collect();
                 format!("unknown scheduler {s:?}; known: {}", names.join(", "))
             })
     }
@@ -240,7 +240,7 @@ impl PathState {
 /// Chooses the paths of each update (see the module documentation).
 #[derive(Debug, Clone)]
 pub struct PathScheduler {
-    rule: Scheduler,
+    rule: PathRule,
     paths: Vec<PathState>,
     /// Round robin: the path after the last one chosen.
     next: usize,
@@ -248,7 +248,7 @@ pub struct PathScheduler {
 
 impl PathScheduler {
     /// A scheduler under `rule` over `paths` paths (1 to [`MAX_PATHS`]).
-    pub fn new(rule: Scheduler, paths: usize) -> Result<Self, String> {
+    pub fn new(rule: PathRule, paths: usize) -> Result<Self, String> {
         if paths == 0 || paths > MAX_PATHS {
             return Err(format!(
                 "a multipath source needs 1 to {MAX_PATHS} paths, got {paths}"
@@ -262,7 +262,7 @@ impl PathScheduler {
     }
 
     /// The rule in force.
-    pub fn rule(&self) -> Scheduler {
+    pub fn rule(&self) -> PathRule {
         self.rule
     }
 
@@ -272,7 +272,7 @@ impl PathScheduler {
     }
 
     /// The paths the update about to be sent at `now` should take: the rule's choice (every
-    /// path for [`Scheduler::Duplicate`]) plus every overdue path due for a probe. Call
+    /// path for [`PathRule::Duplicate`]) plus every overdue path due for a probe. Call
     /// [`PathScheduler::on_sent`] for each path it is then sent on.
     #[must_use]
     pub fn route(&mut self, now: Time) -> PathSet {
@@ -283,8 +283,8 @@ impl PathScheduler {
         let all_overdue = self.paths.iter().all(|p| p.overdue.is_some());
         let usable = |p: &PathState| all_overdue || p.overdue.is_none();
         match self.rule {
-            Scheduler::Duplicate => (0..self.paths.len()).for_each(|k| set.insert(k)),
-            Scheduler::RoundRobin => {
+            PathRule::Duplicate => (0..self.paths.len()).for_each(|k| set.insert(k)),
+            PathRule::RoundRobin => {
                 let n = self.paths.len();
                 if let Some(k) = (0..n)
                     .map(|i| (self.next + i) % n)
@@ -294,8 +294,8 @@ impl PathScheduler {
                     self.next = (k + 1) % n;
                 }
             }
-            Scheduler::QAware => set.insert(self.least(usable, PathState::expected_system_time)),
-            Scheduler::MinSrtt => set.insert(self.least(usable, |p| p.srtt.get())),
+            PathRule::QAware => set.insert(self.least(usable, PathState::expected_system_time)),
+            PathRule::MinSrtt => set.insert(self.least(usable, |p| p.srtt.get())),
         }
         for (k, p) in self.paths.iter().enumerate() {
             if let Some(last_probe) = p.overdue {
@@ -417,74 +417,74 @@ mod tests {
     #[test]
     fn each_rule_decides_as_written_on_hand_built_states() {
         type Row = (
-            Scheduler,
+            PathRule,
             &'static [(u64, Option<f64>, Option<f64>)],
             &'static [usize],
         );
         let rows: &[Row] = &[
             // (0+1)·10 = 10 < (2+1)·4 = 12: the idle slow path.
             (
-                Scheduler::QAware,
+                PathRule::QAware,
                 &[(0, Some(10.0), Some(10.0)), (2, Some(4.0), Some(4.0))],
                 &[0],
             ),
             // (0+1)·10 = 10 > (1+1)·4 = 8: the busy fast path.
             (
-                Scheduler::QAware,
+                PathRule::QAware,
                 &[(0, Some(10.0), Some(10.0)), (1, Some(4.0), Some(4.0))],
                 &[1],
             ),
             // A tie, (1+1)·5 = (0+1)·10: the lowest index.
             (
-                Scheduler::QAware,
+                PathRule::QAware,
                 &[(1, Some(5.0), Some(5.0)), (0, Some(10.0), Some(10.0))],
                 &[0],
             ),
             // A path without an estimate is tried first.
             (
-                Scheduler::QAware,
+                PathRule::QAware,
                 &[(0, Some(5.0), Some(5.0)), (0, None, None)],
                 &[1],
             ),
             // QAware sees the queue minSRTT ignores: (9+1)·1 = 10 > 5, but SRTT 2 < 10.
             (
-                Scheduler::QAware,
+                PathRule::QAware,
                 &[(9, Some(1.0), Some(2.0)), (0, Some(5.0), Some(10.0))],
                 &[1],
             ),
             (
-                Scheduler::MinSrtt,
+                PathRule::MinSrtt,
                 &[(9, Some(1.0), Some(2.0)), (0, Some(5.0), Some(10.0))],
                 &[0],
             ),
             // Ŝ, not SRTT: the path with the longer RTT serves faster.
             (
-                Scheduler::QAware,
+                PathRule::QAware,
                 &[(0, Some(3.0), Some(8.0)), (0, Some(4.0), Some(6.0))],
                 &[0],
             ),
             (
-                Scheduler::MinSrtt,
+                PathRule::MinSrtt,
                 &[(0, Some(3.0), Some(8.0)), (0, Some(4.0), Some(6.0))],
                 &[1],
             ),
             (
-                Scheduler::MinSrtt,
+                PathRule::MinSrtt,
                 &[(0, Some(3.0), Some(8.0)), (0, None, None)],
                 &[1],
             ),
             (
-                Scheduler::Duplicate,
+                PathRule::Duplicate,
                 &[(0, Some(3.0), Some(8.0)), (4, Some(4.0), Some(6.0))],
                 &[0, 1],
             ),
             (
-                Scheduler::RoundRobin,
+                PathRule::RoundRobin,
                 &[(5, Some(3.0), Some(8.0)), (0, Some(4.0), Some(6.0))],
                 &[0],
             ),
             (
-                Scheduler::QAware,
+                PathRule::QAware,
                 &[
                     (3, Some(2.0), Some(4.0)),
                     (1, Some(3.0), Some(5.0)),
@@ -506,7 +506,7 @@ mod tests {
 
     #[test]
     fn round_robin_takes_the_paths_in_turn_and_skips_an_overdue_one() {
-        let mut s = PathScheduler::new(Scheduler::RoundRobin, 3).unwrap();
+        let mut s = PathScheduler::new(PathRule::RoundRobin, 3).unwrap();
         let picks: Vec<PathSet> = (0..4).map(|_| s.route(at(0))).collect();
         assert_eq!(picks, [set(&[0]), set(&[1]), set(&[2]), set(&[0])]);
         // Path 1 has waited 100 ms > max(2·10 ms, 20 ms) for its ACK: overdue, so it is
@@ -518,7 +518,7 @@ mod tests {
 
     #[test]
     fn an_overdue_path_is_probed_once_per_srtt_and_returns_on_its_first_ack() {
-        let mut s = PathScheduler::new(Scheduler::QAware, 2).unwrap();
+        let mut s = PathScheduler::new(PathRule::QAware, 2).unwrap();
         // Path 0 is the better one ((0+1)·2 < (0+1)·10) until its update of t = 0 waits
         // 2·SRTT = 20 ms: at 19 ms it is still chosen, at 20 ms it is overdue.
         s.paths = vec![
@@ -551,7 +551,7 @@ mod tests {
 
     #[test]
     fn when_every_path_is_overdue_the_rule_still_chooses_and_all_are_probed() {
-        let mut s = PathScheduler::new(Scheduler::MinSrtt, 2).unwrap();
+        let mut s = PathScheduler::new(PathRule::MinSrtt, 2).unwrap();
         s.paths = vec![
             path(1, Some(1.0), Some(9.0), 0),
             path(1, Some(1.0), Some(4.0), 0),
@@ -565,7 +565,7 @@ mod tests {
 
     #[test]
     fn service_is_rtt_minus_the_wait_behind_the_previous_ack() {
-        let mut s = PathScheduler::new(Scheduler::QAware, 1).unwrap();
+        let mut s = PathScheduler::new(PathRule::QAware, 1).unwrap();
         s.on_sent(0, 1, at(0));
         s.on_sent(0, 2, at(0));
         // Update 1: RTT 10 ms, no wait: X = 10 ms.
@@ -586,7 +586,7 @@ mod tests {
 
     #[test]
     fn acks_of_updates_not_in_flight_change_no_estimate() {
-        let mut s = PathScheduler::new(Scheduler::QAware, 2).unwrap();
+        let mut s = PathScheduler::new(PathRule::QAware, 2).unwrap();
         s.on_sent(0, 1, at(0));
         s.on_ack(1, 1, at(5));
         s.on_ack(9, 1, at(5));
@@ -598,7 +598,7 @@ mod tests {
 
     #[test]
     fn in_flight_memory_is_bounded() {
-        let mut s = PathScheduler::new(Scheduler::RoundRobin, 1).unwrap();
+        let mut s = PathScheduler::new(PathRule::RoundRobin, 1).unwrap();
         for seq in 0..(MAX_IN_FLIGHT as u64 + 10) {
             s.on_sent(0, seq, at(0));
         }
@@ -608,15 +608,15 @@ mod tests {
 
     #[test]
     fn names_round_trip_and_bad_ones_list_the_known() {
-        for rule in Scheduler::ALL {
-            assert_eq!(rule.name().parse::<Scheduler>(), Ok(rule));
+        for rule in PathRule::ALL {
+            assert_eq!(rule.name().parse::<PathRule>(), Ok(rule));
         }
-        let err = "fastest".parse::<Scheduler>().unwrap_err();
+        let err = "fastest".parse::<PathRule>().unwrap_err();
         assert!(
             err.contains("qaware, minsrtt, roundrobin, duplicate"),
             "{err}"
         );
-        assert!(PathScheduler::new(Scheduler::QAware, 0).is_err());
-        assert!(PathScheduler::new(Scheduler::QAware, MAX_PATHS + 1).is_err());
+        assert!(PathScheduler::new(PathRule::QAware, 0).is_err());
+        assert!(PathScheduler::new(PathRule::QAware, MAX_PATHS + 1).is_err());
     }
 }

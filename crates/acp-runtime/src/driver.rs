@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use acp_core::multipath::{PathScheduler, PathStats, Scheduler, MAX_PATHS};
+use acp_core::multipath::{PathRule, PathScheduler, PathStats, MAX_PATHS};
 use acp_core::source::{AckOutcome, SourceStats};
 use acp_core::wire::{HEADER_LEN, MAX_IPV4_PAYLOAD};
 use acp_core::{AppMode, Controller, Source, SourceConfig, Time};
@@ -133,7 +133,7 @@ pub struct SourceSet {
     sockets: Vec<UdpSocket>,
     targets: Vec<SocketAddr>,
     /// The scheduler rule of a multipath set.
-    rule: Option<Scheduler>,
+    rule: Option<PathRule>,
     entries: Vec<Entry>,
     by_session: HashMap<u64, usize>,
     heap: BinaryHeap<Reverse<(Time, usize, u64)>>,
@@ -200,7 +200,7 @@ impl SourceSet {
     /// A multipath set: one socket per path, connected to `paths[k]` (1 to
     /// [`MAX_PATHS`] first hops that all lead to one monitor). Every source added sends one
     /// session over all of them, with flag MULTIPATH, on the paths `rule` picks.
-    pub fn multipath(paths: &[SocketAddr], rule: Scheduler) -> io::Result<Self> {
+    pub fn multipath(paths: &[SocketAddr], rule: PathRule) -> io::Result<Self> {
         if paths.is_empty() || paths.len() > MAX_PATHS {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
@@ -213,7 +213,7 @@ impl SourceSet {
         Self::over(paths, Some(rule))
     }
 
-    fn over(targets: &[SocketAddr], rule: Option<Scheduler>) -> io::Result<Self> {
+    fn over(targets: &[SocketAddr], rule: Option<PathRule>) -> io::Result<Self> {
         let sockets = targets
             .iter()
             .map(|&t| connected_socket(t))

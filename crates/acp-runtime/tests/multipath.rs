@@ -8,7 +8,7 @@
 use std::net::SocketAddr;
 use std::time::{Duration, Instant};
 
-use acp_core::multipath::{PathStats, Scheduler};
+use acp_core::multipath::{PathRule, PathStats};
 use acp_core::{MonitorConfig, Seek, SourceConfig, Time};
 use acp_netmodel::{Schedule, Step};
 use acp_runtime::clock;
@@ -103,7 +103,7 @@ fn spec() -> SourceSpec {
 /// A multipath run over [steady, slowed] under `scheduler`, the slowed path failing: the
 /// source's final report and the monitor's view of its session. (Its own loop rather than
 /// `experiment::run`, whose ticks wait for the monitor's snapshot on the source's thread.)
-fn multipath(scheduler: Scheduler) -> (SourceReport, SessionReport, Failure) {
+fn multipath(scheduler: PathRule) -> (SourceReport, SessionReport, Failure) {
     let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
     let monitor = MonitorConfig {
         clocks_synchronised: true,
@@ -178,7 +178,7 @@ fn single(path: PathConfig, fails: bool) -> f64 {
 fn qaware_rides_out_a_slowed_then_blackholed_path() {
     let _g = serial();
     let _rt = common::ahead_of_other_work();
-    let (mp, session, failure) = multipath(Scheduler::QAware);
+    let (mp, session, failure) = multipath(PathRule::QAware);
     let age_best = single(steady(), false);
     let age_other = single(slowed(), true);
     let s = &session.stats;
@@ -236,7 +236,7 @@ fn qaware_rides_out_a_slowed_then_blackholed_path() {
 fn duplicate_sends_every_update_on_both_paths_and_the_monitor_keeps_one() {
     let _g = serial();
     let _rt = common::ahead_of_other_work();
-    let (mp, session, _) = multipath(Scheduler::Duplicate);
+    let (mp, session, _) = multipath(PathRule::Duplicate);
     let s = &session.stats;
     eprintln!(
         "multipath duplicate: age {:.2} ms; sent {} delivered {} stale {} duplicates {} lost {}",
