@@ -37,12 +37,13 @@ TYPE_ACK = 0x02
 TYPE_COOKIE = 0x03
 FLAG_PROBE = 0x01  # UPDATE bit 0
 FLAG_COOKIE = 0x02  # UPDATE bit 1
+FLAG_MULTIPATH = 0x04  # UPDATE bit 2 (multipath extension): one session over several paths
 FLAG_STALE = 0x01  # ACK bit 0
 FLAG_AUTH = 0x80  # any type, bit 7: byte 5 is the key id, a tag follows the body
 COOKIE_LEN = 12
 TAG_LEN = 16
 # Defined flags per type ("Common fixed part", byte 4); AUTH is defined on every type.
-DEFINED_FLAGS = {TYPE_UPDATE: FLAG_PROBE | FLAG_COOKIE | FLAG_AUTH,
+DEFINED_FLAGS = {TYPE_UPDATE: FLAG_PROBE | FLAG_COOKIE | FLAG_MULTIPATH | FLAG_AUTH,
                  TYPE_ACK: FLAG_STALE | FLAG_AUTH,
                  TYPE_COOKIE: FLAG_AUTH}
 # Stand-in for a seal's tag in framing-only cases: these vectors never make a tag valid (real
@@ -232,6 +233,10 @@ valid_update(
     acked_seq=0, hold_ns=0, payload=b"probe-payload",
     note="initialisation probe: flags bit 0 (PROBE)")
 valid_update(
+    "update_multipath", flags=FLAG_MULTIPATH, session=0xDEADBEEFCAFEF00D, seq=9,
+    gen_ts=2 * SEC + 7, acked_seq=8, hold_ns=0, payload=b"mp",
+    note="multipath extension: flags bit 2 (MULTIPATH), one session over several paths")
+valid_update(
     "update_empty_payload", session=0x8000000000000001, seq=7, gen_ts=10 * SEC + 1, acked_seq=5,
     hold_ns=250_000, payload=b"", note="length 0: a bare 44-byte UPDATE")
 valid_update(
@@ -338,8 +343,10 @@ malformed("update_flag_0x02", raw(ptype=TYPE_UPDATE, flags=0x02, session=1, seq=
 malformed("update_flags_0x81", raw(ptype=TYPE_UPDATE, flags=0x81, session=1, seq=1, body=b"x"),
           "LengthMismatch", "UPDATE with PROBE|AUTH, length 1 and 1 byte after the header: with "
           "AUTH a 16-byte tag must follow the body, so length should be 1 - 16")
-malformed("update_flag_0x04", raw(ptype=TYPE_UPDATE, flags=0x04, session=1, seq=1),
-          "ReservedBits", "UPDATE with undefined flag bit 2")
+malformed("update_flag_0x08", raw(ptype=TYPE_UPDATE, flags=0x08, session=1, seq=1),
+          "ReservedBits", "UPDATE with undefined flag bit 3")
+malformed("ack_flag_0x04", raw(ptype=TYPE_ACK, flags=0x04, session=1, seq=1),
+          "ReservedBits", "ACK with flag bit 2, which only UPDATE defines (MULTIPATH)")
 malformed("update_flag_0x40_with_auth", raw(ptype=TYPE_UPDATE, flags=0xC0, reserved=1,
                                             session=1, seq=1, tag=FAKE_TAG),
           "ReservedBits", "UPDATE with AUTH and undefined bit 6, well framed otherwise")

@@ -377,6 +377,17 @@ struct SourceArgs {
     /// refreshed every 200 ms. See docs/METRICS.md.
     #[arg(long, value_name = "ADDR")]
     metrics: Option<SocketAddr>,
+    /// Multipath: send the session over several paths, one per --via (repeatable, up to 64):
+    /// HOST:PORT of a relay or gateway that forwards to the --to monitor, or `direct` for --to
+    /// itself. The controller sets the total rate; --scheduler picks each update's path; the
+    /// monitor joins the paths into one session (docs/MULTIPATH.md, "Multipath ACP sources").
+    #[arg(long, value_name = "HOST:PORT|direct", value_parser = parse_via)]
+    via: Vec<Via>,
+    /// Multipath scheduler (with --via): qaware (the least (n+1)·S over updates in flight n and
+    /// the path's service estimate S), minsrtt (the least smoothed RTT), roundrobin, or
+    /// duplicate (every update on every path). Default: qaware.
+    #[arg(long, value_name = "NAME", requires = "via")]
+    scheduler: Option<acp_core::multipath::PathRule>,
     /// udp: ACP under --controller. tcp: fresh updates over a kernel TCP connection, written
     /// whenever the socket takes one (the baseline ACP is compared with; the monitor accepts
     /// both on one port).
@@ -641,6 +652,23 @@ fn parse_peer(s: &str) -> Result<SocketAddr, String> {
         );
     }
     Ok(addr)
+}
+
+/// One path of a multipath source (`acp source --via`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Via {
+    /// Straight to the `--to` monitor.
+    Direct,
+    /// Through this first hop (a relay or gateway forwarding to the monitor).
+    Hop(SocketAddr),
+}
+
+fn parse_via(s: &str) -> Result<Via, String> {
+    if s == "direct" {
+        Ok(Via::Direct)
+    } else {
+        parse_peer(s).map(Via::Hop)
+    }
 }
 
 fn parse_duration(s: &str) -> Result<Duration, String> {

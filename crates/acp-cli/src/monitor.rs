@@ -96,6 +96,7 @@ fn report_json(kind: &str, r: &Report<'_>) -> Value {
         "acks_unsent": st.acks - t.acks_sent,
         "seq_jumps": st.seq_jumps,
         "seq_jumps_held": st.seq_jumps_held,
+        "joined_updates": st.joined_updates,
         "truncated": t.truncated,
         "delivered": st.delivered,
         "sessions_live": t.sessions,

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use acp_core::controller::ControllerKind;
+use acp_core::multipath::{PathRule, MAX_PATHS};
 use acp_core::wire::{COOKIE_LEN, MAX_IPV4_PAYLOAD, TAG_LEN};
 use acp_core::SourceConfig;
 use acp_runtime::driver::{Payload, PushFeed, RunLimits, SourceReport, SourceSet, SourceSpec};
@@ -18,7 +19,7 @@ use serde_json::{json, Value};
 use crate::metrics::{self, source::SourceFamilies, Latest};
 use crate::output::{ReportLines, Reports};
 use crate::signals;
-use crate::{source_tcp, SourceArgs, Transport, UsageError};
+use crate::{source_tcp, SourceArgs, Transport, UsageError, Via};
 
 /// A source report as JSON, at wall-clock `time`, `elapsed` seconds after the start: `type`,
 /// `time`, `elapsed_s` and its [`SourceRow`].
@@ -58,7 +59,7 @@ const TEXT_FIELDS: [&str; 19] = [
 /// (numbers with two decimals, null as `-`).
 fn report_text(kind: &str, time: &str, elapsed: f64, r: &SourceReport) -> String {
     let v = report_json(kind, time, elapsed, r);
-    let cell = |f: &str| match &v[f] {
+    let cell = |x: &Value| match x {
         Value::Null => "-".to_string(),
         Value::String(s) => s.clone(),
         Value::Number(n) if n.is_f64() => format!("{:.2}", n.as_f64().unwrap_or(f64::NAN)),
@@ -66,9 +67,20 @@ fn report_text(kind: &str, time: &str, elapsed: f64, r: &SourceReport) -> String
     };
     let pairs: Vec<String> = TEXT_FIELDS
         .iter()
-        .map(|f| format!("{f}={}", cell(f)))
+        .map(|f| format!("{f}={}", cell(&v[*f])))
         .collect();
-    format!("{time} {kind} {}", pairs.join(" "))
+    let mut text = format!("{time} {kind} {}", pairs.join(" "));
+    // A multipath source: one more line per path, `TIME KIND path field=value…`.
+    for path in v["paths"].as_array().into_iter().flatten() {
+        let pairs: Vec<String> = path
+            .as_object()
+            .into_iter()
+            .flatten()
+            .map(|(f, x)| format!("{f}={}", cell(x)))
+            .collect();
+        text.push_str(&format!("\n{time} {kind} path {}", pairs.join(" ")));
+    }
+    text
 }
 
 /// The longest line `--push` sends: the largest payload of an update over IPv4.
@@ -151,6 +163,22 @@ fn feed_stdin(feed: &PushFeed) {
     }
 }
 
+/// The first hop of each `--via` path, in order.
+fn paths(a: &SourceArgs) -> Vec<SocketAddr> {
+    a.via
+        .iter()
+        .map(|v| match v {
+            Via::Direct => a.to,
+            Via::Hop(hop) => *hop,
+        })
+        .collect()
+}
+
+/// The multipath scheduler asked for, or the default.
+fn scheduler(a: &SourceArgs) -> PathRule {
+    a.scheduler.unwrap_or(PathRule::QAware)
+}
+
 /// The controller asked for, or the default.
 fn controller(a: &SourceArgs) -> ControllerKind {
     a.controller.unwrap_or(ControllerKind::Seek)
@@ -167,6 +195,12 @@ fn check_args(a: &SourceArgs) -> Result<(), UsageError> {
     ];
     if let Some((flag, _)) = tcp_only.iter().find(|(_, given)| *given) {
         return Err(UsageError(format!("{flag} needs --transport tcp")));
+    }
+    if a.via.len() > MAX_PATHS {
+        return Err(UsageError(format!(
+            "--via names {} paths, at most {MAX_PATHS} are supported",
+            a.via.len()
+        )));
     }
     let sealed_max = MAX_IPV4_PAYLOAD - TAG_LEN - COOKIE_LEN;
     if a.psk_file.is_some() && a.payload_size > sealed_max as u64 {
@@ -216,7 +250,13 @@ pub fn run(a: SourceArgs) -> anyhow::Result<()> {
         .zip(published.clone())
         .map(|(addr, published)| serve_metrics(addr, a.to, published))
         .transpose()?;
-    let mut set = SourceSet::new(a.to).with_context(|| format!("cannot reach {}", a.to))?;
+    let paths = paths(&a);
+    let mut set = if a.via.is_empty() {
+        SourceSet::new(a.to)
+    } else {
+        SourceSet::multipath(&paths, scheduler(&a))
+    }
+    .with_context(|| format!("cannot reach {}", a.to))?;
     set.set_dscp(a.dscp)
         .with_context(|| format!("cannot mark datagrams with DSCP {}", a.dscp))?;
     let config = SourceConfig {
@@ -259,6 +299,14 @@ pub fn run(a: SourceArgs) -> anyhow::Result<()> {
         controller(&a),
         a.dscp
     );
+    if !a.via.is_empty() {
+        let hops: Vec<String> = paths.iter().map(|p| p.to_string()).collect();
+        eprintln!(
+            "acp source multipath: scheduler {} via {}",
+            scheduler(&a),
+            hops.join(", ")
+        );
+    }
     // With --metrics the driver reports at least every METRICS_REFRESH, for the endpoint; status
     // lines still follow --report-every.
     let publish = |reports: &[SourceReport]| {

@@ -86,6 +86,8 @@ fn check_args(a: &SourceArgs) -> Result<(), UsageError> {
         ("--psk-file", a.psk_file.is_some()),
         ("--metrics", a.metrics.is_some()),
         ("--dscp", a.dscp != 0),
+        ("--via", !a.via.is_empty()),
+        ("--scheduler", a.scheduler.is_some()),
     ];
     match udp_only.iter().find(|(_, given)| *given) {
         Some((flag, _)) => Err(UsageError(format!(

@@ -140,6 +140,19 @@ fn out_of_range_arguments_are_refused_with_status_2() {
             "at least 10ms",
         ),
         (source(&["--report-every", "5ms"]), "at least 10ms"),
+        (source(&["--scheduler", "qaware"]), "--via"),
+        (
+            source(&["--via", "direct", "--scheduler", "fastest"]),
+            "unknown scheduler \"fastest\"; known: qaware, minsrtt, roundrobin, duplicate",
+        ),
+        (
+            source(&["--via", "direct", "--transport", "tcp"]),
+            "--via does not apply to --transport tcp",
+        ),
+        (
+            source(&["--via", "127.0.0.1:0"]),
+            "port 0 is not a destination",
+        ),
         (source(&["--max-rate", "0"]), "0.1–1000000 updates/s"),
         (source(&["--max-rate", "nan"]), "0.1–1000000 updates/s"),
         (source(&["--max-rate", "inf"]), "0.1–1000000 updates/s"),

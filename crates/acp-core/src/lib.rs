@@ -16,6 +16,7 @@
 //! - [`source`]: the source state machine.
 //! - [`sent_log`]: what the source sent for each recent sequence, to check ACK echoes.
 //! - [`monitor`]: the monitor state machine.
+//! - [`multipath`]: which path each update of a multipath source takes (QAware, minSRTT, ...).
 //! - [`cookie`]: stateless address-validation cookies.
 //! - [`seal`]: optional authentication with pre-shared keys.
 //! - [`prefix`]: per-network shares of bounded tables (monitor sessions, relay clients).
@@ -28,6 +29,7 @@ pub mod controller;
 pub mod cookie;
 pub mod ewma;
 pub mod monitor;
+pub mod multipath;
 pub mod prefix;
 pub mod seal;
 pub mod sent_log;

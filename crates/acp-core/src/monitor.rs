@@ -31,10 +31,20 @@
 //! of its line confirms it, and the line it left stays open (`SessionStats::record`): a spoofed
 //! update cannot make the real source's later updates stale.
 //!
+//! **Multipath sessions** (flag MULTIPATH, `docs/PROTOCOL.md`): a source that sends one session
+//! over several paths (relays, interfaces) reaches the monitor from several addresses. Its
+//! updates are keyed by session id alone: the address the session's first update came from
+//! names it ([`SessionKey::peer`]), updates from any other address join it, and each update is
+//! answered to the address it came from, so its ACK returns over its own path. The session's
+//! sequence window removes the duplicates, and its age is the age over the union of the paths.
+//! Without keys, anyone who knows a session id can add a path to it, as anyone who can forge
+//! the source's address can talk for a single-path session; the jump rule below still protects
+//! the session's line. With keys every path's updates must carry the session's seal.
+//!
 //! Expiry is driven by [`Monitor::poll_timeout`] / [`Monitor::handle_timeout`]; established sessions
 //! that expire are reported once through [`Monitor::poll_event`].
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::net::SocketAddr;
 use std::time::Duration;
 
@@ -343,6 +353,9 @@ pub struct MonitorStats {
     /// Updates of unsealed sessions that jumped more than 64 sequences ahead, held (ACKed STALE,
     /// not delivered) until the next update of their line confirmed them, or forever if none came.
     pub seq_jumps_held: u64,
+    /// Updates of multipath sessions that came from another address than the one naming their
+    /// session (they joined it over another path).
+    pub joined_updates: u64,
 }
 
 /// A fresh update for the application.
@@ -427,6 +440,8 @@ struct Session {
 pub struct Monitor {
     cfg: MonitorConfig,
     sessions: SessionTable<SessionKey, Session>,
+    /// Multipath sessions: session id → the address naming the session (its key's `peer`).
+    joined: HashMap<u64, SocketAddr>,
     shares: PrefixShare,
     cookies: CookieJar,
     stats: MonitorStats,
@@ -442,6 +457,7 @@ impl Monitor {
     pub fn new(cfg: MonitorConfig, now: Time) -> Self {
         Monitor {
             sessions: SessionTable::with_capacity(cfg.max_sessions.min(1 << 16)),
+            joined: HashMap::new(),
             shares: PrefixShare::new(cfg.max_prefix_share, cfg.max_sessions),
             cookies: CookieJar::new(cfg.cookie_secret.clone(), cfg.cookie_epoch),
             cfg,
@@ -543,11 +559,17 @@ impl Monitor {
             (Some(_), false) => return Err(AuthError::Unsealed.into()),
             _ => {}
         }
+        let named_by = if update.is_multipath() {
+            self.joined.get(&update.session).copied()
+        } else {
+            None
+        };
         let key = SessionKey {
-            peer,
+            peer: named_by.unwrap_or(peer),
             session: update.session,
         };
         let known = self.sessions.contains_key(&key);
+        self.stats.joined_updates += u64::from(named_by.is_some_and(|named| named != peer));
         // The key that seals the reply, once the update's seal is checked.
         let mut reply_key = None;
         if !known {
@@ -600,6 +622,9 @@ impl Monitor {
             self.stats.sessions_created += 1;
             let stats = SessionStats::new(now, self.cfg.clocks_synchronised, stream);
             self.sessions.insert_new(key, Session { stats, cipher });
+            if update.is_multipath() {
+                self.joined.insert(update.session, peer);
+            }
         }
         let s = self
             .sessions
@@ -711,10 +736,14 @@ impl Monitor {
         self.last_sweep = now;
         let cfg = &self.cfg;
         let (shares, stats, events) = (&mut self.shares, &mut self.stats, &mut self.events);
+        let joined = &mut self.joined;
         self.sessions.remove_where(
             |_, s| Self::expired(cfg, s, now),
             |key, Session { stats: s, .. }| {
                 shares.remove(key.peer.ip());
+                if joined.get(&key.session) == Some(&key.peer) {
+                    joined.remove(&key.session);
+                }
                 stats.sessions_expired += 1;
                 if s.received() > 1 && events.len() < cfg.max_sessions {
                     events.push_back(MonitorEvent::SessionExpired {
@@ -1143,6 +1172,97 @@ mod tests {
             expired.push((key.session, stats.delivered));
         }
         assert_eq!(expired, [(1, 2)]);
+    }
+
+    fn multipath_update(session: u64, seq: u64, gen_ms: u64) -> Vec<u8> {
+        let mut dg = update(session, seq, gen_ms, b"mp");
+        dg[4] |= crate::wire::FLAG_MULTIPATH;
+        dg
+    }
+
+    /// One session over two paths: the second address joins the session the first named, a
+    /// copy of an update already received is a duplicate, the union's freshest update resets
+    /// the age, and each reply goes back to the address its update came from (the caller's
+    /// job: the monitor answers the datagram it was given).
+    #[test]
+    fn multipath_updates_join_one_session_and_are_deduplicated() {
+        let mut m = synced();
+        let mut ack = [0u8; 64];
+        let mut deliver = |m: &mut Monitor, at: u64, from: u16, dg: &[u8]| {
+            let h = m
+                .handle_datagram(Time::from_millis(at), peer(from), dg, &mut ack)
+                .unwrap();
+            let a = Ack::decode(&ack[..h.ack_len]).unwrap();
+            (h.delivery.map(|d| (d.key.peer, d.seq)), a.seq, a.is_stale())
+        };
+        assert_eq!(
+            deliver(&mut m, 10, 1, &multipath_update(5, 1, 0)),
+            (Some((peer(1), 1)), 1, false)
+        );
+        // Update 2 over the second path: delivered in the same session (named by path 1).
+        assert_eq!(
+            deliver(&mut m, 12, 2, &multipath_update(5, 2, 8)),
+            (Some((peer(1), 2)), 2, false)
+        );
+        // Its copy over the first path comes later: a duplicate, ACKed STALE.
+        assert_eq!(
+            deliver(&mut m, 30, 1, &multipath_update(5, 2, 8)),
+            (None, 2, true)
+        );
+        // Update 1's copy over the second path, later still: not fresh either.
+        assert_eq!(
+            deliver(&mut m, 31, 2, &multipath_update(5, 1, 0)),
+            (None, 1, true)
+        );
+        assert_eq!(m.session_count(), 1);
+        let s = m
+            .session(&SessionKey {
+                peer: peer(1),
+                session: 5,
+            })
+            .unwrap();
+        assert_eq!((s.delivered, s.duplicates, s.lost), (2, 2, 0));
+        // Age over the union: update 2 (generated at 8 ms) arrived at 12 ms, so at 40 ms the
+        // age is 32 ms.
+        assert!((s.age(Time::from_millis(40)).unwrap() - 0.032).abs() < 1e-12);
+        assert_eq!(m.stats().joined_updates, 2);
+    }
+
+    /// Without the flag, the same session id from two addresses is two sessions (the v1 rule
+    /// single-path peers rely on), and a flagged update does not join a session opened without
+    /// it from another address.
+    #[test]
+    fn single_path_sessions_stay_keyed_by_address() {
+        let mut m = synced();
+        let mut ack = [0u8; 64];
+        m.handle_datagram(Time::ZERO, peer(1), &update(5, 1, 0, b"a"), &mut ack)
+            .unwrap();
+        m.handle_datagram(Time::ZERO, peer(2), &update(5, 1, 0, b"a"), &mut ack)
+            .unwrap();
+        m.handle_datagram(Time::ZERO, peer(3), &multipath_update(5, 2, 0), &mut ack)
+            .unwrap();
+        assert_eq!(m.session_count(), 3);
+        assert_eq!(m.stats().joined_updates, 0);
+    }
+
+    /// When a multipath session expires its id no longer names it: a later update with the id
+    /// opens a new session keyed by its own address.
+    #[test]
+    fn an_expired_multipath_session_releases_its_id() {
+        let mut m = synced();
+        let mut ack = [0u8; 64];
+        for seq in 1..=2 {
+            m.handle_datagram(Time::ZERO, peer(1), &multipath_update(5, seq, 0), &mut ack)
+                .unwrap();
+        }
+        m.handle_timeout(Time::from_secs(40));
+        assert_eq!(m.session_count(), 0);
+        let later = multipath_update(5, 3, 0);
+        let h = m
+            .handle_datagram(Time::from_secs(41), peer(2), &later, &mut ack)
+            .unwrap();
+        assert_eq!(h.delivery.unwrap().key.peer, peer(2));
+        assert!(m.joined.get(&5) == Some(&peer(2)));
     }
 
     #[test]

@@ -39,8 +39,8 @@ use crate::seal::{AuthError, Psk, SessionCipher};
 use crate::sent_log::{Echo, SentLog};
 use crate::time::{secs_to_duration, Time};
 use crate::wire::{
-    Ack, AggregationReport, Cookie, Packet, Update, COOKIE_LEN, FEEDBACK_AGGREGATION, FLAG_PROBE,
-    TAG_LEN,
+    Ack, AggregationReport, Cookie, Packet, Update, COOKIE_LEN, FEEDBACK_AGGREGATION,
+    FLAG_MULTIPATH, FLAG_PROBE, TAG_LEN,
 };
 
 /// Source parameters. `Default` gives the values of the reference implementation where it has one.
@@ -297,6 +297,8 @@ pub struct Source {
     /// The monitor's cookie, echoed in every update from sequence `.1` on until one of those is
     /// acknowledged.
     cookie: Option<([u8; COOKIE_LEN], u64)>,
+    /// Every update carries flag MULTIPATH ([`Source::set_multipath`]).
+    multipath: bool,
     counters: Counters,
 }
 
@@ -350,8 +352,17 @@ impl Source {
             sent_log: SentLog::default(),
             cipher,
             cookie: None,
+            multipath: false,
             counters: Counters::default(),
         }
+    }
+
+    /// Marks every update from now on with flag MULTIPATH: the session is sent over several
+    /// paths, and the monitor joins them into one session (`docs/PROTOCOL.md`, multipath
+    /// extension; [`crate::multipath`] chooses the paths). Call it before the first
+    /// [`Source::poll_transmit`].
+    pub fn set_multipath(&mut self) {
+        self.multipath = true;
     }
 
     /// The session id.
@@ -563,7 +574,8 @@ impl Source {
             AppMode::Push => self.pending.take()?,
         };
         let update = Update {
-            flags: if probe { FLAG_PROBE } else { 0 },
+            flags: if probe { FLAG_PROBE } else { 0 }
+                | if self.multipath { FLAG_MULTIPATH } else { 0 },
             session: self.session,
             seq,
             gen_ts: gen.as_nanos(),

@@ -55,6 +55,10 @@ pub const TAG_LEN: usize = 16;
 pub const FLAG_PROBE: u8 = 0x01;
 /// UPDATE flag: the body starts with a cookie the monitor issued ([`COOKIE_LEN`] bytes).
 pub const FLAG_COOKIE: u8 = 0x02;
+/// UPDATE flag (multipath extension, `docs/PROTOCOL.md`): the update belongs to a session sent
+/// over several paths; the monitor keys it by session id alone and answers each update on the
+/// path it came from.
+pub const FLAG_MULTIPATH: u8 = 0x04;
 /// Any packet: sealed; byte 5 is the key id and a [`TAG_LEN`]-byte tag follows the body.
 pub const FLAG_AUTH: u8 = 0x80;
 /// ACK flag: the monitor had already received a fresher update of this session, so this one was
@@ -169,7 +173,8 @@ pub enum EncodeError {
 /// A status update from a source to its monitor.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Update<'a> {
-    /// `FLAG_PROBE` or 0 (decoded packets also show `FLAG_COOKIE` and `FLAG_AUTH` as received).
+    /// `FLAG_PROBE`, `FLAG_MULTIPATH`, both or 0 (decoded packets also show `FLAG_COOKIE` and
+    /// `FLAG_AUTH` as received).
     pub flags: u8,
     /// Random id chosen by the source for this session.
     pub session: u64,
@@ -420,7 +425,7 @@ fn decode_fixed(buf: &[u8]) -> Result<Fixed<'_>, DecodeError> {
     }
     let kind = buf[3];
     let defined = match kind {
-        TYPE_UPDATE => FLAG_PROBE | FLAG_COOKIE,
+        TYPE_UPDATE => FLAG_PROBE | FLAG_COOKIE | FLAG_MULTIPATH,
         TYPE_ACK => FLAG_STALE,
         TYPE_COOKIE => 0,
         other => return Err(DecodeError::UnknownType(other)),
@@ -604,7 +609,9 @@ impl<'a> Update<'a> {
     /// set from `cookie`; a seal is added by [`crate::seal`].
     pub fn encode(&self, out: &mut [u8]) -> Result<usize, EncodeError> {
         let flags = self.flags & !FLAG_COOKIE;
-        if flags & !FLAG_PROBE != 0 || (self.flags & FLAG_COOKIE != 0 && self.cookie.is_none()) {
+        if flags & !(FLAG_PROBE | FLAG_MULTIPATH) != 0
+            || (self.flags & FLAG_COOKIE != 0 && self.cookie.is_none())
+        {
             return Err(EncodeError::UndefinedFlags(self.flags));
         }
         let cookie = self.cookie.as_ref().map_or(&[][..], |c| &c[..]);
@@ -625,6 +632,11 @@ impl<'a> Update<'a> {
     /// Whether this update is an initialisation probe.
     pub fn is_probe(&self) -> bool {
         self.flags & FLAG_PROBE != 0
+    }
+
+    /// Whether this update belongs to a multipath session (flag MULTIPATH).
+    pub fn is_multipath(&self) -> bool {
+        self.flags & FLAG_MULTIPATH != 0
     }
 }
 

@@ -1,8 +1,16 @@
-//! Drives one or many ACP sources over one UDP socket, with precise pacing.
+//! Drives one or many ACP sources over one UDP socket, with precise pacing, or over several
+//! paths.
 //!
 //! All sources of a [`SourceSet`] share one socket connected to the monitor (or to a relay in
 //! front of it); the monitor tells them apart by session id, and ACKs are routed back to their
-//! source by the session id they carry. One thread runs everything: it waits in the kernel
+//! source by the session id they carry.
+//!
+//! A *multipath* set ([`SourceSet::multipath`]) has one socket per path, each connected to the
+//! path's first hop (a relay or gateway that forwards to the monitor, or the monitor itself).
+//! Each of its sources is one session over all the paths (flag MULTIPATH, `docs/PROTOCOL.md`):
+//! its controller sets the total rate, and an [`acp_core::multipath::PathScheduler`] picks the
+//! path(s) of every update. An ACK tells the scheduler which path it came back on (the socket it
+//! arrived at) once the source has found it valid. One thread runs everything: it waits in the kernel
 //! (`ppoll`) for ACKs until shortly before the earliest deadline of any source, then spins to the
 //! deadline and sends, so send instants follow the controllers' schedule to within microseconds
 //! rather than the granularity of a timer wheel.
@@ -29,7 +37,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use acp_core::source::SourceStats;
+use acp_core::multipath::{PathRule, PathScheduler, PathStats, MAX_PATHS};
+use acp_core::source::{AckOutcome, SourceStats};
 use acp_core::wire::{HEADER_LEN, MAX_IPV4_PAYLOAD};
 use acp_core::{AppMode, Controller, Source, SourceConfig, Time};
 use acp_netmodel::driver::on_timer;
@@ -87,6 +96,8 @@ pub struct SourceReport {
     pub session: u64,
     /// The source's statistics.
     pub stats: SourceStats,
+    /// A multipath source's paths: each one's first hop and state (empty for a single path).
+    pub paths: Vec<(SocketAddr, PathStats)>,
 }
 
 /// When to stop.
@@ -110,13 +121,19 @@ pub struct PacingLog {
 struct Entry {
     name: String,
     source: Source,
+    /// A multipath set's path choices for this source.
+    scheduler: Option<PathScheduler>,
     /// Bumped at every reschedule; heap entries with an older generation are stale.
     generation: u64,
 }
 
-/// Many sources, one socket, one thread.
+/// Many sources, one socket (one per path), one thread.
 pub struct SourceSet {
-    socket: UdpSocket,
+    /// One socket per path, connected to `targets[k]`.
+    sockets: Vec<UdpSocket>,
+    targets: Vec<SocketAddr>,
+    /// The scheduler rule of a multipath set.
+    rule: Option<PathRule>,
     entries: Vec<Entry>,
     by_session: HashMap<u64, usize>,
     heap: BinaryHeap<Reverse<(Time, usize, u64)>>,
@@ -125,9 +142,43 @@ pub struct SourceSet {
 }
 
 impl AsRawFd for SourceSet {
-    /// The socket: readable when ACKs are waiting for [`SourceSet::drive`].
+    /// The (first path's) socket: readable when ACKs are waiting for [`SourceSet::drive`]. A
+    /// multipath set has one socket per path: wait on all of [`SourceSet::raw_fds`].
     fn as_raw_fd(&self) -> RawFd {
-        self.socket.as_raw_fd()
+        self.sockets[0].as_raw_fd()
+    }
+}
+
+/// A UDP socket bound to an ephemeral port of `target`'s family and connected to it.
+fn connected_socket(target: SocketAddr) -> io::Result<UdpSocket> {
+    let bind: SocketAddr = if target.is_ipv4() {
+        "0.0.0.0:0".parse().map_err(io::Error::other)?
+    } else {
+        "[::]:0".parse().map_err(io::Error::other)?
+    };
+    let socket = UdpSocket::bind(bind)?;
+    socket.connect(target)?;
+    // Room for the ACKs of many sources arriving while the thread is sending.
+    let recv_buffer = net::grow_buffers(&socket)?;
+    tracing::debug!(%target, local = %socket.local_addr()?, recv_buffer, "source socket connected");
+    socket.set_nonblocking(true)?;
+    Ok(socket)
+}
+
+/// Sends `datagram` on `socket`; a full buffer or a refusal (monitor not up yet) is a loss the
+/// source's timers handle, not an error.
+fn send_lossy(socket: &UdpSocket, datagram: &[u8]) -> io::Result<()> {
+    match socket.send(datagram) {
+        Ok(_) => Ok(()),
+        Err(err)
+            if matches!(
+                err.kind(),
+                io::ErrorKind::WouldBlock | io::ErrorKind::ConnectionRefused
+            ) =>
+        {
+            Ok(())
+        }
+        Err(err) => Err(err),
     }
 }
 
@@ -143,19 +194,34 @@ pub fn random_session_id() -> u64 {
 impl SourceSet {
     /// A socket bound to an ephemeral port of `target`'s family and connected to it.
     pub fn new(target: SocketAddr) -> io::Result<Self> {
-        let bind: SocketAddr = if target.is_ipv4() {
-            "0.0.0.0:0".parse().map_err(io::Error::other)?
-        } else {
-            "[::]:0".parse().map_err(io::Error::other)?
-        };
-        let socket = UdpSocket::bind(bind)?;
-        socket.connect(target)?;
-        // Room for the ACKs of many sources arriving while the thread is sending.
-        let recv_buffer = net::grow_buffers(&socket)?;
-        tracing::debug!(%target, local = %socket.local_addr()?, recv_buffer, "source socket connected");
-        socket.set_nonblocking(true)?;
+        Self::over(&[target], None)
+    }
+
+    /// A multipath set: one socket per path, connected to `paths[k]` (1 to
+    /// [`MAX_PATHS`] first hops that all lead to one monitor). Every source added sends one
+    /// session over all of them, with flag MULTIPATH, on the paths `rule` picks.
+    pub fn multipath(paths: &[SocketAddr], rule: PathRule) -> io::Result<Self> {
+        if paths.is_empty() || paths.len() > MAX_PATHS {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!(
+                    "a multipath source needs 1 to {MAX_PATHS} paths, got {}",
+                    paths.len()
+                ),
+            ));
+        }
+        Self::over(paths, Some(rule))
+    }
+
+    fn over(targets: &[SocketAddr], rule: Option<PathRule>) -> io::Result<Self> {
+        let sockets = targets
+            .iter()
+            .map(|&t| connected_socket(t))
+            .collect::<io::Result<Vec<_>>>()?;
         Ok(SourceSet {
-            socket,
+            sockets,
+            targets: targets.to_vec(),
+            rule,
             entries: Vec::new(),
             by_session: HashMap::new(),
             heap: BinaryHeap::new(),
@@ -166,7 +232,13 @@ impl SourceSet {
 
     /// Marks every datagram the set sends with `dscp` (0–63; `IP_TOS` or `IPV6_TCLASS`).
     pub fn set_dscp(&self, dscp: u8) -> io::Result<()> {
-        net::set_dscp(&self.socket, dscp)
+        self.sockets.iter().try_for_each(|s| net::set_dscp(s, dscp))
+    }
+
+    /// Every socket of the set, one per path: wait until any is readable before
+    /// [`SourceSet::drive`].
+    pub fn raw_fds(&self) -> Vec<RawFd> {
+        self.sockets.iter().map(|s| s.as_raw_fd()).collect()
     }
 
     /// Adds a source starting now; returns its session id.
@@ -185,11 +257,17 @@ impl SourceSet {
             }
             Payload::Push => AppMode::Push,
         };
-        let source = Source::new(spec.config, spec.controller, mode, session, clock::now());
+        let mut source = Source::new(spec.config, spec.controller, mode, session, clock::now());
+        let scheduler = self.rule.map(|rule| {
+            source.set_multipath();
+            PathScheduler::new(rule, self.sockets.len())
+                .expect("SourceSet::multipath checked the number of paths")
+        });
         let idx = self.entries.len();
         self.entries.push(Entry {
             name: spec.name,
             source,
+            scheduler,
             generation: 0,
         });
         self.by_session.insert(session, idx);
@@ -233,8 +311,8 @@ impl SourceSet {
 
     /// One turn of an application's event loop: takes the ACKs and pushed updates waiting, sends
     /// every update due by now, and returns the next deadline (`None`: nothing is scheduled until
-    /// an ACK or a push arrives). Call it again when the socket is readable or the deadline has
-    /// come, whichever is first; it never blocks.
+    /// an ACK or a push arrives). Call it again when a socket ([`SourceSet::raw_fds`]) is
+    /// readable or the deadline has come, whichever is first; it never blocks.
     pub fn drive(&mut self) -> io::Result<Option<Time>> {
         self.receive_acks()?;
         self.receive_pushes();
@@ -301,38 +379,54 @@ impl SourceSet {
                 controller: e.source.controller_name(),
                 session: e.source.session(),
                 stats: e.source.stats(now),
+                paths: e.scheduler.as_ref().map_or_else(Vec::new, |s| {
+                    (0..s.paths())
+                        .filter_map(|k| Some((self.targets[k], s.path_stats(k, now)?)))
+                        .collect()
+                }),
             })
             .collect()
     }
 
     fn receive_acks(&mut self) -> io::Result<()> {
         let mut buf = [0u8; 2048];
-        loop {
-            match self.socket.recv(&mut buf) {
-                Ok(n) => {
-                    let now = clock::now();
-                    let data = &buf[..n];
-                    // Route by the session id at bytes 8..16; the source validates the rest.
-                    let session = data
-                        .get(8..16)
-                        .and_then(|b| <[u8; 8]>::try_from(b).ok())
-                        .map(u64::from_be_bytes);
-                    let idx = session.and_then(|s| self.by_session.get(&s).copied());
-                    // Unroutable datagrams are given to the first source, which counts them
-                    // as invalid.
-                    let idx = idx.unwrap_or(0);
-                    if let Some(e) = self.entries.get_mut(idx) {
-                        e.source.handle_datagram(now, data);
-                        self.reschedule(idx);
-                    }
+        for path in 0..self.sockets.len() {
+            loop {
+                match self.sockets[path].recv(&mut buf) {
+                    Ok(n) => self.handle_reply(path, clock::now(), &buf[..n]),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
+                    // ICMP errors (monitor not up yet) surface here; the source's timers
+                    // handle it.
+                    Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
                 }
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return Ok(()),
-                // ICMP errors (monitor not up yet) surface here; the source's timers handle it.
-                Err(e) if e.kind() == io::ErrorKind::ConnectionRefused => continue,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(e),
             }
         }
+        Ok(())
+    }
+
+    /// A datagram that came back over `path` at `now`.
+    fn handle_reply(&mut self, path: usize, now: Time, data: &[u8]) {
+        // Route by the session id at bytes 8..16; the source validates the rest.
+        let field = |at: std::ops::Range<usize>| {
+            data.get(at)
+                .and_then(|b| <[u8; 8]>::try_from(b).ok())
+                .map(u64::from_be_bytes)
+        };
+        let idx = field(8..16).and_then(|s| self.by_session.get(&s).copied());
+        // Unroutable datagrams are given to the first source, which counts them as invalid.
+        let idx = idx.unwrap_or(0);
+        let Some(e) = self.entries.get_mut(idx) else {
+            return;
+        };
+        let outcome = e.source.handle_datagram(now, data);
+        let valid = matches!(outcome, AckOutcome::InSequence | AckOutcome::OutOfSequence);
+        // The sequence at bytes 16..24 of an ACK the source found valid.
+        if let (Some(scheduler), true, Some(seq)) = (&mut e.scheduler, valid, field(16..24)) {
+            scheduler.on_ack(path, seq, now);
+        }
+        self.reschedule(idx);
     }
 
     fn receive_pushes(&mut self) {
@@ -359,25 +453,27 @@ impl SourceSet {
             let Some(Reverse((_, idx, _))) = self.heap.pop() else {
                 break;
             };
-            let (socket, pacing) = (&self.socket, &mut self.pacing);
-            let source = &mut self.entries[idx].source;
+            let (sockets, pacing) = (&self.sockets, &mut self.pacing);
+            let Entry {
+                source, scheduler, ..
+            } = &mut self.entries[idx];
             let next = on_timer(source, now, &mut buf, |datagram, tx| {
                 let at = Instant::now();
-                match socket.send(datagram) {
-                    Ok(_) => {}
-                    Err(err)
-                        if matches!(
-                            err.kind(),
-                            io::ErrorKind::WouldBlock | io::ErrorKind::ConnectionRefused
-                        ) => {}
-                    Err(err) => return Err(err),
+                match scheduler {
+                    Some(s) => {
+                        for path in s.route(now).iter() {
+                            send_lossy(&sockets[path], datagram)?;
+                            s.on_sent(path, tx.seq, now);
+                        }
+                    }
+                    None => send_lossy(&sockets[0], datagram)?,
                 }
                 *sent += 1;
                 if let (Some(log), false) = (pacing.as_mut(), tx.probe) {
                     let late = clock::to_time(at).as_nanos() as i128 - deadline.as_nanos() as i128;
                     log.errors_ns.push(late as i64);
                 }
-                Ok(())
+                Ok::<(), io::Error>(())
             })?;
             self.arm(idx, next);
         }
@@ -401,7 +497,7 @@ impl SourceSet {
             events: libc::POLLIN,
             revents: 0,
         };
-        let mut fds = vec![readable(self.socket.as_raw_fd())];
+        let mut fds: Vec<libc::pollfd> = self.raw_fds().into_iter().map(readable).collect();
         if let Some((rx, _)) = &self.push {
             fds.push(readable(rx.as_raw_fd()));
         }

@@ -83,6 +83,32 @@ pub struct SourceRow {
     pub probes_lost: u64,
     pub epochs: u64,
     pub outages: u64,
+    /// A multipath source's paths, in `--via` order (absent for a single path).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<PathRow>,
+}
+
+/// One path of a multipath source ([`acp_core::multipath::PathStats`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct PathRow {
+    /// The path's first hop, `ip:port`.
+    pub via: String,
+    /// Updates sent on it (probes of an overdue path and duplicates included).
+    pub sent: u64,
+    /// Updates acknowledged over it.
+    pub acked: u64,
+    /// Updates given up on it (overtaken by a later ACK on the path, or beyond its memory).
+    pub given_up: u64,
+    /// Updates in flight on it now (`n_k`).
+    pub in_flight: usize,
+    /// Its smoothed RTT (ms).
+    pub srtt_ms: Option<f64>,
+    /// QAware's service estimate `Ŝ_k` (ms).
+    pub service_ms: Option<f64>,
+    /// No ACK for too long: probed, not scheduled.
+    pub overdue: bool,
+    /// Times it became overdue.
+    pub failures: u64,
 }
 
 impl From<&SourceReport> for SourceRow {
@@ -111,6 +137,21 @@ impl From<&SourceReport> for SourceRow {
             probes_lost: s.probes_lost,
             epochs: s.epochs,
             outages: s.outages,
+            paths: r
+                .paths
+                .iter()
+                .map(|(via, p)| PathRow {
+                    via: via.to_string(),
+                    sent: p.sent,
+                    acked: p.acked,
+                    given_up: p.given_up,
+                    in_flight: p.in_flight,
+                    srtt_ms: opt_ms(p.srtt),
+                    service_ms: opt_ms(p.service),
+                    overdue: p.overdue,
+                    failures: p.failures,
+                })
+                .collect(),
         }
     }
 }
