@@ -1482,6 +1482,9 @@ fn mptcp_counters(
         coupling: config.coupling.to_string(),
         stalled: stats.stalled.as_secs_f64(),
         max_held: stats.max_held,
+        completion: conn
+            .completed()
+            .map(|t| t.saturating_since(f.start).as_secs_f64()),
         subflows: carried
             .iter()
             .enumerate()

@@ -25,6 +25,8 @@
 //! - [`coexistence`]: the coexistence paper's §V-A, ACP+ and Seek beside TCP CUBIC flows under
 //!   its three configurations ([`coexistence_net`]: Baseline Priority, Multiaccess Priority,
 //!   Best Effort); [`no_tcp`]: its §V-B, ACP alone on 6 Mbit/s against ACP beside TCP.
+//! - [`qaware`]: the thesis's ch. 2, the QAware multipath scheduler against minSRTT, ECF,
+//!   DAPS and BLEST (`qaware-cbr`, `qaware-loss`, `qaware-apps`, `qaware-testbed`).
 //! - [`access`]: the access network of every multi-source reproduction (Fig. 14's five hops or
 //!   a long Internet path); [`per_source`]: the per-source means of a run over it.
 //!
@@ -50,6 +52,7 @@ pub mod harness;
 pub mod no_tcp;
 pub mod orbit;
 pub mod per_source;
+pub mod qaware;
 pub mod random_paths;
 pub mod sources;
 pub mod table1;
@@ -82,6 +85,10 @@ pub fn registry() -> Vec<&'static dyn Reproduction> {
         &fairness::Fairness,
         &coexistence::CoexistenceRepro,
         &no_tcp::NoTcp,
+        &qaware::QAWARE_CBR,
+        &qaware::QAWARE_LOSS,
+        &qaware::QAWARE_APPS,
+        &qaware::QAWARE_TESTBED,
     ]
 }
 
