@@ -488,6 +488,12 @@ fn testbed_points(_o: &Options) -> Vec<Point> {
     out
 }
 
+/// Whether `o` runs `p`: every point unless `--scenarios` names parts (traces belong to
+/// every part of their network: they run unless parts are named).
+fn selected(o: &Options, p: &Point) -> bool {
+    o.scenarios.is_empty() || o.scenarios.iter().any(|s| s == p.part)
+}
+
 impl QawareFigure {
     fn x_is(p: &Point) -> &'static str {
         match (p.app, p.part) {
@@ -534,6 +540,9 @@ impl Declaration for QawareFigure {
         let seeds = Declaration::seeds(self, o);
         let mut jobs = Vec::new();
         for (i, p) in (self.points)(o).iter().enumerate() {
+            if !selected(o, p) {
+                continue;
+            }
             let run_seeds = if p.trace { &seeds[..1] } else { &seeds[..] };
             for &seed in run_seeds {
                 let Ok(mut sc) = Scenario::parse(&scenario_text(p, seed)) else {
@@ -649,7 +658,10 @@ impl Declaration for QawareFigure {
 
     fn charts(&self, o: &Options, traces: &[Trace]) -> Vec<Chart> {
         let mut parts: Vec<&'static str> = Vec::new();
-        for p in (self.points)(o).iter().filter(|p| !p.trace) {
+        for p in (self.points)(o)
+            .iter()
+            .filter(|p| !p.trace && selected(o, p))
+        {
             if !parts.contains(&p.part) {
                 parts.push(p.part);
             }
