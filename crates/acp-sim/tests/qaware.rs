@@ -68,3 +68,74 @@ fn qaware_moves_off_a_path_whose_device_queue_fills() {
         tp("minsrtt")
     );
 }
+
+/// One path of 10 Mbit/s (1 ms, then 9 ms) for a multipath flow with `keys`.
+fn one_path(keys: &str) -> String {
+    format!(
+        r#"
+format = 2
+seed = 1
+duration = "10s"
+warmup = "2s"
+[[link]]
+from = "phone"
+to = "p0"
+rate = "10mbit"
+delay = "1ms"
+[[link]]
+from = "p0"
+to = "server"
+rate = "1000mbit"
+delay = "9ms"
+[[flow]]
+name = "mp"
+type = "mptcp"
+paths = [["phone", "p0", "server"]]
+{keys}
+"#
+    )
+}
+
+fn run_one(keys: &str) -> acp_sim::report::FlowResult {
+    let text = one_path(keys);
+    let flows = acp_sim::scenario::Scenario::parse(&text)
+        .unwrap()
+        .build()
+        .unwrap()
+        .run()
+        .flows;
+    flows.into_iter().next().unwrap()
+}
+
+/// A CBR application under capacity gets its rate; a file finishes in about its size over the
+/// path's payload rate: 1 MB at 10 Mbit/s × 1448/1488 is 0.82 s, plus slow start's first RTTs
+/// (20 ms each) — between 0.82 and 1.5 s.
+#[test]
+fn cbr_and_file_applications() {
+    let cbr = run_one("app = \"cbr\"\nrate = \"4mbit\"");
+    assert!(
+        (cbr.throughput_bps / 4e6 - 1.0).abs() < 0.02,
+        "{}",
+        cbr.throughput_bps
+    );
+    let file = run_one("app = \"file\"\nsize = 1000000");
+    let done = file.mptcp.unwrap().completion.expect("the file is read");
+    assert!((0.82..1.5).contains(&done), "{done}");
+}
+
+#[test]
+fn application_keys_are_checked() {
+    for (keys, says) in [
+        ("rate = \"4mbit\"", "needs app = \"cbr\""),
+        ("app = \"cbr\"", "takes rate"),
+        ("app = \"file\"\nrate = \"1mbit\"", "takes size"),
+        ("app = \"file\"\nsize = 0", "at least one byte"),
+        ("assign = \"later\"", "on-write"),
+    ] {
+        let err = acp_sim::scenario::Scenario::parse(&one_path(keys))
+            .map(|_| ())
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains(says), "{keys}: {err}");
+    }
+}
