@@ -488,10 +488,16 @@ fn testbed_points(_o: &Options) -> Vec<Point> {
     out
 }
 
-/// Whether `o` runs `p`: every point unless `--scenarios` names parts (traces belong to
-/// every part of their network: they run unless parts are named).
-fn selected(o: &Options, p: &Point) -> bool {
-    o.scenarios.is_empty() || o.scenarios.iter().any(|s| s == p.part)
+/// Whether `o` runs `p` of `points`: every point unless `--scenarios` names some of their
+/// parts (names that are no part of theirs are another reproduction's and ignored; traces run
+/// only when no part is named).
+fn selected(o: &Options, points: &[Point], p: &Point) -> bool {
+    let named: Vec<&String> = o
+        .scenarios
+        .iter()
+        .filter(|s| points.iter().any(|q| q.part == s.as_str()))
+        .collect();
+    named.is_empty() || named.iter().any(|s| s.as_str() == p.part)
 }
 
 impl QawareFigure {
@@ -539,8 +545,9 @@ impl Declaration for QawareFigure {
     fn plan(&self, o: &Options) -> Plan {
         let seeds = Declaration::seeds(self, o);
         let mut jobs = Vec::new();
-        for (i, p) in (self.points)(o).iter().enumerate() {
-            if !selected(o, p) {
+        let points = (self.points)(o);
+        for (i, p) in points.iter().enumerate() {
+            if !selected(o, &points, p) {
                 continue;
             }
             let run_seeds = if p.trace { &seeds[..1] } else { &seeds[..] };
@@ -658,9 +665,10 @@ impl Declaration for QawareFigure {
 
     fn charts(&self, o: &Options, traces: &[Trace]) -> Vec<Chart> {
         let mut parts: Vec<&'static str> = Vec::new();
-        for p in (self.points)(o)
+        let points = (self.points)(o);
+        for p in points
             .iter()
-            .filter(|p| !p.trace && selected(o, p))
+            .filter(|p| !p.trace && selected(o, &points, p))
         {
             if !parts.contains(&p.part) {
                 parts.push(p.part);
