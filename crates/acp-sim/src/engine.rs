@@ -1614,6 +1614,9 @@ fn mptcp_counters(
         coupling: config.coupling.to_string(),
         stalled: stats.stalled.as_secs_f64(),
         max_held: stats.max_held,
+        completion: conn
+            .completed()
+            .map(|t| t.saturating_since(f.start).as_secs_f64()),
         subflows: carried
             .iter()
             .enumerate()

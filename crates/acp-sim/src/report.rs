@@ -315,6 +315,10 @@ pub struct MptcpCounters {
     /// blocking).
     #[serde(rename = "max_held_bytes")]
     pub max_held: u64,
+    /// `app = "file"`: seconds from the flow's start until the receiving application read the
+    /// whole file (`None`: not within the run, or another application).
+    #[serde(rename = "completion_s", default)]
+    pub completion: Option<f64>,
     /// Per subflow, in the order of the flow's `paths`.
     pub subflows: Vec<SubflowResult>,
 }
@@ -810,13 +814,17 @@ impl SimResult {
     }
 
     /// One line per subflow of each multipath flow: `NAME[k] PATH: share, throughput, SRTT`,
-    /// after one line for the connection (scheduler, coupling, stall, bytes held).
+    /// after one line for the connection (scheduler, coupling, stall, bytes held, a file's
+    /// completion time).
     pub fn subflow_lines(&self) -> Vec<String> {
         let mut lines = Vec::new();
         for f in &self.flows {
             let Some(m) = &f.mptcp else { continue };
+            let completion = m
+                .completion
+                .map_or_else(String::new, |c| format!(", file read after {c:.3} s"));
             lines.push(format!(
-                "{}: scheduler {}, coupling {}, receive-buffer stall {:.3} s, at most {} bytes held out of order",
+                "{}: scheduler {}, coupling {}, receive-buffer stall {:.3} s, at most {} bytes held out of order{completion}",
                 f.name, m.scheduler, m.coupling, m.stalled, m.max_held
             ));
             for (k, s) in m.subflows.iter().enumerate() {

@@ -40,13 +40,18 @@
 //!                                #   max_rto (60s)
 //!
 //! [[flow]]
-//! type = "mptcp"                 # multipath TCP, bulk data: one subflow per path
+//! type = "mptcp"                 # multipath TCP: one subflow per path
+//! app = "cbr"                    # bulk (default) | cbr (with rate = "12mbit") |
+//!                                #   file (with size = BYTES: completion_s in the results)
+//! rate = "12mbit"
 //! paths = [["src", "wifi", "mon"], ["src", "lte", "mon"]]   # instead of `path`
 //! scheduler = "qaware"           # linux-default (default) | minsrtt | round-robin | ecf |
 //!                                #   blest | daps | qaware
 //! coupling = "lia"               # none (default: each subflow its own cc) | lia (RFC 6356)
 //! device_sampling = "10ms"       # Algorithm 1's Δt for the device queues' dequeue rate
-//! receive_buffer = 262144        # the connection's; every tcp key but app/payload/rate/
+//! assign = "window"              # when a subflow has cwnd room (default) | on-write (each
+//!                                #   write at once into the picked subflow's send buffer)
+//! receive_buffer = 262144        # the connection's; every tcp key but payload/
 //!                                #   notsent_lowat/rmem applies to each subflow
 //! ```
 //!
@@ -82,7 +87,7 @@ use thiserror::Error;
 
 use crate::engine::{BuildError, Sim, SimConfig};
 use crate::flows::{FlowKind, FlowSpec};
-use crate::mptcp::connection::MptcpConfig;
+use crate::mptcp::connection::{MptcpApp, MptcpConfig};
 use crate::slot_reports::ReportSettings;
 use crate::spec::{describe_toml_error, Dur, LossToml, Rate, ScheduleToml};
 use crate::tcp::{Application, DelayedAck, Rmem, TcpConfig, UpdateMode, WindowUnit};
@@ -744,10 +749,46 @@ struct MptcpToml {
     scheduler: Option<String>,
     coupling: Option<String>,
     device_sampling: Option<Dur>,
+    assign: Option<String>,
+    #[serde(default)]
+    app: MptcpAppToml,
+    rate: Option<Rate>,
+    size: Option<u64>,
+}
+
+/// What a multipath flow's sending application does.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum MptcpAppToml {
+    #[default]
+    Bulk,
+    Cbr,
+    File,
 }
 
 /// Keys of [`MptcpToml`], split off before the rest is read as a TCP flow's.
-const MPTCP_KEYS: [&str; 4] = ["paths", "scheduler", "coupling", "device_sampling"];
+const MPTCP_KEYS: [&str; 8] = [
+    "paths",
+    "scheduler",
+    "coupling",
+    "device_sampling",
+    "assign",
+    "app",
+    "rate",
+    "size",
+];
+
+/// The application of a multipath flow from its `app`, `rate` and `size` keys.
+fn mptcp_app(m: &MptcpToml) -> Result<MptcpApp, String> {
+    match (m.app, m.rate, m.size) {
+        (MptcpAppToml::Bulk, None, None) => Ok(MptcpApp::Bulk),
+        (MptcpAppToml::Cbr, Some(r), None) => Ok(MptcpApp::Cbr { bits_per_s: r.0 }),
+        (MptcpAppToml::File, None, Some(bytes)) => Ok(MptcpApp::File { bytes }),
+        (MptcpAppToml::Bulk, ..) => Err("rate needs app = \"cbr\", size app = \"file\"".into()),
+        (MptcpAppToml::Cbr, ..) => Err("app = \"cbr\" takes rate (and no size)".into()),
+        (MptcpAppToml::File, ..) => Err("app = \"file\" takes size in bytes (and no rate)".into()),
+    }
+}
 
 fn mptcp_kind(mut table: toml::Table) -> Result<FlowKind, String> {
     let mut own = toml::Table::new();
@@ -756,10 +797,10 @@ fn mptcp_kind(mut table: toml::Table) -> Result<FlowKind, String> {
             own.insert(key.into(), v);
         }
     }
-    for key in ["app", "payload", "rate", "notsent_lowat", "rmem"] {
+    for key in ["payload", "notsent_lowat", "rmem"] {
         if table.contains_key(key) {
             return Err(format!(
-                "{key}: mptcp flows carry bulk data with a fixed receive_buffer"
+                "{key}: mptcp flows carry bulk, cbr or file data with a fixed receive_buffer"
             ));
         }
     }
@@ -767,8 +808,10 @@ fn mptcp_kind(mut table: toml::Table) -> Result<FlowKind, String> {
     let FlowKind::Tcp { config: tcp, .. } = tcp_kind(from_table(table)?)? else {
         unreachable!("tcp_kind makes tcp flows")
     };
+    let app = mptcp_app(&m)?;
     let mut config = MptcpConfig {
         tcp,
+        app,
         ..MptcpConfig::new(m.paths)
     };
     if let Some(s) = m.scheduler {
@@ -781,6 +824,9 @@ fn mptcp_kind(mut table: toml::Table) -> Result<FlowKind, String> {
     }
     if let Some(d) = m.device_sampling {
         config.device_sampling = d.0;
+    }
+    if let Some(a) = m.assign {
+        config.assignment = a.parse()?;
     }
     config.validate()?;
     Ok(FlowKind::Mptcp(config))

@@ -76,6 +76,77 @@ impl fmt::Display for Coupling {
     }
 }
 
+/// When the scheduler assigns the application's bytes to subflows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Assignment {
+    /// When a subflow has congestion-window room (`window`): the bytes wait in the shared send
+    /// buffer until then, as in Linux, where a subflow is offered data as its window opens.
+    #[default]
+    Window,
+    /// As the application writes (`on-write`): every segment goes at once to the subflow the
+    /// scheduler picks and waits in that subflow's own send buffer, the independent TCP streams
+    /// of the thesis's ns-3 simulations (§2.7, footnote 5). A subflow is available while its
+    /// send buffer has room for a segment, and that room is the window the scheduler reads.
+    OnWrite,
+}
+
+impl FromStr for Assignment {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "window" => Ok(Assignment::Window),
+            "on-write" => Ok(Assignment::OnWrite),
+            _ => Err(format!(
+                "unknown assign {s:?} (expected window or on-write)"
+            )),
+        }
+    }
+}
+
+impl fmt::Display for Assignment {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Assignment::Window => "window",
+            Assignment::OnWrite => "on-write",
+        })
+    }
+}
+
+/// What the sending application writes into the shared send buffer.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum MptcpApp {
+    /// As much as the send buffer takes (`bulk`).
+    #[default]
+    Bulk,
+    /// A constant bit rate (`cbr`): one segment's bytes every `smss·8/bits_per_s` seconds from
+    /// the start; writes the buffer cannot take wait for room (the application blocks and
+    /// catches up), so the connection carries `min(rate, what the subflows deliver)`.
+    Cbr {
+        /// Offered bits per second.
+        bits_per_s: f64,
+    },
+    /// A file of `bytes` (`file`), written as fast as the buffer takes; the connection records
+    /// when the receiving application has read all of it ([`MptcpConnection::completed`]).
+    File {
+        /// Its size.
+        bytes: u64,
+    },
+}
+
+impl MptcpApp {
+    /// Checks the parameters.
+    pub fn validate(&self) -> Result<(), String> {
+        match *self {
+            MptcpApp::Cbr { bits_per_s } if !(bits_per_s.is_finite() && bits_per_s > 0.0) => Err(
+                format!("rate must be a positive bit rate, got {bits_per_s}"),
+            ),
+            MptcpApp::File { bytes: 0 } => Err("size must be at least one byte".into()),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// A multipath connection's parameters.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MptcpConfig {
@@ -90,6 +161,10 @@ pub struct MptcpConfig {
     pub paths: Vec<Vec<String>>,
     /// Algorithm 1's Δt: the window over which a device queue's dequeue rate is sampled.
     pub device_sampling: Duration,
+    /// What the sending application writes.
+    pub app: MptcpApp,
+    /// When its bytes are assigned to subflows.
+    pub assignment: Assignment,
 }
 
 impl MptcpConfig {
@@ -102,6 +177,8 @@ impl MptcpConfig {
             coupling: Coupling::Uncoupled,
             paths,
             device_sampling: Duration::from_millis(10),
+            app: MptcpApp::Bulk,
+            assignment: Assignment::Window,
         }
     }
 
@@ -118,6 +195,7 @@ impl MptcpConfig {
         if self.paths.iter().any(|p| ends(p) != ends(&self.paths[0])) {
             return Err("every path must join the same two nodes".into());
         }
+        self.app.validate()?;
         if self.device_sampling.is_zero() {
             return Err("device_sampling must be positive".into());
         }
@@ -191,7 +269,7 @@ struct Subflow {
     delivered: u64,
 }
 
-/// A multipath connection and the applications at its ends (bulk data).
+/// A multipath connection and the applications at its ends ([`MptcpApp`]).
 #[derive(Debug)]
 pub struct MptcpConnection {
     subflows: Vec<Subflow>,
@@ -209,13 +287,19 @@ pub struct MptcpConnection {
     data_una: u64,
     data_edge: u64,
     start: Option<Time>,
+    assignment: Assignment,
+    app: MptcpApp,
+    /// When the application starts writing.
+    app_start: Time,
+    /// When the receiving application read the last byte of a [`MptcpApp::File`].
+    completed: Option<Time>,
     stopped: bool,
     stall_since: Option<Time>,
     stats: ConnectionStats,
 }
 
 impl MptcpConnection {
-    /// A connection under `cfg` sending bulk data from `start` on; `seed` drives the congestion
+    /// A connection under `cfg` whose application writes from `start` on; `seed` drives the congestion
     /// controls' random choices (subflow k gets `seed + k`).
     pub fn new(cfg: &MptcpConfig, start: Time, seed: u64) -> Self {
         let k = cfg.paths.len();
@@ -264,6 +348,10 @@ impl MptcpConnection {
             data_una: 0,
             data_edge: tcp.receive_buffer,
             start: Some(start),
+            assignment: cfg.assignment,
+            app: cfg.app,
+            app_start: start,
+            completed: None,
             stopped: false,
             stall_since: None,
             stats: ConnectionStats::default(),
@@ -309,6 +397,28 @@ impl MptcpConnection {
         s
     }
 
+    /// When the receiving application read the last byte of a [`MptcpApp::File`] (`None`
+    /// before, and for the other applications).
+    pub fn completed(&self) -> Option<Time> {
+        self.completed
+    }
+
+    /// Bytes a [`MptcpApp::Cbr`] application at `bits_per_s` has written by `now`: whole
+    /// segments, the first at the start.
+    fn cbr_written(&self, bits_per_s: f64, now: Time) -> u64 {
+        let elapsed = now.saturating_since(self.app_start).as_secs_f64();
+        let writes = (elapsed * bits_per_s / (8.0 * self.smss as f64)).floor() as u64 + 1;
+        writes * self.smss
+    }
+
+    /// When a [`MptcpApp::Cbr`] application writes next after `now`.
+    fn next_cbr_write(&self, bits_per_s: f64, now: Time) -> Time {
+        let writes = self.cbr_written(bits_per_s, now) / self.smss;
+        let at = self.app_start
+            + Duration::from_secs_f64(writes as f64 * 8.0 * self.smss as f64 / bits_per_s);
+        at.max(now + Duration::from_nanos(1))
+    }
+
     /// The sending application stops writing (what it wrote still goes).
     pub fn stop(&mut self) {
         self.stopped = true;
@@ -326,10 +436,16 @@ impl MptcpConnection {
 
     /// When the connection needs waking.
     pub fn poll_timeout(&self, now: Time) -> Option<Time> {
+        let write = match self.app {
+            MptcpApp::Cbr { bits_per_s } if !self.stopped && self.start.is_none() => {
+                Some(self.next_cbr_write(bits_per_s, now))
+            }
+            _ => None,
+        };
         self.subflows
             .iter()
             .flat_map(|s| [s.sender.poll_timeout(now), s.receiver.poll_timeout()])
-            .chain([self.start])
+            .chain([self.start, write])
             .flatten()
             .min()
     }
@@ -373,6 +489,11 @@ impl MptcpConnection {
             self.stats.max_held = self.stats.max_held.max(self.receive.held_bytes());
             if released > 0 {
                 out(Output::Read(released));
+            }
+            if let MptcpApp::File { bytes } = self.app {
+                if self.completed.is_none() && self.receive.delivered() >= bytes {
+                    self.completed = Some(now);
+                }
             }
         }
         self.flush(now, out);
@@ -419,8 +540,11 @@ impl MptcpConnection {
     fn view(&self, s: &Subflow) -> SubflowView {
         let sender = &s.sender;
         let srtt = sender.rto().srtt();
-        let cwnd = sender.window() * self.unit_bytes;
         let in_flight = sender.pipe() * self.unit_bytes + sender.not_sent();
+        let cwnd = match self.assignment {
+            Assignment::Window => sender.window() * self.unit_bytes,
+            Assignment::OnWrite => in_flight + sender.send_space(),
+        };
         let mut v = SubflowView::new(srtt.unwrap_or(Duration::ZERO), cwnd, in_flight, self.smss);
         v.srtt = srtt;
         v.rttvar = sender.rto().rttvar();
@@ -449,7 +573,13 @@ impl MptcpConnection {
             return;
         }
         if !self.stopped {
-            self.written = self.data_una + self.send_buffer;
+            let room = self.data_una + self.send_buffer;
+            let wants = match self.app {
+                MptcpApp::Bulk => room,
+                MptcpApp::Cbr { bits_per_s } => room.min(self.cbr_written(bits_per_s, now)),
+                MptcpApp::File { bytes } => room.min(bytes),
+            };
+            self.written = self.written.max(wants);
         }
         loop {
             let unassigned = self.written - self.next_dsn;

@@ -27,6 +27,8 @@
 //!   Best Effort); [`no_tcp`]: its §V-B, ACP alone on 6 Mbit/s against ACP beside TCP.
 //! - [`aggregation`]: the aggregation thesis's Figs. 4.8, 4.10, 4.15 and the age comparison on an
 //!   802.11ac downlink, over [`agg_net`].
+//! - [`qaware`]: the thesis's ch. 2, the QAware multipath scheduler against minSRTT, ECF,
+//!   DAPS and BLEST (`qaware-cbr`, `qaware-loss`, `qaware-apps`, `qaware-testbed`).
 //! - [`access`]: the access network of every multi-source reproduction (Fig. 14's five hops or
 //!   a long Internet path); [`per_source`]: the per-source means of a run over it.
 //!
@@ -54,6 +56,7 @@ pub mod harness;
 pub mod no_tcp;
 pub mod orbit;
 pub mod per_source;
+pub mod qaware;
 pub mod random_paths;
 pub mod sources;
 pub mod table1;
@@ -91,6 +94,10 @@ pub fn registry() -> Vec<&'static dyn Reproduction> {
         &aggregation::FIG4_10,
         &aggregation::FIG4_15,
         &aggregation::AGE,
+        &qaware::QAWARE_CBR,
+        &qaware::QAWARE_LOSS,
+        &qaware::QAWARE_APPS,
+        &qaware::QAWARE_TESTBED,
     ]
 }
 
