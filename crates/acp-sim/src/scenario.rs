@@ -73,7 +73,9 @@ use acp_netmodel::wifi::channel::{
 use acp_netmodel::wifi::downlink::{
     DownlinkConfig, RateControl, Retransmissions, StationConfig, Traffic,
 };
-use acp_netmodel::wifi::medium::{ApQueue, Beacons, Countdown, MacTiming, MediumConfig, Reception};
+use acp_netmodel::wifi::medium::{
+    ApQueue, Beacons, Countdown, MacTiming, MediumConfig, Reception, VoiceQueue,
+};
 use acp_netmodel::wifi::minstrel::MinstrelConfig;
 use acp_netmodel::wifi::phy::Rate as PhyRate;
 use acp_netmodel::wifi::phy::{edca_defaults, Mcs, OfdmRate, PhyConfig, Standard};
@@ -181,13 +183,25 @@ enum AccessToml {
     Edca,
 }
 
-/// How the AP orders its frames: one FIFO, or its stations in turn.
+/// How the AP orders its frames: one FIFO, its stations in turn, or its stations in turn and
+/// each station's flows by mac80211's fair queueing.
 #[derive(Debug, Clone, Copy, Default, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 enum ApQueueToml {
     #[default]
     Fifo,
     PerStation,
+    Fq,
+}
+
+/// What the client stations' voice queues keep: every frame, or only fresh updates.
+#[derive(Debug, Clone, Copy, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum VoiceQueueToml {
+    #[default]
+    Fifo,
+    Freshest,
+    FreshestPreempt,
 }
 
 /// A shared WiFi channel: an AP and `count` stations named `stations#1…#count` (or `stations`
@@ -229,6 +243,9 @@ struct WifiToml {
     queue: usize,
     #[serde(default)]
     ap_queue: ApQueueToml,
+    /// Under EDCA: what the client stations' voice (AC_VO) queues keep.
+    #[serde(default)]
+    voice_queue: VoiceQueueToml,
     retry_limit: Option<u32>,
     /// Per-receiver SINR reception with capture, or whole-medium collisions.
     #[serde(default)]
@@ -253,7 +270,7 @@ struct WifiToml {
 
 /// `aggregation`: the A-MPDU downlink's settings (`acp_netmodel::wifi::downlink`). It has its
 /// own per-station AP queues (`queue` packets each), EDCA best-effort access and whole-medium
-/// collisions, so `access`, `ap_queue`, `countdown` and `reception` do not apply to it.
+/// collisions, so `access`, `ap_queue`, `voice_queue`, `countdown` and `reception` do not apply to it.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct AggregationToml {
@@ -1014,6 +1031,12 @@ fn add_wifi(topology: &mut Topology, w: &WifiToml) -> Result<(), String> {
     mac.ap_queue = match w.ap_queue {
         ApQueueToml::Fifo => ApQueue::Fifo,
         ApQueueToml::PerStation => ApQueue::PerStation,
+        ApQueueToml::Fq => ApQueue::Fq,
+    };
+    mac.voice_queue = match w.voice_queue {
+        VoiceQueueToml::Fifo => VoiceQueue::Fifo,
+        VoiceQueueToml::Freshest => VoiceQueue::Freshest,
+        VoiceQueueToml::FreshestPreempt => VoiceQueue::FreshestPreempt,
     };
     mac.reception = match w.reception {
         ReceptionToml::Sinr => Reception::Sinr,

@@ -29,6 +29,23 @@
 //!   by dropping the last frame of the destination holding the most (the arriving frame itself
 //!   if its destination would then hold the most); a frame dropped to make room is handed back
 //!   by [`Medium::poll_delivery`] as `Err(Dropped { reason: DropReason::QueueFull, .. })`.
+//!   [`ApQueue::Fq`] takes the destinations in turn likewise, and within each destination's
+//!   frames schedules the flows ([`crate::queue::Parcel::source`]) as mac80211 does
+//!   ([`super::fq`]): a destination's turn goes to the frame its flow queueing picks (new flows
+//!   first, deficit round robin by bytes), so a sparse flow waits for at most one frame of its
+//!   destination's backlogged ones; a full queue drops the oldest waiting frame of the flow
+//!   holding the most bytes (the arriving frame if its flow would be that one and holds
+//!   nothing yet).
+//!
+//! - **The stations' voice queues.** Under EDCA, [`MediumConfig::voice_queue`] may keep only
+//!   fresh updates in every client station's AC_VO queue (the AP's is left alone), as
+//!   [`crate::freshest`] does on a link: with [`VoiceQueue::Freshest`] an arrival replaces the
+//!   waiting frame of its source (and destination), taking its place in line; with
+//!   [`VoiceQueue::FreshestPreempt`] an arrival, whatever its source, replaces the head while it
+//!   contends (it inherits the head's backoff) or, while the head is on the air, the one frame
+//!   waiting behind it, so at most one frame waits. A replaced frame is handed back by
+//!   [`Medium::poll_delivery`] as `Err(Dropped { reason: DropReason::QueueFull, .. })`. A frame
+//!   on the air is never replaced: its exchange has begun.
 //!
 //! - **Slot boundaries.** After the medium turns idle for a station at `t₀` (the end of a frame
 //!   exchange; later for a station in EIFS or waiting out an ACK timeout), an entity with
@@ -128,6 +145,7 @@ use std::time::Duration;
 
 use acp_core::time::duration_nanos;
 
+use super::fq::FlowQueueing;
 use super::phy::{AcParams, AccessCategory};
 use super::radio::Chunk;
 use super::FrameModel;
@@ -240,6 +258,8 @@ pub struct MediumConfig {
     pub stations: usize,
     /// How the access point orders and drops its frames.
     pub ap_queue: ApQueue,
+    /// Under EDCA, what the client stations' AC_VO queues keep.
+    pub voice_queue: VoiceQueue,
     /// Whole-medium collisions or per-receiver SINR.
     pub reception: Reception,
     /// 802.11e's countdown or ns-3's legacy DCF one.
@@ -256,6 +276,22 @@ pub enum ApQueue {
     Fifo,
     /// Destinations served in turn; a full queue drops from the destination holding the most.
     PerStation,
+    /// Destinations served in turn, and each destination's flows by mac80211's flow queueing
+    /// ([`super::fq`]); a full queue drops from the flow holding the most bytes.
+    Fq,
+}
+
+/// What the client stations' voice queues keep (see the module's model).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum VoiceQueue {
+    /// Every frame, in arrival order, drop-tail.
+    #[default]
+    Fifo,
+    /// The newest frame of each source waiting, in the place its source took.
+    Freshest,
+    /// The newest frame only: an arrival replaces the contending head, or the frame waiting
+    /// behind a head on the air.
+    FreshestPreempt,
 }
 
 /// The standard's `dot11ShortRetryLimit`.
@@ -271,6 +307,7 @@ impl MediumConfig {
             queue_limit,
             stations,
             ap_queue: ApQueue::Fifo,
+            voice_queue: VoiceQueue::Fifo,
             reception: Reception::Collision,
             countdown: Countdown::Edca,
             beacons: None,
@@ -291,6 +328,7 @@ impl MediumConfig {
             queue_limit,
             stations,
             ap_queue: ApQueue::Fifo,
+            voice_queue: VoiceQueue::Fifo,
             reception: Reception::Collision,
             countdown: Countdown::Edca,
             beacons: None,
@@ -338,6 +376,9 @@ impl MediumConfig {
         }
         if self.stations == 0 {
             return Err("a medium needs at least one station besides the access point".into());
+        }
+        if self.voice_queue != VoiceQueue::Fifo && !self.access.is_edca() {
+            return Err("a voice queue that keeps only fresh updates needs EDCA access".into());
         }
         if let Some(b) = self.beacons {
             if b.interval < Duration::from_millis(1) || b.interval > Duration::from_secs(3600) {
@@ -450,9 +491,12 @@ struct Entity<P> {
     /// The head reached an empty queue at this instant with the medium idle and the counter at
     /// zero: it goes at the first boundary after, without backoff.
     fresh: Option<Time>,
-    /// [`ApQueue::PerStation`] at the AP: per destination, the round after its latest frame's
-    /// (empty otherwise).
+    /// [`ApQueue::PerStation`] and [`ApQueue::Fq`] at the AP: per destination, the round after
+    /// its latest frame's (empty otherwise).
     rounds: Vec<u64>,
+    /// [`ApQueue::Fq`] at the AP: per destination, the flow queueing of its waiting frames (all
+    /// but the head; empty otherwise).
+    flows: Vec<FlowQueueing>,
     /// This access category's share of its station's counters.
     counters: StationCounters,
 }
@@ -725,6 +769,71 @@ fn make_room<P>(ent: &mut Entity<P>, to: usize) -> Option<Parcel<P>> {
     Some(q.parcel)
 }
 
+/// [`ApQueue::Fq`]: swaps the packets of queue places `a` and `b` (of one destination), each
+/// place keeping its round.
+fn swap_parcels<P>(fifo: &mut VecDeque<Queued<P>>, a: usize, b: usize) {
+    let (ra, rb) = (fifo[a].round, fifo[b].round);
+    fifo.swap(a, b);
+    fifo[a].round = ra;
+    fifo[b].round = rb;
+}
+
+/// The queue places of destination `to`'s frames from `from` on, in order.
+fn places<P>(fifo: &VecDeque<Queued<P>>, to: usize, from: usize) -> Vec<usize> {
+    (from..fifo.len()).filter(|&i| fifo[i].to == to).collect()
+}
+
+/// [`ApQueue::Fq`]: a new head's destination has its turn; its flow queueing picks which of the
+/// destination's frames takes it, and that frame moves to the head while the destination's
+/// frames before it move one of its places later (each flow's frames stay in arrival order).
+fn promote<P>(ent: &mut Entity<P>) {
+    let Some(to) = ent.fifo.front().map(|h| h.to) else {
+        return;
+    };
+    let Some(flow) = ent.flows.get_mut(to).and_then(FlowQueueing::dequeue) else {
+        return;
+    };
+    let slots = places(&ent.fifo, to, 0);
+    let Some(k) = slots
+        .iter()
+        .position(|&i| ent.fifo[i].parcel.source == flow)
+    else {
+        return;
+    };
+    for j in (0..k).rev() {
+        swap_parcels(&mut ent.fifo, slots[j], slots[j + 1]);
+    }
+}
+
+/// [`ApQueue::Fq`], the queue full: takes out the oldest waiting frame of the flow holding the
+/// most bytes (the head stays), unless that flow would be the arriving `parcel`'s (for `to`)
+/// and it holds nothing yet; returns the packet taken out, if any.
+fn make_room_fq<P>(ent: &mut Entity<P>, to: usize, parcel: &Parcel<P>) -> Option<Parcel<P>> {
+    let arriving = ent.flows[to].bytes(parcel.source) + u64::from(parcel.bytes);
+    let fattest = ent
+        .flows
+        .iter()
+        .enumerate()
+        .filter_map(|(d, fq)| fq.fattest().map(|(flow, bytes)| (bytes, d, flow)))
+        .max_by_key(|&(bytes, d, _)| (bytes, std::cmp::Reverse(d)));
+    let (dest, flow) = match fattest {
+        Some((bytes, d, flow)) if bytes >= arriving => (d, flow),
+        _ => (to, parcel.source),
+    };
+    ent.flows[dest].drop_oldest(flow)?;
+    let slots = places(&ent.fifo, dest, 1);
+    let j = slots
+        .iter()
+        .position(|&i| ent.fifo[i].parcel.source == flow)?;
+    for w in j..slots.len() - 1 {
+        swap_parcels(&mut ent.fifo, slots[w], slots[w + 1]);
+    }
+    let q = ent.fifo.remove(*slots.last()?)?;
+    ent.held.packets -= 1;
+    ent.held.bytes -= u64::from(q.parcel.bytes);
+    Some(q.parcel)
+}
+
 /// Applies `f` to an access category's counters and to its station's.
 fn tally(
     ac: &mut StationCounters,
@@ -755,8 +864,13 @@ impl<P> Medium<P> {
                 cw: params[e % params.len()].cw_min,
                 counter: 0,
                 fresh: None,
-                rounds: if e < params.len() && cfg.ap_queue == ApQueue::PerStation {
+                rounds: if e < params.len() && cfg.ap_queue != ApQueue::Fifo {
                     vec![0; total]
+                } else {
+                    Vec::new()
+                },
+                flows: if e < params.len() && cfg.ap_queue == ApQueue::Fq {
+                    vec![FlowQueueing::default(); total]
                 } else {
                     Vec::new()
                 },
@@ -910,11 +1024,19 @@ impl<P> Medium<P> {
             AccessCategory::from_dscp(parcel.dscp).index()
         };
         let e = from * per + slot;
+        let parcel = match self.replace_update(now, e, to, parcel) {
+            Ok(()) => return Ok(()),
+            Err(p) => p,
+        };
         let ent = &mut self.entities[e];
         if !self.cfg.queue_limit.admits(ent.held, parcel.bytes) {
-            let victim = (!ent.rounds.is_empty())
-                .then(|| make_room(ent, to))
-                .flatten();
+            let victim = if !ent.flows.is_empty() {
+                make_room_fq(ent, to, &parcel)
+            } else if !ent.rounds.is_empty() {
+                make_room(ent, to)
+            } else {
+                None
+            };
             tally(&mut ent.counters, &mut self.stations[from].counters, |c| {
                 c.queue_drops += 1
             });
@@ -937,6 +1059,9 @@ impl<P> Medium<P> {
         ent.held.packets += 1;
         ent.held.bytes += u64::from(parcel.bytes);
         let was_empty = ent.fifo.is_empty();
+        if let Some(fq) = ent.flows.get_mut(to) {
+            fq.enqueue(parcel.source, parcel.bytes);
+        }
         let queued = Queued {
             to,
             parcel,
@@ -951,6 +1076,7 @@ impl<P> Medium<P> {
         if !was_empty {
             return Ok(());
         }
+        promote(ent);
         match &self.air {
             Air::Busy(b) => {
                 // Its own exchange decides at its end; otherwise the medium is busy and a frame
@@ -972,6 +1098,66 @@ impl<P> Medium<P> {
                 self.next_access = self.next_access.into_iter().chain(t).min();
             }
         }
+        Ok(())
+    }
+
+    /// [`MediumConfig::voice_queue`]: `parcel` for `to` takes the place of the frame of entity `e`
+    /// it replaces, if `e` is a client station's voice queue that keeps only fresh updates and
+    /// such a frame exists (`Ok`; the replaced one is handed back as dropped); otherwise `parcel`
+    /// comes back to be queued as usual.
+    fn replace_update(
+        &mut self,
+        now: Time,
+        e: usize,
+        to: usize,
+        parcel: Parcel<P>,
+    ) -> Result<(), Parcel<P>> {
+        let per = self.params.len();
+        let (from, slot) = (e / per, e % per);
+        if from == 0 || per == 1 || slot != AccessCategory::Vo.index() {
+            return Err(parcel);
+        }
+        let on_air = matches!(&self.air, Air::Busy(b)
+            if b.frames.iter().any(|f| f.sender == Sender::Entity(e) && !f.delivered));
+        let ent = &mut self.entities[e];
+        let at = match self.cfg.voice_queue {
+            VoiceQueue::Fifo => None,
+            VoiceQueue::Freshest => ent
+                .fifo
+                .iter()
+                .skip(1)
+                .position(|w| w.to == to && w.parcel.source == parcel.source)
+                .map(|i| i + 1),
+            VoiceQueue::FreshestPreempt => {
+                let i = usize::from(on_air);
+                (i < ent.fifo.len()).then_some(i)
+            }
+        };
+        let Some(i) = at else {
+            return Err(parcel);
+        };
+        let held = Occupancy {
+            packets: ent.held.packets - 1,
+            bytes: ent.held.bytes - u64::from(ent.fifo[i].parcel.bytes),
+        };
+        if !self.cfg.queue_limit.admits(held, parcel.bytes) {
+            return Err(parcel);
+        }
+        ent.held.bytes = held.bytes + u64::from(parcel.bytes);
+        ent.fifo[i].to = to;
+        ent.fifo[i].tries = 0;
+        let old = std::mem::replace(&mut ent.fifo[i].parcel, parcel);
+        tally(&mut ent.counters, &mut self.stations[from].counters, |c| {
+            c.queue_drops += 1
+        });
+        self.outcomes.push_back((
+            now,
+            Err(Dropped {
+                reason: DropReason::QueueFull,
+                parcel: old,
+                served_at: None,
+            }),
+        ));
         Ok(())
     }
 
@@ -1502,6 +1688,7 @@ impl<P> Medium<P> {
         let Some(q) = ent.fifo.pop_front() else {
             return;
         };
+        promote(ent);
         ent.held.packets -= 1;
         ent.held.bytes -= u64::from(q.parcel.bytes);
         let bytes = u64::from(q.parcel.bytes);
@@ -1593,6 +1780,7 @@ impl<P> Medium<P> {
         head.tries += 1;
         if head.tries >= self.cfg.retry_limit {
             if let Some(q) = ent.fifo.pop_front() {
+                promote(ent);
                 ent.held.packets -= 1;
                 ent.held.bytes -= u64::from(q.parcel.bytes);
                 tally(&mut ent.counters, &mut self.stations[from].counters, |c| {
@@ -1713,6 +1901,7 @@ mod tests {
         };
         assert_eq!(order(ApQueue::Fifo), [0, 1, 2, 3]);
         assert_eq!(order(ApQueue::PerStation), [0, 3, 1, 2]);
+        assert_eq!(order(ApQueue::Fq), [0, 3, 1, 2]);
     }
 
     #[test]
@@ -1744,6 +1933,140 @@ mod tests {
         // Station 2's frame goes in the round after the head's, before station 1's second.
         assert_eq!(log, [(2, false), (0, true), (3, true), (1, true)]);
         assert_eq!(m.station_counters(0).map(|c| c.queue_drops), Some(2));
+    }
+
+    /// A frame of `bytes` from flow `source`.
+    fn flow_parcel(item: u32, source: u64, bytes: u32) -> Parcel<u32> {
+        Parcel {
+            item,
+            bytes,
+            dscp: 0,
+            source,
+        }
+    }
+
+    /// The AP (`ap_queue`) has `backlog` frames of flow 1 for station 1 at 0, and a frame of
+    /// flow 2 for it every 5 ms from 1 ms on (items from 1000): each flow-2 frame's delay (µs).
+    fn sparse_delays(ap_queue: ApQueue, backlog: u32) -> Vec<u64> {
+        let mut m = medium(MediumConfig { ap_queue, ..dcf(1) }, 1.0);
+        let mut arrivals: Vec<_> = (0..backlog)
+            .map(|i| (Time::ZERO, 0, 1, flow_parcel(i, 1, 1500)))
+            .collect();
+        let sent = |k: u64| 1000 + 5000 * k;
+        arrivals.extend((0..10).map(|k| (at(sent(k)), 0, 1, flow_parcel(1000 + k as u32, 2, 100))));
+        let log = run(&mut m, &arrivals);
+        assert!(log.iter().all(|o| o.2), "every frame delivered");
+        log.iter()
+            .filter(|o| o.1 >= 1000)
+            .map(|&(t, item, _)| t.nanos_since(at(sent(u64::from(item - 1000)))) / 1000)
+            .collect()
+    }
+
+    #[test]
+    fn an_fq_ap_serves_a_sparse_flow_ahead_of_a_backlogged_one_of_the_same_station() {
+        // One exchange takes at most DIFS + 15 slots of backoff + DATA + SIFS + ACK = 461 µs.
+        // Under fq a sparse frame waits for at most the exchange on the air, whatever the
+        // backlog of the other flow to the same station: alone its delay is at most one
+        // exchange, beside 20 or 200 frames of backlog at most two. Per-station queues without
+        // fq keep one FIFO per station, so the same frame waits behind the backlog (200
+        // exchanges, > 50 ms).
+        let exchange = DIFS + 15 * SLOT + DATA + SIFS + ACK;
+        let alone = sparse_delays(ApQueue::Fq, 0);
+        assert_eq!(alone.len(), 10);
+        assert!(alone.iter().all(|&d| d <= exchange), "alone: {alone:?}");
+        for backlog in [20, 200] {
+            let beside = sparse_delays(ApQueue::Fq, backlog);
+            assert_eq!(beside.len(), 10);
+            assert!(
+                beside.iter().all(|&d| d <= 2 * exchange),
+                "beside {backlog} frames: {beside:?}"
+            );
+        }
+        let fifo = sparse_delays(ApQueue::PerStation, 200);
+        assert!(fifo[0] > 50_000, "per-station FIFO: {fifo:?}");
+    }
+
+    #[test]
+    fn a_full_fq_ap_drops_from_the_flow_holding_the_most_bytes() {
+        // Room for four frames, all for station 1: 0 (the head), 1 and 2 of flow 1, 3 of flow
+        // 2. Frame 4 (flow 2) would give flow 2 as many bytes as flow 1 holds: flow 1's oldest
+        // waiting frame (1) goes. Frame 5, 4000 bytes of a new flow 3, would make flow 3 the
+        // fattest while it holds nothing: refused.
+        let cfg = MediumConfig {
+            ap_queue: ApQueue::Fq,
+            ..MediumConfig::dcf(TIMING, 1, QueueLimit::Packets(4))
+        };
+        let mut m = medium(cfg, 1.0);
+        for (i, flow) in [1, 1, 1, 2, 2].into_iter().enumerate() {
+            assert!(m
+                .enqueue(Time::ZERO, 0, 1, flow_parcel(i as u32, flow, 1500))
+                .is_ok());
+        }
+        let refused = m.enqueue(Time::ZERO, 0, 1, flow_parcel(5, 3, 4000));
+        assert!(
+            matches!(&refused, Err(d) if d.reason == DropReason::QueueFull && d.parcel.item == 5),
+            "{refused:?}"
+        );
+        let log: Vec<(u32, bool)> = run(&mut m, &[]).iter().map(|o| (o.1, o.2)).collect();
+        // After the head, flow 2 (new) goes first; then the two flows take turns by bytes.
+        assert_eq!(
+            log,
+            [(1, false), (0, true), (3, true), (2, true), (4, true)]
+        );
+        assert_eq!(m.station_counters(0).map(|c| c.queue_drops), Some(2));
+    }
+
+    /// EDCA on one station with a voice queue of `voice_queue`; station 1 sends `arrivals`
+    /// (time in µs, item, source) in AC_VO to the AP: (item, delivered?) in outcome order.
+    fn voice(voice_queue: VoiceQueue, arrivals: &[(u64, u32, u64)]) -> Vec<(u32, bool)> {
+        let (be, vo) = edca_test_params();
+        let cfg = MediumConfig {
+            voice_queue,
+            ..MediumConfig::edca(TIMING, [be, be, be, vo], 1, QueueLimit::Packets(100))
+        };
+        let mut m = medium(cfg, 1.0);
+        let arrivals: Vec<_> = arrivals
+            .iter()
+            .map(|&(t, item, source)| {
+                let p = Parcel {
+                    dscp: 56,
+                    ..flow_parcel(item, source, 1500)
+                };
+                (at(t), 1, 0, p)
+            })
+            .collect();
+        run(&mut m, &arrivals).iter().map(|o| (o.1, o.2)).collect()
+    }
+
+    #[test]
+    fn a_freshest_voice_queue_keeps_the_newest_frame_of_each_source() {
+        // Frame 0 contends; 1 (source 1) and 2 (source 2) wait; 3 (source 1) replaces 1 in its
+        // place, ahead of 2. A FIFO sends all four in order.
+        let arrivals = [(0, 0, 1), (0, 1, 1), (0, 2, 2), (0, 3, 1)];
+        assert_eq!(
+            voice(VoiceQueue::Freshest, &arrivals),
+            [(1, false), (0, true), (3, true), (2, true)]
+        );
+        assert_eq!(
+            voice(VoiceQueue::Fifo, &arrivals),
+            [(0, true), (1, true), (2, true), (3, true)]
+        );
+    }
+
+    #[test]
+    fn a_preempting_voice_queue_replaces_the_contending_head_but_not_the_frame_on_the_air() {
+        // 1 (another source) replaces 0 while it contends; 1 goes on the air AIFS later, at
+        // 34 µs, for 248 µs: 2 then waits behind it, and 3 replaces 2.
+        let arrivals = [(0, 0, 1), (0, 1, 2), (100, 2, 1), (150, 3, 2)];
+        assert_eq!(
+            voice(VoiceQueue::FreshestPreempt, &arrivals),
+            [(0, false), (2, false), (1, true), (3, true)]
+        );
+        let bad = MediumConfig {
+            voice_queue: VoiceQueue::Freshest,
+            ..dcf(1)
+        };
+        assert!(bad.validate().unwrap_err().contains("EDCA"));
     }
 
     /// The counters station `k` draws, in order.
@@ -2025,9 +2348,9 @@ mod tests {
         assert_eq!(m.occupancy(1).packets, 2);
     }
 
-    #[test]
-    fn voice_defaults_outrun_best_effort() {
-        // The standard's EDCA defaults for OFDM: BE AIFSN 3, CW 15–1023; VO AIFSN 2, CW 3–7.
+    /// The standard's EDCA defaults for OFDM: BE AIFSN 3, CW 15–1023; VO AIFSN 2, CW 3–7 (no
+    /// TXOP): (BE, VO).
+    fn edca_test_params() -> (AcParams, AcParams) {
         let be = AcParams {
             aifsn: 3,
             ..AcParams::DCF
@@ -2038,6 +2361,12 @@ mod tests {
             cw_max: 7,
             txop: Duration::ZERO,
         };
+        (be, vo)
+    }
+
+    #[test]
+    fn voice_defaults_outrun_best_effort() {
+        let (be, vo) = edca_test_params();
         let cfg = MediumConfig::edca(TIMING, [be, be, be, vo], 2, QueueLimit::Packets(10_000));
         let mut m = medium(cfg, 1.0);
         let mut arrivals = Vec::new();

@@ -8,6 +8,8 @@
 //! - [`radio`]: received powers between every pair of stations and ns-3's preamble detection;
 //! - [`medium`]: the sans-IO DCF/EDCA medium (backoff, per-receiver reception with capture, ACKs,
 //!   retries, EIFS, beacons), driven like a [`crate::Link`];
+//! - [`fq`]: mac80211's flow queueing within the AP's per-station queues
+//!   ([`medium::ApQueue::Fq`]);
 //! - [`bianchi`]: Bianchi's saturation model of DCF, the medium's validation oracle;
 //! - [`edca_saturation`]: its EDCA extension with differentiated AIFS (Robinson & Randhawa),
 //!   the oracle of the medium's EDCA;
@@ -26,6 +28,7 @@ pub mod blockack;
 pub mod channel;
 pub mod downlink;
 pub mod edca_saturation;
+pub mod fq;
 pub mod medium;
 pub mod minstrel;
 pub mod paced_load;

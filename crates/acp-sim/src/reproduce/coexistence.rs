@@ -12,7 +12,11 @@ use acp_core::controller::ControllerKind;
 use serde::Serialize;
 
 use super::access::seed_range;
-use super::coexistence_net::{Coexistence, Config, AP_EGRESS_DISCIPLINE, INTERNET_DELAY_MS};
+use acp_netmodel::wifi::medium::VoiceQueue;
+
+use super::coexistence_net::{
+    voice_key, Coexistence, Config, StationQueues, AP_EGRESS_DISCIPLINE, INTERNET_DELAY_MS,
+};
 use super::harness::{
     by_point, stat, Chart, Declaration, Done, Draw, Job, Options, Plan, Source, Trace, View,
 };
@@ -115,6 +119,10 @@ pub struct Point {
     pub tcp: usize,
     /// The monitor's ACKs unmarked though the updates are ([`Coexistence::unmarked_acks`]).
     pub unmarked_acks: bool,
+    /// How the AP orders each client's frames ([`Coexistence::ap_queue`]).
+    pub ap_queue: StationQueues,
+    /// What the clients' voice queues keep ([`Coexistence::voice_queue`]).
+    pub voice_queue: VoiceQueue,
 }
 
 impl Point {
@@ -125,6 +133,8 @@ impl Point {
             secs: o.secs.unwrap_or(secs),
             seed,
             unmarked_acks: self.unmarked_acks,
+            ap_queue: self.ap_queue,
+            voice_queue: self.voice_queue,
             ..Coexistence::new(
                 self.config,
                 self.acp,
@@ -229,6 +239,10 @@ pub struct Row {
     /// Whether the ACP flows' ACKs carry CS7 as their updates (BP and MP; `false` for BE and
     /// for the runs with [`Coexistence::unmarked_acks`]).
     pub acks_marked: bool,
+    /// How the AP ordered each client's frames: `per-station` (arrival order) or `fq`.
+    pub ap_queue: StationQueues,
+    /// What the clients' voice queues kept: `fifo`, `freshest` or `freshest-preempt`.
+    pub voice_queue: &'static str,
     /// The 802.11g PHY rate.
     pub wifi_mbit_s: f64,
     /// ACP flows.
@@ -309,7 +323,7 @@ pub fn rows(points: &[Point], plan: &Plan, done: &[Option<Measure>]) -> Vec<Row>
             ..*p
         };
         let published = |field| {
-            (p.controller == ControllerKind::AcpPlus && !p.unmarked_acks)
+            (p.controller == ControllerKind::AcpPlus && p.part == PAPER)
                 .then(|| paper::at(field, p.config, p.wifi_mbit, p.acp, p.tcp))
                 .flatten()
         };
@@ -322,6 +336,8 @@ pub fn rows(points: &[Point], plan: &Plan, done: &[Option<Measure>]) -> Vec<Row>
             },
             config: p.config,
             acks_marked: p.scenario(&Options::default(), 0, 0).acks_marked(),
+            ap_queue: p.ap_queue,
+            voice_queue: voice_key(p.voice_queue),
             wifi_mbit_s: p.wifi_mbit,
             acp_flows: p.acp,
             tcp_flows: p.tcp,
@@ -452,7 +468,7 @@ fn findings(rows: &[Row], c: &str, part: &str) -> Vec<String> {
         .filter_map(|mp| {
             find(
                 rows,
-                "coexistence",
+                PAPER,
                 c,
                 Config::BestEffort,
                 mp.acp_flows,
@@ -471,16 +487,77 @@ fn findings(rows: &[Row], c: &str, part: &str) -> Vec<String> {
     out
 }
 
-/// The configurations run, each with the ACKs marked as the updates or not: the paper's three,
-/// then BP and MP with the monitor's ACKs unmarked, the run that tests why ours differ
-/// (`docs/COEXISTENCE.md`).
-pub const VARIANTS: [(Config, bool); 5] = [
-    (Config::BaselinePriority, false),
-    (Config::MultiaccessPriority, false),
-    (Config::BestEffort, false),
-    (Config::BaselinePriority, true),
-    (Config::MultiaccessPriority, true),
-];
+/// The part of the paper's three configurations.
+pub const PAPER: &str = "coexistence";
+/// The part of BP and MP with the monitor's ACKs unmarked.
+pub const UNMARKED: &str = "coexistence, ACKs unmarked";
+/// The part of BP and MP with the monitor's ACKs unmarked and the AP's fair queueing.
+pub const UNMARKED_FQ: &str = "coexistence, ACKs unmarked, fq AP";
+
+/// The part of BP and MP with freshest voice queues at the clients.
+pub const FRESHEST: &str = "coexistence, freshest voice queues";
+/// The part of BP and MP with freshest-preempt voice queues at the clients.
+pub const FRESHEST_PREEMPT: &str = "coexistence, freshest-preempt voice queues";
+
+/// The parts, in the order of [`VARIANTS`].
+pub const PARTS: [&str; 5] = [PAPER, UNMARKED, UNMARKED_FQ, FRESHEST, FRESHEST_PREEMPT];
+
+/// One configuration run and the part (a table of its own) it belongs to.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Variant {
+    /// Its part.
+    pub part: &'static str,
+    /// BP, MP or BE.
+    pub config: Config,
+    /// The monitor's ACKs unmarked.
+    pub unmarked_acks: bool,
+    /// How the AP orders each client's frames.
+    pub ap_queue: StationQueues,
+    /// What the clients' voice queues keep.
+    pub voice_queue: VoiceQueue,
+}
+
+/// `config` in `part` with the monitor's ACKs unmarked or not, the AP's queues and the clients'
+/// voice queues.
+const fn variant(
+    part: &'static str,
+    config: Config,
+    unmarked_acks: bool,
+    ap_queue: StationQueues,
+    voice_queue: VoiceQueue,
+) -> Variant {
+    Variant {
+        part,
+        config,
+        unmarked_acks,
+        ap_queue,
+        voice_queue,
+    }
+}
+
+/// The configurations run, by part: the paper's three; BP and MP with the monitor's ACKs
+/// unmarked, the run that tests why ours differ; those two again with the AP scheduling each
+/// client's flows by fair queueing, the run that tests why the paper's BP stays flat; and BP
+/// and MP (ACKs marked) with the clients' voice queues keeping only fresh updates, without and
+/// with pre-emption (`docs/COEXISTENCE.md`).
+pub const VARIANTS: [Variant; 11] = {
+    use Config::{BaselinePriority as Bp, BestEffort as Be, MultiaccessPriority as Mp};
+    use StationQueues::{Fq, InTurn};
+    use VoiceQueue::{Fifo, Freshest, FreshestPreempt};
+    [
+        variant(PAPER, Bp, false, InTurn, Fifo),
+        variant(PAPER, Mp, false, InTurn, Fifo),
+        variant(PAPER, Be, false, InTurn, Fifo),
+        variant(UNMARKED, Bp, true, InTurn, Fifo),
+        variant(UNMARKED, Mp, true, InTurn, Fifo),
+        variant(UNMARKED_FQ, Bp, true, Fq, Fifo),
+        variant(UNMARKED_FQ, Mp, true, Fq, Fifo),
+        variant(FRESHEST, Bp, false, InTurn, Freshest),
+        variant(FRESHEST, Mp, false, InTurn, Freshest),
+        variant(FRESHEST_PREEMPT, Bp, false, InTurn, FreshestPreempt),
+        variant(FRESHEST_PREEMPT, Mp, false, InTurn, FreshestPreempt),
+    ]
+};
 
 /// The reproduction.
 pub struct CoexistenceRepro;
@@ -505,21 +582,19 @@ fn points(o: &Options) -> Vec<Point> {
     };
     let mut out = Vec::new();
     for &controller in &controllers {
-        for (config, unmarked_acks) in VARIANTS {
+        for v in VARIANTS {
             for &acp in &acps {
                 for tcp in TCP_FLOWS {
                     out.push(Point {
-                        part: if unmarked_acks {
-                            "coexistence, ACKs unmarked"
-                        } else {
-                            "coexistence"
-                        },
+                        part: v.part,
                         controller,
-                        config,
+                        config: v.config,
                         wifi_mbit: RATE_MBIT,
                         acp,
                         tcp,
-                        unmarked_acks,
+                        unmarked_acks: v.unmarked_acks,
+                        ap_queue: v.ap_queue,
+                        voice_queue: v.voice_queue,
                     });
                 }
             }
@@ -616,20 +691,30 @@ impl Declaration for CoexistenceRepro {
         for c in controllers(o) {
             let label = c.to_string();
             let stem = label.replace('+', "_plus");
-            for (field, axis) in [
-                ("est_age_ms", "mean age of the ACP flows (ms)"),
-                ("rtt_ms", "mean RTT of the ACP flows (ms)"),
-                ("retries_pct", "MAC retries of the ACP stations (%)"),
-            ] {
+            // Every part's ages; the paper's part's RTTs and retries. A part's file carries its
+            // suffix (the paper's none).
+            let mut drawn: Vec<(&str, &str, &str)> = PARTS
+                .iter()
+                .map(|&part| ("est_age_ms", "mean age of the ACP flows (ms)", part))
+                .collect();
+            drawn.push(("rtt_ms", "mean RTT of the ACP flows (ms)", PAPER));
+            drawn.push(("retries_pct", "MAC retries of the ACP stations (%)", PAPER));
+            for (field, axis, part) in drawn {
+                let suffix: String = part
+                    .trim_start_matches(PAPER)
+                    .chars()
+                    .map(|ch| if ch.is_ascii_alphanumeric() { ch } else { '_' })
+                    .collect();
                 charts.push(
                     Chart::lines(
-                        format!("coexistence_{stem}_{field}"),
-                        format!("{axis}, {label}, 12 Mbit/s"),
+                        format!("coexistence_{stem}_{field}{suffix}"),
+                        format!("{axis}, {label}, 12 Mbit/s ({part})"),
                         ("tcp_flows", "TCP flows"),
                         (field, axis),
                         &["config", "acp_flows"],
                     )
-                    .only("controller", label.clone()),
+                    .only("controller", label.clone())
+                    .only("part", part),
                 );
             }
             charts.push(
@@ -641,6 +726,7 @@ impl Declaration for CoexistenceRepro {
                     &["config", "tcp_flows"],
                 )
                 .only("controller", label.clone())
+                .only("part", PAPER)
                 .draw(Draw::Bars(vec!["acp_mbit_s", "tcp_mbit_s"])),
             );
         }
@@ -652,13 +738,10 @@ impl Declaration for CoexistenceRepro {
         let mut controllers: Vec<&str> = rows.iter().map(|r| r.controller.as_str()).collect();
         controllers.dedup();
         for c in controllers {
-            for part in ["coexistence", "coexistence, ACKs unmarked"] {
+            for part in PARTS {
                 notes.extend(findings(rows, c, part));
             }
-            let mine = || {
-                rows.iter()
-                    .filter(|r| r.controller == c && r.part == "coexistence")
-            };
+            let mine = || rows.iter().filter(|r| r.controller == c && r.part == PAPER);
             let totals: Vec<f64> = mine().map(|r| r.total_mbit_s).collect();
             if !totals.is_empty() {
                 let (lo, hi) = paper::TOTAL_MBIT;

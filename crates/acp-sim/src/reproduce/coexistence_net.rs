@@ -23,7 +23,8 @@
 //! - the grid (1 m spacing, up to 80 nodes) as a 20 × 20 m² area without shadowing: every frame
 //!   is decodable at these rates, as on the grid;
 //! - 500 frames per station and access category, the AP serving its stations in turn
-//!   (mac80211's per-station queues);
+//!   (mac80211's per-station queues), each station's frames in arrival order or, with
+//!   [`StationQueues::Fq`], its flows by mac80211's fair queueing;
 //! - the Internet as one 200 Mbit/s link of 100 ms each way ([`INTERNET_DELAY_MS`]): the base
 //!   RTT is then 200 ms plus the WiFi exchange, inside the paper's 200–210 ms; 200 Mbit/s is the
 //!   TCP rate the ACP+ paper measured to the same AWS Mumbai server (seed
@@ -34,6 +35,7 @@
 use std::fmt;
 
 use acp_core::controller::ControllerKind;
+use acp_netmodel::wifi::medium::VoiceQueue;
 use serde::Serialize;
 
 use super::access::Client;
@@ -113,6 +115,38 @@ impl fmt::Display for Config {
     }
 }
 
+/// How the AP orders the frames it holds for each client (the `[[wifi]]` key `ap_queue`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize)]
+pub enum StationQueues {
+    /// The clients in turn, each client's frames in arrival order (`"per-station"`).
+    #[default]
+    #[serde(rename = "per-station")]
+    InTurn,
+    /// The clients in turn, each client's flows by mac80211's fair queueing (`"fq"`: new flows
+    /// first, deficit round robin by bytes), as a Linux AP schedules them.
+    #[serde(rename = "fq")]
+    Fq,
+}
+
+impl StationQueues {
+    /// The value of the `ap_queue` key.
+    pub fn key(self) -> &'static str {
+        match self {
+            StationQueues::InTurn => "per-station",
+            StationQueues::Fq => "fq",
+        }
+    }
+}
+
+/// The value of the `voice_queue` key for `q`.
+pub fn voice_key(q: VoiceQueue) -> &'static str {
+    match q {
+        VoiceQueue::Fifo => "fifo",
+        VoiceQueue::Freshest => "freshest",
+        VoiceQueue::FreshestPreempt => "freshest-preempt",
+    }
+}
+
 /// One scenario of the paper's setup.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Coexistence {
@@ -140,6 +174,11 @@ pub struct Coexistence {
     /// that `acp lab` runs the file with kernel CUBIC (it refuses windows in bytes). The
     /// reproductions keep the model's byte windows (false).
     pub packet_windows: bool,
+    /// How the AP orders each client's frames; by default in arrival order.
+    pub ap_queue: StationQueues,
+    /// What the clients' voice queues keep (the `[[wifi]]` key `voice_queue`); by default every
+    /// frame.
+    pub voice_queue: VoiceQueue,
 }
 
 impl Coexistence {
@@ -163,6 +202,8 @@ impl Coexistence {
             seed: 1,
             unmarked_acks: false,
             packet_windows: false,
+            ap_queue: StationQueues::InTurn,
+            voice_queue: VoiceQueue::Fifo,
         }
     }
 
@@ -191,16 +232,27 @@ impl Coexistence {
 
     /// The scenario file.
     pub fn text(&self) -> String {
-        let marked = self
-            .config
-            .acp_dscp()
-            .map_or_else(|| "unmarked".to_string(), |d| format!("DSCP {d}"));
+        let marked = match self.config.acp_dscp() {
+            None => "unmarked".to_string(),
+            Some(d) if self.unmarked_acks => format!("DSCP {d}, ACKs unmarked"),
+            Some(d) => format!("DSCP {d}"),
+        };
+        let mut queues = match self.ap_queue {
+            StationQueues::InTurn => String::new(),
+            StationQueues::Fq => ", fq AP".into(),
+        };
+        let mut voice = String::new();
+        if self.voice_queue != VoiceQueue::Fifo {
+            let key = voice_key(self.voice_queue);
+            queues += &format!(", {key} voice queues");
+            voice = format!("voice_queue = \"{key}\"\n");
+        }
         let mut text = format!(
-            "format = 2\nname = \"{}: {} {} ({marked}) and {} CUBIC flows, {} Mbit/s 802.11g\"\n\
+            "format = 2\nname = \"{}: {} {} ({marked}) and {} CUBIC flows, {} Mbit/s 802.11g{queues}\"\n\
              seed = {}\nduration = \"{}s\"\nwarmup = \"{}s\"\n\n\
              [[wifi]]\nap = \"ap\"\nstations = \"client\"\ncount = {}\nstandard = \"g\"\n\
              rate = \"{}mbit\"\narea = [20.0, 20.0]\nshadowing = 0.0\nexponent = 3.0\n\
-             access = \"edca\"\nqueue = {WIFI_QUEUE}\nap_queue = \"per-station\"\n\n\
+             access = \"edca\"\nqueue = {WIFI_QUEUE}\nap_queue = \"{}\"\n{voice}\n\
              [[link]]\nfrom = \"ap\"\nto = \"internet\"\nrate = \"{EGRESS_MBIT}mbit\"\nqueue = 1000\n\
              {AP_EGRESS_DISCIPLINE}\n\n\
              [[link]]\nfrom = \"internet\"\nto = \"server\"\nrate = \"{INTERNET_MBIT}mbit\"\n\
@@ -215,6 +267,7 @@ impl Coexistence {
             self.secs / 10,
             self.clients(),
             self.wifi_mbit,
+            self.ap_queue.key(),
         );
         let path =
             |first: String| format!("path = [\"{first}\", \"ap\", \"internet\", \"server\"]");
@@ -356,6 +409,50 @@ mod tests {
         .replace("dscp = 56", "dscp = 56\nack_dscp = 64");
         let e = Scenario::parse(&text).unwrap_err().to_string();
         assert!(e.contains("ack_dscp"), "{e}");
+    }
+
+    #[test]
+    fn the_fq_ap_is_the_only_difference_of_its_scenario() {
+        let c = Coexistence::new(Config::BaselinePriority, 2, 1, 12.0, ControllerKind::Seek);
+        let fq = Coexistence {
+            ap_queue: StationQueues::Fq,
+            ..c
+        };
+        assert_eq!(
+            fq.text(),
+            c.text()
+                .replace("802.11g\"", "802.11g, fq AP\"")
+                .replace("ap_queue = \"per-station\"", "ap_queue = \"fq\"")
+        );
+        assert!(fq.scenario().is_ok());
+    }
+
+    #[test]
+    fn freshest_voice_queues_are_a_key_of_the_access_and_need_edca() {
+        let c = Coexistence {
+            voice_queue: VoiceQueue::FreshestPreempt,
+            ..Coexistence::new(
+                Config::MultiaccessPriority,
+                2,
+                1,
+                12.0,
+                ControllerKind::Seek,
+            )
+        };
+        assert!(c.text().contains("voice_queue = \"freshest-preempt\"\n"));
+        assert!(c.scenario().is_ok());
+        let dcf = c.text().replace("access = \"edca\"", "access = \"dcf\"");
+        let e = Scenario::parse(&dcf).unwrap_err().to_string();
+        assert!(e.contains("EDCA"), "{e}");
+        // The default writes no key: the paper's files stay as they were.
+        let plain = Coexistence::new(
+            Config::MultiaccessPriority,
+            2,
+            1,
+            12.0,
+            ControllerKind::Seek,
+        );
+        assert!(!plain.text().contains("voice_queue"));
     }
 
     #[test]

@@ -8,9 +8,10 @@
 //! AC_BE with 15 to 1023. So the No-TCP part runs both: marked (MP) and unmarked (BE).
 
 use acp_core::controller::ControllerKind;
+use acp_netmodel::wifi::medium::VoiceQueue;
 
 use super::coexistence::{self, controllers, Measure, Point, Row, TCP_FLOWS};
-use super::coexistence_net::Config;
+use super::coexistence_net::{Config, StationQueues};
 use super::harness::{Chart, Declaration, Done, Job, Options, Plan, Source, Trace, View};
 
 /// The numbers of ACP flows alone on 6 Mbit/s.
@@ -45,6 +46,8 @@ fn points(o: &Options) -> Vec<Point> {
                     acp,
                     tcp: 0,
                     unmarked_acks: false,
+                    ap_queue: StationQueues::InTurn,
+                    voice_queue: VoiceQueue::Fifo,
                 });
             }
         }
@@ -58,6 +61,8 @@ fn points(o: &Options) -> Vec<Point> {
                     acp,
                     tcp,
                     unmarked_acks: false,
+                    ap_queue: StationQueues::InTurn,
+                    voice_queue: VoiceQueue::Fifo,
                 });
             }
         }
@@ -75,6 +80,8 @@ fn points(o: &Options) -> Vec<Point> {
             acp: 0,
             tcp,
             unmarked_acks: false,
+            ap_queue: StationQueues::InTurn,
+            voice_queue: VoiceQueue::Fifo,
         });
     }
     out
