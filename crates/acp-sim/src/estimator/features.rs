@@ -88,6 +88,8 @@ impl Frames {
         if let Some(level) = closed {
             self.closed += 1;
             self.level_sum += level as f64;
+        }
+        if first {
             self.current = 0;
         }
         self.current += 1;
