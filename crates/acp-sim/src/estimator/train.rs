@@ -432,10 +432,17 @@ fn mean_level(marks: impl IntoIterator<Item = bool>, max_level: usize) -> f64 {
     frames.take().map_or(0.0, |(_, level)| level)
 }
 
-/// The boundary model (chosen m, σ), its per-rate metrics and the F1-against-m table.
-fn train_boundary(
-    config: &TrainConfig,
-) -> Result<(BoundaryModel, Vec<F1Row>, Vec<RateRow>, f64, f64), String> {
+/// The boundary model (chosen m, σ) and what was measured on it.
+struct BoundaryOutcome {
+    model: BoundaryModel,
+    f1_vs_m: Vec<F1Row>,
+    per_rate: Vec<RateRow>,
+    f1: f64,
+    f1_threshold: f64,
+}
+
+/// The boundary model, its per-rate metrics and the F1-against-m table.
+fn train_boundary(config: &TrainConfig) -> Result<BoundaryOutcome, String> {
     let train = boundary_traces(config, "train")?;
     let test = boundary_traces(config, "test")?;
     let max_level = train.iter().map(|t| t.max_level).max().unwrap_or(1);
@@ -499,7 +506,13 @@ fn train_boundary(
         max_level,
         logistic: model,
     };
-    Ok((boundary, f1_vs_m, per_rate, all.f1(), all_threshold.f1()))
+    Ok(BoundaryOutcome {
+        model: boundary,
+        f1_vs_m,
+        per_rate,
+        f1: all.f1(),
+        f1_threshold: all_threshold.f1(),
+    })
 }
 
 /// The bottleneck scenarios at `rate` (Mbit/s): (name, backhaul, label: backhaul-bound).
@@ -617,7 +630,13 @@ fn train_bottleneck(
 /// Generates the data, trains both estimators and measures them on held-out traces.
 pub fn train(config: &TrainConfig) -> Result<(ModelFile, TrainReport), String> {
     config.validate()?;
-    let (boundary, f1_vs_m, per_rate, f1, f1_threshold) = train_boundary(config)?;
+    let BoundaryOutcome {
+        model: boundary,
+        f1_vs_m,
+        per_rate,
+        f1,
+        f1_threshold,
+    } = train_boundary(config)?;
     let (bottleneck, scenarios, confusion, baseline) = train_bottleneck(config)?;
     let file = ModelFile {
         format: FORMAT.into(),
