@@ -12,12 +12,14 @@
 // there (`[::]:7000`, `acp[:KAPPA]`, `[[step]]`) are not rustdoc links, nor `<session>` a tag.
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
+mod aggregation_estimate;
 mod aggregation_feed;
 mod bench;
 mod charts;
 mod config;
 mod demo;
 mod docgen;
+mod estimator;
 mod flood;
 mod keys;
 mod lab;
@@ -84,6 +86,9 @@ enum Command {
     Sweep(SweepArgs),
     /// Reproduce a result of the ACP+ paper: a table on stdout, plots and CSV on disk.
     Reproduce(ReproduceArgs),
+    /// Train the WiFi aggregation-level and bottleneck estimators on simulator data.
+    #[command(subcommand)]
+    Estimator(estimator::EstimatorCommand),
     /// Print a new pre-shared key as a key-file line (`ID HEX`) for --psk-file.
     Keygen(KeygenArgs),
     /// Print a shell completion script (e.g. `acp completions bash > /etc/bash_completion.d/acp`).
@@ -321,11 +326,16 @@ struct MonitorArgs {
     /// Report WiFi aggregation levels measured elsewhere (e.g. from MAC timestamps) in the ACKs,
     /// for `acp source --controller agg:…`: one line per slot, `LEVEL [PHY_MBPS [DELAY_MS]]`,
     /// from FILE or `-` (stdin). See docs/AGGREGATION.md.
-    #[arg(long, value_name = "FILE|-")]
+    #[arg(long, value_name = "FILE|-", group = "aggregation")]
     aggregation_from: Option<std::path::PathBuf>,
-    /// Slot length for --aggregation-from: a line is reported no sooner than one slot after the
-    /// previous one (ms).
-    #[arg(long, value_name = "MS", default_value_t = 500, requires = "aggregation_from", value_parser = clap::value_parser!(u16).range(1..))]
+    /// Estimate the WiFi aggregation level from the updates' receive times with this trained
+    /// model (`acp estimator train --out FILE`) and report it in the ACKs, one report per slot.
+    /// See docs/AGGREGATION.md.
+    #[arg(long, value_name = "FILE", group = "aggregation")]
+    aggregation_model: Option<std::path::PathBuf>,
+    /// Slot length for --aggregation-from (a line is reported no sooner than one slot after the
+    /// previous one) or --aggregation-model (one report per slot), in ms.
+    #[arg(long, value_name = "MS", default_value_t = 500, requires = "aggregation", value_parser = clap::value_parser!(u16).range(1..))]
     aggregation_slot: u16,
 }
 
@@ -889,6 +899,7 @@ fn main() -> ExitCode {
         Command::Lab(a) => lab::run(a),
         Command::Sweep(a) => sim::sweep(a),
         Command::Reproduce(a) => reproduce::run(a),
+        Command::Estimator(c) => estimator::run(c),
         Command::Keygen(a) => keys::run(a),
         Command::Completions(a) => docgen::completions(a),
         Command::Manpage(a) => docgen::manpage(a),

@@ -378,24 +378,41 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
         .chain(published.iter().map(|p| &p.drain))
         .map(|d| d.mailbox().clone())
         .collect();
-    let on_update = (!mailboxes.is_empty()).then(|| {
+    let mut server_cfg = ServerConfig::new(a.listen, cfg);
+    server_cfg.reuse_port = a.reuse_port;
+    let mut estimate = None;
+    if a.aggregation_from.is_some() || a.aggregation_model.is_some() {
+        let cell = Arc::new(FeedbackCell::default());
+        let started = match (&a.aggregation_from, &a.aggregation_model) {
+            (Some(from), _) => {
+                crate::aggregation_feed::start(from, a.aggregation_slot, cell.clone())
+                    .map_err(|e| format!("{e:#}"))
+            }
+            (None, Some(model)) => crate::aggregation_estimate::SlotEstimate::load(
+                model,
+                a.aggregation_slot,
+                cell.clone(),
+            )
+            .map(|e| estimate = Some(e)),
+            (None, None) => Ok(()),
+        };
+        if let Err(e) = started {
+            finish_sinks(printer, published);
+            return Err(UsageError(e).into());
+        }
+        server_cfg.feedback = Some(cell);
+    }
+    let on_update = (!mailboxes.is_empty() || estimate.is_some()).then(|| {
         Box::new(move |d: &Delivery<'_>| {
             let received = clock::now();
             for mailbox in &mailboxes {
                 mailbox.offer_delivery(d, received);
             }
+            if let Some(e) = estimate.as_mut() {
+                e.update(received.as_nanos());
+            }
         }) as acp_runtime::server::OnUpdate
     });
-    let mut server_cfg = ServerConfig::new(a.listen, cfg);
-    server_cfg.reuse_port = a.reuse_port;
-    if let Some(from) = &a.aggregation_from {
-        let cell = Arc::new(FeedbackCell::default());
-        if let Err(e) = crate::aggregation_feed::start(from, a.aggregation_slot, cell.clone()) {
-            finish_sinks(printer, published);
-            return Err(UsageError(format!("{e:#}")).into());
-        }
-        server_cfg.feedback = Some(cell);
-    }
     // SO_REUSEPORT spreads UDP sources over processes; a TCP port cannot be shared the same way.
     server_cfg.tcp = (!a.no_tcp && !a.reuse_port).then(|| TcpConfig {
         recv_buffer: a.tcp_recv_buffer.map(|b| b as usize),

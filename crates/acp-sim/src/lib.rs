@@ -32,6 +32,7 @@
 //!   table and the multi-source WiFi results (Fig. 15, thesis Figs. 3.15 and 3.16).
 pub mod analytic;
 pub mod engine;
+pub mod estimator;
 pub mod flows;
 pub mod mptcp;
 pub mod report;

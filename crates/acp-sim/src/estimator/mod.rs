@@ -1,0 +1,16 @@
+//! Estimators of issue 22 item 3, trained on simulator data (aggregation thesis §4.4–4.5): the
+//! frame-boundary estimator that recovers A-MPDU aggregation levels from a station's kernel
+//! receive timestamps, and the classifier that tells whether the WLAN or the wired backhaul is
+//! a path's bottleneck.
+//!
+//! - [`trace`]: labelled receive traces from the 802.11ac downlink model;
+//! - [`napi`]: kernel-timestamp noise (NAPI interrupt mitigation);
+//! - [`features`]: the thesis's feature vectors (4.3) and (4.6);
+//! - [`train`]: data generation, fitting with linfa, held-out metrics;
+//! - [`model`]: the model file and the online level estimator `acp monitor` runs.
+
+pub mod features;
+pub mod model;
+pub mod napi;
+pub mod trace;
+pub mod train;
