@@ -32,8 +32,8 @@ use acp_sim::topology::{Hop, Topology};
 use crate::datagrams::DatagramFlow;
 use crate::emulator::{LinkSpec, MediumSpec, Route};
 use crate::hosts::MAX_HOSTS;
-use crate::realtime::{self, MediumLoad};
 use crate::mptcp_flows::{self, Interface, MptcpFlow, Subflows};
+use crate::realtime::{self, MediumLoad};
 use crate::tcp_flows::{self, ReceiveBuffer, TcpFlow};
 
 /// What a flow runs.
