@@ -136,6 +136,15 @@ SHORT = {
     "fairness": dict(secs=10, seeds=1, scenarios=["equal-2"], controllers=["lazy"]),
     "coexistence": dict(secs=10, seeds=1, clients=[1], controllers=["acp+"]),
     "no-tcp": dict(secs=10, seeds=1, clients=[5], controllers=["acp+"]),
+    "thesis-4-8": dict(secs=4, seeds=1, clients=[1]),
+    "thesis-4-9": dict(secs=4, seeds=1),
+    "thesis-4-10": dict(secs=4, seeds=1, clients=[10]),
+    "thesis-4-15": dict(secs=4, seeds=1),
+    "agg-age": dict(secs=4, seeds=1, clients=[1], controllers=["seek"]),
+    "qaware-cbr": dict(seeds=1, scenarios=["6+6 cross on F1"]),
+    "qaware-loss": dict(seeds=1, scenarios=["12+6 F2 lossy"]),
+    "qaware-apps": dict(seeds=1, scenarios=["udp 4-8 s on F1, 9+6"]),
+    "qaware-testbed": dict(seeds=1, scenarios=["40/80 ms"]),
 }
 
 
