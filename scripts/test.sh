@@ -16,23 +16,37 @@ bash scripts/test-deps.sh
 # (tests that measure time pass beside two busy loops); running the two side by side saves CI
 # those minutes. The check runs in its own process group, stopped whole if the tests fail.
 #
-# The tests themselves run as two `cargo test` processes side by side: the CLI's (whose lab, relay
-# and publisher tests spend most of their time waiting on the wall clock) and the rest of the
-# workspace, so the wall-clock waits of one overlap the computation of the other. The CLI's output
-# is kept and printed after the rest's; either failing fails the suite, after both have finished
-# (`--no-fail-fast`: every failing binary is named, not only the first).
+# The tests themselves run as two `cargo test` processes side by side: the CLI's integration tests
+# (whose lab, relay and publisher runs spend most of their time waiting on the wall clock) and the
+# rest of the workspace's, so the wall-clock waits of one overlap the computation of the other.
+# Both select the whole workspace and pick test targets by name, so both build with the features
+# `--no-run` resolved (selecting packages with `-p` would resolve features anew and rebuild). The
+# CLI's output is kept and printed after the rest's; either failing fails the suite, after both
+# have finished (`--no-fail-fast`: every failing binary is named, not only the first).
 python3 scripts/test_readme_outputs.py
 cargo test --workspace --no-run
+tests_of() {  # `--test NAME` per integration test of package $1 (of every package but it: `!$1`)
+  cargo metadata --no-deps --format-version 1 | python3 -c '
+import json, sys
+want = sys.argv[1]
+for p in json.load(sys.stdin)["packages"]:
+    if (p["name"] == want) or (want.startswith("!") and p["name"] != want[1:]):
+        print(" ".join("--test " + t["name"] for t in p["targets"] if "test" in t["kind"]))
+' "$1"
+}
 readme_log="$(mktemp)"
 cli_log="$(mktemp)"
 ACP="$PWD/target/debug/acp" setsid python3 scripts/readme-outputs.py --check >"$readme_log" 2>&1 &
 readme=$!
-setsid cargo test --no-fail-fast -p acp-cli >"$cli_log" 2>&1 &
+# shellcheck disable=SC2046  # one word per option
+setsid cargo test --workspace --no-fail-fast $(tests_of acp-cli) >"$cli_log" 2>&1 &
 cli=$!
 trap 'kill -- -"$readme" -"$cli" 2>/dev/null || true; rm -f "$readme_log" "$cli_log"' EXIT
 status=0
-cargo test --no-fail-fast --workspace --exclude acp-cli || status=1
-echo "The CLI's tests (run beside the rest):"
+# shellcheck disable=SC2046
+cargo test --workspace --no-fail-fast --lib --bins $(tests_of '!acp-cli') || status=1
+cargo test --workspace --no-fail-fast --doc || status=1
+echo "The CLI's integration tests (run beside the rest):"
 wait "$cli" || status=1
 cat "$cli_log"
 echo "README outputs (checked while the tests ran):"
