@@ -143,7 +143,7 @@ SHORT = {
     "agg-age": dict(secs=4, seeds=1, clients=[1], controllers=["seek"]),
     "qaware-cbr": dict(seeds=1, scenarios=["6+6 cross on F1"]),
     "qaware-loss": dict(seeds=1, scenarios=["12+6 F2 lossy"]),
-    "qaware-apps": dict(seeds=1, scenarios=["udp 4-8 s on F1, 9+6"]),
+    "qaware-apps": dict(seeds=1, scenarios=["udp 4-8 s on F1 at 9+6"]),
     "qaware-testbed": dict(seeds=1, scenarios=["40/80 ms"]),
 }
 

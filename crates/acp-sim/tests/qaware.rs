@@ -52,7 +52,7 @@ fn qaware_is_ahead_of_minsrtt_under_cross_traffic() {
 
 #[test]
 fn qaware_moves_off_a_path_whose_device_queue_fills() {
-    let rows = rows("qaware-apps", "udp 4-8 s on F1, 9+6");
+    let rows = rows("qaware-apps", "udp 4-8 s on F1 at 9+6");
     let share = |s| field(&rows, s, 12.0, "share_f1");
     let tp = |s| field(&rows, s, 12.0, "throughput_mbit_s");
     assert!(

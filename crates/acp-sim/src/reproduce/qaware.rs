@@ -453,7 +453,7 @@ fn apps_points(_o: &Options) -> Vec<Point> {
         }),
     };
     for s in SIMULATED {
-        let mut p = cbr_point("udp 4-8 s on F1, 9+6", udp, 12.0, s, Assignment::OnWrite);
+        let mut p = cbr_point("udp 4-8 s on F1 at 9+6", udp, 12.0, s, Assignment::OnWrite);
         p.warmup = 0;
         out.push(p);
         out.push(Point { trace: true, ..p });
@@ -834,8 +834,8 @@ pub const QAWARE_APPS: QawareFigure = QawareFigure {
         ("files 6+6", SchedulerKind::Ecf) => Some(30.0),
         ("pages 6+6", _) => Some(35.0),
         ("pages 12+6", _) => Some(28.0),
-        ("udp 4-8 s on F1, 9+6", SchedulerKind::MinSrtt) => Some(40.0),
-        ("udp 4-8 s on F1, 9+6", SchedulerKind::Ecf) => Some(50.0),
+        ("udp 4-8 s on F1 at 9+6", SchedulerKind::MinSrtt) => Some(40.0),
+        ("udp 4-8 s on F1 at 9+6", SchedulerKind::Ecf) => Some(50.0),
         _ => None,
     },
     sources: &[Source {
