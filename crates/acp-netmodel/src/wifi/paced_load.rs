@@ -127,11 +127,8 @@ pub fn run(
             .flatten()
             .min()
             .copied();
-        let now = match (arrivals, dl.poll_timeout()) {
-            (Some(a), Some(t)) => a.min(t),
-            (Some(a), None) => a,
-            (None, Some(t)) => t,
-            (None, None) => break,
+        let Some(now) = arrivals.into_iter().chain(dl.poll_timeout()).min() else {
+            break;
         };
         if now > end {
             break;

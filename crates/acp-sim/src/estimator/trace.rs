@@ -128,16 +128,14 @@ pub fn run(spec: &TraceSpec, seed: u64) -> Result<Vec<Rx>, String> {
         .enumerate()
         .filter_map(|(s, t)| t.map(|t| (s, t)));
     let mut pending = next.next();
-    loop {
-        let now = match (pending.map(|(_, t)| t), downlink.poll_timeout()) {
-            (Some(a), Some(t)) => a.min(t),
-            (Some(a), None) => a,
-            (None, Some(t)) => t,
-            (None, None) => break,
-        };
-        if now > end {
-            break;
-        }
+    // The next arrival or medium event, until the end.
+    while let Some(now) = pending
+        .map(|(_, t)| t)
+        .into_iter()
+        .chain(downlink.poll_timeout())
+        .min()
+        .filter(|&t| t <= end)
+    {
         downlink.handle_timeout(now);
         while let Some((seq, t)) = pending.filter(|(_, t)| *t == now) {
             let parcel = Parcel {
