@@ -7,23 +7,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 bash scripts/test-deps.sh
-# Builds every test first, then checks the outputs pasted into README.md (and docs/) while the tests
-# run: they are what the current code prints, simulator outputs exactly, those timed by the wall
-# clock in their shape (scripts/readme-outputs.py says why); a stale block fails, named, with a
-# diff. The check runs the `acp` that `cargo test` built (the test profile, optimised: a seed fixes
-# a simulation's output whatever the optimisation level), saving a release build of its own. Its
-# reproductions keep both cores busy for minutes, a load every timing test is built to bear
-# (tests that measure time pass beside two busy loops); running the two side by side saves CI
-# those minutes. The check runs in its own process group, stopped whole if the tests fail.
-#
-# The tests themselves run as two `cargo test` processes side by side: the CLI's integration tests
-# (whose lab, relay and publisher runs spend most of their time waiting on the wall clock) and the
-# rest of the workspace's, so the wall-clock waits of one overlap the computation of the other.
-# Both select the whole workspace and pick test targets by name, so both build with the features
-# `--no-run` resolved (selecting packages with `-p` would resolve features anew and rebuild). The
-# CLI's output is kept and printed after the rest's; either failing fails the suite, after both
-# have finished (`--no-fail-fast`: every failing binary is named, not only the first).
 python3 scripts/test_readme_outputs.py
+# The Python package's tools are downloaded while Rust builds (network, not CPU).
+venv="$PWD/target/py-venv"
+wheels="$PWD/target/py-wheels"
+pip_log="$(mktemp)"
+[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
+"$venv/bin/pip" install --quiet "maturin>=1.9.4,<2" pytest pandas pandas-stubs "mypy>=1.18" \
+  "dask[distributed]" >"$pip_log" 2>&1 &
+pip=$!
 cargo test --workspace --no-run
 tests_of() {  # `--test NAME` per integration test of package $1 (of every package but it: `!$1`)
   cargo metadata --no-deps --format-version 1 | python3 -c '
@@ -34,14 +26,54 @@ for p in json.load(sys.stdin)["packages"]:
         print(" ".join("--test " + t["name"] for t in p["targets"] if "test" in t["kind"]))
 ' "$1"
 }
+
+# The Python package (crates/acp-py, outside the Cargo workspace), tested as people install it:
+# maturin builds its abi3 wheel (one wheel for CPython 3.9 and later; the dev profile, since the
+# tests are about behaviour, sharing the workspace's target/ so the crates it binds are not built
+# twice), pip installs that wheel into a venv under target/, then its pytest suite runs (below,
+# after the README check, beside the Rust tests): behaviour, examples/python/, `mypy.stubtest` on
+# the native module's stub and `mypy --strict` on the package and the examples
+# (tests/test_package.py). pandas and pandas-stubs are installed so that `Table.to_pandas()` is
+# tested and typed too; dask[distributed] so that the cluster path (acp.cluster, `python -m acp`)
+# runs on real LocalClusters and `dask scheduler`/`dask worker` processes on loopback
+# (tests/test_cluster.py). The wheel is built before any test starts: building is cargo's and
+# takes both cores.
+wait "$pip" || { cat "$pip_log"; echo "pip could not install the Python test tools" >&2; exit 1; }
+rm -f "$pip_log"
+# A venv from before the package was renamed has `maturin develop`'s install of it as `acp`.
+"$venv/bin/pip" uninstall --quiet --yes acp 2>/dev/null
+rm -rf "$wheels"
+"$venv/bin/maturin" build --quiet --manifest-path crates/acp-py/Cargo.toml --target-dir target --out "$wheels"
+"$venv/bin/pip" install --quiet --force-reinstall --no-deps "$wheels"/age_control_protocol-*-abi3-*.whl
+
+# Three jobs run side by side: (1) the README outputs check, then pytest, (2) the CLI's integration
+# tests, (3) the rest of the workspace's tests, then the doc tests. The README check and pytest run
+# reproductions with the `acp` and the wheel just built (`ACP`/`ACP_BIN`: the test profile,
+# optimised; a seed fixes a simulation's output whatever the optimisation level): outputs pasted
+# into README.md (and docs/) are what the current code prints, simulator outputs exactly, those
+# timed by the wall clock in their shape (scripts/readme-outputs.py says why); a stale block fails,
+# named, with a diff. They keep both cores busy for minutes, a load every timing test is built to
+# bear (tests that measure time pass beside two busy loops). The CLI's integration tests (whose
+# lab, relay and publisher runs spend most of their time waiting on the wall clock) run apart from
+# the rest, so the wall-clock waits of one overlap the computation of the other. Both select the
+# whole workspace and pick test targets by name, so both build with the features `--no-run`
+# resolved (selecting packages with `-p` would resolve features anew and rebuild). Each job runs
+# in its own process group, stopped whole if the suite is interrupted; their outputs are printed
+# after the third's; any failing fails the suite, after all have finished (`--no-fail-fast`: every
+# failing binary is named, not only the first).
 readme_log="$(mktemp)"
+py_log="$(mktemp)"
 cli_log="$(mktemp)"
-ACP="$PWD/target/debug/acp" setsid python3 scripts/readme-outputs.py --check >"$readme_log" 2>&1 &
-readme=$!
+export ACP="$PWD/target/debug/acp" ACP_BIN="$PWD/target/debug/acp"
+setsid bash -c '
+  python3 scripts/readme-outputs.py --check >"$1" 2>&1; readme=$?
+  "$3/bin/python" -m pytest -q crates/acp-py/tests >"$2" 2>&1 || exit 1
+  exit "$readme"' checks "$readme_log" "$py_log" "$venv" &
+checks=$!
 # shellcheck disable=SC2046  # one word per option
 setsid cargo test --workspace --no-fail-fast $(tests_of acp-cli) >"$cli_log" 2>&1 &
 cli=$!
-trap 'kill -- -"$readme" -"$cli" 2>/dev/null || true; rm -f "$readme_log" "$cli_log"' EXIT
+trap 'kill -- -"$checks" -"$cli" 2>/dev/null || true; rm -f "$readme_log" "$py_log" "$cli_log"' EXIT
 status=0
 # shellcheck disable=SC2046
 cargo test --workspace --no-fail-fast --lib --bins $(tests_of '!acp-cli') || status=1
@@ -49,31 +81,13 @@ cargo test --workspace --no-fail-fast --doc || status=1
 echo "The CLI's integration tests (run beside the rest):"
 wait "$cli" || status=1
 cat "$cli_log"
+wait "$checks" || status=1
 echo "README outputs (checked while the tests ran):"
-wait "$readme" || status=1
 cat "$readme_log"
+echo "The Python package's tests (run after the README check, beside the Rust tests):"
+cat "$py_log"
 [ "$status" = 0 ] || { echo "test suite failed (see above)"; exit 1; }
 trap - EXIT
-rm -f "$readme_log" "$cli_log"
+rm -f "$readme_log" "$py_log" "$cli_log"
 # The API documentation builds without a warning (broken intra-doc links included).
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
-
-# The Python package (crates/acp-py, outside the Cargo workspace), tested as people install it:
-# maturin builds its abi3 wheel (one wheel for CPython 3.9 and later; the dev profile, since the
-# tests are about behaviour, sharing the workspace's target/ so the crates it binds are not built
-# twice), pip installs that wheel into a venv under target/, then its pytest suite runs:
-# behaviour, examples/python/, `mypy.stubtest` on the native module's stub and `mypy --strict` on
-# the package and the examples (tests/test_package.py). pandas and pandas-stubs are installed so
-# that `Table.to_pandas()` is tested and typed too; dask[distributed] so that the cluster path
-# (acp.cluster, `python -m acp`) runs on real LocalClusters and `dask scheduler`/`dask worker`
-# processes on loopback (tests/test_cluster.py).
-venv="$PWD/target/py-venv"
-wheels="$PWD/target/py-wheels"
-[ -x "$venv/bin/python" ] || python3 -m venv "$venv"
-"$venv/bin/pip" install --quiet "maturin>=1.9.4,<2" pytest pandas pandas-stubs "mypy>=1.18" "dask[distributed]"
-# A venv from before the package was renamed has `maturin develop`'s install of it as `acp`.
-"$venv/bin/pip" uninstall --quiet --yes acp 2>/dev/null
-rm -rf "$wheels"
-"$venv/bin/maturin" build --quiet --manifest-path crates/acp-py/Cargo.toml --target-dir target --out "$wheels"
-"$venv/bin/pip" install --quiet --force-reinstall --no-deps "$wheels"/age_control_protocol-*-abi3-*.whl
-"$venv/bin/python" -m pytest -q crates/acp-py/tests
