@@ -94,11 +94,12 @@ struct Packet {
 }
 
 impl Packet {
-    /// Whether losing it loses data of its flow (an update or a TCP data segment).
+    /// Whether losing it loses data of its flow (an update, a cross-traffic packet or a TCP data
+    /// segment), not an acknowledgement.
     fn carries_data(&self) -> bool {
         matches!(
             (self.kind, self.wire),
-            (Kind::Update, _) | (Kind::Tcp | Kind::Mptcp, Some(Wire::Data(_)))
+            (Kind::Update | Kind::Cross, _) | (Kind::Tcp | Kind::Mptcp, Some(Wire::Data(_)))
         )
     }
 }

@@ -272,7 +272,8 @@ pub struct FlowResult {
     pub sent: u64,
     /// Fresh updates (packets) delivered over the whole run.
     pub delivered: u64,
-    /// Updates dropped by the links (queue, loss, outage) over the whole run.
+    /// Updates (cross traffic: packets; TCP: data segments) dropped by the links (queue, loss,
+    /// outage) over the whole run.
     pub dropped: u64,
     /// Backlog at each link of the flow's route.
     pub backlog: Vec<HopBacklog>,

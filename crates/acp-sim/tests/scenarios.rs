@@ -1,6 +1,7 @@
 //! Every example scenario in `scenarios/` and `scenarios/paper/` parses, builds and runs
 //! (shortened), and runs are reproducible byte for byte; an ACP flow's inter-ACK time is its
-//! update interval; a diffserv4 link keeps Voice's delay and holds a tin's threshold.
+//! update interval; a diffserv4 link keeps Voice's delay and holds a tin's threshold; a cross flow's
+//! losses are counted.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -248,4 +249,46 @@ fn a_links_discipline_is_named_once() {
     assert!(Scenario::parse(&scenario("discipline = \"diffserv4\"")).is_ok());
     assert!(err("discipline = \"cake\"").contains("unknown queue discipline \"cake\""));
     assert!(err("discipline = \"diffserv4\"\npriority = [[46]]").contains("not both"));
+}
+
+#[test]
+fn a_cross_flows_packets_lost_at_a_full_queue_are_counted_as_dropped() {
+    // 2 Mbit/s of CBR into a 1 Mbit/s link: half the packets find its 10-packet queue full.
+    let s = Scenario::parse(
+        r#"
+        format = 2
+        seed = 1
+        duration = "20s"
+        warmup = "0s"
+
+        [[link]]
+        from = "a"
+        to = "b"
+        rate = "1mbit"
+        delay = "1ms"
+        queue = 10
+
+        [[flow]]
+        type = "cross"
+        process = "cbr"
+        rate = "2mbit"
+        size = 1000
+        path = ["a", "b"]
+        "#,
+    )
+    .unwrap();
+    let r = s.build().unwrap().run();
+    let f = &r.flows[0];
+    // Every packet sent is delivered, dropped or still in the queue (at most 10) or on the wire
+    // (at most one) when the run ends.
+    let settled = f.delivered + f.dropped;
+    assert!(
+        settled <= f.sent && f.sent - settled <= 11,
+        "sent {} delivered {} dropped {}",
+        f.sent,
+        f.delivered,
+        f.dropped
+    );
+    // 250 packets/s offered, 125/s carried: about half of the 5,000 dropped.
+    assert!((2400..=2600).contains(&f.dropped), "dropped {}", f.dropped);
 }
