@@ -27,8 +27,12 @@
 //!   ACKs are spaced wider than the sending was: the later update queued
 //!   behind the earlier, and left the bottleneck one service time after it (ACKs spaced no
 //!   wider than their updates were sent say only that the second did not wait, and would
-//!   inflate `b̂_k` to the sending interval). Until a path has such a sample, `b̂_k = Ŝ_k` (the
-//!   thesis's single facility). A path with nothing in flight has
+//!   inflate `b̂_k` to the sending interval). Until a path has such a sample, `b̂_k = 0`: no
+//!   queue is assumed until ACKs show one. Sending as if there were none is what builds a
+//!   queue and makes its service time visible; a pessimistic start (`b̂_k = Ŝ_k`, the
+//!   thesis's single facility) steered updates away from a path before it queued, so that
+//!   only ACKs of updates sent further apart than a service time were seen, and those bound
+//!   `b̂_k` by the sending interval instead of measuring it. A path with nothing in flight has
 //!   an empty queue; a sample whose predicted wait is not below its round trip (the prediction
 //!   was wrong) does not update `Ŝ_k`.
 //! - **minSRTT** (the classic MPTCP default): the path with the least smoothed RTT (same α).
@@ -292,11 +296,6 @@ impl PathState {
         }
     }
 
-    /// `b̂_k`, or `Ŝ_k` before the first sample of it.
-    fn bottleneck_time(&self) -> Option<f64> {
-        self.bottleneck.get().or(self.service.get())
-    }
-
     /// `Ŵ_k = n_k·b̂_k` (s): the wait ahead at the bottleneck of an update sent at `now`.
     fn wait(&self, now: Time) -> f64 {
         self.free_at.nanos_since(now) as f64 * 1e-9
@@ -404,7 +403,7 @@ impl PathScheduler {
             p.given_up += 1;
         }
         let wait = p.wait(now);
-        let served = p.bottleneck_time().unwrap_or(0.0);
+        let served = p.bottleneck.get().unwrap_or(0.0);
         p.free_at = p.free_at.max(now).saturating_add(secs_to_duration(served));
         p.in_flight.push_back(InFlight {
             seq,
@@ -468,7 +467,8 @@ impl PathScheduler {
             given_up: p.given_up,
             in_flight: p.in_flight.len(),
             queued: p
-                .bottleneck_time()
+                .bottleneck
+                .get()
                 .filter(|&b| b > 0.0)
                 .map_or(0.0, |b| p.wait(now) / b),
             srtt: p.srtt.get(),
