@@ -50,8 +50,8 @@
 //! trips. The first ACK on a path clears its overdue state. Because paths are FIFO, an ACK also
 //! gives up every update sent on that path before the acknowledged one (lost or overtaken).
 //! Updates lost to a failure are thus those in flight on the failed path plus at most those sent
-//! there before it was found overdue (for QAware often fewer: each update sent on a path lengthens its virtual queue once
-//! `b̂_k` is known).
+//! there before it was found overdue (for QAware often fewer: each update sent on a path
+//! lengthens its virtual queue once `b̂_k` is known).
 //!
 //! State is bounded: at most [`MAX_IN_FLIGHT`] updates are remembered per path (the oldest are
 //! given up first) and at most [`MAX_PATHS`] paths are scheduled.
