@@ -393,9 +393,10 @@ struct SourceArgs {
     /// monitor joins the paths into one session (docs/MULTIPATH.md, "Multipath ACP sources").
     #[arg(long, value_name = "HOST:PORT|direct", value_parser = parse_via)]
     via: Vec<Via>,
-    /// Multipath scheduler (with --via): qaware (the least (n+1)·S over updates in flight n and
-    /// the path's service estimate S), minsrtt (the least smoothed RTT), roundrobin, or
-    /// duplicate (every update on every path). Default: qaware.
+    /// Multipath scheduler (with --via): qaware (the least n·b + S: n updates ahead at the
+    /// path's bottleneck, each served in b, and S the round trip without waiting), minsrtt (the
+    /// least smoothed RTT), roundrobin, or duplicate (every update on every path). Default:
+    /// qaware.
     #[arg(long, value_name = "NAME", requires = "via")]
     scheduler: Option<acp_core::multipath::PathRule>,
     /// udp: ACP under --controller. tcp: fresh updates over a kernel TCP connection, written

@@ -7,15 +7,34 @@
 //! in flight and the estimates its rule needs. It never reads a clock or touches a socket.
 //!
 //! Rules ([`PathRule`]):
-//! - **QAware** (thesis §2.4, eq. 2.3 and Algorithm 1): the path `k` with the least
-//!   `(n_k + 1)·Ŝ_k`, the expected system time of an update joining `n_k` others. For ACP the
-//!   facility is the whole path: `n_k` is the number of updates in flight on it (sent, not yet
-//!   acknowledged and not yet given up), the source's own view of the path's queue, which it
-//!   knows at once while RTT reports a queue only a round trip late. `Ŝ_k` is the EWMA
-//!   (`Ŝ ← α·Ŝ + (1 − α)·X`, α = 0.8, eq. 2.2) of the service time `X_i = RTT_i − W_i`, with
-//!   `W_i` the part of update `i`'s round trip spent behind the update acknowledged before it on
-//!   the same path: `W_i = max(0, t_prev_ack − t_sent)`, so `X_i = t_ack − max(t_sent,
-//!   t_prev_ack)` (for a FIFO bottleneck, the spacing of back-to-back ACKs is the service time).
+//! - **QAware** (thesis §2.4, eq. 2.3 and Algorithm 1): the path `k` with the least expected
+//!   system time of the update about to be sent, `n_k·b̂_k + Ŝ_k`. The thesis writes it
+//!   `(n_k + 1)·Ŝ_k` for one facility whose every job costs `Ŝ_k`; a path is a pipe with a
+//!   bottleneck, and the two costs differ: `Ŝ_k` is the update's own round trip without waiting
+//!   (`RTT − Ŵ`, eq. 2.2's EWMA with α = 0.8 of `X_i = RTT_i − W_i`), and `n_k·b̂_k` is the wait
+//!   behind the `n_k` updates still *ahead at the bottleneck*, each served in `b̂_k`. Updates in
+//!   flight that have left the bottleneck (propagating, or their ACKs returning) are not ahead
+//!   of anything: counting them, as `n_k = in flight` did, charged a whole `Ŝ_k` for an update
+//!   that no longer delays the next and sent updates onto a slower idle path while the faster
+//!   one was merely carrying one (docs/MULTIPATH.md, "Why QAware was not ahead"). The source
+//!   tracks the bottleneck as a virtual FIFO queue: an update sent at `t` leaves it at
+//!   `v_k ← max(t, v_k) + b̂_k`, so the wait ahead of an update sent now is
+//!   `Ŵ_k = max(0, v_k − now) = n_k·b̂_k`, and the wait `W_i` of update `i` is the one
+//!   predicted when it was sent. `b̂_k` is the least of the last [`BOTTLENECK_SAMPLES`]
+//!   samples (delays only lengthen them; an average was inflated by scheduling noise to
+//!   1.7 times the relay test's 13.8 ms) of the spacing of the ACKs of consecutive
+//!   updates on the path when the later was sent before the earlier's ACK came back and the
+//!   ACKs are spaced wider than the sending was: the later update queued
+//!   behind the earlier, and left the bottleneck one service time after it (ACKs spaced no
+//!   wider than their updates were sent say only that the second did not wait, and would
+//!   inflate `b̂_k` to the sending interval). Until a path has such a sample, `b̂_k = 0`: no
+//!   queue is assumed until ACKs show one. Sending as if there were none is what builds a
+//!   queue and makes its service time visible; a pessimistic start (`b̂_k = Ŝ_k`, the
+//!   thesis's single facility) steered updates away from a path before it queued, so that
+//!   only ACKs of updates sent further apart than a service time were seen, and those bound
+//!   `b̂_k` by the sending interval instead of measuring it. A path with nothing in flight has
+//!   an empty queue; a sample whose predicted wait is not below its round trip (the prediction
+//!   was wrong) does not update `Ŝ_k`.
 //! - **minSRTT** (the classic MPTCP default): the path with the least smoothed RTT (same α).
 //! - **Round robin**: the usable paths in turn.
 //! - **Duplicate**: every update on every path (the monitor keeps the first copy).
@@ -31,7 +50,8 @@
 //! trips. The first ACK on a path clears its overdue state. Because paths are FIFO, an ACK also
 //! gives up every update sent on that path before the acknowledged one (lost or overtaken).
 //! Updates lost to a failure are thus those in flight on the failed path plus at most those sent
-//! there before it was found overdue (for QAware fewer: each unanswered update raises `n_k`).
+//! there before it was found overdue (for QAware often fewer: each update sent on a path
+//! lengthens its virtual queue once `b̂_k` is known).
 //!
 //! State is bounded: at most [`MAX_IN_FLIGHT`] updates are remembered per path (the oldest are
 //! given up first) and at most [`MAX_PATHS`] paths are scheduled.
@@ -42,7 +62,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use crate::ewma::Ewma;
-use crate::time::Time;
+use crate::time::{secs_to_duration, Time};
 
 /// Most paths one scheduler handles (a [`PathSet`] is a 64-bit mask).
 pub const MAX_PATHS: usize = 64;
@@ -154,12 +174,17 @@ pub struct PathStats {
     /// Updates given up on the path: overtaken by a later ACK on it, or forgotten beyond
     /// [`MAX_IN_FLIGHT`].
     pub given_up: u64,
-    /// Updates in flight now (`n_k`).
+    /// Updates in flight now (sent, not acknowledged, not given up).
     pub in_flight: usize,
+    /// QAware's `n_k`: updates ahead at the path's bottleneck now, `Ŵ_k / b̂_k` (fractional: the
+    /// first may be part-served).
+    pub queued: f64,
     /// Smoothed RTT (s), once known.
     pub srtt: Option<f64>,
-    /// QAware's service estimate `Ŝ_k` (s), once known.
+    /// QAware's `Ŝ_k` (s): the round trip without waiting, once known.
     pub service: Option<f64>,
+    /// QAware's `b̂_k` (s): the bottleneck's service time per update, once known.
+    pub bottleneck: Option<f64>,
     /// Whether the path is overdue now (no ACK for too long: probed, not scheduled).
     pub overdue: bool,
     /// Times the path became overdue.
@@ -168,13 +193,52 @@ pub struct PathStats {
     pub recovered_at: Option<Time>,
 }
 
+/// Samples of `b̂_k` kept per path.
+pub const BOTTLENECK_SAMPLES: usize = 8;
+
+/// The least of the last [`BOTTLENECK_SAMPLES`] samples: ACK spacings are a service time plus
+/// delays (scheduling, the ACK's own way back), which only lengthen them.
+#[derive(Debug, Clone, Copy, Default)]
+struct RecentMin {
+    samples: [f64; BOTTLENECK_SAMPLES],
+    len: usize,
+    next: usize,
+}
+
+impl RecentMin {
+    fn push(&mut self, sample: f64) {
+        self.samples[self.next] = sample;
+        self.next = (self.next + 1) % BOTTLENECK_SAMPLES;
+        self.len = (self.len + 1).min(BOTTLENECK_SAMPLES);
+    }
+
+    fn get(&self) -> Option<f64> {
+        self.samples[..self.len].iter().copied().reduce(f64::min)
+    }
+}
+
+/// An update in flight on a path.
+#[derive(Debug, Clone, Copy)]
+struct InFlight {
+    seq: u64,
+    sent: Time,
+    /// The wait ahead of it at the bottleneck predicted when it was sent (s).
+    wait: f64,
+}
+
 #[derive(Debug, Clone)]
 struct PathState {
-    /// (sequence, send time) of the updates in flight, oldest first.
-    in_flight: VecDeque<(u64, Time)>,
+    /// The updates in flight, oldest first.
+    in_flight: VecDeque<InFlight>,
     srtt: Ewma,
+    /// `Ŝ_k`.
     service: Ewma,
-    last_ack: Option<Time>,
+    /// `b̂_k`.
+    bottleneck: RecentMin,
+    /// `v_k`: when the virtual bottleneck queue empties.
+    free_at: Time,
+    /// The last ACK on the path: when it came, and when its update was sent.
+    last_ack: Option<(Time, Time)>,
     /// Set while the path is overdue; the last probe sent on it.
     overdue: Option<Option<Time>>,
     sent: u64,
@@ -190,6 +254,8 @@ impl PathState {
             in_flight: VecDeque::new(),
             srtt: Ewma::new(1.0 - ALPHA),
             service: Ewma::new(1.0 - ALPHA),
+            bottleneck: RecentMin::default(),
+            free_at: Time::ZERO,
             last_ack: None,
             overdue: None,
             sent: 0,
@@ -220,7 +286,7 @@ impl PathState {
     fn waited_too_long(&self, now: Time) -> bool {
         self.in_flight
             .front()
-            .is_some_and(|&(_, sent)| now >= sent + self.overdue_after())
+            .is_some_and(|u| now >= u.sent + self.overdue_after())
     }
 
     /// Marks the path overdue if its oldest update in flight has waited too long at `now`.
@@ -231,9 +297,14 @@ impl PathState {
         }
     }
 
-    /// `(n_k + 1)·Ŝ_k`, or `None` without an estimate.
-    fn expected_system_time(&self) -> Option<f64> {
-        Some((self.in_flight.len() as f64 + 1.0) * self.service.get()?)
+    /// `Ŵ_k = n_k·b̂_k` (s): the wait ahead at the bottleneck of an update sent at `now`.
+    fn wait(&self, now: Time) -> f64 {
+        self.free_at.nanos_since(now) as f64 * 1e-9
+    }
+
+    /// `n_k·b̂_k + Ŝ_k`, or `None` without an estimate.
+    fn expected_system_time(&self, now: Time) -> Option<f64> {
+        Some(self.wait(now) + self.service.get()?)
     }
 }
 
@@ -294,7 +365,7 @@ impl PathScheduler {
                     self.next = (k + 1) % n;
                 }
             }
-            PathRule::QAware => set.insert(self.least(usable, PathState::expected_system_time)),
+            PathRule::QAware => set.insert(self.least(usable, |p| p.expected_system_time(now))),
             PathRule::MinSrtt => set.insert(self.least(usable, |p| p.srtt.get())),
         }
         for (k, p) in self.paths.iter().enumerate() {
@@ -332,7 +403,14 @@ impl PathScheduler {
             p.in_flight.pop_front();
             p.given_up += 1;
         }
-        p.in_flight.push_back((seq, now));
+        let wait = p.wait(now);
+        let served = p.bottleneck.get().unwrap_or(0.0);
+        p.free_at = p.free_at.max(now).saturating_add(secs_to_duration(served));
+        p.in_flight.push_back(InFlight {
+            seq,
+            sent: now,
+            wait,
+        });
         p.sent += 1;
         if let Some(probe) = &mut p.overdue {
             *probe = Some(now);
@@ -349,19 +427,35 @@ impl PathScheduler {
         if p.overdue.take().is_some() {
             p.recovered_at = Some(now);
         }
-        let Some(i) = p.in_flight.iter().position(|&(s, _)| s == seq) else {
+        let Some(i) = p.in_flight.iter().position(|u| u.seq == seq) else {
             return;
         };
-        let sent = p.in_flight[i].1;
+        let u = p.in_flight[i];
         p.given_up += i as u64;
         p.in_flight.drain(..=i);
         p.acked += 1;
-        let rtt = now.nanos_since(sent) as f64 * 1e-9;
-        let began = p.last_ack.map_or(sent, |prev| prev.max(sent));
-        let service = now.nanos_since(began) as f64 * 1e-9;
+        let rtt = now.nanos_since(u.sent) as f64 * 1e-9;
         p.srtt.update(rtt);
-        p.service.update(service);
-        p.last_ack = Some(p.last_ack.map_or(now, |prev| prev.max(now)));
+        if u.wait < rtt {
+            p.service.update(rtt - u.wait);
+        }
+        // The ACK spacing is a service time only between consecutive updates (none given up
+        // between them) the later of which queued behind the earlier: their ACKs came back
+        // further apart than they were sent.
+        if let Some((prev_ack, _)) = p.last_ack.filter(|&(prev_ack, prev_sent)| {
+            i == 0
+                && prev_sent <= u.sent
+                && u.sent < prev_ack
+                && now.nanos_since(prev_ack) > u.sent.nanos_since(prev_sent)
+        }) {
+            p.bottleneck.push(now.nanos_since(prev_ack) as f64 * 1e-9);
+        }
+        if p.last_ack.is_none_or(|(prev_ack, _)| prev_ack <= now) {
+            p.last_ack = Some((now, u.sent));
+        }
+        if p.in_flight.is_empty() {
+            p.free_at = p.free_at.min(now);
+        }
     }
 
     /// Path `k`'s state at `now`.
@@ -373,8 +467,14 @@ impl PathScheduler {
             acked: p.acked,
             given_up: p.given_up,
             in_flight: p.in_flight.len(),
+            queued: p
+                .bottleneck
+                .get()
+                .filter(|&b| b > 0.0)
+                .map_or(0.0, |b| p.wait(now) / b),
             srtt: p.srtt.get(),
             service: p.service.get(),
+            bottleneck: p.bottleneck.get(),
             overdue: p.overdue.is_some() || newly,
             failures: p.failures + u64::from(newly),
             recovered_at: p.recovered_at,
@@ -395,7 +495,13 @@ mod tests {
     /// A path with `n` updates in flight sent at `sent_ms`, and the given estimates (ms).
     fn path(n: u64, service_ms: Option<f64>, srtt_ms: Option<f64>, sent_ms: u64) -> PathState {
         let mut p = PathState::new();
-        p.in_flight = (0..n).map(|i| (i + 1, at(sent_ms))).collect();
+        p.in_flight = (0..n)
+            .map(|i| InFlight {
+                seq: i + 1,
+                sent: at(sent_ms),
+                wait: 0.0,
+            })
+            .collect();
         if let Some(s) = service_ms {
             p.service.set(s * 1e-3);
         }
@@ -411,84 +517,108 @@ mod tests {
         s
     }
 
-    /// One decision per row: the rule, each path's (n_k, Ŝ_k ms, SRTT ms), and the paths the
-    /// update must take at t = 1000 ms with every update in flight sent at 995 ms (nothing
-    /// overdue).
+    /// One decision per row: the rule, each path's (updates in flight, wait ahead at its
+    /// bottleneck `Ŵ_k = n_k·b̂_k` ms, Ŝ_k ms, SRTT ms), and the paths the update must take at
+    /// t = 1000 ms with every update in flight sent at 995 ms (nothing overdue).
     #[test]
     fn each_rule_decides_as_written_on_hand_built_states() {
         type Row = (
             PathRule,
-            &'static [(u64, Option<f64>, Option<f64>)],
+            &'static [(u64, u64, Option<f64>, Option<f64>)],
             &'static [usize],
         );
         let rows: &[Row] = &[
-            // (0+1)·10 = 10 < (2+1)·4 = 12: the idle slow path.
+            // 0 + 10 = 10 < 3·4 + 4 = 16 (three updates of 4 ms ahead): the idle slow path.
             (
                 PathRule::QAware,
-                &[(0, Some(10.0), Some(10.0)), (2, Some(4.0), Some(4.0))],
+                &[
+                    (0, 0, Some(10.0), Some(10.0)),
+                    (3, 12, Some(4.0), Some(4.0)),
+                ],
                 &[0],
             ),
-            // (0+1)·10 = 10 > (1+1)·4 = 8: the busy fast path.
+            // 0 + 10 = 10 > 1·4 + 4 = 8: the busy fast path.
             (
                 PathRule::QAware,
-                &[(0, Some(10.0), Some(10.0)), (1, Some(4.0), Some(4.0))],
+                &[(0, 0, Some(10.0), Some(10.0)), (1, 4, Some(4.0), Some(4.0))],
                 &[1],
             ),
-            // A tie, (1+1)·5 = (0+1)·10: the lowest index.
+            // Updates in flight that have left the bottleneck delay nothing: two of them on the
+            // 28 ms path, which the rule over updates in flight scored (2 + 1)·28 = 84 against
+            // the idle 38 ms path's 38, cost 0 + 28 < 38. This is the relay test's path A
+            // beside the slowed path B.
             (
                 PathRule::QAware,
-                &[(1, Some(5.0), Some(5.0)), (0, Some(10.0), Some(10.0))],
+                &[
+                    (2, 0, Some(28.0), Some(30.0)),
+                    (0, 0, Some(38.0), Some(38.0)),
+                ],
+                &[0],
+            ),
+            // The same path with 11 ms still ahead at its bottleneck: 39 > 38.
+            (
+                PathRule::QAware,
+                &[
+                    (2, 11, Some(28.0), Some(30.0)),
+                    (0, 0, Some(38.0), Some(38.0)),
+                ],
+                &[1],
+            ),
+            // A tie, 5 + 5 = 0 + 10: the lowest index.
+            (
+                PathRule::QAware,
+                &[(1, 5, Some(5.0), Some(5.0)), (0, 0, Some(10.0), Some(10.0))],
                 &[0],
             ),
             // A path without an estimate is tried first.
             (
                 PathRule::QAware,
-                &[(0, Some(5.0), Some(5.0)), (0, None, None)],
+                &[(0, 0, Some(5.0), Some(5.0)), (0, 0, None, None)],
                 &[1],
             ),
-            // QAware sees the queue minSRTT ignores: (9+1)·1 = 10 > 5, but SRTT 2 < 10.
+            // QAware sees the queue minSRTT ignores: 9 + 1 = 10 > 5, but SRTT 2 < 10.
             (
                 PathRule::QAware,
-                &[(9, Some(1.0), Some(2.0)), (0, Some(5.0), Some(10.0))],
+                &[(9, 9, Some(1.0), Some(2.0)), (0, 0, Some(5.0), Some(10.0))],
                 &[1],
             ),
             (
                 PathRule::MinSrtt,
-                &[(9, Some(1.0), Some(2.0)), (0, Some(5.0), Some(10.0))],
+                &[(9, 9, Some(1.0), Some(2.0)), (0, 0, Some(5.0), Some(10.0))],
                 &[0],
             ),
-            // Ŝ, not SRTT: the path with the longer RTT serves faster.
+            // Ŝ, not SRTT: the path whose SRTT is swollen by past waiting is faster now.
             (
                 PathRule::QAware,
-                &[(0, Some(3.0), Some(8.0)), (0, Some(4.0), Some(6.0))],
+                &[(0, 0, Some(3.0), Some(8.0)), (0, 0, Some(4.0), Some(6.0))],
                 &[0],
             ),
             (
                 PathRule::MinSrtt,
-                &[(0, Some(3.0), Some(8.0)), (0, Some(4.0), Some(6.0))],
+                &[(0, 0, Some(3.0), Some(8.0)), (0, 0, Some(4.0), Some(6.0))],
                 &[1],
             ),
             (
                 PathRule::MinSrtt,
-                &[(0, Some(3.0), Some(8.0)), (0, None, None)],
+                &[(0, 0, Some(3.0), Some(8.0)), (0, 0, None, None)],
                 &[1],
             ),
             (
                 PathRule::Duplicate,
-                &[(0, Some(3.0), Some(8.0)), (4, Some(4.0), Some(6.0))],
+                &[(0, 0, Some(3.0), Some(8.0)), (4, 8, Some(4.0), Some(6.0))],
                 &[0, 1],
             ),
             (
                 PathRule::RoundRobin,
-                &[(5, Some(3.0), Some(8.0)), (0, Some(4.0), Some(6.0))],
+                &[(5, 10, Some(3.0), Some(8.0)), (0, 0, Some(4.0), Some(6.0))],
                 &[0],
             ),
             (
                 PathRule::QAware,
                 &[
-                    (3, Some(2.0), Some(4.0)),
-                    (1, Some(3.0), Some(5.0)),
-                    (0, Some(7.0), Some(9.0)),
+                    (3, 6, Some(2.0), Some(4.0)),
+                    (1, 3, Some(3.0), Some(5.0)),
+                    (0, 0, Some(7.0), Some(9.0)),
                 ],
                 // 8, 6, 7.
                 &[1],
@@ -498,7 +628,11 @@ mod tests {
             let mut s = PathScheduler::new(*rule, states.len()).unwrap();
             s.paths = states
                 .iter()
-                .map(|&(n, service, srtt)| path(n, service, srtt, 995))
+                .map(|&(n, wait_ms, service, srtt)| {
+                    let mut p = path(n, service, srtt, 995);
+                    p.free_at = at(1000 + wait_ms);
+                    p
+                })
                 .collect();
             assert_eq!(s.route(at(1000)), set(expected), "row {i}: {rule}");
         }
@@ -563,25 +697,70 @@ mod tests {
         assert_eq!(s.route(at(501)), set(&[1]));
     }
 
+    /// Asserts path 0's `Ŝ_k` and `b̂_k` (ms).
+    fn assert_estimates(s: &PathScheduler, now: Time, service_ms: f64, bottleneck_ms: f64) {
+        let stats = s.path_stats(0, now).unwrap();
+        assert!(
+            (stats.service.unwrap() - service_ms * 1e-3).abs() < 1e-12,
+            "{stats:?}"
+        );
+        assert!(
+            (stats.bottleneck.unwrap() - bottleneck_ms * 1e-3).abs() < 1e-12,
+            "{stats:?}"
+        );
+    }
+
     #[test]
-    fn service_is_rtt_minus_the_wait_behind_the_previous_ack() {
+    fn service_bottleneck_and_virtual_queue_follow_the_acks() {
         let mut s = PathScheduler::new(PathRule::QAware, 1).unwrap();
+        // Two updates at t = 0 before any estimate: neither is predicted to wait.
         s.on_sent(0, 1, at(0));
         s.on_sent(0, 2, at(0));
-        // Update 1: RTT 10 ms, no wait: X = 10 ms.
         s.on_ack(0, 1, at(10));
-        // Update 2: RTT 12 ms, of which 10 ms behind update 1: X = 2 ms.
+        // Update 2, sent before update 1's ACK, comes back 2 ms after it: b̂ = 2 ms. Its
+        // predicted wait was 0, so X = RTT: Ŝ = 0.8·10 + 0.2·12 = 10.4 ms.
         s.on_ack(0, 2, at(12));
-        let stats = s.path_stats(0, at(12)).unwrap();
-        // Ŝ = 0.8·10 + 0.2·2 = 8.4 ms; SRTT = 0.8·10 + 0.2·12 = 10.4 ms.
-        assert!((stats.service.unwrap() - 8.4e-3).abs() < 1e-12);
-        assert!((stats.srtt.unwrap() - 10.4e-3).abs() < 1e-12);
-        // Sent after the last ACK: no wait, X = RTT = 6 ms; Ŝ = 0.8·8.4 + 0.2·6 = 7.92 ms.
+        assert_estimates(&s, at(12), 10.4, 2.0);
+        // The virtual queue: update 3 at 20 ms leaves it at 22, update 4 at 21 ms waits 1 ms
+        // and leaves at 24; at 21 ms an update would wait 3 ms, n_k = 3/2.
         s.on_sent(0, 3, at(20));
-        s.on_ack(0, 3, at(26));
-        let stats = s.path_stats(0, at(26)).unwrap();
-        assert!((stats.service.unwrap() - 7.92e-3).abs() < 1e-12);
-        assert_eq!((stats.sent, stats.acked, stats.in_flight), (3, 3, 0));
+        s.on_sent(0, 4, at(21));
+        let stats = s.path_stats(0, at(21)).unwrap();
+        assert!((stats.queued - 1.5).abs() < 1e-9, "{stats:?}");
+        let cost = s.paths[0].expected_system_time(at(21)).unwrap();
+        assert!((cost - 13.4e-3).abs() < 1e-12, "{cost}");
+        // Update 3 was sent after the last ACK: no b̂ sample; X = 10 ms.
+        s.on_ack(0, 3, at(30));
+        assert_estimates(&s, at(30), 10.32, 2.0);
+        // Update 4: RTT 11 ms less its predicted 1 ms wait, X = 10 ms; ACK spacing 2 ms.
+        s.on_ack(0, 4, at(32));
+        assert_estimates(&s, at(32), 10.256, 2.0);
+        // Nothing in flight: the queue is empty.
+        assert_eq!(s.path_stats(0, at(32)).unwrap().queued, 0.0);
+        // Update 6's ACK gives up update 5: the spacing spans two services, no b̂ sample.
+        // Update 6 waited 1 ms behind 5 (sent at 40 ms, leaving at 42): X = 14 − 1 = 13 ms.
+        s.on_sent(0, 5, at(40));
+        s.on_sent(0, 6, at(41));
+        s.on_ack(0, 6, at(55));
+        assert_estimates(&s, at(55), 0.8 * 10.256 + 0.2 * 13.0, 2.0);
+        let stats = s.path_stats(0, at(55)).unwrap();
+        assert_eq!(
+            (stats.sent, stats.acked, stats.given_up, stats.in_flight),
+            (6, 5, 1, 0)
+        );
+        // A wait predicted longer than the round trip says nothing about Ŝ: update 7, sent
+        // while the queue is (wrongly) believed to hold 40 ms, comes back in 1 ms.
+        let before = s.path_stats(0, at(55)).unwrap().service;
+        s.paths[0].free_at = at(100);
+        s.on_sent(0, 7, at(60));
+        s.on_ack(0, 7, at(61));
+        assert_eq!(s.path_stats(0, at(61)).unwrap().service, before);
+        // Updates sent 10 ms apart whose ACKs come back 9 ms apart did not queue: no b̂ sample.
+        s.on_sent(0, 8, at(70));
+        s.on_sent(0, 9, at(80));
+        s.on_ack(0, 8, at(85));
+        s.on_ack(0, 9, at(94));
+        assert_eq!(s.path_stats(0, at(94)).unwrap().bottleneck, Some(2e-3));
     }
 
     #[test]

@@ -99,12 +99,16 @@ pub struct PathRow {
     pub acked: u64,
     /// Updates given up on it (overtaken by a later ACK on the path, or beyond its memory).
     pub given_up: u64,
-    /// Updates in flight on it now (`n_k`).
+    /// Updates in flight on it now.
     pub in_flight: usize,
+    /// QAware's `n_k`: updates ahead at its bottleneck now (fractional).
+    pub queued: f64,
     /// Its smoothed RTT (ms).
     pub srtt_ms: Option<f64>,
-    /// QAware's service estimate `Ŝ_k` (ms).
+    /// QAware's `Ŝ_k`, the round trip without waiting (ms).
     pub service_ms: Option<f64>,
+    /// QAware's `b̂_k`, the bottleneck's service time per update (ms).
+    pub bottleneck_ms: Option<f64>,
     /// No ACK for too long: probed, not scheduled.
     pub overdue: bool,
     /// Times it became overdue.
@@ -146,8 +150,10 @@ impl From<&SourceReport> for SourceRow {
                     acked: p.acked,
                     given_up: p.given_up,
                     in_flight: p.in_flight,
+                    queued: p.queued,
                     srtt_ms: opt_ms(p.srtt),
                     service_ms: opt_ms(p.service),
+                    bottleneck_ms: opt_ms(p.bottleneck),
                     overdue: p.overdue,
                     failures: p.failures,
                 })

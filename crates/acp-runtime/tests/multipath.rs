@@ -2,7 +2,9 @@
 //! one path slowed, then blackholed mid-run, then restored. The monitor must see one session;
 //! the updates lost are at most those in flight on the failed path; the path must carry ACKs
 //! again within two of its round trips of its return; the age must be far below the failing
-//! path's alone, and with every update on both paths no worse than the best single path's. Real time on a shared machine: each run is at `SCHED_FIFO` when it may, the
+//! path's alone and, under QAware, within the run-to-run spread of the best single path's and
+//! minSRTT's; with every update on both paths no worse than the best single path's. Real time
+//! on a shared machine: each run is at `SCHED_FIFO` when it may, the
 //! runs of this binary go one at a time, and every tolerance below says what it allows for.
 
 use std::net::SocketAddr;
@@ -100,10 +102,13 @@ fn spec() -> SourceSpec {
     }
 }
 
-/// A multipath run over [steady, slowed] under `scheduler`, the slowed path failing: the
-/// source's final report and the monitor's view of its session. (Its own loop rather than
-/// `experiment::run`, whose ticks wait for the monitor's snapshot on the source's thread.)
-fn multipath(scheduler: PathRule) -> (SourceReport, SessionReport, Failure) {
+/// A multipath run over `paths` under `scheduler`, path 1 (if any) failing: the source's final
+/// report and the monitor's view of its session. (Its own loop rather than `experiment::run`,
+/// whose ticks wait for the monitor's snapshot on the source's thread.)
+fn multipath(
+    scheduler: PathRule,
+    paths: Vec<PathConfig>,
+) -> (SourceReport, SessionReport, Failure) {
     let any: SocketAddr = "127.0.0.1:0".parse().unwrap();
     let monitor = MonitorConfig {
         clocks_synchronised: true,
@@ -111,7 +116,7 @@ fn multipath(scheduler: PathRule) -> (SourceReport, SessionReport, Failure) {
         ..MonitorConfig::default()
     };
     let server = MonitorServer::start(ServerConfig::new(any, monitor), None).expect("monitor");
-    let relays: Vec<Relay> = [steady(), slowed()]
+    let relays: Vec<Relay> = paths
         .into_iter()
         .enumerate()
         .map(|(k, path)| {
@@ -136,7 +141,9 @@ fn multipath(scheduler: PathRule) -> (SourceReport, SessionReport, Failure) {
     let last = set
         .run(&limits, TICK, |r| {
             let path = r[0].paths.get(1).map(|(_, p)| p);
-            failure.on_tick(start.elapsed(), &relays[1], path);
+            if let Some(relay) = relays.get(1) {
+                failure.on_tick(start.elapsed(), relay, path);
+            }
         })
         .expect("source runs")
         .pop()
@@ -178,8 +185,13 @@ fn single(path: PathConfig, fails: bool) -> f64 {
 fn qaware_rides_out_a_slowed_then_blackholed_path() {
     let _g = serial();
     let _rt = common::ahead_of_other_work();
-    let (mp, session, failure) = multipath(PathRule::QAware);
-    let age_best = single(steady(), false);
+    let (mp, session, failure) = multipath(PathRule::QAware, vec![steady(), slowed()]);
+    let (_, minsrtt, _) = multipath(PathRule::MinSrtt, vec![steady(), slowed()]);
+    let age_minsrtt = minsrtt.avg_age.expect("minSRTT age");
+    // The steady path alone through the same source loop: the multipath runs' ages differ
+    // from `experiment::run`'s by the loop, not only by the scheduler.
+    let (_, steady_alone, _) = multipath(PathRule::QAware, vec![steady()]);
+    let age_best = steady_alone.avg_age.expect("steady path age");
     let age_other = single(slowed(), true);
     let s = &session.stats;
     let age_mp = session.avg_age.expect("multipath age");
@@ -190,11 +202,12 @@ fn qaware_rides_out_a_slowed_then_blackholed_path() {
     let took = Duration::from_nanos(recovered.nanos_since(returned));
     let sent_failing = sent_overdue - sent_before;
     eprintln!(
-        "multipath qaware: age {:.2} ms (steady path alone {:.2} ms, failing path alone {:.2} \
-         ms); lost {} (in flight on the failed path at failure {in_flight}, sent there until \
+        "multipath qaware: age {:.2} ms (minSRTT {:.2} ms, steady path alone {:.2} ms, failing \
+         path alone {:.2} ms); lost {} (in flight on the failed path at failure {in_flight}, sent there until \
          found overdue {sent_failing}); recovery {:.1} ms after the return (SRTT before the \
          failure {:.1} ms); sent {} delivered {} stale {} duplicates {}; paths {:?}",
         age_mp * 1e3,
+        age_minsrtt * 1e3,
         age_best * 1e3,
         age_other * 1e3,
         s.lost,
@@ -220,14 +233,20 @@ fn qaware_rides_out_a_slowed_then_blackholed_path() {
         took <= limit,
         "recovered {took:?} after the return, limit {limit:?}"
     );
-    // Far better than the failing path alone. Against the steady path alone QAware is not
-    // asserted: with about one update per path, `n_k` counts the update crossing a path and
-    // QAware moves updates onto the slower path (measured 1.00–1.21 × the steady path's age;
-    // docs/MULTIPATH.md, "Verified through two `acp relay` paths"). `duplicate` is held to the
-    // best single path below.
+    // Far better than the failing path alone, and at most the best single path's and
+    // minSRTT's within 15 %: the spread of one configuration's wall-clock age from run to run
+    // on this loaded machine (docs/MULTIPATH.md, "Verified through two `acp relay` paths").
     assert!(
         age_mp < age_other,
         "multipath {age_mp} s vs failing path {age_other} s"
+    );
+    assert!(
+        age_mp <= 1.15 * age_best,
+        "multipath {age_mp} s vs best single path {age_best} s"
+    );
+    assert!(
+        age_mp <= 1.15 * age_minsrtt,
+        "multipath {age_mp} s vs minSRTT {age_minsrtt} s"
     );
 }
 
@@ -235,7 +254,7 @@ fn qaware_rides_out_a_slowed_then_blackholed_path() {
 fn duplicate_sends_every_update_on_both_paths_and_the_monitor_keeps_one() {
     let _g = serial();
     let _rt = common::ahead_of_other_work();
-    let (mp, session, _) = multipath(PathRule::Duplicate);
+    let (mp, session, _) = multipath(PathRule::Duplicate, vec![steady(), slowed()]);
     let age_best = single(steady(), false);
     let age_mp = session.avg_age.expect("multipath age");
     let s = &session.stats;
