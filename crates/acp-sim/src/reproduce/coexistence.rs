@@ -322,8 +322,10 @@ pub fn rows(points: &[Point], plan: &Plan, done: &[Option<Measure>]) -> Vec<Row>
             config: Config::BaselinePriority,
             ..*p
         };
+        // The paper's numbers stand beside its own configurations (this reproduction's and
+        // no-tcp's parts), not beside the variants only ours runs.
         let published = |field| {
-            (p.controller == ControllerKind::AcpPlus && p.part == PAPER)
+            (p.controller == ControllerKind::AcpPlus && !PARTS[1..].contains(&p.part))
                 .then(|| paper::at(field, p.config, p.wifi_mbit, p.acp, p.tcp))
                 .flatten()
         };
