@@ -10,8 +10,9 @@
 //! when that ended less than 16 intervals ago. The caller's queue is reached through a closure
 //! that takes out its oldest packet and tells when it was queued and how many bytes stay
 //! behind it. The RFC keeps a queue holding at most one MTU from dropping (`maxpacket`);
-//! mac80211 leaves its CoDel parameters' `mtu` at zero and passes the flow's backlog, so a
-//! flow's last packet is never dropped: that is the rule here.
+//! mac80211 passes the flow's backlog and, as we read `ieee80211_txq_setup_flows` and
+//! `sta_info.c`, sets no `mtu` in its CoDel parameters (zero), so a flow's last packet is never
+//! dropped: that is the rule here.
 //!
 //! # Non-goals
 //!
