@@ -192,6 +192,7 @@ enum ApQueueToml {
     Fifo,
     PerStation,
     Fq,
+    FqCodel,
 }
 
 /// What the client stations' voice queues keep: every frame, or only fresh updates.
@@ -1032,6 +1033,7 @@ fn add_wifi(topology: &mut Topology, w: &WifiToml) -> Result<(), String> {
         ApQueueToml::Fifo => ApQueue::Fifo,
         ApQueueToml::PerStation => ApQueue::PerStation,
         ApQueueToml::Fq => ApQueue::Fq,
+        ApQueueToml::FqCodel => ApQueue::FqCodel,
     };
     mac.voice_queue = match w.voice_queue {
         VoiceQueueToml::Fifo => VoiceQueue::Fifo,

@@ -20,19 +20,25 @@
 //! - **Drops.** When the queue is full, the flow holding the most bytes loses its oldest packet
 //!   (mac80211's `fq_find_fattest_flow` and a drop at its head).
 //!
+//! - **CoDel** (with [`FlowQueueing::with_codel`], mac80211's `fq_codel`): the flow picked
+//!   hands out its packet through its own [`Codel`], which may first drop packets at the flow's
+//!   head that waited too long; the deficit is charged for the packet sent only.
+//!
 //! So a sparse flow — one packet now and then, each finding its flow empty and off the lists
 //! — is served next, ahead of a backlogged flow, and waits at most for the packet in service.
 //!
 //! # Non-goals
 //!
-//! CoDel's dropping of packets that waited too long (mac80211 runs it per flow; the medium's queue
-//! limit is the only drop here), hash collisions, memory limits and the per-TID tins of a
-//! station (the medium has one queue per access category).
+//! Hash collisions, memory limits and the per-TID tins of a station (the medium has one queue
+//! per access category).
 //!
 //! This module keeps only the bookkeeping (which flow goes next, how many bytes each holds); the
 //! packets themselves stay in the medium's queue.
 
 use std::collections::{HashMap, VecDeque};
+
+use super::codel::{Codel, CodelParams};
+use crate::Time;
 
 /// mac80211's quantum (`fq->quantum`, bytes).
 pub const QUANTUM: u32 = 300;
@@ -40,13 +46,24 @@ pub const QUANTUM: u32 = 300;
 /// One flow's state.
 #[derive(Debug, Clone, Default)]
 struct Flow {
-    /// Bytes of its waiting packets, oldest first.
-    waiting: VecDeque<u32>,
+    /// Bytes of its waiting packets and when each was queued, oldest first.
+    waiting: VecDeque<(u32, Time)>,
     /// Their sum.
     bytes: u64,
     deficit: i64,
     /// On the new or the old list.
     listed: bool,
+    /// Its CoDel state (used with [`FlowQueueing::with_codel`]).
+    codel: Codel,
+}
+
+impl Flow {
+    /// Takes out its oldest packet; its bytes.
+    fn pop(&mut self) -> Option<u32> {
+        let (bytes, _) = self.waiting.pop_front()?;
+        self.bytes -= u64::from(bytes);
+        Some(bytes)
+    }
 }
 
 /// The flows of one queue and the two lists of deficit round robin.
@@ -56,6 +73,16 @@ pub struct FlowQueueing {
     flows: HashMap<u64, Flow>,
     new_flows: VecDeque<u64>,
     old_flows: VecDeque<u64>,
+    codel: Option<CodelParams>,
+}
+
+/// What one [`FlowQueueing::dequeue`] picked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Served {
+    /// The flow whose oldest packet goes next.
+    pub flow: u64,
+    /// Packets of that flow CoDel dropped first (its oldest, before the one that goes).
+    pub dropped: u32,
 }
 
 impl Default for FlowQueueing {
@@ -72,13 +99,22 @@ impl FlowQueueing {
             flows: HashMap::new(),
             new_flows: VecDeque::new(),
             old_flows: VecDeque::new(),
+            codel: None,
         }
     }
 
-    /// A packet of `bytes` joins `flow`.
-    pub fn enqueue(&mut self, flow: u64, bytes: u32) {
+    /// Likewise, each flow's packets handed out through CoDel with `params`.
+    pub fn with_codel(quantum: u32, params: CodelParams) -> Self {
+        FlowQueueing {
+            codel: Some(params),
+            ..FlowQueueing::new(quantum)
+        }
+    }
+
+    /// A packet of `bytes` joins `flow` at `now`.
+    pub fn enqueue(&mut self, flow: u64, bytes: u32, now: Time) {
         let f = self.flows.entry(flow).or_default();
-        f.waiting.push_back(bytes);
+        f.waiting.push_back((bytes, now));
         f.bytes += u64::from(bytes);
         if !f.listed {
             f.listed = true;
@@ -87,8 +123,9 @@ impl FlowQueueing {
         }
     }
 
-    /// The flow whose oldest packet goes next (taken out), or `None` when nothing waits.
-    pub fn dequeue(&mut self) -> Option<u64> {
+    /// The flow whose oldest packet goes next at `now` (taken out, with the packets CoDel
+    /// dropped before it), or `None` when nothing waits.
+    pub fn dequeue(&mut self, now: Time) -> Option<Served> {
         loop {
             let from_new = !self.new_flows.is_empty();
             let head = if from_new {
@@ -109,15 +146,34 @@ impl FlowQueueing {
                 self.old_flows.push_back(id);
                 continue;
             }
-            let Some(bytes) = f.waiting.pop_front() else {
+            let (dropped, sent) = match &self.codel {
+                None => (0, f.pop()),
+                Some(params) => {
+                    let Flow {
+                        waiting,
+                        bytes,
+                        codel,
+                        ..
+                    } = f;
+                    let mut last = None;
+                    let d = codel.dequeue(params, now, || {
+                        let (b, at) = waiting.pop_front()?;
+                        *bytes -= u64::from(b);
+                        last = Some(b);
+                        Some((at, *bytes))
+                    });
+                    (d.dropped, last.filter(|_| d.sent))
+                }
+            };
+            let Some(bytes) = sent else {
                 if from_new && !self.old_flows.is_empty() {
                     self.old_flows.push_back(id);
                 } else {
                     self.flows.remove(&id);
                 }
+                debug_assert_eq!(dropped, 0, "CoDel never drops a flow's last packet");
                 continue;
             };
-            f.bytes -= u64::from(bytes);
             f.deficit -= i64::from(bytes);
             let list = if from_new {
                 &mut self.new_flows
@@ -125,7 +181,7 @@ impl FlowQueueing {
                 &mut self.old_flows
             };
             list.push_front(id);
-            return Some(id);
+            return Some(Served { flow: id, dropped });
         }
     }
 
@@ -146,10 +202,7 @@ impl FlowQueueing {
 
     /// Takes out `flow`'s oldest waiting packet; its bytes, or `None` if it holds none.
     pub fn drop_oldest(&mut self, flow: u64) -> Option<u32> {
-        let f = self.flows.get_mut(&flow)?;
-        let bytes = f.waiting.pop_front()?;
-        f.bytes -= u64::from(bytes);
-        Some(bytes)
+        self.flows.get_mut(&flow)?.pop()
     }
 }
 
@@ -157,21 +210,26 @@ impl FlowQueueing {
 mod tests {
     use super::*;
 
+    /// The flow served next at time zero (so CoDel, if any, never drops).
+    fn next(fq: &mut FlowQueueing) -> Option<u64> {
+        fq.dequeue(Time::ZERO).map(|s| s.flow)
+    }
+
     /// Dequeues until empty; the flows in service order.
     fn drain(fq: &mut FlowQueueing) -> Vec<u64> {
-        std::iter::from_fn(|| fq.dequeue()).collect()
+        std::iter::from_fn(|| next(fq)).collect()
     }
 
     #[test]
     fn a_new_flow_goes_ahead_of_a_backlogged_one() {
         let mut fq = FlowQueueing::default();
         for _ in 0..10 {
-            fq.enqueue(1, 1500);
+            fq.enqueue(1, 1500, Time::ZERO);
         }
-        assert_eq!(fq.dequeue(), Some(1));
-        fq.enqueue(2, 100);
+        assert_eq!(next(&mut fq), Some(1));
+        fq.enqueue(2, 100, Time::ZERO);
         // Flow 1 used its quantum on its first packet; flow 2 is new and goes next.
-        assert_eq!(fq.dequeue(), Some(2));
+        assert_eq!(next(&mut fq), Some(2));
         assert_eq!(drain(&mut fq), vec![1; 9]);
     }
 
@@ -182,12 +240,12 @@ mod tests {
         // 1's.
         let mut fq = FlowQueueing::default();
         for _ in 0..100 {
-            fq.enqueue(1, 1500);
+            fq.enqueue(1, 1500, Time::ZERO);
         }
         for _ in 0..500 {
-            fq.enqueue(2, 300);
+            fq.enqueue(2, 300, Time::ZERO);
         }
-        let order: Vec<u64> = (0..300).map_while(|_| fq.dequeue()).collect();
+        let order: Vec<u64> = (0..300).map_while(|_| next(&mut fq)).collect();
         let ones = order.iter().filter(|&&f| f == 1).count() as u64;
         let twos = order.iter().filter(|&&f| f == 2).count() as u64;
         let (b1, b2) = (ones * 1500, twos * 300);
@@ -198,9 +256,9 @@ mod tests {
     #[test]
     fn the_fattest_flow_loses_its_oldest_packet() {
         let mut fq = FlowQueueing::default();
-        fq.enqueue(1, 100);
-        fq.enqueue(2, 1000);
-        fq.enqueue(2, 10);
+        fq.enqueue(1, 100, Time::ZERO);
+        fq.enqueue(2, 1000, Time::ZERO);
+        fq.enqueue(2, 10, Time::ZERO);
         assert_eq!(fq.fattest(), Some((2, 1010)));
         assert_eq!(fq.drop_oldest(2), Some(1000));
         assert_eq!(fq.bytes(2), 10);

@@ -35,7 +35,9 @@
 //!   first, deficit round robin by bytes), so a sparse flow waits for at most one frame of its
 //!   destination's backlogged ones; a full queue drops the oldest waiting frame of the flow
 //!   holding the most bytes (the arriving frame if its flow would be that one and holds
-//!   nothing yet).
+//!   nothing yet). [`ApQueue::FqCodel`] adds CoDel per flow ([`super::codel`], mac80211's
+//!   `fq_codel`): when its turn comes, a flow whose frames have waited over 20 ms for 100 ms
+//!   drops frames at its head (never its last); they are handed back as queue drops.
 //!
 //! - **The stations' voice queues.** Under EDCA, [`MediumConfig::voice_queue`] may keep only
 //!   fresh updates in every client station's AC_VO queue (the AP's is left alone), as
@@ -145,7 +147,8 @@ use std::time::Duration;
 
 use acp_core::time::duration_nanos;
 
-use super::fq::FlowQueueing;
+use super::codel::CodelParams;
+use super::fq::{FlowQueueing, QUANTUM};
 use super::phy::{AcParams, AccessCategory};
 use super::radio::Chunk;
 use super::FrameModel;
@@ -279,6 +282,9 @@ pub enum ApQueue {
     /// Destinations served in turn, and each destination's flows by mac80211's flow queueing
     /// ([`super::fq`]); a full queue drops from the flow holding the most bytes.
     Fq,
+    /// As [`ApQueue::Fq`], and each flow's frames handed out through CoDel with mac80211's
+    /// parameters ([`super::codel`]): mac80211's `fq_codel`.
+    FqCodel,
 }
 
 /// What the client stations' voice queues keep (see the module's model).
@@ -783,26 +789,33 @@ fn places<P>(fifo: &VecDeque<Queued<P>>, to: usize, from: usize) -> Vec<usize> {
     (from..fifo.len()).filter(|&i| fifo[i].to == to).collect()
 }
 
-/// [`ApQueue::Fq`]: a new head's destination has its turn; its flow queueing picks which of the
-/// destination's frames takes it, and that frame moves to the head while the destination's
-/// frames before it move one of its places later (each flow's frames stay in arrival order).
-fn promote<P>(ent: &mut Entity<P>) {
+/// [`ApQueue::Fq`] and [`ApQueue::FqCodel`]: a new head's destination has its turn at `now`;
+/// its flow queueing picks which of the destination's frames takes it, and that frame moves to
+/// the head while the destination's frames before it move one of its places later (each flow's
+/// frames stay in arrival order). Returns the frames CoDel dropped on the way (the picked flow's
+/// oldest), taken out of the queue.
+fn promote<P>(ent: &mut Entity<P>, now: Time) -> Vec<Parcel<P>> {
     let Some(to) = ent.fifo.front().map(|h| h.to) else {
-        return;
+        return Vec::new();
     };
-    let Some(flow) = ent.flows.get_mut(to).and_then(FlowQueueing::dequeue) else {
-        return;
+    let Some(served) = ent.flows.get_mut(to).and_then(|fq| fq.dequeue(now)) else {
+        return Vec::new();
     };
+    let flow = served.flow;
+    let dropped: Vec<Parcel<P>> = (0..served.dropped)
+        .filter_map(|_| take_oldest_of_flow(ent, to, flow, 0))
+        .collect();
     let slots = places(&ent.fifo, to, 0);
     let Some(k) = slots
         .iter()
         .position(|&i| ent.fifo[i].parcel.source == flow)
     else {
-        return;
+        return dropped;
     };
     for j in (0..k).rev() {
         swap_parcels(&mut ent.fifo, slots[j], slots[j + 1]);
     }
+    dropped
 }
 
 /// [`ApQueue::Fq`], the queue full: takes out the oldest waiting frame of the flow holding the
@@ -821,7 +834,19 @@ fn make_room_fq<P>(ent: &mut Entity<P>, to: usize, parcel: &Parcel<P>) -> Option
         _ => (to, parcel.source),
     };
     ent.flows[dest].drop_oldest(flow)?;
-    let slots = places(&ent.fifo, dest, 1);
+    take_oldest_of_flow(ent, dest, flow, 1)
+}
+
+/// [`ApQueue::Fq`]: takes `flow`'s oldest frame for `dest` out of the queue, looking from place
+/// `from` on; the destination's later frames move one of its places earlier and its last place
+/// goes (each place keeping its round).
+fn take_oldest_of_flow<P>(
+    ent: &mut Entity<P>,
+    dest: usize,
+    flow: u64,
+    from: usize,
+) -> Option<Parcel<P>> {
+    let slots = places(&ent.fifo, dest, from);
     let j = slots
         .iter()
         .position(|&i| ent.fifo[i].parcel.source == flow)?;
@@ -869,10 +894,12 @@ impl<P> Medium<P> {
                 } else {
                     Vec::new()
                 },
-                flows: if e < params.len() && cfg.ap_queue == ApQueue::Fq {
-                    vec![FlowQueueing::default(); total]
-                } else {
-                    Vec::new()
+                flows: match cfg.ap_queue {
+                    ApQueue::Fq if e < params.len() => vec![FlowQueueing::default(); total],
+                    ApQueue::FqCodel if e < params.len() => {
+                        vec![FlowQueueing::with_codel(QUANTUM, CodelParams::MAC80211); total]
+                    }
+                    _ => Vec::new(),
                 },
                 counters: StationCounters::default(),
             })
@@ -1060,7 +1087,7 @@ impl<P> Medium<P> {
         ent.held.bytes += u64::from(parcel.bytes);
         let was_empty = ent.fifo.is_empty();
         if let Some(fq) = ent.flows.get_mut(to) {
-            fq.enqueue(parcel.source, parcel.bytes);
+            fq.enqueue(parcel.source, parcel.bytes, now);
         }
         let queued = Queued {
             to,
@@ -1076,7 +1103,8 @@ impl<P> Medium<P> {
         if !was_empty {
             return Ok(());
         }
-        promote(ent);
+        // The only frame: its flow's last packet, which CoDel never drops.
+        promote(ent, now);
         match &self.air {
             Air::Busy(b) => {
                 // Its own exchange decides at its end; otherwise the medium is busy and a frame
@@ -1688,7 +1716,7 @@ impl<P> Medium<P> {
         let Some(q) = ent.fifo.pop_front() else {
             return;
         };
-        promote(ent);
+        let aqm = promote(ent, at);
         ent.held.packets -= 1;
         ent.held.bytes -= u64::from(q.parcel.bytes);
         let bytes = u64::from(q.parcel.bytes);
@@ -1705,6 +1733,22 @@ impl<P> Medium<P> {
                 parcel: q.parcel,
             }),
         ));
+        self.aqm_drops(e, at, aqm);
+    }
+
+    /// Hands back the frames CoDel dropped from entity `e`'s queue at `at` as queue drops.
+    fn aqm_drops(&mut self, e: usize, at: Time, dropped: Vec<Parcel<P>>) {
+        for parcel in dropped {
+            self.count(e, |c| c.queue_drops += 1);
+            self.outcomes.push_back((
+                at,
+                Err(Dropped {
+                    reason: DropReason::QueueFull,
+                    parcel,
+                    served_at: None,
+                }),
+            ));
+        }
     }
 
     /// The exchange ends: senders update their windows and draw their counters, or a lone TXOP
@@ -1780,7 +1824,7 @@ impl<P> Medium<P> {
         head.tries += 1;
         if head.tries >= self.cfg.retry_limit {
             if let Some(q) = ent.fifo.pop_front() {
-                promote(ent);
+                let aqm = promote(ent, at);
                 ent.held.packets -= 1;
                 ent.held.bytes -= u64::from(q.parcel.bytes);
                 tally(&mut ent.counters, &mut self.stations[from].counters, |c| {
@@ -1794,8 +1838,9 @@ impl<P> Medium<P> {
                         served_at: Some(at),
                     }),
                 ));
+                self.aqm_drops(e, at, aqm);
             }
-            ent.cw = params.cw_min;
+            self.entities[e].cw = params.cw_min;
         } else {
             ent.cw = ent
                 .cw
@@ -1803,6 +1848,7 @@ impl<P> Medium<P> {
                 .saturating_add(1)
                 .min(params.cw_max);
         }
+        let ent = &mut self.entities[e];
         ent.counter = self.stations[from].backoff.up_to(ent.cw);
     }
 }
@@ -1984,6 +2030,48 @@ mod tests {
         }
         let fifo = sparse_delays(ApQueue::PerStation, 200);
         assert!(fifo[0] > 50_000, "per-station FIFO: {fifo:?}");
+    }
+
+    #[test]
+    fn an_fq_codel_ap_drops_from_a_standing_queue_and_keeps_its_last_frame() {
+        // 2000 frames of one flow for station 1 at 0, each a fraction of a millisecond on the
+        // air: under fq all are delivered; under fq-codel their sojourn passes the 20 ms target
+        // at once, so CoDel drops at the flow's head once the 100 ms interval has gone, then
+        // every interval/√count: 100 ms, 70.7 ms, 57.7 ms, … apart (RFC 8289's control law),
+        // and never the last frame.
+        let backlog: Vec<_> = (0..2000)
+            .map(|i| (Time::ZERO, 0, 1, flow_parcel(i, 1, 1500)))
+            .collect();
+        let outcome = |ap_queue| {
+            let mut m = medium(MediumConfig { ap_queue, ..dcf(1) }, 1.0);
+            run(&mut m, &backlog)
+        };
+        let fq = outcome(ApQueue::Fq);
+        assert!(fq.iter().all(|o| o.2), "fq delivers every frame");
+        let codel = outcome(ApQueue::FqCodel);
+        // A drop happens as the frame before it is delivered (the flow's next turn): its
+        // time is that delivery's (µs).
+        let mut delivered = 0;
+        let mut drops = Vec::new();
+        for &(t, _, ok) in &codel {
+            if ok {
+                delivered = t.as_nanos() / 1000;
+            } else {
+                drops.push(delivered);
+            }
+        }
+        assert!(drops.len() >= 4, "fq-codel drops at {drops:?} µs");
+        assert!(drops[0] >= 100_000, "first drop at {} µs", drops[0]);
+        // The gaps, within one exchange (the drop waits for the flow's next turn).
+        let exchange = DIFS + 15 * SLOT + DATA + SIFS + ACK;
+        for (k, want) in [(1, 100_000.0), (2, 70_711.0), (3, 57_735.0)] {
+            let gap = (drops[k] - drops[k - 1]) as f64;
+            assert!((gap - want).abs() <= exchange as f64, "gap {k}: {gap} µs");
+        }
+        assert!(
+            codel.iter().any(|o| o.1 == 1999 && o.2),
+            "the last frame goes"
+        );
     }
 
     #[test]

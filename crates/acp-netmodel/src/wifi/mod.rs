@@ -26,6 +26,7 @@ pub mod ampdu;
 pub mod bianchi;
 pub mod blockack;
 pub mod channel;
+pub mod codel;
 pub mod downlink;
 pub mod edca_saturation;
 pub mod fq;

@@ -322,8 +322,10 @@ pub fn rows(points: &[Point], plan: &Plan, done: &[Option<Measure>]) -> Vec<Row>
             config: Config::BaselinePriority,
             ..*p
         };
+        // The paper's numbers stand beside its own configurations (this reproduction's and
+        // no-tcp's parts), not beside the variants only ours runs.
         let published = |field| {
-            (p.controller == ControllerKind::AcpPlus && p.part == PAPER)
+            (p.controller == ControllerKind::AcpPlus && !PARTS[1..].contains(&p.part))
                 .then(|| paper::at(field, p.config, p.wifi_mbit, p.acp, p.tcp))
                 .flatten()
         };
@@ -493,6 +495,8 @@ pub const PAPER: &str = "coexistence";
 pub const UNMARKED: &str = "coexistence, ACKs unmarked";
 /// The part of BP and MP with the monitor's ACKs unmarked and the AP's fair queueing.
 pub const UNMARKED_FQ: &str = "coexistence, ACKs unmarked, fq AP";
+/// The part of BP and MP with the monitor's ACKs unmarked and the AP's fair queueing with CoDel.
+pub const UNMARKED_FQ_CODEL: &str = "coexistence, ACKs unmarked, fq-codel AP";
 
 /// The part of BP and MP with freshest voice queues at the clients.
 pub const FRESHEST: &str = "coexistence, freshest voice queues";
@@ -500,7 +504,14 @@ pub const FRESHEST: &str = "coexistence, freshest voice queues";
 pub const FRESHEST_PREEMPT: &str = "coexistence, freshest-preempt voice queues";
 
 /// The parts, in the order of [`VARIANTS`].
-pub const PARTS: [&str; 5] = [PAPER, UNMARKED, UNMARKED_FQ, FRESHEST, FRESHEST_PREEMPT];
+pub const PARTS: [&str; 6] = [
+    PAPER,
+    UNMARKED,
+    UNMARKED_FQ,
+    UNMARKED_FQ_CODEL,
+    FRESHEST,
+    FRESHEST_PREEMPT,
+];
 
 /// One configuration run and the part (a table of its own) it belongs to.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -537,12 +548,13 @@ const fn variant(
 
 /// The configurations run, by part: the paper's three; BP and MP with the monitor's ACKs
 /// unmarked, the run that tests why ours differ; those two again with the AP scheduling each
-/// client's flows by fair queueing, the run that tests why the paper's BP stays flat; and BP
-/// and MP (ACKs marked) with the clients' voice queues keeping only fresh updates, without and
+/// client's flows by fair queueing, the run that tests why the paper's BP stays flat, and with
+/// CoDel behind the fair queueing as mac80211 has it, the run that tests why that BP fails with
+/// many ACP flows; and BP and MP (ACKs marked) with the clients' voice queues keeping only fresh updates, without and
 /// with pre-emption (`docs/COEXISTENCE.md`).
-pub const VARIANTS: [Variant; 11] = {
+pub const VARIANTS: [Variant; 13] = {
     use Config::{BaselinePriority as Bp, BestEffort as Be, MultiaccessPriority as Mp};
-    use StationQueues::{Fq, InTurn};
+    use StationQueues::{Fq, FqCodel, InTurn};
     use VoiceQueue::{Fifo, Freshest, FreshestPreempt};
     [
         variant(PAPER, Bp, false, InTurn, Fifo),
@@ -552,6 +564,8 @@ pub const VARIANTS: [Variant; 11] = {
         variant(UNMARKED, Mp, true, InTurn, Fifo),
         variant(UNMARKED_FQ, Bp, true, Fq, Fifo),
         variant(UNMARKED_FQ, Mp, true, Fq, Fifo),
+        variant(UNMARKED_FQ_CODEL, Bp, true, FqCodel, Fifo),
+        variant(UNMARKED_FQ_CODEL, Mp, true, FqCodel, Fifo),
         variant(FRESHEST, Bp, false, InTurn, Freshest),
         variant(FRESHEST, Mp, false, InTurn, Freshest),
         variant(FRESHEST_PREEMPT, Bp, false, InTurn, FreshestPreempt),

@@ -126,6 +126,10 @@ pub enum StationQueues {
     /// first, deficit round robin by bytes), as a Linux AP schedules them.
     #[serde(rename = "fq")]
     Fq,
+    /// As [`StationQueues::Fq`], each flow behind CoDel with mac80211's parameters
+    /// (`"fq-codel"`: target 20 ms, interval 100 ms), mac80211's `fq_codel`.
+    #[serde(rename = "fq-codel")]
+    FqCodel,
 }
 
 impl StationQueues {
@@ -134,6 +138,7 @@ impl StationQueues {
         match self {
             StationQueues::InTurn => "per-station",
             StationQueues::Fq => "fq",
+            StationQueues::FqCodel => "fq-codel",
         }
     }
 }
@@ -240,6 +245,7 @@ impl Coexistence {
         let mut queues = match self.ap_queue {
             StationQueues::InTurn => String::new(),
             StationQueues::Fq => ", fq AP".into(),
+            StationQueues::FqCodel => ", fq-codel AP".into(),
         };
         let mut voice = String::new();
         if self.voice_queue != VoiceQueue::Fifo {
