@@ -18,6 +18,9 @@ fn small() -> TrainConfig {
         svm_test_samples: 4_000,
         bottleneck_rates_mbps: vec![200.0, 500.0],
         bottleneck_packets: 10_000,
+        level_secs: 1.0,
+        n_sweep: vec![1, 5],
+        p_sweep: vec![10, 100],
         seed: 11,
         ..TrainConfig::default()
     }
