@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 
+use acp_sim::estimator::napi::NapiNoise;
 use acp_sim::estimator::train::{train, TrainConfig, TrainReport};
 use clap::{Args, Subcommand};
 
@@ -50,6 +51,17 @@ pub struct TrainArgs {
     /// Training samples of each RBF SVM (0: no SVM column).
     #[arg(long, default_value_t = 2_000)]
     svm_samples: usize,
+    /// Fit the frame-boundary estimator on raw inter-arrival times (µs), as scikit-learn's
+    /// default does, instead of standardised ones.
+    #[arg(long)]
+    raw_features: bool,
+    /// Multiply every delay of the timestamp-noise model (interrupt latency, per-packet cost,
+    /// yield and preemption pauses) by this.
+    #[arg(long, default_value_t = 1.0)]
+    noise_scale: f64,
+    /// Seconds per send rate of the slot-level SVM's traces (§4.4.2; each set; 0: none).
+    #[arg(long, default_value_t = 3.0)]
+    level_secs: f64,
     /// Send rates of the bottleneck traces (Mbit/s).
     #[arg(
         long,
@@ -58,6 +70,25 @@ pub struct TrainArgs {
         default_value = "100,200,300,400,500,600"
     )]
     bottleneck_rates: Vec<f64>,
+    /// The n values of the bottleneck classifier's sweep (Fig. 4.17; with --p-sweep).
+    #[arg(
+        long,
+        value_name = "N,N",
+        value_delimiter = ',',
+        default_value = "1,2,5,10,20"
+    )]
+    n_sweep: Vec<usize>,
+    /// The p values of that sweep (packets of the loss fraction).
+    #[arg(
+        long,
+        value_name = "P,P",
+        value_delimiter = ',',
+        default_value = "10,50,100,200,500"
+    )]
+    p_sweep: Vec<usize>,
+    /// Write the sweep as CSV (n, p, f1, accuracy) here.
+    #[arg(long, value_name = "FILE")]
+    sweep_csv: Option<PathBuf>,
     /// Packets per bottleneck trace.
     #[arg(long, default_value_t = 20_000)]
     bottleneck_packets: usize,
@@ -74,14 +105,27 @@ pub fn run(command: EstimatorCommand) -> anyhow::Result<()> {
         m: a.m as usize,
         sweep: a.sweep,
         svm_samples: a.svm_samples,
+        level_secs: a.level_secs,
+        standardise: !a.raw_features,
+        noise: NapiNoise::default().scaled(a.noise_scale),
         bottleneck_rates_mbps: a.bottleneck_rates,
         bottleneck_packets: a.bottleneck_packets,
+        n_sweep: a.n_sweep,
+        p_sweep: a.p_sweep,
         seed: a.seed,
         ..TrainConfig::default()
     };
     config.validate().map_err(UsageError)?;
     let (model, report) = train(&config).map_err(anyhow::Error::msg)?;
     model.save(&a.out).map_err(anyhow::Error::msg)?;
+    if let Some(path) = &a.sweep_csv {
+        let mut csv = String::from("n,p,f1,accuracy\n");
+        for row in &report.np_sweep {
+            csv += &format!("{},{},{},{}\n", row.n, row.p, row.f1, row.accuracy);
+        }
+        std::fs::write(path, csv)
+            .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    }
     if a.json {
         outln!("{}", serde_json::to_string_pretty(&report)?)?;
     } else {
@@ -135,6 +179,22 @@ fn text(r: &TrainReport, c: &TrainConfig) -> String {
         "all rates: F1 {:.3}, threshold {:.3}",
         r.f1, r.f1_threshold
     ));
+    if !r.level_svm.is_empty() {
+        line(String::new());
+        line(
+            "Slot levels (100 ms, §4.4.2): RMSE of the logistic estimator's slot means and of \
+             the RBF SVM regression on them (d = 5), held out"
+                .into(),
+        );
+        line("| rate (Mbit/s) | slots | level (MAC) | RMSE logistic | RMSE SVM |".into());
+        line("|---|---|---|---|---|".into());
+        for row in &r.level_svm {
+            line(format!(
+                "| {} | {} | {:.1} | {:.2} | {:.2} |",
+                row.rate_mbps, row.slots, row.level, row.rmse_logistic, row.rmse_svm
+            ));
+        }
+    }
     line(String::new());
     line(format!(
         "Bottleneck location (n = {}, p = {}), held out",
@@ -154,5 +214,27 @@ fn text(r: &TrainReport, c: &TrainConfig) -> String {
         r.bottleneck.f1(),
         r.bottleneck_baseline_accuracy
     ));
+    if !r.np_sweep.is_empty() {
+        line(String::new());
+        line("Bottleneck location against n and p (Fig. 4.17): held-out F1 (accuracy)".into());
+        let ps: Vec<usize> = c.p_sweep.clone();
+        line(format!(
+            "| n \\ p | {} |",
+            ps.iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(" | ")
+        ));
+        line(format!("|---|{}", "---|".repeat(ps.len())));
+        for n in &c.n_sweep {
+            let cells: Vec<String> = r
+                .np_sweep
+                .iter()
+                .filter(|row| row.n == *n)
+                .map(|row| format!("{:.3} ({:.3})", row.f1, row.accuracy))
+                .collect();
+            line(format!("| {n} | {} |", cells.join(" | ")));
+        }
+    }
     s
 }

@@ -64,6 +64,7 @@ pub fn from_sim(name: &str, config: &TcpConfig, app: &Application) -> Result<Tcp
             config.initial_window != model.initial_window,
         ),
         ("delayed_ack", config.delayed_ack != model.delayed_ack),
+        ("gro", config.gro != model.gro),
         ("min_rto", config.min_rto != model.min_rto),
         ("initial_rto", config.initial_rto != model.initial_rto),
         ("max_rto", config.max_rto != model.max_rto),

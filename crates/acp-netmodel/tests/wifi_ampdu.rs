@@ -411,6 +411,60 @@ fn beacons_and_feedback_share_the_air() {
     }
 }
 
+/// A station with `uplink_mpdus` above 1 sends its queued uplink packets as one A-MPDU (one
+/// access, every packet delivered at the frame's end, BlockAck-answered); with 1, one frame
+/// per packet. An error-free link, so the counts are exact.
+#[test]
+fn stations_aggregate_their_uplink_when_allowed() {
+    let mcs = Mcs::new(9, 2, 80);
+    let run = |uplink_mpdus: usize| {
+        let config = DownlinkConfig {
+            uplink_mpdus,
+            ..quiet(vec![station(mcs, f64::INFINITY)])
+        };
+        let mut dl: Downlink<u32> =
+            Downlink::new(config, &Streams::new(3), "t", Time::ZERO).unwrap();
+        for i in 0..40 {
+            let ack = Parcel {
+                item: i,
+                bytes: 52,
+                dscp: 0,
+                source: 0,
+            };
+            dl.enqueue(Time::ZERO, 1, 0, ack).unwrap();
+        }
+        let mut at = Vec::new();
+        while let Some(t) = dl.poll_timeout() {
+            dl.handle_timeout(t);
+            while let Some(o) = dl.poll_delivery(t) {
+                at.push((o.unwrap().parcel.item, t));
+            }
+        }
+        (at, dl.link_counters(1).unwrap().uplink_attempts)
+    };
+    let (one, attempts) = run(64);
+    assert_eq!(attempts, 1);
+    assert_eq!(one.len(), 40);
+    assert!(one.iter().all(|(_, t)| *t == one[0].1), "{one:?}");
+    let items: Vec<u32> = one.iter().map(|(i, _)| *i).collect();
+    assert_eq!(items, (0..40).collect::<Vec<_>>(), "in order");
+    let (alone, attempts) = run(1);
+    assert_eq!((alone.len(), attempts), (40, 40));
+    // 40 accesses against one: the aggregate is done long before the single frames.
+    assert!(
+        alone[39].1 > one[0].1 + Duration::from_millis(2),
+        "{alone:?}"
+    );
+    for bad in [0, 65] {
+        let config = DownlinkConfig {
+            uplink_mpdus: bad,
+            ..DownlinkConfig::new(vec![station(mcs, 30.0)])
+        };
+        let e = Downlink::<u32>::new(config, &Streams::new(1), "t", Time::ZERO).unwrap_err();
+        assert!(e.contains("uplink A-MPDU"), "{e}");
+    }
+}
+
 #[test]
 fn same_seed_same_run_and_bad_configurations_are_refused() {
     let mcs = Mcs::new(5, 1, 40);

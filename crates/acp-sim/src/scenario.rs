@@ -33,6 +33,8 @@
 //! nodelay = true                 # TCP_NODELAY (default false: Nagle on, as in Linux)
 //! window = "packets"             # bytes (default: RFC 5681, ns-3) | packets (Linux)
 //! delayed_ack = { every = 2, timeout = "40ms" }   # default; false ACKs every segment
+//! gro = true                     # stretch ACKs: one per GRO super-packet of 64 KiB, or of
+//!                                #   N bytes with gro = N (default false; tcp::gro)
 //! sack = false                   # no SACK blocks: NewReno's recovery (default true: RACK-TLP)
 //! receive_buffer = 65536         # rwnd (default 1 MiB); send_buffer likewise
 //! # rmem = [300000, 900000]      # or Linux's tcp_rmem default, max: window max/2 (autotuned)
@@ -92,6 +94,7 @@ use crate::flows::{FlowKind, FlowSpec};
 use crate::mptcp::connection::{MptcpApp, MptcpConfig};
 use crate::slot_reports::ReportSettings;
 use crate::spec::{describe_toml_error, Dur, LossToml, Rate, ScheduleToml};
+use crate::tcp::gro::Gro;
 use crate::tcp::{Application, DelayedAck, Rmem, TcpConfig, UpdateMode, WindowUnit};
 use crate::topology::{FramesBuilder, Topology};
 
@@ -304,6 +307,9 @@ struct AggregationToml {
     /// update).
     #[serde(default)]
     feedback_ms: u64,
+    /// MPDUs a station's uplink A-MPDU holds at most (1: every uplink packet alone).
+    #[serde(default = "one_usize")]
+    uplink_mpdus: usize,
 }
 
 /// `aggregation.retransmissions`.
@@ -401,6 +407,7 @@ fn downlink_config(
         config.retry_limit = r;
     }
     config.queue_limit = w.queue;
+    config.uplink_mpdus = a.uplink_mpdus;
     config.retransmissions = match a.retransmissions {
         RetransmissionsToml::Dedicated => Retransmissions::Dedicated,
         RetransmissionsToml::Mixed => Retransmissions::Mixed,
@@ -660,6 +667,14 @@ enum DelayedAckToml {
     },
 }
 
+/// `gro = false`, `true` (64 KiB super-packets) or their size in bytes.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(untagged)]
+enum GroToml {
+    Switch(bool),
+    Bytes(u64),
+}
+
 fn two() -> u32 {
     2
 }
@@ -684,6 +699,7 @@ struct TcpToml {
     #[serde(default)]
     window: WindowUnit,
     delayed_ack: Option<DelayedAckToml>,
+    gro: Option<GroToml>,
     send_buffer: Option<u64>,
     receive_buffer: Option<u64>,
     rmem: Option<[u64; 2]>,
@@ -714,6 +730,11 @@ fn tcp_kind(t: TcpToml) -> Result<FlowKind, String> {
             every,
             timeout: timeout.0,
         }),
+    };
+    config.gro = match t.gro {
+        None | Some(GroToml::Switch(false)) => None,
+        Some(GroToml::Switch(true)) => Some(Gro::default()),
+        Some(GroToml::Bytes(max_bytes)) => Some(Gro { max_bytes }),
     };
     config.send_buffer = t.send_buffer.unwrap_or(config.send_buffer);
     config.receive_buffer = t.receive_buffer.unwrap_or(config.receive_buffer);

@@ -57,7 +57,11 @@
 //!   longest of them.
 //! - **Uplink (feedback) frames.** A packet from a station to the AP (a receiver report, a
 //!   transport ACK) is one MPDU sent alone at the station's current rate and acknowledged by an
-//!   ACK, retried up to the retry limit like the one-frame medium's frames.
+//!   ACK, retried up to the retry limit like the one-frame medium's frames. With
+//!   [`DownlinkConfig::uplink_mpdus`] above 1 a station aggregates what its uplink queue holds
+//!   (up to that many MPDUs of one packet, within the A-MPDU limits) into one A-MPDU answered
+//!   by a BlockAck, as 802.11ac stations do with a block ACK agreement for the uplink (a bulk
+//!   download's TCP ACKs); each MPDU is lost on its own and retried at the head of the queue.
 //! - **Beacons** ([`DownlinkConfig::beacon_interval`]): every interval (the first at a uniform
 //!   draw in the first, stream `"wifi NAME beacons"`) the AP sends a beacon at 6 Mbit/s, SIFS +
 //!   one slot after the medium is idle, without backoff, ahead of its own data at the same
@@ -78,7 +82,7 @@
 use std::collections::VecDeque;
 use std::time::Duration;
 
-use super::ampdu::{mpdu_bytes, plan, Aggregation, VHT_MAX_MPDU_BYTES};
+use super::ampdu::{mpdu_bytes, plan, Aggregation, BLOCK_ACK_WINDOW, VHT_MAX_MPDU_BYTES};
 use super::blockack::{block_ack_airtime, Window};
 use super::channel::ErrorModel;
 use super::medium::{pop_due, Delivered, Outcome};
@@ -149,6 +153,9 @@ pub struct DownlinkConfig {
     pub retransmissions: Retransmissions,
     /// Beacon interval (`None`: no beacons).
     pub beacon_interval: Option<Duration>,
+    /// MPDUs a station's uplink A-MPDU holds at most (1: every uplink packet in a frame of its
+    /// own, the default).
+    pub uplink_mpdus: usize,
     /// How frame errors follow from the SNR.
     pub error_model: ErrorModel,
 }
@@ -169,6 +176,7 @@ impl DownlinkConfig {
             queue_limit: 1000,
             retransmissions: Retransmissions::Dedicated,
             beacon_interval: Some(BEACON_INTERVAL),
+            uplink_mpdus: 1,
             error_model: ErrorModel::Table,
         }
     }
@@ -179,6 +187,12 @@ impl DownlinkConfig {
             return Err("a downlink needs at least one station".into());
         }
         self.aggregation.validate()?;
+        if !(1..=BLOCK_ACK_WINDOW).contains(&self.uplink_mpdus) {
+            return Err(format!(
+                "{} MPDUs per uplink A-MPDU: 1–{BLOCK_ACK_WINDOW} (the block ACK window)",
+                self.uplink_mpdus
+            ));
+        }
         for (k, s) in self.stations.iter().enumerate() {
             let which = |e: String| format!("station {}: {e}", k + 1);
             match s.rate {
@@ -918,39 +932,85 @@ impl<P> Downlink<P> {
         let limit = self.config.retry_limit;
         let s = &mut self.stations[i];
         let phy = PhyConfig::ac(s.uplink_mcs());
-        let Some((msdu, tries)) = s.uplink.front_mut() else {
+        let queued = s.uplink.len().min(self.config.uplink_mpdus);
+        if queued == 0 {
             return Sent::new(Sender::Uplink(i), Duration::ZERO);
+        }
+        // One MPDU goes alone, answered by an ACK; several in an A-MPDU, by a BlockAck.
+        let (count, air, answer) = if queued == 1 {
+            (1, phy.data_airtime(s.uplink[0].0.bytes), phy.ack_airtime())
+        } else {
+            let lengths: Vec<u64> = s
+                .uplink
+                .iter()
+                .take(queued)
+                .map(|(m, _)| mpdu_bytes(true, &[m.bytes]))
+                .collect();
+            let limits = Aggregation {
+                max_mpdus: queued,
+                ..Aggregation::default()
+            };
+            let frame = plan(&phy, &limits, queued, &lengths);
+            (frame.mpdus, frame.airtime, block_ack_airtime(&phy))
         };
-        let air = phy.data_airtime(msdu.bytes);
-        let p = model.success_probability(s.snr, Mode::BPSK_HALF, phy.header_bits())
-            * model.success_probability(s.snr, phy.data_mode(), phy.data_bits(msdu.bytes));
-        let ok = !collided && s.errors.chance(p);
-        *tries += 1;
-        let tries = *tries;
+        let header = model.success_probability(s.snr, Mode::BPSK_HALF, phy.header_bits());
+        // A lone MPDU: one draw for header and body; an A-MPDU: the header, then each MPDU.
+        let received: Vec<bool> = if count == 1 {
+            let body = phy.data_bits(s.uplink[0].0.bytes);
+            let p = header * model.success_probability(s.snr, phy.data_mode(), body);
+            vec![!collided && s.errors.chance(p)]
+        } else {
+            let header_ok = !collided && s.errors.chance(header);
+            let bodies: Vec<u64> = s
+                .uplink
+                .iter()
+                .take(count)
+                .map(|(m, _)| 8 * mpdu_bytes(true, &[m.bytes]))
+                .collect();
+            bodies
+                .into_iter()
+                .map(|bits| {
+                    let p = model.success_probability(s.snr, phy.data_mode(), bits);
+                    header_ok && s.errors.chance(p)
+                })
+                .collect()
+        };
         s.counters.uplink_attempts += 1;
         let end_air = at + air;
         let mut out = Sent::new(Sender::Uplink(i), air);
-        out.answered_end = ok.then(|| end_air + phy.sifs() + phy.ack_airtime());
-        if ok || tries >= limit {
-            let (msdu, _) = s.uplink.pop_front().expect("front exists");
-            if let Some(parcel) = msdu.parcel {
-                if ok {
-                    s.counters.uplink_delivered += 1;
-                    out.delivered.push(Delivered {
-                        at: end_air,
-                        from: i + 1,
-                        to: AP,
-                        parcel,
-                    });
-                } else {
-                    s.counters.uplink_dropped += 1;
-                    out.dropped.push(Dropped {
-                        reason: DropReason::Loss,
-                        parcel,
-                        served_at: None,
-                    });
-                }
+        if received.iter().any(|r| *r) {
+            out.answered_end = Some(end_air + phy.sifs() + answer);
+        }
+        let mut failed = Vec::new();
+        let sent: Vec<_> = s.uplink.drain(..count).collect();
+        for ((msdu, tries), ok) in sent.into_iter().zip(received) {
+            let tries = tries + 1;
+            if !ok && tries < limit {
+                failed.push((msdu, tries));
+                continue;
             }
+            let Some(parcel) = msdu.parcel else {
+                continue;
+            };
+            if ok {
+                s.counters.uplink_delivered += 1;
+                out.delivered.push(Delivered {
+                    at: end_air,
+                    from: i + 1,
+                    to: AP,
+                    parcel,
+                });
+            } else {
+                s.counters.uplink_dropped += 1;
+                out.dropped.push(Dropped {
+                    reason: DropReason::Loss,
+                    parcel,
+                    served_at: None,
+                });
+            }
+        }
+        for m in failed.into_iter().rev() {
+            s.uplink.push_front(m);
         }
         out
     }

@@ -7,9 +7,11 @@
 //! - [`napi`]: kernel-timestamp noise (NAPI interrupt mitigation);
 //! - [`features`]: the thesis's feature vectors (4.3) and (4.6);
 //! - [`train`]: data generation, fitting with linfa, held-out metrics;
+//! - [`level_svm`]: §4.4.2's SVM regression of slot levels on the logistic estimator's output;
 //! - [`model`]: the model file and the online level estimator `acp monitor` runs.
 
 pub mod features;
+pub mod level_svm;
 pub mod model;
 pub mod napi;
 pub mod trace;

@@ -72,6 +72,20 @@ impl Default for NapiNoise {
 }
 
 impl NapiNoise {
+    /// Every delay multiplied by `k` (the weight and the preemption chance kept): a slower or
+    /// busier host (`k` > 1) or a quieter one.
+    pub fn scaled(&self, k: f64) -> NapiNoise {
+        NapiNoise {
+            irq_fixed_us: k * self.irq_fixed_us,
+            irq_mean_us: k * self.irq_mean_us,
+            cost_min_us: k * self.cost_min_us,
+            cost_max_us: k * self.cost_max_us,
+            yield_mean_us: k * self.yield_mean_us,
+            preempt_mean_us: k * self.preempt_mean_us,
+            ..*self
+        }
+    }
+
     /// Checks the parameters; the message names the bad one.
     pub fn validate(&self) -> Result<(), String> {
         let fields = [

@@ -9,7 +9,8 @@
 //!   a subsample (a kernel SVM's training cost grows with the square of its samples), for each m
 //!   of the sweep (Fig. 4.12(a)); for the chosen m, F1 and the mean estimated aggregation level
 //!   per send rate against the thesis's baseline, a threshold on the last inter-arrival time
-//!   (logistic regression with m = 1 and no σ; Fig. 4.12(b)–(c));
+//!   (logistic regression with m = 1 and no σ; Fig. 4.12(b)–(c)); and §4.4.2's SVM regression
+//!   of 100 ms slot levels on that model's output ([`super::level_svm`]) on longer traces;
 //! - **bottleneck location** (§4.5): traces whose bottleneck is the WLAN (gigabit backhaul) or
 //!   the backhaul (100 Mbit/s Ethernet with a 100-packet queue, §4.5.1; or gigabit with
 //!   600 Mbit/s of cross-traffic, §4.5.3, for send rates of 450 Mbit/s and more, where it
@@ -30,6 +31,7 @@ use serde::{Deserialize, Serialize};
 use acp_netmodel::Streams;
 
 use super::features::{BottleneckWindow, BoundaryWindow, Frames};
+use super::level_svm::{self, LevelRow};
 use super::model::{BottleneckModel, BoundaryModel, Logistic, ModelFile, FORMAT, VERSION};
 use super::napi::NapiNoise;
 use super::trace::{self, Backhaul, Rx, TraceSpec};
@@ -49,10 +51,19 @@ pub struct TrainConfig {
     pub svm_samples: usize,
     /// Held-out samples each SVM is measured on.
     pub svm_test_samples: usize,
+    /// Whether the boundary estimator's features are standardised before fitting (the
+    /// bottleneck classifier's and the SVMs' always are).
+    pub standardise: bool,
+    /// Seconds per send rate of the level SVM's traces (§4.4.2, each set; 0: no level SVM).
+    pub level_secs: f64,
     /// Bottleneck classifier: frames per sample.
     pub n: usize,
     /// Bottleneck classifier: packets of the loss fraction.
     pub p: usize,
+    /// The n values of Fig. 4.17's sweep (empty: no sweep).
+    pub n_sweep: Vec<usize>,
+    /// Its p values.
+    pub p_sweep: Vec<usize>,
     /// Send rates of the bottleneck traces (Mbit/s).
     pub bottleneck_rates_mbps: Vec<f64>,
     /// Packets per bottleneck trace (each split).
@@ -74,8 +85,12 @@ impl Default for TrainConfig {
             sweep: vec![1, 2, 5, 10, 20, 40],
             svm_samples: 2_000,
             svm_test_samples: 20_000,
+            standardise: true,
+            level_secs: 3.0,
             n: 5,
             p: 100,
+            n_sweep: vec![1, 2, 5, 10, 20],
+            p_sweep: vec![10, 50, 100, 200, 500],
             bottleneck_rates_mbps: vec![100.0, 200.0, 300.0, 400.0, 500.0, 600.0],
             bottleneck_packets: 20_000,
             noise: NapiNoise::default(),
@@ -94,8 +109,20 @@ impl TrainConfig {
         if let Some(r) = rates.clone().find(|r| !(r.is_finite() && **r > 0.0)) {
             return Err(format!("send rate {r} Mbit/s must be positive"));
         }
-        if self.m == 0 || self.sweep.contains(&0) || self.n == 0 || self.p == 0 {
-            return Err("m, every m of the sweep, n and p must be at least 1".into());
+        if !(self.level_secs.is_finite() && self.level_secs >= 0.0) {
+            return Err(format!(
+                "level SVM seconds {} must be 0 or more",
+                self.level_secs
+            ));
+        }
+        let mut np = self.n_sweep.iter().chain(&self.p_sweep);
+        if self.m == 0
+            || self.sweep.contains(&0)
+            || self.n == 0
+            || self.p == 0
+            || np.any(|v| *v == 0)
+        {
+            return Err("m, every m of the sweep, n, p and every n and p of their sweeps must be at least 1".into());
         }
         let longest = self
             .sweep
@@ -111,12 +138,25 @@ impl TrainConfig {
                 10 * (longest + 1)
             ));
         }
-        if self.bottleneck_packets < 10 * (self.p + self.n) {
+        let most_p = self
+            .p_sweep
+            .iter()
+            .copied()
+            .chain([self.p])
+            .max()
+            .unwrap_or(1);
+        let most_n = self
+            .n_sweep
+            .iter()
+            .copied()
+            .chain([self.n])
+            .max()
+            .unwrap_or(1);
+        if self.bottleneck_packets < 10 * (most_p + most_n) {
             return Err(format!(
-                "{} packets per bottleneck trace are too few for p = {}: at least {}",
+                "{} packets per bottleneck trace are too few for p = {most_p}: at least {}",
                 self.bottleneck_packets,
-                self.p,
-                10 * (self.p + self.n)
+                10 * (most_p + most_n)
             ));
         }
         self.noise.validate()
@@ -146,13 +186,23 @@ fn run_seed(seed: u64, split: &str, what: &str, k: usize) -> u64 {
 
 /// The boundary traces of `split`.
 pub fn boundary_traces(config: &TrainConfig, split: &str) -> Result<Vec<BoundaryTrace>, String> {
+    traces_of(config, split, "boundary", |_| config.packets)
+}
+
+/// A trace per send rate of `split`, `packets(rate)` packets each, seeded by `what`.
+pub(super) fn traces_of(
+    config: &TrainConfig,
+    split: &str,
+    what: &str,
+    packets: impl Fn(f64) -> usize,
+) -> Result<Vec<BoundaryTrace>, String> {
     config
         .rates_mbps
         .iter()
         .enumerate()
         .map(|(k, rate)| {
-            let spec = TraceSpec::new(rate * 1e6, config.packets);
-            let seed = run_seed(config.seed, split, "boundary", k);
+            let spec = TraceSpec::new(rate * 1e6, packets(*rate));
+            let seed = run_seed(config.seed, split, what, k);
             let rx = trace::run(&spec, seed)?;
             let mac: Vec<u64> = rx.iter().map(|r| r.mac_ns).collect();
             let mut rng = Streams::new(seed).stream("estimator napi");
@@ -225,7 +275,7 @@ fn matrix(rows: &[Vec<f64>]) -> Result<Array2<f64>, String> {
 }
 
 /// Per-column mean and scale (standard deviation, 1 where it is 0).
-fn standardisation(rows: &[Vec<f64>]) -> (Vec<f64>, Vec<f64>) {
+pub(super) fn standardisation(rows: &[Vec<f64>]) -> (Vec<f64>, Vec<f64>) {
     let width = rows.first().map_or(0, Vec::len);
     let count = rows.len().max(1) as f64;
     let mean: Vec<f64> = (0..width)
@@ -244,7 +294,11 @@ fn standardisation(rows: &[Vec<f64>]) -> (Vec<f64>, Vec<f64>) {
     (mean, scale)
 }
 
-fn standardised(rows: &[Vec<f64>], mean: &[f64], scale: &[f64]) -> Result<Array2<f64>, String> {
+pub(super) fn standardised(
+    rows: &[Vec<f64>],
+    mean: &[f64],
+    scale: &[f64],
+) -> Result<Array2<f64>, String> {
     let mut x = matrix(rows)?;
     for mut row in x.rows_mut() {
         for (k, v) in row.iter_mut().enumerate() {
@@ -261,10 +315,16 @@ fn both_classes(s: &Samples) -> Result<(), String> {
     Ok(())
 }
 
-/// Fits a logistic regression (linfa-logistic, L2 α = 1) on standardised `s`.
-pub fn fit_logistic(s: &Samples) -> Result<Logistic, String> {
+/// Fits a logistic regression (linfa-logistic, L2 α = 1) on `s`, standardised if `standardise`
+/// (otherwise on the raw features, as scikit-learn's `LogisticRegression` fits by default).
+pub fn fit_logistic(s: &Samples, standardise: bool) -> Result<Logistic, String> {
     both_classes(s)?;
-    let (mean, scale) = standardisation(&s.rows);
+    let (mean, scale) = if standardise {
+        standardisation(&s.rows)
+    } else {
+        let width = s.rows.first().map_or(0, Vec::len);
+        (vec![0.0; width], vec![1.0; width])
+    };
     let x = standardised(&s.rows, &mean, &scale)?;
     let data = Dataset::new(x, Array1::from(s.labels.clone()));
     let fitted = LogisticRegression::default()
@@ -415,12 +475,17 @@ pub struct TrainReport {
     pub f1: f64,
     /// Held-out F1 of the threshold baseline, all rates together.
     pub f1_threshold: f64,
+    /// §4.4.2: slot levels of the logistic estimator and of the SVM on it, per send rate
+    /// (empty without level traces).
+    pub level_svm: Vec<LevelRow>,
     /// Bottleneck classifier, per scenario.
     pub scenarios: Vec<ScenarioRow>,
     /// Its held-out confusion, all scenarios together.
     pub bottleneck: Confusion,
     /// Accuracy of always answering the larger class of the training samples.
     pub bottleneck_baseline_accuracy: f64,
+    /// Fig. 4.17: the classifier's held-out F1 and accuracy against n and p.
+    pub np_sweep: Vec<NpRow>,
 }
 
 /// Mean level from per-packet "first" marks, capped at `max_level`.
@@ -439,6 +504,7 @@ struct BoundaryOutcome {
     per_rate: Vec<RateRow>,
     f1: f64,
     f1_threshold: f64,
+    level_svm: Vec<LevelRow>,
 }
 
 /// The boundary model, its per-rate metrics and the F1-against-m table.
@@ -449,7 +515,7 @@ fn train_boundary(config: &TrainConfig) -> Result<BoundaryOutcome, String> {
     let mut f1_vs_m = Vec::new();
     for &m in &config.sweep {
         let held_out = |sigma: bool| -> Result<f64, String> {
-            let model = fit_logistic(&all_boundary_samples(&train, m, sigma))?;
+            let model = fit_logistic(&all_boundary_samples(&train, m, sigma), config.standardise)?;
             Ok(logistic_confusion(&model, &all_boundary_samples(&test, m, sigma)).f1())
         };
         let svm_sigma = (config.svm_samples > 0)
@@ -470,8 +536,11 @@ fn train_boundary(config: &TrainConfig) -> Result<BoundaryOutcome, String> {
             svm_sigma,
         });
     }
-    let model = fit_logistic(&all_boundary_samples(&train, config.m, true))?;
-    let threshold = fit_logistic(&all_boundary_samples(&train, 1, false))?;
+    let model = fit_logistic(
+        &all_boundary_samples(&train, config.m, true),
+        config.standardise,
+    )?;
+    let threshold = fit_logistic(&all_boundary_samples(&train, 1, false), config.standardise)?;
     let (mut all, mut all_threshold) = (Confusion::default(), Confusion::default());
     let mut per_rate = Vec::new();
     for t in &test {
@@ -500,6 +569,19 @@ fn train_boundary(config: &TrainConfig) -> Result<BoundaryOutcome, String> {
             level_threshold: mean_level(predicted_threshold, t.max_level),
         });
     }
+    let level_svm = if config.level_secs > 0.0 {
+        // Packets of 1500 bytes: 12 kbit each.
+        let packets = |rate: f64| (rate * 1e6 * config.level_secs / 12e3) as usize;
+        level_svm::train_and_measure(
+            &traces_of(config, "train", "level", packets)?,
+            &traces_of(config, "test", "level", packets)?,
+            &model,
+            config.m,
+            true,
+        )?
+    } else {
+        Vec::new()
+    };
     let boundary = BoundaryModel {
         m: config.m,
         sigma: true,
@@ -512,6 +594,7 @@ fn train_boundary(config: &TrainConfig) -> Result<BoundaryOutcome, String> {
         per_rate,
         f1: all.f1(),
         f1_threshold: all_threshold.f1(),
+        level_svm,
     })
 }
 
@@ -574,9 +657,10 @@ pub fn bottleneck_samples(
     (s, mean, loss)
 }
 
-type Scenario = (String, f64, Samples, f64, f64);
+/// One bottleneck run: scenario name, send rate, what the station received, packets sent, label.
+type Run = (String, f64, Vec<Rx>, usize, bool);
 
-fn bottleneck_traces(config: &TrainConfig, split: &str) -> Result<Vec<Scenario>, String> {
+fn bottleneck_runs(config: &TrainConfig, split: &str) -> Result<Vec<Run>, String> {
     let mut out = Vec::new();
     for &rate in &config.bottleneck_rates_mbps {
         for (name, backhaul, label) in scenarios(rate) {
@@ -585,46 +669,97 @@ fn bottleneck_traces(config: &TrainConfig, split: &str) -> Result<Vec<Scenario>,
                 ..TraceSpec::new(rate * 1e6, config.bottleneck_packets)
             };
             let rx = trace::run(&spec, run_seed(config.seed, split, "bottleneck", out.len()))?;
-            let (s, level, loss) = bottleneck_samples(&rx, spec.packets, config.n, config.p, label);
-            out.push((name.to_string(), rate, s, level, loss));
+            out.push((name.to_string(), rate, rx, spec.packets, label));
         }
     }
     Ok(out)
 }
 
-fn train_bottleneck(
-    config: &TrainConfig,
-) -> Result<(BottleneckModel, Vec<ScenarioRow>, Confusion, f64), String> {
-    let train = bottleneck_traces(config, "train")?;
+/// A bottleneck classifier fitted on `train` with (n, p), measured on `test`: the model, the
+/// per-scenario rows, the held-out confusion and the larger class's share of the training set.
+fn fit_bottleneck(
+    train: &[Run],
+    test: &[Run],
+    n: usize,
+    p: usize,
+) -> Result<(Logistic, Vec<ScenarioRow>, Confusion, f64), String> {
     let mut all = Samples::default();
-    for (_, _, s, _, _) in &train {
-        all.extend(s.clone());
+    for (_, _, rx, sent, label) in train {
+        all.extend(bottleneck_samples(rx, *sent, n, p, *label).0);
     }
-    let model = fit_logistic(&all)?;
+    let model = fit_logistic(&all, true)?;
     let positive = all.labels.iter().filter(|l| **l).count() as f64 / all.labels.len() as f64;
     let baseline = positive.max(1.0 - positive);
     let mut total = Confusion::default();
     let mut rows = Vec::new();
-    for (scenario, rate_mbps, s, level, loss) in bottleneck_traces(config, "test")? {
+    for (scenario, rate_mbps, rx, sent, label) in test {
+        let (s, level, loss) = bottleneck_samples(rx, *sent, n, p, *label);
         let c = logistic_confusion(&model, &s);
         total.tp += c.tp;
         total.fp += c.fp;
         total.fn_ += c.fn_;
         total.tn += c.tn;
         rows.push(ScenarioRow {
-            scenario,
-            rate_mbps,
+            scenario: scenario.clone(),
+            rate_mbps: *rate_mbps,
             level,
             loss,
             accuracy: c.accuracy(),
         });
     }
-    let model = BottleneckModel {
-        n: config.n,
-        p: config.p,
-        logistic: model,
-    };
     Ok((model, rows, total, baseline))
+}
+
+/// One (n, p) of Fig. 4.17's sweep, held out.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct NpRow {
+    /// Frames' levels per sample.
+    pub n: usize,
+    /// Packets of the loss fraction.
+    pub p: usize,
+    /// F1 of class "backhaul".
+    pub f1: f64,
+    /// Share classed correctly.
+    pub accuracy: f64,
+}
+
+/// The bottleneck classifier and what was measured on it.
+struct BottleneckOutcome {
+    model: BottleneckModel,
+    scenarios: Vec<ScenarioRow>,
+    confusion: Confusion,
+    baseline: f64,
+    np_sweep: Vec<NpRow>,
+}
+
+/// The classifier with the configured (n, p), and Fig. 4.17's sweep over `n_sweep` × `p_sweep`.
+fn train_bottleneck(config: &TrainConfig) -> Result<BottleneckOutcome, String> {
+    let train = bottleneck_runs(config, "train")?;
+    let test = bottleneck_runs(config, "test")?;
+    let (model, rows, total, baseline) = fit_bottleneck(&train, &test, config.n, config.p)?;
+    let mut sweep = Vec::new();
+    for &n in &config.n_sweep {
+        for &p in &config.p_sweep {
+            let c = fit_bottleneck(&train, &test, n, p)?.2;
+            sweep.push(NpRow {
+                n,
+                p,
+                f1: c.f1(),
+                accuracy: c.accuracy(),
+            });
+        }
+    }
+    Ok(BottleneckOutcome {
+        model: BottleneckModel {
+            n: config.n,
+            p: config.p,
+            logistic: model,
+        },
+        scenarios: rows,
+        confusion: total,
+        baseline,
+        np_sweep: sweep,
+    })
 }
 
 /// Generates the data, trains both estimators and measures them on held-out traces.
@@ -636,8 +771,15 @@ pub fn train(config: &TrainConfig) -> Result<(ModelFile, TrainReport), String> {
         per_rate,
         f1,
         f1_threshold,
+        level_svm,
     } = train_boundary(config)?;
-    let (bottleneck, scenarios, confusion, baseline) = train_bottleneck(config)?;
+    let BottleneckOutcome {
+        model: bottleneck,
+        scenarios,
+        confusion,
+        baseline,
+        np_sweep,
+    } = train_bottleneck(config)?;
     let file = ModelFile {
         format: FORMAT.into(),
         version: VERSION,
@@ -651,9 +793,11 @@ pub fn train(config: &TrainConfig) -> Result<(ModelFile, TrainReport), String> {
         per_rate,
         f1,
         f1_threshold,
+        level_svm,
         scenarios,
         bottleneck: confusion,
         bottleneck_baseline_accuracy: baseline,
+        np_sweep,
     };
     Ok((file, report))
 }

@@ -16,14 +16,38 @@ use crate::scenario::Scenario;
 /// packet, the thesis's packets (§5.4.2.2: l = 1500 B).
 pub const PAYLOAD: u32 = 1500 - 44 - crate::engine::UDP_IP_OVERHEAD;
 
+/// A TCP flow's socket buffers: Linux's defaults (`tcp_rmem` max 6 MiB: a 3 MiB window;
+/// `tcp_wmem` max 4 MiB). The thesis does not give its handset's; CUBIC's ≈ 50 ms at
+/// ≈ 600 Mbit/s (seed line 634) needs a window of ≈ 3.75 MB, more than the 1 MiB default of
+/// our TCP model.
+const TCP_BUFFERS: &str = "rmem = [131072, 6291456]\nsend_buffer = 4194304";
+
 /// What a controlled station's flow runs.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Sender {
     /// An ACP source with this controller.
     Acp(ControllerKind),
-    /// Bulk TCP with this congestion control (`cubic`, `bbr`), delayed ACKs every `ack_every`
-    /// segments.
-    Tcp(&'static str, u32),
+    /// Bulk TCP with this congestion control (`cubic`, `bbr`) and receiver ACKs.
+    Tcp(&'static str, TcpAcks),
+}
+
+/// How a TCP receiver station ACKs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TcpAcks {
+    /// Delayed ACKs behind GRO (Linux's host: one stretch ACK per A-MPDU's poll, at most per
+    /// 64 KiB; [`crate::tcp::gro`]); otherwise one every second full segment.
+    pub gro: bool,
+    /// The station aggregates its uplink (the ACKs) in A-MPDUs of up to 64 MPDUs; otherwise
+    /// every ACK is a frame of its own.
+    pub uplink_ampdu: bool,
+}
+
+impl TcpAcks {
+    /// A Linux (Android) handset's: GRO and uplink A-MPDUs.
+    pub const HANDSET: TcpAcks = TcpAcks {
+        gro: true,
+        uplink_ampdu: true,
+    };
 }
 
 impl Sender {
@@ -33,8 +57,20 @@ impl Sender {
             // K = K₀/n changes with the stations: the target names the series.
             Sender::Acp(ControllerKind::AggPi(p)) => format!("agg:{}", p.n_eps),
             Sender::Acp(c) => c.to_string(),
-            Sender::Tcp(cc, 2) => (*cc).to_string(),
-            Sender::Tcp(cc, k) => format!("{cc} (ACK every {k})"),
+            Sender::Tcp(cc, acks) => {
+                let mut without = Vec::new();
+                if !acks.gro {
+                    without.push("GRO");
+                }
+                if !acks.uplink_ampdu {
+                    without.push("uplink A-MPDU");
+                }
+                if without.is_empty() {
+                    (*cc).to_string()
+                } else {
+                    format!("{cc} (no {})", without.join(", no "))
+                }
+            }
         }
     }
 }
@@ -105,6 +141,14 @@ impl AggNet {
         }
     }
 
+    /// MPDUs per uplink A-MPDU: 64 for TCP stations that aggregate their ACKs, else 1.
+    fn uplink_mpdus(&self) -> usize {
+        match self.sender {
+            Sender::Tcp(_, acks) if acks.uplink_ampdu => 64,
+            _ => 1,
+        }
+    }
+
     /// The scenario file of a run with `seed`.
     pub fn text(&self, seed: u64) -> String {
         let (mcs, nss, width) = self.mcs;
@@ -122,7 +166,7 @@ impl AggNet {
              rate = \"{}mbit\"\nqueue = 100000\n\n[[wifi]]\nap = \"ap\"\nstations = \"sta\"\n\
              count = {}\nstandard = \"ac\"\nmcs = {mcs}\nspatial_streams = {nss}\n\
              width = {width}\nqueue = {}\n{place}\naggregation = {{ legacy = {}, amsdu = {}, \
-             rate_control = \"{rate_control}\", report_ms = {}, feedback_ms = {} }}\n",
+             rate_control = \"{rate_control}\", report_ms = {}, feedback_ms = {}, uplink_mpdus = {} }}\n",
             self.secs.0,
             self.secs.1,
             self.wire_mbit_s,
@@ -132,14 +176,18 @@ impl AggNet {
             self.amsdu,
             self.report_ms,
             self.feedback_ms,
+            self.uplink_mpdus(),
         );
         for k in self.legacy + 1..=self.stations {
             let flow = match &self.sender {
                 Sender::Acp(c) => {
                     format!("type = \"acp\"\ncontroller = \"{c}\"\npayload = {PAYLOAD}\n")
                 }
-                Sender::Tcp(cc, every) => {
-                    format!("type = \"tcp\"\ncc = \"{cc}\"\ndelayed_ack = {{ every = {every} }}\n")
+                Sender::Tcp(cc, acks) => {
+                    format!(
+                        "type = \"tcp\"\ncc = \"{cc}\"\ngro = {}\n{TCP_BUFFERS}\n",
+                        acks.gro
+                    )
                 }
             };
             text += &format!(

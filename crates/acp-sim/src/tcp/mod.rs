@@ -36,6 +36,7 @@
 pub mod app;
 pub mod cc;
 pub mod connection;
+pub mod gro;
 pub mod rack;
 pub mod receiver;
 pub mod rto;
@@ -220,6 +221,8 @@ pub struct TcpConfig {
     pub nodelay: bool,
     /// The receiver's delayed ACKs; `None` ACKs every segment at once.
     pub delayed_ack: Option<DelayedAck>,
+    /// GRO at the receiving host: one (stretch) ACK per super-packet ([`gro`]); `None`: none.
+    pub gro: Option<gro::Gro>,
     /// Socket send buffer (bytes the application may have written and not had acknowledged).
     pub send_buffer: u64,
     /// Receive buffer (bytes): the largest window the receiver advertises.
@@ -253,6 +256,7 @@ impl Default for TcpConfig {
             initial_window: 10,
             nodelay: false,
             delayed_ack: Some(DelayedAck::default()),
+            gro: None,
             send_buffer: 1 << 20,
             receive_buffer: 1 << 20,
             rmem: None,
@@ -292,6 +296,9 @@ impl TcpConfig {
             if d.every == 0 || d.timeout.is_zero() {
                 return Err("delayed_ack needs every ≥ 1 and a positive timeout".into());
             }
+        }
+        if self.gro.is_some_and(|g| g.max_bytes < u64::from(self.smss)) {
+            return Err("gro must hold at least one segment (smss)".into());
         }
         if self.min_rto.is_zero() || self.min_rto > self.max_rto {
             return Err("min_rto must be positive and at most max_rto".into());

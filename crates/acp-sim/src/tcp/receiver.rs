@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, VecDeque};
 
 use acp_core::Time;
 
+use super::gro::{self, AckWhen, Gro};
 use super::{Ack, DelayedAck, Segment, TcpConfig, SACK_BLOCKS};
 
 /// Out-of-order arrivals remembered to order the SACK blocks by recency.
@@ -47,6 +48,8 @@ pub struct Receiver {
     smss: u64,
     receive_buffer: u64,
     delayed_ack: Option<DelayedAck>,
+    /// Stretch ACKs behind GRO.
+    gro: Option<Gro>,
     /// Whether ACKs carry SACK blocks.
     sack: bool,
     /// Next byte expected: everything before it was delivered to the application.
@@ -70,6 +73,7 @@ impl Receiver {
             smss: u64::from(cfg.smss),
             receive_buffer: cfg.receive_buffer,
             delayed_ack: cfg.delayed_ack,
+            gro: cfg.gro,
             sack: cfg.sack,
             rcv_nxt: 0,
             held: BTreeMap::new(),
@@ -132,10 +136,12 @@ impl Receiver {
         match self.delayed_ack {
             Some(d) if !filled_hole => {
                 self.unacked += delivered;
-                if self.unacked >= u64::from(d.every) * self.smss {
-                    self.ack_due = true;
-                } else {
-                    self.ack_timer.get_or_insert(now + d.timeout);
+                match gro::ack_when(self.gro, self.unacked, u64::from(d.every) * self.smss) {
+                    AckWhen::Now => self.ack_due = true,
+                    AckWhen::EndOfPoll => self.ack_timer = Some(now),
+                    AckWhen::Timer => {
+                        self.ack_timer.get_or_insert(now + d.timeout);
+                    }
                 }
             }
             _ => self.ack_due = true,
