@@ -67,6 +67,8 @@ pub struct AggNet {
     pub feedback_ms: u64,
     /// Simulated and warm-up seconds.
     pub secs: (u64, u64),
+    /// Scheduled rate changes: (second, MCS index, spatial streams).
+    pub rate_changes: Vec<(u64, u8, u8)>,
 }
 
 impl AggNet {
@@ -93,6 +95,7 @@ impl AggNet {
             report_ms: 500,
             feedback_ms,
             secs,
+            rate_changes: Vec::new(),
         }
     }
 
@@ -116,13 +119,21 @@ impl AggNet {
             ),
         };
         let rate_control = if self.minstrel { "minstrel" } else { "fixed" };
+        let changes: Vec<String> = self
+            .rate_changes
+            .iter()
+            .map(|(at, mcs, nss)| {
+                format!("{{ at = \"{at}s\", mcs = {mcs}, spatial_streams = {nss} }}")
+            })
+            .collect();
         let mut text = format!(
             "format = 2\nname = \"aggregation\"\nseed = {seed}\nduration = \"{}s\"\n\
              warmup = \"{}s\"\n\n[[link]]\nfrom = \"server\"\nto = \"ap\"\n\
              rate = \"{}mbit\"\nqueue = 100000\n\n[[wifi]]\nap = \"ap\"\nstations = \"sta\"\n\
              count = {}\nstandard = \"ac\"\nmcs = {mcs}\nspatial_streams = {nss}\n\
              width = {width}\nqueue = {}\n{place}\naggregation = {{ legacy = {}, amsdu = {}, \
-             rate_control = \"{rate_control}\", report_ms = {}, feedback_ms = {} }}\n",
+             rate_control = \"{rate_control}\", report_ms = {}, feedback_ms = {}, \
+             rate_changes = [{}] }}\n",
             self.secs.0,
             self.secs.1,
             self.wire_mbit_s,
@@ -132,6 +143,7 @@ impl AggNet {
             self.amsdu,
             self.report_ms,
             self.feedback_ms,
+            changes.join(", "),
         );
         for k in self.legacy + 1..=self.stations {
             let flow = match &self.sender {
