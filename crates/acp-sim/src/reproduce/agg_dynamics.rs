@@ -18,7 +18,7 @@ use acp_core::controller::{ControllerKind, PiParams};
 use serde::Serialize;
 
 use super::access::seed_range;
-use super::agg_net::{AggNet, Sender};
+use super::agg_net::{mean_sd, AggNet, Sender};
 use super::harness::{
     by_point, stat, Band, Chart, Declaration, Done, Draw, Job, Options, Plan, Source, Trace, View,
     Work,
@@ -337,13 +337,10 @@ fn level_stats(reports: &[ReportedSlot], from_s: f64) -> Option<(f64, f64)> {
         .filter(|r| r.t_s > from_s)
         .map(|r| r.level)
         .collect();
-    if xs.is_empty() {
-        return None;
+    match mean_sd(&xs) {
+        (Some(mean), Some(sd)) => Some((mean, sd)),
+        _ => None,
     }
-    let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n;
-    let var = xs.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n;
-    Some((mean, var.sqrt()))
 }
 
 /// A mean and CI of the `Some` values, `(None, None)` if there are none.

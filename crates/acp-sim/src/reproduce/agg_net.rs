@@ -227,7 +227,7 @@ pub fn measure(r: &SimResult, warmup: Duration) -> Vec<StationMeasure> {
 }
 
 /// Mean and standard deviation of `xs` (`None` if empty).
-fn mean_sd(xs: &[f64]) -> (Option<f64>, Option<f64>) {
+pub fn mean_sd(xs: &[f64]) -> (Option<f64>, Option<f64>) {
     if xs.is_empty() {
         return (None, None);
     }
