@@ -425,11 +425,12 @@ fn pi_params(s: &str) -> Result<PiParams, String> {
     Ok(p)
 }
 
-/// `TBAR_MS[,NBAR[,K1[,K2]]]` of `agg-io:`; omitted fields keep the thesis' defaults.
-fn inner_outer_params(s: &str) -> Result<ControllerKind, String> {
+/// `TBAR_MS[,NBAR[,K1[,K2]]]` of `agg-io:` (`None`: plain `agg-io`); omitted fields keep the
+/// thesis' defaults.
+fn inner_outer_params(s: Option<&str>) -> Result<ControllerKind, String> {
     let d = InnerOuterParams::default();
     let (mut t_ms, mut n_bar, mut k1, mut k2) = (d.t_bar * 1e3, d.n_bar, d.k1, d.k2);
-    let mut fields = s.split(',');
+    let mut fields = s.into_iter().flat_map(|s| s.split(','));
     let slots = [
         ("TBAR_MS", &mut t_ms),
         ("NBAR", &mut n_bar),
@@ -487,8 +488,7 @@ impl FromStr for ControllerKind {
             ("fixed", None) => Err("fixed needs a rate: fixed:RATE (updates/s)".into()),
             ("agg", None) => Ok(ControllerKind::AggPi(PiParams::default())),
             ("agg", Some(a)) => pi_params(a).map(ControllerKind::AggPi),
-            ("agg-io", None) => inner_outer_params(""),
-            ("agg-io", Some(a)) => inner_outer_params(a),
+            ("agg-io", a) => inner_outer_params(a),
             _ => Err(format!(
                 "unknown controller {s:?} (expected seek, acp+, acp[:KAPPA], lazy, fixed:RATE, \
                  agg[:NEPS[,K0[,DELTA]]] or agg-io[:TBAR_MS[,NBAR[,K1[,K2]]]])"
