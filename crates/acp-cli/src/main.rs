@@ -174,6 +174,8 @@ struct ReproduceArgs {
     /// for dd1; 30 for core-tcp; 600 for thesis-3-10; 120 for fairness; 200 for coexistence and
     /// no-tcp).
     /// thesis-4-8, thesis-4-10, thesis-4-15: 40, the first half warm-up; agg-age: 30.
+    /// thesis-4-5: 80 at Δ = 0.5 s (as many slots at the other Δ), the second half measured.
+    /// thesis-4-7: 40, the change at 20. thesis-5-7: 60, the second half measured.
     #[arg(long, value_parser = clap::value_parser!(u64).range(10..))]
     secs: Option<u64>,
     /// fig2, fig4, fig15, fig3-16, fig3-15[-poisson], contention-tcp, controllers, core-tcp, orbit,
@@ -199,6 +201,8 @@ struct ReproduceArgs {
     payload: Option<u32>,
     /// controllers, fairness: only these scenarios (ids, comma-separated; fairness: equal-2,
     /// equal-4, equal-8, equal-16, join-leave, rtt-1:4; default: all of them).
+    /// thesis-4-5: K0=0.5 … K0=10, delta_s=0.25 … delta_s=3.
+    /// thesis-5-7: K1=…, K2=…, mcs=2|4|9, controller=agg|agg-io.
     #[arg(long, value_name = "ID,ID", value_delimiter = ',')]
     scenarios: Vec<String>,
     /// controllers, orbit, thesis-3-9, fairness, coexistence, no-tcp: the controllers to

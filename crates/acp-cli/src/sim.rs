@@ -56,6 +56,7 @@ fn save_run(dir: &Path, r: &SimResult) -> anyhow::Result<()> {
         .collect();
     crate::charts::age_over_time(
         "Age at the receiver",
+        "age (ms)",
         &traces,
         r.warmup,
         &[],

@@ -11,7 +11,8 @@ use acp_netmodel::wifi::ampdu::{Aggregation, PPDU_MAX_TIME};
 use acp_netmodel::wifi::blockack::block_ack_airtime;
 use acp_netmodel::wifi::channel::ErrorModel;
 use acp_netmodel::wifi::downlink::{
-    Downlink, DownlinkConfig, FrameRecord, RateControl, Retransmissions, StationConfig, Traffic,
+    Downlink, DownlinkConfig, FrameRecord, RateChange, RateControl, Retransmissions, StationConfig,
+    Traffic,
 };
 use acp_netmodel::wifi::minstrel::{reference_throughput, MinstrelConfig};
 use acp_netmodel::wifi::paced_load::{run, PacedLoad};
@@ -243,6 +244,34 @@ fn lost_mpdus_are_retransmitted_in_their_own_frames() {
     // oldest of them, leaves no room for new MPDUs, or when no new packet is left.
     let alone = frames.iter().filter(|f| f.retransmission).count();
     assert!(alone < retx.len(), "{alone} vs {}", retx.len());
+}
+
+/// A scheduled rate change (Fig. 4.7's two streams to one) takes effect with the first frame
+/// that starts at or after it, and the frames after it take the airtime of the new rate.
+#[test]
+fn a_scheduled_rate_change_switches_the_fixed_rate_stations() {
+    let (two, one) = (Mcs::new(9, 2, 80), Mcs::new(9, 1, 80));
+    // 1000 packets (the queue's limit) are 16 frames of 64, about 20 ms at two streams.
+    let at = Time::from_millis(8);
+    let config = DownlinkConfig {
+        rate_changes: vec![RateChange { at, mcs: one }],
+        ..quiet(vec![station(two, f64::INFINITY)])
+    };
+    let (frames, outcomes, _) = burst(config, 1000, PACKET, 1);
+    assert_eq!(outcomes.len(), 1000);
+    assert!(outcomes.iter().all(|o| o.1));
+    let (before, after): (Vec<&FrameRecord>, Vec<&FrameRecord>) =
+        frames.iter().partition(|f| f.start < at);
+    assert!(!before.is_empty() && !after.is_empty());
+    assert!(before.iter().all(|f| f.mcs == two));
+    assert!(after.iter().all(|f| f.mcs == one));
+    // Full frames of 64 MPDUs: one stream takes twice the payload time of two.
+    let full = |fs: &[&FrameRecord]| {
+        let f = fs.iter().find(|f| f.mpdus == 64).expect("a full frame");
+        (f.end - f.start).as_secs_f64()
+    };
+    let ratio = full(&after) / full(&before);
+    assert!((1.8..2.0).contains(&ratio), "{ratio}");
 }
 
 /// At a hopeless SNR every MPDU is dropped after the retry limit.
@@ -481,6 +510,18 @@ fn same_seed_same_run_and_bad_configurations_are_refused() {
     bad(DownlinkConfig::new(vec![]));
     bad(DownlinkConfig::new(vec![station(Mcs::new(9, 1, 20), 30.0)]));
     bad(DownlinkConfig::new(vec![station(mcs, f64::NAN)]));
+    let change = |ms, mcs| RateChange {
+        at: Time::from_millis(ms),
+        mcs,
+    };
+    bad(DownlinkConfig {
+        rate_changes: vec![change(20, mcs), change(10, mcs)],
+        ..DownlinkConfig::new(vec![station(mcs, 30.0)])
+    });
+    bad(DownlinkConfig {
+        rate_changes: vec![change(20, Mcs::new(9, 1, 20))],
+        ..DownlinkConfig::new(vec![station(mcs, 30.0)])
+    });
     bad(DownlinkConfig {
         retry_limit: 0,
         ..DownlinkConfig::new(vec![station(mcs, 30.0)])

@@ -65,7 +65,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use acp_core::controller::ControllerKind;
-use acp_core::SourceConfig;
+use acp_core::{SourceConfig, Time};
 use std::sync::Arc;
 
 use acp_netmodel::wifi::ampdu::Aggregation;
@@ -73,7 +73,7 @@ use acp_netmodel::wifi::channel::{
     ChannelConfig, ErrorModel, Placement, Position, ReferenceLoss, WifiFrames, MAX_RADIO_STATIONS,
 };
 use acp_netmodel::wifi::downlink::{
-    DownlinkConfig, RateControl, Retransmissions, StationConfig, Traffic,
+    DownlinkConfig, RateChange, RateControl, Retransmissions, StationConfig, Traffic,
 };
 use acp_netmodel::wifi::medium::{
     ApQueue, Beacons, Countdown, MacTiming, MediumConfig, Reception, VoiceQueue,
@@ -310,6 +310,19 @@ struct AggregationToml {
     /// MPDUs a station's uplink A-MPDU holds at most (1: every uplink packet alone).
     #[serde(default = "one_usize")]
     uplink_mpdus: usize,
+    /// Changes of the fixed rate during the run (`rate_control = "fixed"` only).
+    #[serde(default)]
+    rate_changes: Vec<RateChangeToml>,
+}
+
+/// One of `aggregation.rate_changes`: from `at` on, the stations use MCS `mcs` with
+/// `spatial_streams` streams (the channel width and guard interval stay the section's).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RateChangeToml {
+    at: Dur,
+    mcs: u8,
+    spatial_streams: u8,
 }
 
 /// `aggregation.retransmissions`.
@@ -414,6 +427,21 @@ fn downlink_config(
     };
     config.beacon_interval = w.beacons.0;
     config.error_model = error_model;
+    if !a.rate_changes.is_empty() && !matches!(a.rate_control, RateControlToml::Fixed) {
+        return Err("aggregation.rate_changes needs rate_control = \"fixed\"".into());
+    }
+    config.rate_changes = a
+        .rate_changes
+        .iter()
+        .map(|c| RateChange {
+            at: Time::ZERO + c.at.0,
+            mcs: Mcs {
+                index: c.mcs,
+                spatial_streams: c.spatial_streams,
+                ..mcs
+            },
+        })
+        .collect();
     config.validate()?;
     Ok(config)
 }
@@ -1561,6 +1589,21 @@ mod tests {
             "{}",
             w.beacons
         );
+        // A scheduled change to one stream: the run ends at the new rate.
+        let changed = AMPDU.replace(
+            "aggregation = {}",
+            "aggregation = { rate_changes = [{ at = \"1s\", mcs = 7, spatial_streams = 1 }] }",
+        );
+        let w = &Scenario::parse(&changed)
+            .unwrap()
+            .build()
+            .unwrap()
+            .run()
+            .wifi[0];
+        assert_eq!(
+            (w.aggregation[0].mcs, w.aggregation[0].spatial_streams),
+            (7, 1)
+        );
         // Legacy stations, A-MSDUs and Minstrel on request; errors name their line.
         let legacy = AMPDU.replace(
             "aggregation = {}",
@@ -1587,6 +1630,14 @@ mod tests {
             ("aggregation = { retransmissions = \"never\" }", "dedicated"),
             ("aggregation = { nmax = 3 }", "nmax"),
             ("aggregation = { report_ms = 0 }", "report slot"),
+            (
+                "aggregation = { rate_control = \"minstrel\", rate_changes = [{ at = \"1s\", mcs = 7, spatial_streams = 1 }] }",
+                "rate_changes",
+            ),
+            (
+                "aggregation = { rate_changes = [{ at = \"1s\", mcs = 7, spatial_streams = 9 }] }",
+                "rate change 1",
+            ),
         ] {
             let e = Scenario::parse(&AMPDU.replace("aggregation = {}", to))
                 .unwrap_err()

@@ -142,7 +142,7 @@ fn draw_on(chart: &Chart, rows: &[Map<String, Value>], stem: &Path) -> anyhow::R
                 .iter()
                 .map(|t| (t.name.clone(), t.points.clone()))
                 .collect();
-            age_over_time(title, &series, 0.0, bands, stem)
+            age_over_time(title, y_desc, &series, 0.0, bands, stem)
         }
         Draw::Curves(traces) => {
             let measured: Vec<Measured> = traces

@@ -96,11 +96,13 @@ pub struct Fig7Series {
 /// none; darker means more.
 pub use acp_sim::reproduce::harness::Band;
 
-/// Age at the receiver against time, one line per flow: `series` holds (name, [(t s, age
-/// ms)]). The first `warmup_s` seconds (not measured) are shaded and marked "warm-up"; each
-/// of `bands` is shaded under the lines (clipped to the time axis) and named in the legend.
+/// Age at the receiver (or another quantity, named by `y_desc`) against time, one line per
+/// flow: `series` holds (name, [(t s, age ms)]). The first `warmup_s` seconds (not measured)
+/// are shaded and marked "warm-up"; each of `bands` is shaded under the lines (clipped to the
+/// time axis) and named in the legend.
 pub fn age_over_time(
     title: &str,
+    y_desc: &str,
     series: &[(String, Vec<(f64, f64)>)],
     warmup_s: f64,
     bands: &[Band],
@@ -109,6 +111,7 @@ pub fn age_over_time(
     write_both(
         &AgeOverTime {
             title,
+            y_desc,
             series,
             warmup_s,
             bands,
@@ -881,6 +884,7 @@ fn inside(p: (f64, f64), x: (f64, f64), y: (f64, f64)) -> bool {
 
 struct AgeOverTime<'a> {
     title: &'a str,
+    y_desc: &'a str,
     series: &'a [(String, Vec<(f64, f64)>)],
     warmup_s: f64,
     bands: &'a [Band],
@@ -931,7 +935,7 @@ impl Figure for AgeOverTime<'_> {
             legend.push(entry("warm-up (excluded)", Symbol::Band(band_style())));
         }
         let plot = frame(root, self.title, &legend)?;
-        let mut chart = axes(&plot, (x, y), ("time (s)", "age (ms)"), XTicks::Numbers)?;
+        let mut chart = axes(&plot, (x, y), ("time (s)", self.y_desc), XTicks::Numbers)?;
 
         if warmup {
             let w = self.warmup_s.min(x.1);
@@ -1305,7 +1309,7 @@ mod tests {
             ("acp+".to_string(), sawtooth(0.5, 20.0)),
             ("lazy".to_string(), sawtooth(0.8, 40.0)),
         ];
-        age_over_time("Age at the receiver", &series, 2.0, &[], &stem).unwrap();
+        age_over_time("Age at the receiver", "age (ms)", &series, 2.0, &[], &stem).unwrap();
         check(
             &stem,
             &[colour(0), colour(1)],
@@ -1340,7 +1344,15 @@ mod tests {
             band(-5.0, -1.0, "before the start", 1.0),
             band(3.0, 4.0, "", 1.0),
         ];
-        age_over_time("Age with other traffic", &series, 2.0, &bands, &stem).unwrap();
+        age_over_time(
+            "Age with other traffic",
+            "age (ms)",
+            &series,
+            2.0,
+            &bands,
+            &stem,
+        )
+        .unwrap();
         check(
             &stem,
             &[colour(0)],
@@ -1380,7 +1392,7 @@ mod tests {
             label: "other traffic".into(),
             shade: 0.5,
         }];
-        age_over_time("Nothing yet", &[], 0.0, &bands, &stem).unwrap();
+        age_over_time("Nothing yet", "age (ms)", &[], 0.0, &bands, &stem).unwrap();
         check(&stem, &[], &["Nothing yet", "time (s)", "other traffic"]);
         std::fs::remove_dir_all(d).unwrap();
     }

@@ -143,8 +143,12 @@ impl InnerOuterControl {
 
 impl Controller for InnerOuterControl {
     fn name(&self) -> String {
-        let p = self.core.p;
-        format!("agg-io:{},{}", p.t_bar * 1e3, p.n_bar)
+        let (p, d) = (self.core.p, InnerOuterParams::default());
+        if (p.k1, p.k2) == (d.k1, d.k2) {
+            format!("agg-io:{},{}", p.t_bar * 1e3, p.n_bar)
+        } else {
+            format!("agg-io:{},{},{},{}", p.t_bar * 1e3, p.n_bar, p.k1, p.k2)
+        }
     }
 
     fn on_epoch(&mut self, _summary: &EpochSummary, est: &Estimates) -> f64 {

@@ -328,7 +328,7 @@ impl Controller for Fixed {
 
 /// A controller chosen by name, e.g. on the command line or in a scenario file:
 /// `seek`, `acp+`, `acp`, `acp:KAPPA`, `lazy`, `fixed:RATE`, `agg[:NEPS[,K0[,DELTA]]]`,
-/// `agg-io[:TBAR_MS[,NBAR]]`.
+/// `agg-io[:TBAR_MS[,NBAR[,K1[,K2]]]]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ControllerKind {
     /// Seek (ours): measures the slope of age against rate.
@@ -343,13 +343,17 @@ pub enum ControllerKind {
     Fixed(f64),
     /// PI aggregation control (aggregation thesis Algorithm 1).
     AggPi(PiParams),
-    /// Inner–outer aggregation control (aggregation thesis Algorithm 2) with delay target T̄ (s)
-    /// and level cap N̄; the other parameters are the thesis' defaults.
+    /// Inner–outer aggregation control (aggregation thesis Algorithm 2) with delay target T̄ (s),
+    /// level cap N̄ and gains K₁, K₂; the other parameters are the thesis' defaults.
     AggInnerOuter {
         /// T̄ (s).
         t_bar: f64,
         /// N̄.
         n_bar: f64,
+        /// Inner-loop gain K₁.
+        k1: f64,
+        /// Outer-loop gain K₂.
+        k2: f64,
     },
 }
 
@@ -363,13 +367,18 @@ impl ControllerKind {
             ControllerKind::Lazy => Box::new(Lazy),
             ControllerKind::Fixed(rate) => Box::new(Fixed::new(rate)),
             ControllerKind::AggPi(p) => Box::new(PiAggregation::new(p)),
-            ControllerKind::AggInnerOuter { t_bar, n_bar } => {
-                Box::new(InnerOuterControl::new(InnerOuterParams {
-                    t_bar,
-                    n_bar,
-                    ..InnerOuterParams::default()
-                }))
-            }
+            ControllerKind::AggInnerOuter {
+                t_bar,
+                n_bar,
+                k1,
+                k2,
+            } => Box::new(InnerOuterControl::new(InnerOuterParams {
+                t_bar,
+                n_bar,
+                k1,
+                k2,
+                ..InnerOuterParams::default()
+            })),
         }
     }
 }
@@ -416,16 +425,33 @@ fn pi_params(s: &str) -> Result<PiParams, String> {
     Ok(p)
 }
 
-/// `TBAR_MS[,NBAR]` of `agg-io:`.
-fn inner_outer_targets(s: &str) -> Result<ControllerKind, String> {
+/// `TBAR_MS[,NBAR[,K1[,K2]]]` of `agg-io:` (`None`: plain `agg-io`); omitted fields keep the
+/// thesis' defaults.
+fn inner_outer_params(s: Option<&str>) -> Result<ControllerKind, String> {
     let d = InnerOuterParams::default();
-    let (t, n) = match s.split_once(',') {
-        Some((t, n)) => (t, Some(n)),
-        None => (s, None),
-    };
+    let (mut t_ms, mut n_bar, mut k1, mut k2) = (d.t_bar * 1e3, d.n_bar, d.k1, d.k2);
+    let mut fields = s.into_iter().flat_map(|s| s.split(','));
+    let slots = [
+        ("TBAR_MS", &mut t_ms),
+        ("NBAR", &mut n_bar),
+        ("K1", &mut k1),
+        ("K2", &mut k2),
+    ];
+    for (name, slot) in slots {
+        if let Some(v) = fields.next() {
+            *slot = positive(name, v)?;
+        }
+    }
+    if fields.next().is_some() {
+        return Err(format!(
+            "agg-io takes at most TBAR_MS,NBAR,K1,K2, got {s:?}"
+        ));
+    }
     Ok(ControllerKind::AggInnerOuter {
-        t_bar: positive("TBAR_MS", t)? * 1e-3,
-        n_bar: n.map_or(Ok(d.n_bar), |n| positive("NBAR", n))?,
+        t_bar: t_ms * 1e-3,
+        n_bar,
+        k1,
+        k2,
     })
 }
 
@@ -462,17 +488,10 @@ impl FromStr for ControllerKind {
             ("fixed", None) => Err("fixed needs a rate: fixed:RATE (updates/s)".into()),
             ("agg", None) => Ok(ControllerKind::AggPi(PiParams::default())),
             ("agg", Some(a)) => pi_params(a).map(ControllerKind::AggPi),
-            ("agg-io", None) => {
-                let d = InnerOuterParams::default();
-                Ok(ControllerKind::AggInnerOuter {
-                    t_bar: d.t_bar,
-                    n_bar: d.n_bar,
-                })
-            }
-            ("agg-io", Some(a)) => inner_outer_targets(a),
+            ("agg-io", a) => inner_outer_params(a),
             _ => Err(format!(
                 "unknown controller {s:?} (expected seek, acp+, acp[:KAPPA], lazy, fixed:RATE, \
-                 agg[:NEPS[,K0[,DELTA]]] or agg-io[:TBAR_MS[,NBAR]])"
+                 agg[:NEPS[,K0[,DELTA]]] or agg-io[:TBAR_MS[,NBAR[,K1[,K2]]]])"
             )),
         }
     }
@@ -529,10 +548,24 @@ mod kind_tests {
                 .to_string(),
             "agg:20,10,1.25"
         );
-        let io = |t_bar, n_bar| ControllerKind::AggInnerOuter { t_bar, n_bar };
-        assert_eq!("agg-io".parse(), Ok(io(5e-3, 32.0)));
-        assert_eq!("agg-io:2.5,48".parse(), Ok(io(2.5e-3, 48.0)));
-        assert_eq!(io(2.5e-3, 48.0).to_string(), "agg-io:2.5,48");
+        let io = |t_bar, n_bar, k1, k2| ControllerKind::AggInnerOuter {
+            t_bar,
+            n_bar,
+            k1,
+            k2,
+        };
+        assert_eq!("agg-io".parse(), Ok(io(5e-3, 32.0, 0.5, 0.2)));
+        assert_eq!("agg-io:2.5,48".parse(), Ok(io(2.5e-3, 48.0, 0.5, 0.2)));
+        assert_eq!(io(2.5e-3, 48.0, 0.5, 0.2).to_string(), "agg-io:2.5,48");
+        assert_eq!("agg-io:2.5,48,1.5".parse(), Ok(io(2.5e-3, 48.0, 1.5, 0.2)));
+        assert_eq!(
+            io(2.5e-3, 48.0, 1.5, 0.9).to_string(),
+            "agg-io:2.5,48,1.5,0.9"
+        );
+        assert_eq!(
+            "agg-io:2.5,48,1.5,0.9".parse(),
+            Ok(io(2.5e-3, 48.0, 1.5, 0.9))
+        );
         for bad in [
             "agg:0",
             "agg:32,-1",
@@ -540,6 +573,8 @@ mod kind_tests {
             "agg:x",
             "agg-io:0",
             "agg-io:5,x",
+            "agg-io:5,32,0",
+            "agg-io:5,32,0.5,0.2,1",
         ] {
             assert!(bad.parse::<ControllerKind>().is_err(), "{bad}");
         }

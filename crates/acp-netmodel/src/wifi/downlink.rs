@@ -43,7 +43,10 @@
 //!   later ones, as the thesis saw (§4.2.1.1).
 //! - **Rates** ([`RateControl`]). A fixed VHT MCS per station, or [`super::minstrel`]'s
 //!   adaptation (new data at the best-throughput rate, retransmission frames at the most
-//!   reliable rate) fed by every BlockAck.
+//!   reliable rate) fed by every BlockAck. [`DownlinkConfig::rate_changes`] switches every
+//!   fixed-rate station to another MCS at given instants (the thesis's Fig. 4.7 changes from
+//!   two spatial streams to one), taking effect from the first exchange that starts then or
+//!   later.
 //! - **Contention.** The AP's data and every station's uplink queue are EDCA entities with
 //!   [`DownlinkConfig::access`] (default: best effort, AIFSN 3, CW 15–1023), counting down on the
 //!   slot grid as [`super::medium`]'s [`super::medium::Countdown::Edca`] does: after the medium
@@ -158,6 +161,17 @@ pub struct DownlinkConfig {
     pub uplink_mpdus: usize,
     /// How frame errors follow from the SNR.
     pub error_model: ErrorModel,
+    /// Scheduled changes of the fixed-rate stations' MCS, in time order.
+    pub rate_changes: Vec<RateChange>,
+}
+
+/// From `at` on, every station with [`RateControl::Fixed`] sends (and is answered) at `mcs`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RateChange {
+    /// When (since the start of the run).
+    pub at: Time,
+    /// The new rate.
+    pub mcs: Mcs,
 }
 
 /// ns-3's beacon interval: 102.4 ms.
@@ -178,6 +192,7 @@ impl DownlinkConfig {
             beacon_interval: Some(BEACON_INTERVAL),
             uplink_mpdus: 1,
             error_model: ErrorModel::Table,
+            rate_changes: Vec::new(),
         }
     }
 
@@ -227,6 +242,18 @@ impl DownlinkConfig {
         }
         if self.queue_limit == 0 {
             return Err("queues must hold at least one packet".into());
+        }
+        for (k, c) in self.rate_changes.iter().enumerate() {
+            PhyConfig::ac(c.mcs)
+                .validate()
+                .map_err(|e| format!("rate change {}: {e}", k + 1))?;
+            if k > 0 && c.at < self.rate_changes[k - 1].at {
+                return Err(format!(
+                    "rate change {} at {:?} comes before the one ahead of it",
+                    k + 1,
+                    c.at
+                ));
+            }
         }
         if let Some(i) = self.beacon_interval {
             if i < Duration::from_millis(1) || i > Duration::from_secs(3600) {
@@ -425,6 +452,8 @@ pub struct Downlink<P> {
     ap_backoff: Rng,
     /// The station the round-robin scheduler looks at first next time (0-based).
     next_station: usize,
+    /// The first of [`DownlinkConfig::rate_changes`] not yet in force.
+    next_rate_change: usize,
     /// When the medium last turned idle (it is busy before).
     idle_since: Time,
     next_beacon: Option<Time>,
@@ -489,6 +518,7 @@ impl<P> Downlink<P> {
             ap: fresh,
             ap_backoff: streams.stream(&format!("wifi {name} ap backoff")),
             next_station: 0,
+            next_rate_change: 0,
             idle_since: start,
             next_beacon,
             outbox: VecDeque::new(),
@@ -678,8 +708,24 @@ impl<P> Downlink<P> {
         }
     }
 
+    /// Puts the rate changes due by `at` in force.
+    fn change_rates(&mut self, at: Time) {
+        while let Some(c) = self.config.rate_changes.get(self.next_rate_change).copied() {
+            if c.at > at {
+                break;
+            }
+            for s in &mut self.stations {
+                if let Rates::Fixed(m) = &mut s.rates {
+                    *m = c.mcs;
+                }
+            }
+            self.next_rate_change += 1;
+        }
+    }
+
     /// Frames of `senders` start at `at` (the boundary of the current idle period).
     fn transmit(&mut self, at: Time, senders: &[Sender]) {
+        self.change_rates(at);
         let slot = self.timing.slot().as_nanos() as u64;
         let k = (at - (self.idle_since + self.timing.sifs())).as_nanos() as u64 / slot;
         self.count_down(k, senders);

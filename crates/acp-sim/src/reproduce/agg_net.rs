@@ -103,6 +103,8 @@ pub struct AggNet {
     pub feedback_ms: u64,
     /// Simulated and warm-up seconds.
     pub secs: (u64, u64),
+    /// Scheduled rate changes: (second, MCS index, spatial streams).
+    pub rate_changes: Vec<(u64, u8, u8)>,
 }
 
 impl AggNet {
@@ -129,6 +131,7 @@ impl AggNet {
             report_ms: 500,
             feedback_ms,
             secs,
+            rate_changes: Vec::new(),
         }
     }
 
@@ -160,13 +163,21 @@ impl AggNet {
             ),
         };
         let rate_control = if self.minstrel { "minstrel" } else { "fixed" };
+        let changes: Vec<String> = self
+            .rate_changes
+            .iter()
+            .map(|(at, mcs, nss)| {
+                format!("{{ at = \"{at}s\", mcs = {mcs}, spatial_streams = {nss} }}")
+            })
+            .collect();
         let mut text = format!(
             "format = 2\nname = \"aggregation\"\nseed = {seed}\nduration = \"{}s\"\n\
              warmup = \"{}s\"\n\n[[link]]\nfrom = \"server\"\nto = \"ap\"\n\
              rate = \"{}mbit\"\nqueue = 100000\n\n[[wifi]]\nap = \"ap\"\nstations = \"sta\"\n\
              count = {}\nstandard = \"ac\"\nmcs = {mcs}\nspatial_streams = {nss}\n\
              width = {width}\nqueue = {}\n{place}\naggregation = {{ legacy = {}, amsdu = {}, \
-             rate_control = \"{rate_control}\", report_ms = {}, feedback_ms = {}, uplink_mpdus = {} }}\n",
+             rate_control = \"{rate_control}\", report_ms = {}, feedback_ms = {}, \
+             uplink_mpdus = {}, rate_changes = [{}] }}\n",
             self.secs.0,
             self.secs.1,
             self.wire_mbit_s,
@@ -177,6 +188,7 @@ impl AggNet {
             self.report_ms,
             self.feedback_ms,
             self.uplink_mpdus(),
+            changes.join(", "),
         );
         for k in self.legacy + 1..=self.stations {
             let flow = match &self.sender {
@@ -263,7 +275,7 @@ pub fn measure(r: &SimResult, warmup: Duration) -> Vec<StationMeasure> {
 }
 
 /// Mean and standard deviation of `xs` (`None` if empty).
-fn mean_sd(xs: &[f64]) -> (Option<f64>, Option<f64>) {
+pub fn mean_sd(xs: &[f64]) -> (Option<f64>, Option<f64>) {
     if xs.is_empty() {
         return (None, None);
     }

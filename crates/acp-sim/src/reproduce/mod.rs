@@ -27,6 +27,8 @@
 //!   Best Effort); [`no_tcp`]: its §V-B, ACP alone on 6 Mbit/s against ACP beside TCP.
 //! - [`aggregation`]: the aggregation thesis's Figs. 4.8, 4.10, 4.15 and the age comparison on an
 //!   802.11ac downlink, over [`agg_net`].
+//! - [`agg_dynamics`]: the same thesis's controller dynamics on one station: Figs. 4.5–4.6, 4.7
+//!   and 5.7–5.11.
 //! - [`qaware`]: the thesis's ch. 2, the QAware multipath scheduler against minSRTT, ECF,
 //!   DAPS and BLEST (`qaware-cbr`, `qaware-loss`, `qaware-apps`, `qaware-testbed`).
 //! - [`access`]: the access network of every multi-source reproduction (Fig. 14's five hops or
@@ -37,6 +39,7 @@
 //! whose run was skipped `None`).
 
 pub mod access;
+pub mod agg_dynamics;
 pub mod agg_net;
 pub mod aggregation;
 pub mod coexistence;
@@ -94,6 +97,9 @@ pub fn registry() -> Vec<&'static dyn Reproduction> {
         &aggregation::FIG4_10,
         &aggregation::FIG4_15,
         &aggregation::AGE,
+        &agg_dynamics::FIG4_5,
+        &agg_dynamics::FIG4_7,
+        &agg_dynamics::FIG5_7,
         &qaware::QAWARE_CBR,
         &qaware::QAWARE_LOSS,
         &qaware::QAWARE_APPS,

@@ -1,0 +1,83 @@
+//! The aggregation thesis's controller dynamics (`thesis-4-5`, `thesis-4-7`, `thesis-5-7`) on
+//! shortened runs of a few of their points, through the harness as `acp reproduce` runs them:
+//! the findings `docs/AGGREGATION.md` reports, with seed 1. Each tolerance is stated beside its
+//! assertion with the full runs' numbers it leaves room for.
+
+use acp_sim::reproduce::agg_dynamics::{FIG4_5, FIG4_7, FIG5_7};
+use acp_sim::reproduce::harness::{Options, Reproduction};
+use acp_sim::sweep::Cancel;
+use serde_json::{Map, Value};
+
+/// The rows of `r` with `secs`-second runs, seed 1, over the points `ids`.
+fn rows(r: &dyn Reproduction, secs: u64, ids: &[&str]) -> Vec<Map<String, Value>> {
+    let o = Options {
+        secs: Some(secs),
+        seeds: Some(1),
+        scenarios: ids.iter().map(|s| s.to_string()).collect(),
+        ..Options::default()
+    };
+    r.check(&o).unwrap();
+    r.run(&o, &Cancel::new(), &|_, _| {}, None).unwrap().rows
+}
+
+/// The row of `param` = `value`, or of the controller `series`.
+fn row<'a>(rows: &'a [Map<String, Value>], param: &str, value: f64) -> &'a Map<String, Value> {
+    rows.iter()
+        .find(|r| r["param"] == param && r["value"].as_f64() == Some(value))
+        .unwrap_or_else(|| panic!("no row {param} = {value} in {rows:?}"))
+}
+
+/// A number of a row.
+fn num(r: &Map<String, Value>, field: &str) -> f64 {
+    r[field]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{field} of {r:?}"))
+}
+
+#[test]
+fn fig4_5_a_larger_gain_settles_sooner_until_k0_10_loses_it() {
+    let rows = rows(&FIG4_5, 40, &["K0=1", "K0=5", "K0=10"]);
+    let (one, five, ten) = (
+        row(&rows, "K0", 1.0),
+        row(&rows, "K0", 5.0),
+        row(&rows, "K0", 10.0),
+    );
+    // Full runs (80 s, seeds 1–2): K₀ = 1 settles in 13.75 s, K₀ = 5 in 3 s.
+    assert!(
+        num(five, "converged_s") < num(one, "converged_s") / 2.0,
+        "{one:?} {five:?}"
+    );
+    assert!((num(one, "level") - 32.0).abs() < 1.0, "{one:?}");
+    // K₀ = 10 is past the loop's limit: full runs take 57.5 s to settle (19 times K₀ = 5's),
+    // so in 40 s it has not settled or took far longer than K₀ = 5.
+    let settled_late = ten["converged_s"]
+        .as_f64()
+        .is_none_or(|t| t > 3.0 * num(five, "converged_s"));
+    assert!(settled_late, "{five:?} {ten:?}");
+}
+
+#[test]
+fn fig4_7_one_stream_saturates_the_frames_for_seconds_then_the_level_settles_at_32() {
+    let rows = rows(&FIG4_7, 30, &[]);
+    let r = row(&rows, "streams", 1.0);
+    // Full runs (40 s, 3 seeds): saturated 3.5 s, settled 3.5 s later; the thesis 2.24 and
+    // 1.26 s. Slots are 0.5 s, so these are whole slots; the bands hold ours and the thesis's.
+    let (saturated, settled) = (num(r, "saturated_s"), num(r, "settled_s"));
+    assert!((1.0..=5.0).contains(&saturated), "{r:?}");
+    assert!((0.5..=5.0).contains(&settled), "{r:?}");
+    assert_eq!(num(r, "unsettled_runs"), 0.0, "{r:?}");
+}
+
+#[test]
+fn fig5_9_the_outer_loop_holds_the_round_at_t_bar_or_the_level_at_the_cap() {
+    let rows = rows(&FIG5_7, 30, &["mcs=2", "mcs=9"]);
+    let (slow, fast) = (row(&rows, "mcs", 2.0), row(&rows, "mcs", 9.0));
+    // MCS 2: the round at T̄ = 2.5 ms with ≈ 16 packets (thesis 16); full runs 2.50 ms, 16.08.
+    // 0.25 ms and 2 packets are a tenth of either.
+    assert!((num(slow, "round_ms") - 2.5).abs() < 0.25, "{slow:?}");
+    assert!((num(slow, "level") - 16.0).abs() < 2.0, "{slow:?}");
+    // MCS 9: the cap N̄ = 48 binds first, the round is shorter (thesis 1.7 ms; full runs
+    // 1.73 ms, level 47.94).
+    assert!((num(fast, "level") - 48.0).abs() < 1.5, "{fast:?}");
+    assert!((num(fast, "round_ms") - 1.7).abs() < 0.2, "{fast:?}");
+}
