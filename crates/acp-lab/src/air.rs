@@ -109,7 +109,7 @@ pub struct Ampdu<P> {
 
 /// A WiFi medium.
 pub enum Air<P> {
-    Dcf(Medium<P>),
+    Dcf(Box<Medium<P>>),
     Ampdu(Box<Ampdu<P>>),
 }
 
@@ -124,13 +124,13 @@ impl<P> Air<P> {
     ) -> Result<Self, String> {
         let frames = (def.frames)(streams);
         let Some(template) = &def.aggregation else {
-            return Ok(Air::Dcf(Medium::new(
+            return Ok(Air::Dcf(Box::new(Medium::new(
                 def.mac.clone(),
                 frames,
                 streams,
                 &def.name,
                 start,
-            )));
+            ))));
         };
         let downlink = def.downlink(template, frames.as_ref(), streams, start)?;
         let slot = def.reports.slot;
@@ -172,11 +172,7 @@ impl<P> Air<P> {
                 };
                 a.downlink
                     .enqueue(now, from, to, parcel)
-                    .map_err(|d| Dropped {
-                        reason: d.reason,
-                        parcel: unstamp(d.parcel),
-                        served_at: d.served_at,
-                    })
+                    .map_err(unstamp_dropped)
             }
         }
     }
@@ -226,11 +222,7 @@ impl<P> Air<P> {
                         parcel: unstamp(d.parcel),
                     })
                 }
-                Err(d) => Err(Dropped {
-                    reason: d.reason,
-                    parcel: unstamp(d.parcel),
-                    served_at: d.served_at,
-                }),
+                Err(d) => Err(unstamp_dropped(d)),
             }),
         }
     }
@@ -270,6 +262,14 @@ impl<P> Ampdu<P> {
             }
         }
         self.slot_end = Some(end + self.slot);
+    }
+}
+
+fn unstamp_dropped<P>(d: Dropped<Stamped<P>>) -> Dropped<P> {
+    Dropped {
+        reason: d.reason,
+        parcel: unstamp(d.parcel),
+        served_at: d.served_at,
     }
 }
 
