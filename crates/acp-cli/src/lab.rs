@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use acp_lab::run::{FlowResult, LabResult, TcpSample};
+use acp_sim::slot_reports::{ReportedSlot, SlotSummary};
 use anyhow::Context;
 use clap::Args;
 use serde_json::{json, Value};
@@ -25,7 +26,8 @@ pub struct LabArgs {
     #[arg(long)]
     json: bool,
     /// Write the record of the run here: the scenario, `flows.csv`, `result.json` and a README
-    /// (kernel, command, date, emulator counters).
+    /// (kernel, command, date, emulator counters); per station of an A-MPDU downlink that
+    /// reported, `aggregation_STATION.txt` in `acp monitor --aggregation-from`'s format.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
 }
@@ -177,6 +179,19 @@ fn result_text(r: &LabResult) -> String {
                 s.name, c.attempts, c.successes, c.retries, c.collisions, c.errors
             );
         }
+        let warmup = r.ran.saturating_sub(r.window).as_secs_f64();
+        for a in m.counters.iter().flat_map(|c| &c.aggregation) {
+            out += &format!(
+                "    {}: {} A-MPDUs of {:.1} packets on average, {:.2} Mbit/s received, MCS {} × {}\n",
+                a.name, a.frames, a.mean_aggregation, a.throughput_mbit_s, a.mcs, a.spatial_streams
+            );
+            if let Some(s) = SlotSummary::after(&a.reports, warmup) {
+                out += &format!(
+                    "      {} slots reported after the warm-up: level {:.2} (SD {:.2}, {:.1}–{:.1}), delay at the AP {:.3} ms\n",
+                    s.slots, s.mean_level, s.sd_level, s.min_level, s.max_level, s.delay_ms
+                );
+            }
+        }
     }
     out
 }
@@ -238,6 +253,16 @@ pub fn write_record(dir: &Path, scenario: &Path, result: &LabResult) -> anyhow::
             std::fs::write(dir.join(file), tcp_info_csv(&t.samples))?;
         }
     }
+    for a in result
+        .emulator
+        .media
+        .iter()
+        .flat_map(|m| m.counters.iter().flat_map(|c| &c.aggregation))
+        .filter(|a| !a.reports.is_empty())
+    {
+        let file = format!("aggregation_{}.txt", file_name(&a.name));
+        std::fs::write(dir.join(file), aggregation_capture(&a.name, &a.reports))?;
+    }
     std::fs::write(dir.join("result.json"), result_json(result).to_string())?;
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     let command: Vec<String> = std::env::args().collect();
@@ -255,6 +280,18 @@ pub fn write_record(dir: &Path, scenario: &Path, result: &LabResult) -> anyhow::
     );
     std::fs::write(dir.join("README.md"), readme)?;
     Ok(())
+}
+
+/// Station `name`'s reported slots as `acp monitor --aggregation-from` reads them: one
+/// `LEVEL PHY_MBPS DELAY_MS` line per slot, after a comment naming the station and slot ends.
+fn aggregation_capture(name: &str, slots: &[ReportedSlot]) -> String {
+    let mut out = format!(
+        "# station {name}: per slot, mean packets per A-MPDU, mean PHY rate (Mbit/s), mean delay at the AP (ms)\n"
+    );
+    for s in slots {
+        out += &format!("{:.4} {:.1} {:.4}\n", s.level, s.phy_mbps, s.delay_ms);
+    }
+    out
 }
 
 /// `name` with every character but letters, digits, `-` and `_` made `_`.

@@ -12,7 +12,8 @@
 //! # WiFi media
 //!
 //! A route may cross a scenario's `[[wifi]]` medium: the hop is the simulator's own 802.11
-//! DCF/EDCA [`Medium`], built from the same definition and random-stream label, and played in
+//! DCF/EDCA medium, or its 802.11ac A-MPDU downlink for a section with `aggregation`
+//! ([`crate::air`]), built from the same definition and random-stream labels, and played in
 //! the same time order as the links. A packet enters the medium as a frame from its sending
 //! station to its receiving one (the AP is station 0); its access category comes from the real
 //! packet's DSCP (the TOS byte) through the medium's RFC 8325 mapping, as in the simulator.
@@ -47,7 +48,6 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use acp_netmodel::link::DropReason;
-use acp_netmodel::wifi::medium::Medium;
 use acp_netmodel::{Streams, Time};
 use acp_runtime::clock;
 use acp_runtime::net::poll_fds;
@@ -55,6 +55,7 @@ use acp_runtime::relay::{PathConfig, PathCounters, PathModel, SPIN_WINDOW};
 use acp_sim::report::WifiResult;
 use acp_sim::topology::{Hop, WifiDef};
 
+use crate::air::{Air, ReportTo};
 use crate::ipv4::{self, Transport};
 use crate::tun::Tun;
 
@@ -82,11 +83,13 @@ pub struct LinkSpec {
     pub path: PathConfig,
 }
 
-/// A WiFi medium: the simulator's definition and its stations' node names, the AP first.
+/// A WiFi medium: the simulator's definition and its stations' node names, the AP first; for
+/// an A-MPDU downlink, where its stations' aggregation reports go ([`crate::air`]).
 #[derive(Debug, Clone)]
 pub struct MediumSpec {
     pub def: WifiDef,
     pub nodes: Vec<String>,
+    pub reports: Vec<ReportTo>,
 }
 
 /// The hops a packet crosses from host `from` to host `to` (links and media by index).
@@ -271,17 +274,9 @@ impl Emulator {
                 .collect(),
             media: media
                 .iter()
-                .map(|m| {
-                    let w = &m.def;
-                    Medium::new(
-                        w.mac.clone(),
-                        (w.frames)(&streams),
-                        &streams,
-                        &w.name,
-                        start,
-                    )
-                })
-                .collect(),
+                .map(|m| Air::new(&m.def, &streams, start, m.reports.clone()))
+                .collect::<Result<_, _>>()
+                .map_err(io::Error::other)?,
             media_nodes: media.iter().map(|m| m.nodes.clone()).collect(),
             lateness: vec![Vec::new(); media.len()],
             stats: EmulatorStats {
@@ -338,7 +333,7 @@ struct Worker {
     route_ids: HashMap<(usize, usize), usize>,
     routes: Vec<Vec<Hop>>,
     models: Vec<PathModel<Transit>>,
-    media: Vec<Medium<Transit>>,
+    media: Vec<Air<Transit>>,
     /// Per medium, its stations' node names, the AP first.
     media_nodes: Vec<Vec<String>>,
     /// Per medium, each delivered frame's lateness (µs; see [`FrameTiming`]).
@@ -365,13 +360,7 @@ impl Worker {
         }
         let ran = clock::now().saturating_since(self.start);
         for (m, stats) in self.stats.media.iter_mut().enumerate() {
-            let medium = &self.media[m];
-            stats.counters = Some(WifiResult::of(
-                &stats.name,
-                medium,
-                &self.media_nodes[m],
-                ran,
-            ));
+            stats.counters = Some(self.media[m].result(&stats.name, &self.media_nodes[m], ran));
             stats.timing = FrameTiming::of(&mut self.lateness[m]);
         }
         self.stats
@@ -391,7 +380,7 @@ impl Worker {
     /// The earliest pending event of any link or medium.
     fn next_change(&self) -> Option<Time> {
         let links = self.models.iter().filter_map(PathModel::next_change);
-        let media = self.media.iter().filter_map(Medium::poll_timeout);
+        let media = self.media.iter().filter_map(Air::poll_timeout);
         links.chain(media).min()
     }
 

@@ -21,6 +21,8 @@
 //! - [`hosts`]: a namespace, its devices and address;
 //! - [`ipv4`]: the header fields routed by;
 //! - [`emulator`]: the forwarding thread;
+//! - [`air`]: WiFi media as the emulator plays them (the DCF medium, the A-MPDU downlink and its
+//!   stations' aggregation reports);
 //! - [`tcp_flows`]: the simulator's `type = "tcp"` flows as kernel socket settings;
 //! - [`mptcp_flows`]: the simulator's `type = "mptcp"` flows as kernel MPTCP: one address and
 //!   device per path, the routes between them, the kernel's path manager;
@@ -30,6 +32,7 @@
 //! - [`realtime`]: the WiFi load a scenario may offer, and the refusal beyond the emulator's;
 //! - [`run`]: running a plan and its results;
 //! - [`bench`](mod@bench): the emulator's throughput ceiling and delay accuracy (`acp bench lab`).
+pub mod air;
 pub mod bench;
 pub mod datagrams;
 pub mod emulator;

@@ -132,8 +132,16 @@ impl Builder<'_> {
     }
 
     /// Adds flow `f`, between `hosts`, to what it offers the media it crosses (and, if `back`,
-    /// its feedback crosses).
-    fn add_load(&self, loads: &mut [MediumLoad], f: &FlowSpec, hosts: (usize, usize), back: bool) {
+    /// its feedback crosses). Across an A-MPDU downlink only paced flows are bounded: an ACP
+    /// flow by its `max_rate` (its ACKs by that too, or by one per feedback interval), a
+    /// datagram flow by its rate; TCP is refused.
+    fn add_load(
+        &self,
+        loads: &mut [MediumLoad],
+        f: &FlowSpec,
+        hosts: (usize, usize),
+        back: bool,
+    ) -> Result<(), String> {
         let (from, to) = hosts;
         let ways: &[(usize, usize)] = if back {
             &[(from, to), (to, from)]
@@ -148,12 +156,32 @@ impl Builder<'_> {
                 let Hop::Wifi { medium, .. } = *hop else {
                     continue;
                 };
-                match f.datagram_process() {
-                    Some((_, rate)) => loads[medium].datagram_fps += rate,
-                    None => loads[medium].closed_loop = true,
+                let def = &self.topology.wifi[medium];
+                match (f.datagram_process(), &f.kind, def.aggregation.is_some()) {
+                    (Some((_, rate)), _, _) => loads[medium].datagram_fps += rate,
+                    (None, _, false) => loads[medium].closed_loop = true,
+                    (None, FlowKind::Acp { config, .. }, true) => {
+                        let acks = def.reports.feedback.map_or(config.max_rate, |every| {
+                            config.max_rate.min(1.0 / every.as_secs_f64())
+                        });
+                        loads[medium].paced_fps += if (a, b) == (from, to) {
+                            config.max_rate
+                        } else {
+                            acks
+                        };
+                    }
+                    (None, _, true) => {
+                        return Err(format!(
+                            "flow {}: only ACP flows (paced by max_rate) and datagram flows may \
+                             cross the A-MPDU downlink {} in the lab (its packet rate is bounded \
+                             by nothing else before the run; docs/LAB.md)",
+                            f.name, def.name
+                        ))
+                    }
                 }
             }
         }
+        Ok(())
     }
 
     /// The hosts of a flow along `path`, with the route there and, if `back`, back.
@@ -222,6 +250,7 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
             name: w.name.clone(),
             ceiling_fps: realtime::frame_ceiling(w, s.config.seed),
             datagram_fps: 0.0,
+            paced_fps: 0.0,
             closed_loop: false,
         })
         .collect();
@@ -269,7 +298,7 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
             };
         let back = !matches!(kind, FlowPlanKind::Datagrams(_));
         let (from, to) = b.connect(&f.name, &f.path, back)?;
-        b.add_load(&mut loads, f, (from, to), back);
+        b.add_load(&mut loads, f, (from, to), back)?;
         if let FlowKind::Mptcp(config) = &f.kind {
             multipath.push(Subflows {
                 flow: &f.name,
@@ -321,6 +350,7 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
                     .chain(w.stations.iter().copied())
                     .map(|n| s.topology.name(n).to_string())
                     .collect(),
+                reports: Vec::new(),
             })
             .collect(),
         routes: b.routes,

@@ -8,7 +8,13 @@
 //! the bound adds:
 //! - **datagram flows** (`updates`, `cross`): their packet rate (while on, for an on-off
 //!   process), times how many times their route crosses the medium;
-//! - **closed-loop flows** (ACP, TCP): together at most **twice the medium's frame ceiling**.
+//! - **ACP flows across an 802.11ac A-MPDU downlink** (`aggregation`): their updates at the
+//!   source's `max_rate` and their ACKs (as many, or one per `aggregation.feedback_ms`). An
+//!   A-MPDU carries up to 64 packets per channel access, so the medium bounds the packets it
+//!   carries far above what the emulator keeps; only a paced source bounds them. TCP across
+//!   such a downlink is refused ([`crate::plan`]);
+//! - **closed-loop flows** (ACP, TCP) across a one-frame medium: together at most **twice the
+//!   medium's frame ceiling**.
 //!   Their packets go and their acknowledgements come back across the medium, so what they
 //!   offer is clocked by what it delivers: a receiver acknowledges only data delivered to it,
 //!   and a sender sends at most two packets per one acknowledged (TCP's slow start). With `D`
@@ -46,14 +52,18 @@ pub struct MediumLoad {
     pub ceiling_fps: f64,
     /// The datagram flows' frames per second across it (each crossing counted).
     pub datagram_fps: f64,
+    /// Across an A-MPDU downlink: the ACP flows' updates at their `max_rate` and their ACKs.
+    pub paced_fps: f64,
     /// Whether an ACP or TCP flow crosses it.
     pub closed_loop: bool,
 }
 
 impl MediumLoad {
-    /// The bound: the datagrams' rate, plus twice the ceiling if a closed-loop flow crosses.
+    /// The bound: the datagrams' and the paced ACP flows' rates, plus twice the ceiling if a
+    /// closed-loop flow crosses a one-frame medium.
     pub fn bound_fps(&self) -> f64 {
         self.datagram_fps
+            + self.paced_fps
             + if self.closed_loop {
                 2.0 * self.ceiling_fps
             } else {
@@ -66,6 +76,12 @@ impl MediumLoad {
         let mut parts = Vec::new();
         if self.datagram_fps > 0.0 {
             parts.push(format!("{:.0} of datagrams", self.datagram_fps));
+        }
+        if self.paced_fps > 0.0 {
+            parts.push(format!(
+                "{:.0} of ACP updates at their max_rate and their ACKs",
+                self.paced_fps
+            ));
         }
         if self.closed_loop {
             parts.push(format!(
@@ -146,6 +162,35 @@ mod tests {
         // Two TCP flows and nothing else: twice the ceiling, 13,333 frames/s: accepted.
         assert!(ap.closed_loop && ap.datagram_fps == 0.0, "{ap:?}");
         assert!((ap.bound_fps() - 2e6 / 150.0).abs() < 1e-6, "{ap:?}");
+    }
+
+    #[test]
+    fn an_ampdu_downlink_is_bounded_by_its_paced_sources() {
+        // agg:32 at max_rate 6000 and Seek at 2000 updates a second, each answered at most once
+        // per 100 ms (10 ACKs a second): 8,020 packets a second, accepted.
+        let path = file("scenarios/lab/wifi_ac_agg32_seek.toml");
+        let p = plan::load(&path).unwrap();
+        let ap = &p.loads[0];
+        assert!(!ap.closed_loop && ap.datagram_fps == 0.0, "{ap:?}");
+        assert!((ap.bound_fps() - 8_020.0).abs() < 1e-9, "{ap:?}");
+        let text = std::fs::read_to_string(&path).unwrap();
+        // A source left at the default max_rate (10⁶ updates a second) bounds nothing.
+        let unpaced = text.replace("max_rate = 6000\n", "");
+        let e = plan::parse(&unpaced)
+            .and_then(|p| check(&p.loads))
+            .unwrap_err();
+        assert!(e.contains("of ACP updates at their max_rate"), "{e}");
+        // TCP across the downlink is refused in one line, naming the flow.
+        let tcp = text.replace(
+            "type = \"acp\"\nname = \"seek\"\ncontroller = \"seek\"\npayload = 1428\nmax_rate = 2000",
+            "type = \"tcp\"\nname = \"seek\"\ncc = \"cubic\"\nwindow = \"packets\"",
+        );
+        assert_ne!(tcp, text);
+        let e = plan::parse(&tcp).unwrap_err();
+        assert!(
+            !e.contains('\n') && e.contains("flow seek: only ACP flows"),
+            "{e}"
+        );
     }
 
     #[test]

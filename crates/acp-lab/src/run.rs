@@ -32,6 +32,7 @@ use acp_runtime::experiment;
 use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport, TcpConfig};
 use acp_runtime::tcp_source::{RunningMean, TcpInfo, TcpOptions, TcpSource};
 
+use crate::air::{self, MonitorFeedback};
 use crate::datagrams::Sink;
 use crate::emulator::{Emulator, EmulatorStats};
 use crate::hosts::{self, Host};
@@ -224,9 +225,15 @@ pub(crate) fn sleep_until(at: Instant, stop: &AtomicBool) -> bool {
     }
 }
 
+/// Where a flow's receiver listens, and the aggregation reports its monitor puts on its ACKs.
+struct Receiving {
+    port: u16,
+    feedback: Option<MonitorFeedback>,
+}
+
 fn start_flow(
     f: &FlowPlan,
-    port: u16,
+    receiving: Receiving,
     hosts: &[Host],
     t0: Instant,
     warmup: Duration,
@@ -234,6 +241,7 @@ fn start_flow(
     finish: &Arc<AtomicBool>,
 ) -> io::Result<Running> {
     let (src, dst) = (hosts[f.from].clone(), hosts[f.to].clone());
+    let port = receiving.port;
     let listen = SocketAddr::from((dst.addr, port));
     let receiver = if let FlowPlanKind::Datagrams(d) = &f.kind {
         let socket = dst.ns.enter(|| UdpSocket::bind(listen))?;
@@ -252,6 +260,10 @@ fn start_flow(
                 ..MonitorConfig::default()
             },
         );
+        if let Some(feedback) = receiving.feedback {
+            cfg.feedback = Some(feedback.cell);
+            cfg.ack_interval = feedback.ack_interval;
+        }
         if let FlowPlanKind::Tcp(t) = &f.kind {
             cfg.tcp = Some(TcpConfig {
                 recv_buffer: match t.receive {
@@ -432,16 +444,18 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
             _ => None,
         });
     }
-    let emulator = Emulator::start(ports, &plan.links, &plan.media, &plan.routes, plan.seed)?;
+    let (media, feedback) = air::wire_reports(plan);
+    let emulator = Emulator::start(ports, &plan.links, &media, &plan.routes, plan.seed)?;
     let duration = duration.unwrap_or(plan.duration);
     let warmup = plan.warmup.min(duration);
     let t0 = Instant::now();
     let end = t0 + duration;
     let finish = Arc::new(AtomicBool::new(false));
     let mut running = Vec::new();
-    for (i, f) in plan.flows.iter().enumerate() {
+    for (i, (f, feedback)) in plan.flows.iter().zip(feedback).enumerate() {
         let port = BASE_PORT + u16::try_from(i).unwrap_or(u16::MAX - BASE_PORT);
-        running.push(start_flow(f, port, &hosts, t0, warmup, end, &finish)?);
+        let receiving = Receiving { port, feedback };
+        running.push(start_flow(f, receiving, &hosts, t0, warmup, end, &finish)?);
     }
     let watch = |at: Instant| {
         while Instant::now() < at && !stop.load(Ordering::Relaxed) {

@@ -28,6 +28,11 @@
 //! With [`ServerConfig::feedback`] another thread can replace, while the server runs, the
 //! receiver feedback the monitor appends to its ACKs ([`FeedbackCell`]); the server thread picks
 //! up a new value at its next loop turn, before it answers the datagrams of that turn.
+//!
+//! With [`ServerConfig::ack_interval`] the server answers each peer at most once per interval
+//! (every update is still received and counted): the aggregation thesis's receivers send one
+//! feedback packet per interval rather than an ACK per packet, which matters where the way
+//! back costs a channel access per packet (an 802.11ac station's uplink).
 
 use std::io;
 use std::net::SocketAddr;
@@ -78,6 +83,8 @@ pub struct ServerConfig {
     pub tcp: Option<TcpConfig>,
     /// Receiver feedback to append to the ACKs, replaceable while the server runs.
     pub feedback: Option<Arc<FeedbackCell>>,
+    /// Answer each peer at most once per this interval (`None`: every update).
+    pub ack_interval: Option<Duration>,
 }
 
 /// One receiver-feedback element (kind and value) shared with a running server.
@@ -106,6 +113,42 @@ impl FeedbackCell {
             }
         }
         version
+    }
+}
+
+/// Which updates are answered: every one, or each peer's first after an interval since its
+/// last answer ([`ServerConfig::ack_interval`]).
+struct AckPacer {
+    interval: Option<Duration>,
+    /// Per peer, when it may be answered again.
+    next: std::collections::HashMap<SocketAddr, Time>,
+}
+
+impl AckPacer {
+    /// Peers remembered before those already due again are forgotten.
+    const PRUNE_AT: usize = 4096;
+
+    fn new(interval: Option<Duration>) -> Self {
+        AckPacer {
+            interval,
+            next: std::collections::HashMap::new(),
+        }
+    }
+
+    /// Whether an update from `peer` at `now` is answered (and if so, the next is not before
+    /// an interval has passed).
+    fn due(&mut self, now: Time, peer: SocketAddr) -> bool {
+        let Some(interval) = self.interval else {
+            return true;
+        };
+        if self.next.get(&peer).is_some_and(|&at| now < at) {
+            return false;
+        }
+        if self.next.len() >= Self::PRUNE_AT {
+            self.next.retain(|_, at| *at > now);
+        }
+        self.next.insert(peer, now + interval);
+        true
     }
 }
 
@@ -247,6 +290,7 @@ impl ServerConfig {
             reuse_port: false,
             tcp: None,
             feedback: None,
+            ack_interval: None,
         }
     }
 }
@@ -589,6 +633,7 @@ impl MonitorServer {
                 let (mut next_totals, mut next_table) = (clock::now(), clock::now());
                 let mut scratch = vec![0u8; monitor.ack_capacity()];
                 let mut feedback_seen = 0;
+                let mut answers = AckPacer::new(cfg.ack_interval);
                 let mut serve = || -> io::Result<()> {
                     while !stop_t.load(Ordering::Relaxed) {
                         // With TCP, wait in epoll; without, in `recvmmsg` itself.
@@ -620,7 +665,9 @@ impl MonitorServer {
                             let data = rx.slot(r);
                             if let Ok(h) = monitor.handle_datagram(now, peer, data, tx.next_slot())
                             {
-                                tx.push(h.ack_len, &peer);
+                                if answers.due(now, peer) {
+                                    tx.push(h.ack_len, &peer);
+                                }
                                 if let (Some(d), Some(cb)) = (h.delivery, on_update.as_mut()) {
                                     cb(&d);
                                 }
@@ -805,6 +852,23 @@ mod tests {
     use acp_core::wire::{Ack, Update};
 
     use super::*;
+
+    #[test]
+    fn an_ack_interval_answers_each_peer_once_per_interval() {
+        let (a, b): (SocketAddr, SocketAddr) =
+            ("10.0.0.1:1".parse().unwrap(), "10.0.0.2:1".parse().unwrap());
+        let mut every = AckPacer::new(None);
+        assert!((0..3).all(|i| every.due(Time::from_millis(i), a)));
+        let mut paced = AckPacer::new(Some(Duration::from_millis(100)));
+        let answered: Vec<u64> = (0..=250)
+            .step_by(10)
+            .filter(|&ms| paced.due(Time::from_millis(ms), a))
+            .collect();
+        assert_eq!(answered, [0, 100, 200]);
+        // Each peer has its own interval.
+        assert!(paced.due(Time::from_millis(250), b));
+        assert!(!paced.due(Time::from_millis(260), b));
+    }
 
     fn server() -> MonitorServer {
         let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), MonitorConfig::default());

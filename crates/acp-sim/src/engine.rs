@@ -28,17 +28,16 @@ use acp_core::accounting::AgeIntegral;
 use acp_core::wire::{FeedbackItem, FEEDBACK_AGGREGATION, HEADER_LEN};
 use acp_core::{AppMode, Monitor, MonitorConfig, Source, Time};
 use acp_netmodel::driver::{on_timer, Endpoint};
-use acp_netmodel::wifi::downlink::{Downlink, LinkCounters};
+use acp_netmodel::wifi::downlink::Downlink;
 use acp_netmodel::wifi::medium::{Medium, Outcome as WifiOutcome};
-use acp_netmodel::wifi::phy::Mcs;
 use acp_netmodel::wifi::FrameModel;
 use acp_netmodel::{Arrivals, Link, Parcel, Streams};
 
 use crate::flows::{FlowKind, FlowSpec};
 use crate::mptcp::connection::{self as mpconn, DataAck, MptcpConnection};
 use crate::report::{
-    AggregationResult, FlowResult, HopBacklog, LinkResult, MptcpCounters, PacketEvent, SimResult,
-    SourceCounters, SubflowResult, TcpCounters, WifiResult,
+    FlowResult, HopBacklog, LinkResult, MptcpCounters, PacketEvent, SimResult, SourceCounters,
+    SubflowResult, TcpCounters, WifiResult,
 };
 use crate::slot_reports::SlotMeter;
 use crate::tcp::{self, Connection, Wire};
@@ -438,17 +437,10 @@ impl Sim {
                     &w.name,
                     start,
                 ))),
-                Some(template) => {
-                    let mut config = template.clone();
-                    for (k, s) in config.stations.iter_mut().enumerate() {
-                        s.snr_db = frames.uplink(k + 1).map_or(f64::INFINITY, |u| u.snr_db);
-                    }
-                    Downlink::new(config, &streams, &w.name, start)
-                        .map(|d| Model::Ampdu(d, frames))
-                        .map_err(|e| {
-                            TopologyError::BadLink(topo.name(w.ap).into(), w.name.clone(), e)
-                        })
-                }
+                Some(template) => w
+                    .downlink(template, frames.as_ref(), &streams, start)
+                    .map(|d| Model::Ampdu(d, frames))
+                    .map_err(|e| TopologyError::BadLink(topo.name(w.ap).into(), w.name.clone(), e)),
             }
         });
         let media: Vec<Model> = media.collect::<Result<_, _>>()?;
@@ -1518,57 +1510,21 @@ impl Sim {
                 }
                 Model::Ampdu(m, frames) => {
                     let def = &self.topo.wifi[i - self.topo.links.len()];
-                    let links: Vec<&LinkCounters> = (1..=def.stations.len())
-                        .filter_map(|k| m.link_counters(k))
-                        .collect();
-                    let sum = |f: fn(&LinkCounters) -> u64| links.iter().map(|c| f(c)).sum();
-                    let c = m.counters();
-                    wifi.push(WifiResult {
-                        name: def.name.clone(),
-                        stations: def.stations.len(),
-                        attempts: sum(|c| c.frames + c.uplink_attempts),
-                        successes: sum(|c| c.delivered + c.uplink_delivered),
-                        collisions: sum(|c| c.collisions),
-                        errors: sum(|c| c.mpdus - c.delivered.min(c.mpdus)),
-                        // Frames of retransmissions only (a retransmission mixed into a frame of
-                        // new MPDUs is in `aggregation`'s retransmitted_mpdus).
-                        retries: sum(|c| c.retransmission_frames),
-                        retry_drops: sum(|c| c.dropped + c.uplink_dropped),
-                        queue_drops: sum(|c| c.queue_drops),
-                        busy: c.busy_ns as f64 / elapsed,
-                        collision_time: c.collision_ns as f64 / elapsed,
-                        reception: "ampdu".into(),
-                        captures: 0,
-                        beacons: c.beacons,
-                        placement: WifiResult::placement(frames.as_ref(), &self.station_names(def)),
-                        aggregation: def
-                            .stations
+                    let reports = |k: usize| {
+                        self.meters
                             .iter()
-                            .zip(&links)
-                            .enumerate()
-                            .map(|(k, (&node, c))| {
-                                let mcs = m.rate(k + 1).unwrap_or(Mcs::new(0, 1, 20));
-                                AggregationResult {
-                                    name: self.topo.name(node).into(),
-                                    frames: c.frames,
-                                    mean_aggregation: c.mean_aggregation(),
-                                    throughput_mbit_s: c.delivered_bytes as f64 * 8e3 / elapsed,
-                                    mpdus: c.mpdus,
-                                    retransmitted_mpdus: c.retransmitted_mpdus,
-                                    retransmission_frames: c.retransmission_frames,
-                                    mcs: mcs.index,
-                                    spatial_streams: mcs.spatial_streams,
-                                    reports: self
-                                        .meters
-                                        .iter()
-                                        .find(|s| s.el == i && s.station == k + 1)
-                                        .map(|s| s.meter.reported.clone())
-                                        .unwrap_or_default(),
-                                }
-                            })
-                            .collect(),
-                        per_station: Vec::new(),
-                    });
+                            .find(|s| s.el == i && s.station == k)
+                            .map(|s| s.meter.reported.clone())
+                            .unwrap_or_default()
+                    };
+                    wifi.push(WifiResult::of_downlink(
+                        &def.name,
+                        m,
+                        frames.as_ref(),
+                        &self.station_names(def),
+                        Duration::from_nanos(self.now.as_nanos()),
+                        reports,
+                    ));
                 }
             }
         }

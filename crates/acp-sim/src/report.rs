@@ -12,8 +12,9 @@
 
 use std::time::Duration;
 
+use acp_netmodel::wifi::downlink::{Downlink, LinkCounters};
 use acp_netmodel::wifi::medium::{Medium, StationCounters};
-use acp_netmodel::wifi::phy::AccessCategory;
+use acp_netmodel::wifi::phy::{AccessCategory, Mcs};
 use acp_netmodel::wifi::FrameModel;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -580,6 +581,64 @@ impl WifiResult {
             placement: Self::placement(medium.frame_model(), nodes),
             per_station,
             aggregation: Vec::new(),
+        }
+    }
+
+    /// The results of A-MPDU downlink `downlink` named `name` after `elapsed`, its station `k`
+    /// being `nodes[k]` (the AP first) and `reports(k)` the slots station `k` reported.
+    pub fn of_downlink<P>(
+        name: &str,
+        downlink: &Downlink<P>,
+        frames: &dyn FrameModel,
+        nodes: &[String],
+        elapsed: Duration,
+        reports: impl Fn(usize) -> Vec<ReportedSlot>,
+    ) -> Self {
+        let elapsed = elapsed.as_nanos().max(1) as f64;
+        let links: Vec<&LinkCounters> = (1..nodes.len())
+            .filter_map(|k| downlink.link_counters(k))
+            .collect();
+        let sum = |f: fn(&LinkCounters) -> u64| links.iter().map(|c| f(c)).sum();
+        let c = downlink.counters();
+        WifiResult {
+            name: name.into(),
+            stations: links.len(),
+            attempts: sum(|c| c.frames + c.uplink_attempts),
+            successes: sum(|c| c.delivered + c.uplink_delivered),
+            collisions: sum(|c| c.collisions),
+            errors: sum(|c| c.mpdus - c.delivered.min(c.mpdus)),
+            // Frames of retransmissions only (a retransmission mixed into a frame of new MPDUs
+            // is in `aggregation`'s retransmitted_mpdus).
+            retries: sum(|c| c.retransmission_frames),
+            retry_drops: sum(|c| c.dropped + c.uplink_dropped),
+            queue_drops: sum(|c| c.queue_drops),
+            busy: c.busy_ns as f64 / elapsed,
+            collision_time: c.collision_ns as f64 / elapsed,
+            reception: "ampdu".into(),
+            captures: 0,
+            beacons: c.beacons,
+            placement: Self::placement(frames, nodes),
+            aggregation: nodes[1..]
+                .iter()
+                .zip(&links)
+                .enumerate()
+                .map(|(i, (node, c))| {
+                    let mcs = downlink.rate(i + 1).unwrap_or(Mcs::new(0, 1, 20));
+                    AggregationResult {
+                        name: node.clone(),
+                        frames: c.frames,
+                        mean_aggregation: c.mean_aggregation(),
+                        throughput_mbit_s: c.delivered_bytes as f64 * 8e3 / elapsed,
+                        mpdus: c.mpdus,
+                        retransmitted_mpdus: c.retransmitted_mpdus,
+                        retransmission_frames: c.retransmission_frames,
+                        mcs: mcs.index,
+                        spatial_streams: mcs.spatial_streams,
+                        reports: reports(i + 1),
+                    }
+                })
+                .collect(),
+            per_station: Vec::new(),
         }
     }
 }

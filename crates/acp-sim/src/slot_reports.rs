@@ -58,6 +58,42 @@ pub struct ReportedSlot {
     pub delay_ms: f64,
 }
 
+/// What a station's reported slots say over a window: their number, the mean, deviation and
+/// extremes of their levels, and the mean of their delays at the AP (each slot weighted alike).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SlotSummary {
+    pub slots: usize,
+    pub mean_level: f64,
+    pub sd_level: f64,
+    pub min_level: f64,
+    pub max_level: f64,
+    pub delay_ms: f64,
+}
+
+impl SlotSummary {
+    /// The slots of `slots` that ended after `from_s` seconds; `None` if there are none.
+    pub fn after(slots: &[ReportedSlot], from_s: f64) -> Option<Self> {
+        let window: Vec<&ReportedSlot> = slots.iter().filter(|s| s.t_s > from_s).collect();
+        let n = window.len() as f64;
+        let mean = |f: fn(&ReportedSlot) -> f64| window.iter().map(|s| f(s)).sum::<f64>() / n;
+        let mean_level = mean(|s| s.level);
+        let var = window
+            .iter()
+            .map(|s| (s.level - mean_level).powi(2))
+            .sum::<f64>()
+            / n;
+        let levels = window.iter().map(|s| s.level);
+        Some(SlotSummary {
+            slots: window.len(),
+            mean_level,
+            sd_level: var.sqrt(),
+            min_level: levels.clone().reduce(f64::min)?,
+            max_level: levels.reduce(f64::max)?,
+            delay_ms: mean(|s| s.delay_ms),
+        })
+    }
+}
+
 /// One station's measurement of the current slot, and the slots it reported.
 #[derive(Debug, Clone, Default)]
 pub struct SlotMeter {
@@ -146,6 +182,27 @@ mod tests {
             retransmission: false,
             collided,
         }
+    }
+
+    #[test]
+    fn a_summary_covers_the_slots_after_its_start() {
+        let slot = |t_s: f64, level: f64, delay_ms: f64| ReportedSlot {
+            t_s,
+            frames: 10,
+            level,
+            phy_mbps: 100.0,
+            delay_ms,
+        };
+        let slots = [
+            slot(0.5, 1.0, 9.0),
+            slot(1.0, 30.0, 1.0),
+            slot(1.5, 34.0, 3.0),
+        ];
+        let s = SlotSummary::after(&slots, 0.5).expect("two slots");
+        assert_eq!(s.slots, 2);
+        assert_eq!((s.mean_level, s.sd_level), (32.0, 2.0));
+        assert_eq!((s.min_level, s.max_level, s.delay_ms), (30.0, 34.0, 2.0));
+        assert!(SlotSummary::after(&slots, 1.5).is_none());
     }
 
     #[test]

@@ -10,10 +10,10 @@ use std::collections::HashMap;
 use std::fmt;
 use std::sync::Arc;
 
-use acp_netmodel::wifi::downlink::DownlinkConfig;
+use acp_netmodel::wifi::downlink::{Downlink, DownlinkConfig};
 use acp_netmodel::wifi::medium::MediumConfig;
 use acp_netmodel::wifi::FrameModel;
-use acp_netmodel::{LinkConfig, Streams};
+use acp_netmodel::{LinkConfig, Streams, Time};
 use thiserror::Error;
 
 use crate::slot_reports::ReportSettings;
@@ -74,6 +74,24 @@ pub struct WifiDef {
     pub aggregation: Option<DownlinkConfig>,
     /// How the stations of the A-MPDU downlink report their aggregation to their monitors.
     pub reports: ReportSettings,
+}
+
+impl WifiDef {
+    /// The A-MPDU downlink `template` (this medium's `aggregation`) starting at `start`, each
+    /// station's SNR taken from `frames`, this medium's frame model built from `streams`.
+    pub fn downlink<P>(
+        &self,
+        template: &DownlinkConfig,
+        frames: &dyn FrameModel,
+        streams: &Streams,
+        start: Time,
+    ) -> Result<Downlink<P>, String> {
+        let mut config = template.clone();
+        for (k, s) in config.stations.iter_mut().enumerate() {
+            s.snr_db = frames.uplink(k + 1).map_or(f64::INFINITY, |u| u.snr_db);
+        }
+        Downlink::new(config, streams, &self.name, start)
+    }
 }
 
 impl fmt::Debug for WifiDef {

@@ -1,0 +1,120 @@
+//! Aggregation-level rate control on real stacks (issue 22 item 5): `acp lab` runs
+//! `scenarios/lab/wifi_ac_agg32_seek.toml` — the ACP runtime's `agg:32` and Seek sources in a
+//! server namespace, their monitors in namespace stations behind the emulated 802.11ac A-MPDU
+//! downlink, each station's per-slot aggregation level measured by the emulator as a
+//! MAC-timestamp capture would and put on its monitor's ACKs — and `acp sim` runs the same file.
+//!
+//! The lab needs root: without it the test says why and passes. Its numbers are printed
+//! whether or not they hold, with the load average beside them (the lab runs in real time on a
+//! shared machine; its threads run at `SCHED_FIFO`, docs/LAB.md).
+
+mod common;
+
+use std::path::PathBuf;
+
+use acp_sim::slot_reports::{ReportedSlot, SlotSummary};
+use common::{acp, json_output};
+use serde_json::Value;
+
+fn is_root() -> bool {
+    // SAFETY: geteuid has no preconditions.
+    unsafe { libc::geteuid() == 0 }
+}
+
+const FILE: &str = "scenarios/lab/wifi_ac_agg32_seek.toml";
+
+/// The file's warm-up (s): slots ending after it are summarised.
+const WARMUP_S: f64 = 15.0;
+
+/// N_ε of the file's `agg:32`.
+const TARGET: f64 = 32.0;
+
+/// How far the mean level after the warm-up may sit from N_ε. Measured (docs/LAB.md): the
+/// simulator's mean 31.98 (slot SD 0.43); the lab's 32.04 and 32.02 (slot SD 0.87 and 1.14, the
+/// second beside two busy loops at load average 18): the real sources' and monitors'
+/// scheduling widens single slots, and a 30-slot mean's standard error stays near 0.2. ±3 is
+/// about three single-slot SDs and 10 % of N_ε, while a loop that does not hold the level fails
+/// it by far (the source held at its max_rate of 6000 a second would sit near 54 by the thesis's
+/// §5.2 model with the legacy frame in c; Seek sits at 1).
+const LEVEL_TOLERANCE: f64 = 3.0;
+
+/// The station's reported slots in a `--json` result's WiFi medium object.
+fn summary(medium: &Value, station: &str) -> SlotSummary {
+    let a = medium["aggregation"]
+        .as_array()
+        .expect("an A-MPDU downlink reports its stations")
+        .iter()
+        .find(|a| a["name"] == station)
+        .unwrap_or_else(|| panic!("no station {station}"));
+    let slots: Vec<ReportedSlot> = serde_json::from_value(a["reports"].clone()).unwrap();
+    SlotSummary::after(&slots, WARMUP_S).unwrap_or_else(|| panic!("{station}: no slot"))
+}
+
+fn flow<'a>(v: &'a Value, name: &str) -> &'a Value {
+    v["flows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["name"] == name)
+        .unwrap_or_else(|| panic!("no flow {name}"))
+}
+
+#[test]
+fn agg32_holds_the_level_near_n_eps_on_real_stacks_beside_seek() {
+    if !is_root() {
+        eprintln!("skipped: acp lab needs root");
+        return;
+    }
+    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../..")
+        .join(FILE);
+    let sim = json_output(acp().args(["sim", "--json"]).arg(&file));
+    let lab = json_output(acp().args(["lab", "--json"]).arg(&file));
+    let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
+    let sim_medium = &sim["wifi"][0];
+    let lab_medium = &lab["wifi"][0]["medium"];
+    for (side, v, medium, age) in [
+        ("sim", &sim, sim_medium, "age_ms"),
+        ("lab", &lab, lab_medium, "avg_age_ms"),
+    ] {
+        for (name, station) in [("agg32", "sta#2"), ("seek", "sta#3")] {
+            let s = summary(medium, station);
+            eprintln!(
+                "{side} {name}: age {:.2} ms, {:.2} Mbit/s, level {:.2} (SD {:.2}), delay at the \
+                 AP {:.3} ms over {} slots; load {load}",
+                flow(v, name)[age].as_f64().unwrap_or(f64::NAN),
+                flow(v, name)["throughput_mbit_s"]
+                    .as_f64()
+                    .unwrap_or(f64::NAN),
+                s.mean_level,
+                s.sd_level,
+                s.delay_ms,
+                s.slots
+            );
+        }
+    }
+    for (side, medium) in [("sim", sim_medium), ("lab", lab_medium)] {
+        let agg = summary(medium, "sta#2");
+        assert!(
+            (agg.mean_level - TARGET).abs() <= LEVEL_TOLERANCE,
+            "{side}: agg:32's level {:.2}, not within {LEVEL_TOLERANCE} of {TARGET}",
+            agg.mean_level
+        );
+        // 30 s with a 15 s warm-up and 500 ms slots: about 30 slots after it.
+        assert!(agg.slots >= 25, "{side}: {} slots", agg.slots);
+        // Seek keeps its station's queue short: frames of a packet or two.
+        let seek = summary(medium, "sta#3");
+        assert!(
+            seek.mean_level < 4.0,
+            "{side}: Seek's level {:.2}",
+            seek.mean_level
+        );
+    }
+    let rate = |v: &Value, name: &str| flow(v, name)["throughput_mbit_s"].as_f64().unwrap();
+    assert!(
+        rate(&lab, "agg32") > 10.0 * rate(&lab, "seek"),
+        "agg:32 {:.2} Mbit/s, Seek {:.2}",
+        rate(&lab, "agg32"),
+        rate(&lab, "seek")
+    );
+}
