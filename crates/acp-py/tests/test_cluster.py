@@ -24,9 +24,8 @@ from distributed import Client, LocalCluster
 import acp
 from acp import cluster
 
-ROOT = Path(__file__).resolve().parents[3]
-# The command, as `cargo test --workspace` (run first by scripts/test.sh) builds it.
-ACP = Path(os.environ.get("ACP_BIN", ROOT / "target" / "debug" / "acp"))
+from project import ROOT, run_acp
+
 DD1 = {"seeds": 1, "secs": 10}
 DD1_FLAGS = ["--seeds", "1", "--secs", "10"]
 SUITE = {"quick": True, "scenarios": ["dd1-s1-p5"], "seeds": 1}
@@ -43,11 +42,7 @@ def client():
 
 def command(name, flags, out):
     """`acp reproduce NAME FLAGS`: its tables (stdout without the closing "wrote" line) and CSV."""
-    assert ACP.exists(), f"{ACP} is built by `cargo test --workspace`; or set ACP_BIN"
-    stdout = subprocess.run(
-        [str(ACP), "reproduce", name, *flags, "--out", str(out)],
-        capture_output=True, text=True, timeout=600, check=True,
-    ).stdout
+    stdout = run_acp("reproduce", name, *flags, "--out", out, timeout=600)
     assert stdout.splitlines()[-1].startswith("wrote "), stdout
     return stdout[: stdout.rindex("wrote ")], (out / name / f"{name}.csv").read_text()
 

@@ -3,9 +3,8 @@
 import re
 import subprocess
 import sys
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[3]
+from project import ROOT
 
 
 def test_the_example_runs():

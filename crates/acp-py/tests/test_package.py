@@ -9,7 +9,7 @@ from pathlib import Path
 
 import acp
 
-ROOT = Path(__file__).resolve().parents[3]
+from project import ROOT
 DISTRIBUTION = "age-control-protocol"
 
 

@@ -2,20 +2,14 @@
 simulator is validated with, and bad input as ValueError."""
 
 import inspect
-import os
 import re
-import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 import acp
 
-ROOT = Path(__file__).resolve().parents[3]
-# The command line, as `cargo test --workspace` (run first by scripts/test.sh) builds it.
-ACP = Path(os.environ.get("ACP_BIN", ROOT / "target" / "debug" / "acp"))
-SCENARIOS = ROOT / "scenarios"
+from project import SCENARIOS, run_acp
 
 # One M/M/1 queue with mu = 1 (scenarios/mm1.toml), shortened: 40,000 s is about 20,000 updates.
 MM1 = (SCENARIOS / "mm1.toml").read_text().replace('"400000s"', '"40000s"')
@@ -178,10 +172,7 @@ def test_every_reproduction_runs_from_python_with_one_name_per_field():
 
 def acp_reproduce_help():
     """`acp reproduce --help` (the command line built from the workspace)."""
-    assert ACP.exists(), f"{ACP} is built by `cargo test --workspace`; or set ACP_BIN"
-    return subprocess.run(
-        [str(ACP), "reproduce", "--help"], capture_output=True, text=True, timeout=60, check=True,
-    ).stdout
+    return run_acp("reproduce", "--help", timeout=60)
 
 
 def test_python_reproduces_what_the_command_line_does_with_its_options():
