@@ -385,6 +385,7 @@ pub fn effective(cmd: &Command, matches: &ArgMatches, expanded: &Expanded) -> Op
 #[cfg(test)]
 mod tests {
     use super::*;
+    use acp_testkit::Scratch;
     use clap::Parser;
 
     /// A subcommand with one flag of each kind.
@@ -418,12 +419,6 @@ mod tests {
         enable(<Tool as clap::CommandFactory>::command(), &["run"])
     }
 
-    fn write(name: &str, text: &str) -> PathBuf {
-        let path = std::env::temp_dir().join(format!("acp-config-{}-{name}", std::process::id()));
-        std::fs::write(&path, text).unwrap();
-        path
-    }
-
     fn expand_with(file: &str, cli: &[&str]) -> Result<Expanded, UsageError> {
         let mut args: Vec<OsString> = ["tool", "run", "--config", file].map(OsString::from).into();
         args.extend(cli.iter().map(OsString::from));
@@ -439,7 +434,8 @@ mod tests {
 
     #[test]
     fn every_kind_of_value_becomes_arguments_in_file_order() {
-        let file = write(
+        let dir = Scratch::new("acp-config");
+        let file = dir.file(
             "kinds.toml",
             "tag = [\"a\", \"b c\"]\nlisten = \"0.0.0.0:1\"\nloud = true\nverbose = 2\nevery = 7\n",
         );
@@ -465,12 +461,12 @@ mod tests {
         let (_, run) = m.subcommand().unwrap();
         assert_eq!(run.get_one::<String>("listen").unwrap(), "0.0.0.0:1");
         assert_eq!(run.get_count("verbose"), 2);
-        let _ = std::fs::remove_file(file);
     }
 
     #[test]
     fn the_command_line_replaces_the_files_setting() {
-        let file = write(
+        let dir = Scratch::new("acp-config");
+        let file = dir.file(
             "override.toml",
             "tag = [\"a\", \"b\"]\nlisten = \"x\"\nloud = false\n",
         );
@@ -481,12 +477,12 @@ mod tests {
         assert_eq!(tags, ["c"]);
         assert_eq!(run.get_one::<String>("listen").unwrap(), "y");
         assert!(!run.get_flag("loud"));
-        let _ = std::fs::remove_file(file);
     }
 
     #[test]
     fn errors_name_the_file_and_line() {
-        let file = write("bad.toml", "listen = \"x\"\n\nlisten-to = \"y\"\n");
+        let dir = Scratch::new("acp-config");
+        let file = dir.file("bad.toml", "listen = \"x\"\n\nlisten-to = \"y\"\n");
         let f = file.display().to_string();
         let e = expand_with(&f, &[]).unwrap();
         let err = command().try_get_matches_from(&e.args).unwrap_err();
@@ -530,14 +526,15 @@ mod tests {
             let err = expand_with(&f, &[]).unwrap_err().0;
             assert_eq!(err, format!("{f}{want}"), "{text}");
         }
-        let _ = std::fs::remove_file(file);
+        std::fs::remove_file(&file).unwrap();
         let err = expand_with(&f, &[]).unwrap_err().0;
         assert!(err.starts_with(&format!("--config {f}: ")), "{err}");
     }
 
     #[test]
     fn options_before_the_subcommand_are_skipped() {
-        let file = write("global.toml", "listen = \"z\"\n");
+        let dir = Scratch::new("acp-config");
+        let file = dir.file("global.toml", "listen = \"z\"\n");
         let f = file.to_str().unwrap();
         for before in [
             &["--log", "run"][..],
@@ -555,7 +552,6 @@ mod tests {
             assert_eq!(run.get_one::<String>("listen").unwrap(), "z", "{before:?}");
             assert_eq!(m.get_one::<String>("log").unwrap(), "run", "{before:?}");
         }
-        let _ = std::fs::remove_file(file);
     }
 
     #[test]
@@ -572,7 +568,8 @@ mod tests {
 
     #[test]
     fn check_config_prints_a_config_file_of_the_same_settings() {
-        let file = write(
+        let dir = Scratch::new("acp-config");
+        let file = dir.file(
             "check.toml",
             "listen = \"0.0.0.0:1\"\ntag = [\"a\"]\nverbose = 1\n",
         );
@@ -603,6 +600,5 @@ mod tests {
                 .collect()
         };
         assert_eq!(settings(&text), settings(&text2));
-        let _ = std::fs::remove_file(file);
     }
 }

@@ -151,6 +151,7 @@ pub fn read_trace(path: &str) -> Result<FromFile<Trace>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use acp_testkit::Scratch;
 
     #[test]
     fn loss_models() {
@@ -251,35 +252,10 @@ mod tests {
         assert!(parse_blackhole("soon+3s").is_err());
     }
 
-    /// A directory of the test's own under the temporary directory, removed when dropped (when
-    /// the test fails too).
-    struct Scratch(std::path::PathBuf);
-
-    impl Scratch {
-        fn new() -> Scratch {
-            let dir = std::env::temp_dir().join(format!("acp-pathargs-{}", std::process::id()));
-            std::fs::create_dir_all(&dir).unwrap();
-            Scratch(dir)
-        }
-
-        /// A file in it holding `text`.
-        fn file(&self, name: &str, text: &str) -> String {
-            let path = self.0.join(name);
-            std::fs::write(&path, text).unwrap();
-            path.to_string_lossy().into_owned()
-        }
-    }
-
-    impl Drop for Scratch {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
     #[test]
     fn files_name_themselves_and_the_line_in_errors() {
-        let scratch = Scratch::new();
-        let file = |name: &str, text: &str| scratch.file(name, text);
+        let scratch = Scratch::new("acp-pathargs");
+        let file = |name: &str, text: &str| scratch.file(name, text).to_string_lossy().into_owned();
         let good = file("good.toml", "[[step]]\nat = \"0s\"\nrate = \"1mbit\"\n");
         let s = read_schedule(&good).unwrap();
         assert_eq!(s.value.steps[0].rate_bps, Some(1e6));

@@ -18,8 +18,7 @@ use common::{acp, spawn_monitor, wait_within};
 /// floating point (0.01 updates/s).
 #[test]
 fn pi_controller_follows_the_levels_the_monitor_reports() {
-    let dir = std::env::temp_dir().join(format!("aggctl-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = acp_testkit::Scratch::new("aggctl-cli");
     let levels = dir.join("levels.txt");
     std::fs::write(
         &levels,
@@ -52,7 +51,6 @@ fn pi_controller_follows_the_levels_the_monitor_reports() {
         libc::kill(monitor.id() as i32, libc::SIGTERM);
     }
     assert!(wait_within(&mut monitor, Duration::from_secs(10)).success());
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]

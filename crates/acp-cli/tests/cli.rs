@@ -218,7 +218,7 @@ fn closed_stdout() -> Stdio {
 
 #[test]
 fn one_shot_commands_end_quietly_when_stdout_is_closed() {
-    let dir = std::env::temp_dir().join(format!("acp-cli-closed-{}", std::process::id()));
+    let dir = acp_testkit::Scratch::new("acp-cli-closed");
     let dir = dir.to_string_lossy().into_owned();
     let bottleneck = scenario_path("bottleneck.toml");
     for args in [
@@ -239,7 +239,6 @@ fn one_shot_commands_end_quietly_when_stdout_is_closed() {
         let path = std::path::Path::new(&dir).join(file);
         assert!(path.exists(), "{}", path.display());
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// The long-running commands stop as on SIGTERM: summary on stderr, status 0.
@@ -392,8 +391,7 @@ fn addresses_take_host_names_and_a_bad_name_is_named() {
 /// although the file is read while the arguments are parsed).
 #[test]
 fn an_exposed_key_file_is_logged_as_a_warning() {
-    let dir = std::env::temp_dir().join(format!("acp-cli-exposed-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = acp_testkit::Scratch::new("acp-cli-exposed");
     let path = keygen(&dir, "keys");
     let run = |mode: u32, extra: &[&str]| {
         std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(mode))
@@ -422,7 +420,6 @@ fn an_exposed_key_file_is_logged_as_a_warning() {
     assert_eq!(v["level"], "WARN", "{v}");
     assert!(!run(0o600, &[]).contains(&warning));
     assert!(!run(0o644, &["-qq"]).contains(&warning));
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -433,8 +430,7 @@ fn source_refuses_a_dscp_above_63() {
 
 #[test]
 fn relay_path_flags_report_bad_values_in_one_line() {
-    let dir = std::env::temp_dir().join(format!("acp-cli-relay-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = acp_testkit::Scratch::new("acp-cli-relay");
     let write = |name: &str, text: &str| {
         let path = dir.join(name);
         std::fs::write(&path, text).unwrap();
@@ -585,7 +581,6 @@ fn relay_path_flags_report_bad_values_in_one_line() {
         let err = refused(&args);
         assert!(err.contains(&want), "{extra:?}: {err}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -1026,7 +1021,7 @@ fn is_rfc3339_utc(t: &str) -> bool {
 /// on stdout.
 #[test]
 fn logs_follow_the_flags_and_rust_log() {
-    let dir = std::env::temp_dir().join(format!("acp-cli-logs-{}", std::process::id()));
+    let dir = acp_testkit::Scratch::new("acp-cli-logs");
     let sweep = |extra: &[&str], rust_log: Option<&str>| {
         let mut cmd = acp();
         cmd.args(["sweep", &scenario_path("bottleneck.toml"), "--rates", "50"])
@@ -1082,7 +1077,6 @@ fn logs_follow_the_flags_and_rust_log() {
         err.starts_with("error: RUST_LOG=") && err.lines().count() == 1,
         "{err}"
     );
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 fn scenario_path(name: &str) -> String {
@@ -1116,7 +1110,7 @@ fn sim_is_deterministic_per_seed_and_writes_its_outputs() {
         "one-way delay is 21 ms"
     );
 
-    let dir = std::env::temp_dir().join(format!("acp-cli-sim-{}", std::process::id()));
+    let dir = acp_testkit::Scratch::new("acp-cli-sim");
     let out = acp()
         .args(["sim", &scenario_path("bottleneck.toml"), "--out"])
         .arg(&dir)
@@ -1133,13 +1127,11 @@ fn sim_is_deterministic_per_seed_and_writes_its_outputs() {
     ] {
         assert!(dir.join(f).metadata().unwrap().len() > 0, "{f}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn sweep_finds_the_bowl_bottom() {
-    let dir = std::env::temp_dir().join(format!("acp-cli-sweep-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = acp_testkit::Scratch::new("acp-cli-sweep");
     let file = dir.join("mm1.toml");
     let text = std::fs::read_to_string(scenario_path("mm1.toml"))
         .unwrap()
@@ -1161,7 +1153,6 @@ fn sweep_finds_the_bowl_bottom() {
             (&1.into(), &serde_json::Value::Null)
         );
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Progress bars are for terminals: a log file or a pipe gets no `\r` redraws on stderr, only
@@ -1206,8 +1197,7 @@ fn simulator_commands_report_bad_input_in_one_line() {
     assert_eq!(String::from_utf8_lossy(&out.stderr).lines().count(), 1);
 
     // A bad scenario: one line naming the file, the line and the field.
-    let dir = std::env::temp_dir().join(format!("acp-cli-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = acp_testkit::Scratch::new("acp-cli-bad");
     let good = std::fs::read_to_string(scenario_path("bottleneck.toml")).unwrap();
     for (bad, needles) in [
         (
@@ -1230,7 +1220,6 @@ fn simulator_commands_report_bad_input_in_one_line() {
             assert!(err.contains(n), "{err} lacks {n}");
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -1269,7 +1258,7 @@ fn sweep_over_seeds_reports_confidence_intervals() {
 
 #[test]
 fn reproduce_fig7_prints_a_table_and_writes_a_plot() {
-    let dir = std::env::temp_dir().join(format!("acp-cli-fig7-{}", std::process::id()));
+    let dir = acp_testkit::Scratch::new("acp-cli-fig7");
     let out = acp()
         .args(["reproduce", "fig7", "--updates", "20000", "--out"])
         .arg(&dir)
@@ -1281,12 +1270,11 @@ fn reproduce_fig7_prints_a_table_and_writes_a_plot() {
     for f in ["fig7.png", "fig7.svg", "fig7.csv"] {
         assert!(dir.join("fig7").join(f).exists(), "{f}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn reproduce_fig2_prints_tcp_and_udp_ages_and_writes_csv_and_charts() {
-    let dir = std::env::temp_dir().join(format!("acp-cli-fig2-{}", std::process::id()));
+    let dir = acp_testkit::Scratch::new("acp-cli-fig2");
     let v = json_output(
         acp()
             .args([
@@ -1341,12 +1329,11 @@ fn reproduce_fig2_prints_tcp_and_udp_ages_and_writes_csv_and_charts() {
     ] {
         assert!(dir.join("fig2").join(f).exists(), "{f}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn reproduce_fig4_compares_500_and_536_byte_updates() {
-    let dir = std::env::temp_dir().join(format!("acp-cli-fig4-{}", std::process::id()));
+    let dir = acp_testkit::Scratch::new("acp-cli-fig4");
     let out = acp()
         .args(["reproduce", "fig4", "--secs", "10", "--seeds", "1", "--out"])
         .arg(&dir)
@@ -1377,12 +1364,11 @@ fn reproduce_fig4_compares_500_and_536_byte_updates() {
     ] {
         assert!(dir.join("fig4").join(f).exists(), "{f}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn reproduce_fig15_prints_json_rows_and_writes_a_chart_per_metric() {
-    let dir = std::env::temp_dir().join(format!("acp-cli-fig15-{}", std::process::id()));
+    let dir = acp_testkit::Scratch::new("acp-cli-fig15");
     let v = json_output(
         acp()
             .args([
@@ -1452,7 +1438,6 @@ fn reproduce_fig15_prints_json_rows_and_writes_a_chart_per_metric() {
             assert!(f.exists(), "{}", f.display());
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// A small `contention-tcp`: 2 clients at low contention, 20 at high, 60 s, one seed (under a
@@ -1463,7 +1448,7 @@ fn reproduce_fig15_prints_json_rows_and_writes_a_chart_per_metric() {
 /// stays near the 200 ms base RTT.
 #[test]
 fn reproduce_contention_tcp_puts_bbr_above_acp_plus_and_writes_csv_and_charts() {
-    let dir = std::env::temp_dir().join(format!("acp-cli-contention-{}", std::process::id()));
+    let dir = acp_testkit::Scratch::new("acp-cli-contention");
     let v = json_output(
         acp()
             .args([
@@ -1542,12 +1527,11 @@ fn reproduce_contention_tcp_puts_bbr_above_acp_plus_and_writes_csv_and_charts() 
             assert!(f.exists(), "{}", f.display());
         }
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn reproduce_fig3_15_prints_the_phases_beside_the_load() {
-    let dir = std::env::temp_dir().join(format!("acp-cli-fig3-15-{}", std::process::id()));
+    let dir = acp_testkit::Scratch::new("acp-cli-fig3-15");
     let out = acp()
         .args(["reproduce", "fig3-15", "--seeds", "2", "--out"])
         .arg(&dir)
@@ -1573,7 +1557,6 @@ fn reproduce_fig3_15_prints_the_phases_beside_the_load() {
     }
     let svg = std::fs::read_to_string(dir.join("fig3-15/fig3-15_age.svg")).unwrap();
     assert!(svg.contains("UDP 0.5 Mbit/s"), "band legend");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 /// Ctrl-C during `acp reproduce table1` skips the runs not yet started, lets those under way
@@ -1631,7 +1614,6 @@ fn reproduce_prints_its_partial_results_on_sigint() {
     let csv = std::fs::read_to_string(dir.join("table1/table1.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + rows.len(), "{csv}");
     assert!(csv.lines().nth(1).unwrap().starts_with("Net A,"), "{csv}");
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -1732,8 +1714,7 @@ fn bench_says_no_samples_instead_of_nan() {
 
 #[test]
 fn a_sealed_monitor_serves_sources_with_its_key_and_no_other() {
-    let dir = std::env::temp_dir().join(format!("acp-psk-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = acp_testkit::Scratch::new("acp-psk");
     let (ours, theirs) = (keygen(&dir, "ours.psk"), keygen(&dir, "theirs.psk"));
     let (monitor, _err, addr) = spawn_monitor(&["--psk-file", &ours]);
     let source = |extra: &[&str]| -> serde_json::Value {
@@ -1782,7 +1763,6 @@ fn a_sealed_monitor_serves_sources_with_its_key_and_no_other() {
     assert!(rest.contains("1 cookies sent (0 rejected)"), "{rest}");
     assert!(rest.contains("(bad_tag "), "{rest}");
     assert!(rest.contains("unsealed "), "{rest}");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// `--print-updates` with a stdout nobody reads (`acp monitor --print-updates | (sleep 1000)`):
@@ -1914,10 +1894,8 @@ fn bench_monitor_latency_reports_percentiles() {
 }
 
 /// A scratch directory for one test.
-fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("acp-cli-{name}-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> acp_testkit::Scratch {
+    acp_testkit::Scratch::new(&format!("acp-cli-{name}"))
 }
 
 /// A loopback address no socket holds (at the time of the call).
@@ -1976,7 +1954,6 @@ fn monitor_and_source_configured_by_files_behave_as_with_flags() {
     // With clocks-synced from the file, true age is measured.
     let session = summary.lines().last().unwrap();
     assert!(!session.trim_end().ends_with('-'), "{summary}");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -2024,7 +2001,6 @@ fn a_flag_on_the_command_line_overrides_the_file() {
         text.contains("# max-sessions = \"10000\"  # default"),
         "{text}"
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -2051,7 +2027,7 @@ fn a_bad_config_file_is_refused_in_one_line_naming_the_file_and_line() {
         let err = refused(&["source", "--config", path]);
         assert!(err.starts_with(&want), "{text}: {err}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
+    drop(dir);
     let err = refused(&["monitor", "--config", path]);
     assert!(err.contains(path) && err.contains("No such file"), "{err}");
 }
@@ -2140,7 +2116,6 @@ fn man_pages_cover_every_subcommand() {
     }
     let monitor = std::fs::read_to_string(dir.join("acp-monitor.1")).unwrap();
     assert!(monitor.contains("\\-\\-config"), "{monitor}");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// The command the systemd unit and the container image run is accepted with the example config,
@@ -2204,7 +2179,7 @@ fn the_unit_and_the_container_run_a_command_acp_accepts() {
 
 #[test]
 fn reproduce_controllers_prints_ratios_to_the_oracle_and_writes_csv_and_chart() {
-    let dir = std::env::temp_dir().join(format!("acp-cli-controllers-{}", std::process::id()));
+    let dir = acp_testkit::Scratch::new("acp-cli-controllers");
     let subset = [
         "--scenarios",
         "dd1-s2-p5,demo-share4",
@@ -2295,7 +2270,6 @@ fn reproduce_controllers_prints_ratios_to_the_oracle_and_writes_csv_and_chart() 
     assert!((fixed - 1.03125).abs() < 0.01, "{row}");
     assert!(text.contains("summary over 2 scenarios"));
     assert!(text.contains("fixed:400"));
-    let _ = std::fs::remove_dir_all(&dir);
 
     let err = refused(&["reproduce", "controllers", "--scenarios", "demo,atlantis"]);
     assert!(err.contains("\"atlantis\""), "{err}");

@@ -91,7 +91,7 @@ fn check_mechanisms(v: &Value, acp_age_max: f64, d1m1_share: (f64, f64)) {
 
 #[test]
 fn the_simulators_core_network_shows_the_papers_mechanisms() {
-    let dir = std::env::temp_dir().join(format!("acp-core-tcp-sim-{}", std::process::id()));
+    let dir = acp_testkit::Scratch::new("acp-core-tcp-sim");
     let v = json_output(
         acp()
             .args([
@@ -121,7 +121,6 @@ fn the_simulators_core_network_shows_the_papers_mechanisms() {
         assert!(out.join(chart).exists(), "{chart}");
     }
     assert!(out.join("scenarios/bbr-d5m5-seed1.toml").exists());
-    std::fs::remove_dir_all(&dir).ok();
 }
 
 #[test]
@@ -130,7 +129,7 @@ fn the_labs_core_network_shows_the_papers_mechanisms() {
         eprintln!("skipped: acp lab needs root");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("acp-core-tcp-lab-{}", std::process::id()));
+    let dir = acp_testkit::Scratch::new("acp-core-tcp-lab");
     let v = json_output(
         acp()
             .args(["reproduce", "core-tcp", "--secs", "12", "--json", "--out"])
@@ -145,5 +144,4 @@ fn the_labs_core_network_shows_the_papers_mechanisms() {
     for file in ["scenario.toml", "flows.csv", "README.md", "result.json"] {
         assert!(record.join(file).exists(), "{file}");
     }
-    std::fs::remove_dir_all(&dir).ok();
 }

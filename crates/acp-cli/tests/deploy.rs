@@ -95,8 +95,7 @@ fn the_image_exposes_udp_and_tcp_and_its_build_context_has_no_target_directory()
 
 #[test]
 fn check_configs_output_read_back_is_a_valid_config_of_the_same_settings() {
-    let dir = std::env::temp_dir().join(format!("acp-deploy-check-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = acp_testkit::Scratch::new("acp-deploy-check");
     for (command, example) in [
         ("monitor", "deploy/monitor.toml"),
         ("source", "deploy/source.toml"),
@@ -130,7 +129,6 @@ fn check_configs_output_read_back_is_a_valid_config_of_the_same_settings() {
         };
         assert_eq!(settings(&first), settings(&again), "{command}");
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Why the image cannot be built and run here, or `None` when it can.

@@ -114,8 +114,7 @@ fn run_arguments_that_cannot_work_are_refused_with_status_2() {
 /// error line (200 MB in the issue).
 #[test]
 fn config_files_are_capped_and_bad_values_are_not_echoed_whole() {
-    let dir = std::env::temp_dir().join(format!("acp-hardening-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = acp_testkit::Scratch::new("acp-hardening");
     // Under the cap, a 900 kB bad value: one short line naming the key and the value's size.
     let value = "x".repeat(900_000);
     let bad = dir.join("bad-value.toml");
@@ -131,5 +130,4 @@ fn config_files_are_capped_and_bad_values_are_not_echoed_whole() {
     std::fs::write(&huge, text).unwrap();
     let err = refused(&["monitor", "--config", huge.to_str().unwrap()]);
     assert!(err.contains("larger than 1024 KiB"), "{err}");
-    let _ = std::fs::remove_dir_all(dir);
 }

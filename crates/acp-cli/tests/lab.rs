@@ -26,7 +26,7 @@ fn acp_and_tcp_over_2mbit_20ms_see_the_link() {
         return;
     }
     let file = scenario();
-    let out = std::env::temp_dir().join(format!("acp-lab-record-{}", std::process::id()));
+    let out = acp_testkit::Scratch::new("acp-lab-record");
     let v = json_output(
         acp()
             .args(["lab", "--json", "--duration", "8s", "--out"])
@@ -50,7 +50,6 @@ fn acp_and_tcp_over_2mbit_20ms_see_the_link() {
         assert!(f["est_age_ms"].as_f64().is_some_and(|a| a >= 40.0), "{f}");
     }
     check_record(&out, &file);
-    std::fs::remove_dir_all(&out).ok();
 }
 
 /// 500 kbit/s of CBR cross traffic beside an ACP flow, and 10 periodic updates a second the

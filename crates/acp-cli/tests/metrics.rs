@@ -346,8 +346,7 @@ fn monitor_metrics_list_at_most_n_sessions_those_silent_the_longest() {
 
 #[test]
 fn a_sealed_monitor_counts_authentication_failures_by_reason() {
-    let dir = std::env::temp_dir().join(format!("acp-metrics-psk-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = acp_testkit::Scratch::new("acp-metrics-psk");
     let key = keygen(&dir, "psk");
     let (monitor, addr, metrics) = spawn_monitor(&["--psk-file", &key]);
     // Three updates with no seal at all.
@@ -368,7 +367,6 @@ fn a_sealed_monitor_counts_authentication_failures_by_reason() {
     assert_eq!(s.value("acp_monitor_sessions_created_total"), 0.0);
     assert!(s.all("acp_monitor_session_delivered_total").is_empty());
     interrupt(monitor);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -530,8 +528,7 @@ fn timestamped(body: &str, at: u64) -> String {
 /// create-blocks-from openmetrics`, which needs a timestamp on every sample).
 #[test]
 fn both_endpoints_pass_promtool_in_both_formats() {
-    let dir = std::env::temp_dir().join(format!("acp-metrics-promtool-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = acp_testkit::Scratch::new("acp-metrics-promtool");
     let (monitor, addr, monitor_metrics) = spawn_monitor(&["--clocks-synced"]);
     let (source, _, source_metrics) = spawn_source(&addr);
     // Junk, so that the labelled families have samples too.
@@ -575,7 +572,6 @@ fn both_endpoints_pass_promtool_in_both_formats() {
     }
     interrupt(source);
     interrupt(monitor);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// The recording and alerting rules shipped in deploy/prometheus load, and do what their test

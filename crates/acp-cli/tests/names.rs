@@ -87,7 +87,7 @@ fn sim_csv_table_and_json_name_each_flow_field_alike() {
     let v = json_output(acp().args(["sim", &file, "--json"]));
     no_byte_rate_names("sim", &v);
     let flow = v["flows"][0].as_object().unwrap();
-    let dir = std::env::temp_dir().join(format!("acp-names-sim-{}", std::process::id()));
+    let dir = acp_testkit::Scratch::new("acp-names-sim");
     let text = stdout(acp().args(["sim", &file, "--out"]).arg(&dir));
     let csv = std::fs::read_to_string(dir.join("flows.csv")).unwrap();
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
@@ -96,7 +96,6 @@ fn sim_csv_table_and_json_name_each_flow_field_alike() {
     for want in ["send_rate_hz", "throughput_mbit_s", "mean_rtt_ms"] {
         assert!(header.contains(&want), "{want}: {header:?}");
     }
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
@@ -110,13 +109,12 @@ fn sweep_csv_table_and_json_name_each_point_field_alike() {
     for (k, _) in point {
         assert!(best.contains_key(k), "best lacks {k}: {best:?}");
     }
-    let dir = std::env::temp_dir().join(format!("acp-names-sweep-{}", std::process::id()));
+    let dir = acp_testkit::Scratch::new("acp-names-sweep");
     let text = stdout(acp().args(args).arg("--out").arg(&dir));
     let csv = std::fs::read_to_string(dir.join("sweep.csv")).unwrap();
     let header: Vec<&str> = csv.lines().next().unwrap().split(',').collect();
     assert_eq!(header, single_fields(point));
     assert_subset("sweep table", &heading(&text, "rate_hz"), point);
-    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

@@ -444,8 +444,7 @@ fn compare(program: &Path, dir: &Path, config: Config, len: Length, seed: u64) -
 /// fails on every row outside its tolerance.
 fn run_all(configs: &[Config], saturation_s: f64, ages_s: f64, seed: u64) {
     let program = ns3_program();
-    let dir = std::env::temp_dir().join(format!("acp-ns3-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = acp_testkit::Scratch::new("acp-ns3");
     println!(
         "| configuration (window) | ours | ns-3 | difference | tolerance | ours (s) | ns-3 (s) |"
     );
@@ -472,7 +471,6 @@ fn run_all(configs: &[Config], saturation_s: f64, ages_s: f64, seed: u64) {
         );
         rows.push(c);
     }
-    std::fs::remove_dir_all(&dir).unwrap();
     let ours: f64 = rows.iter().map(|c| c.ours_wall_s).sum();
     let ns3: f64 = rows.iter().map(|c| c.ns3_wall_s).sum();
     println!(

@@ -27,11 +27,8 @@ use common::{
 };
 
 /// A scratch directory for this test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("acp-publish-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> acp_testkit::Scratch {
+    acp_testkit::Scratch::new(&format!("acp-publish-{name}"))
 }
 
 /// A running `acp monitor` with stdout (its reports and summary, as JSON lines) and stderr piped.
@@ -238,7 +235,6 @@ fn unix_socket_clients_each_get_the_fresh_updates_and_one_that_never_reads_holds
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("another process is listening"), "{err}");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -698,7 +694,6 @@ fn mqtt_gets_retained_fresh_updates_and_stats_and_publishing_resumes_after_a_bro
         "updates wait in the mailbox meanwhile: {mqtt}"
     );
     assert!(rest.contains("reconnected"), "{rest}");
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// The schema `docs/schemas/NAME.schema.json`, compiled.
@@ -833,7 +828,6 @@ fn mqtts_with_a_private_ca_client_certificate_and_password_publishes_what_the_sc
         },
         || format!("{:?}", newest(&watcher.messages(), "acp/status")),
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// Reads `monitor`'s stderr up to the metrics line and returns the metrics address.
@@ -998,7 +992,6 @@ fn a_refusing_an_untrusted_or_an_absent_broker_is_reported_on_stderr_and_in_the_
         assert_eq!(err.lines().count(), 1, "{line:?}: {err}");
         assert!(err.contains(says), "{line:?}: {err}");
     }
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -1060,7 +1053,6 @@ fn expired_sessions_retained_messages_are_cleared_and_a_dead_monitors_will_says_
         },
         || format!("{:?}", late.messages()),
     );
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]
@@ -1118,7 +1110,6 @@ fn two_monitors_share_a_port_each_source_served_by_exactly_one_and_all_reach_the
         }
     }
     assert_eq!(served.keys().cloned().collect::<BTreeSet<_>>(), sessions);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 #[test]

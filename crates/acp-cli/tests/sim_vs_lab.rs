@@ -105,8 +105,7 @@ fn the_models_match_the_kernel_on_bulk_and_update_flows() {
         eprintln!("skipped: acp lab needs root");
         return;
     }
-    let dir = std::env::temp_dir().join(format!("acp-sim-vs-lab-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = acp_testkit::Scratch::new("acp-sim-vs-lab");
     let mut failures = Vec::new();
     let mut sim_ages = Vec::new();
     let mut lab_ages = Vec::new();
@@ -141,7 +140,6 @@ fn the_models_match_the_kernel_on_bulk_and_update_flows() {
             }
         }
     }
-    std::fs::remove_dir_all(&dir).ok();
     let (sim_rank, lab_rank) = (ranked(&sim_ages), ranked(&lab_ages));
     eprintln!("update ages ranked, youngest first: sim {sim_rank:?}, lab {lab_rank:?}");
     if sim_rank != lab_rank {

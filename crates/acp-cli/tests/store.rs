@@ -18,8 +18,7 @@ fn stdout(o: &Output) -> String {
 
 #[test]
 fn a_stored_study_prints_the_same_and_another_versions_store_is_refused() {
-    let dir = std::env::temp_dir().join(format!("acp-cli-store-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
+    let dir = acp_testkit::Scratch::new("acp-cli-store");
     let store = dir.join("store");
     let db = store.join("runs.sqlite");
     let mm1 = format!("{}/../../scenarios/mm1.toml", env!("CARGO_MANIFEST_DIR"));
@@ -72,5 +71,4 @@ fn a_stored_study_prints_the_same_and_another_versions_store_is_refused() {
     );
     assert_eq!(count(&conn), 44);
     drop(conn);
-    let _ = std::fs::remove_dir_all(&dir);
 }

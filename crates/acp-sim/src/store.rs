@@ -271,8 +271,7 @@ mod tests {
 
     #[test]
     fn a_second_pass_runs_only_what_is_missing_and_gives_the_same_results() {
-        let dir = std::env::temp_dir().join(format!("acp-store-test-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = acp_testkit::Scratch::new("acp-store-test");
         let all = runs();
         let store = Store::open(&dir).unwrap();
         let counting = Counting(Default::default());
@@ -312,6 +311,5 @@ mod tests {
         drop((db, store));
         let err = Store::open(&dir).unwrap_err().to_string();
         assert!(err.contains("version other"), "{err}");
-        let _ = std::fs::remove_dir_all(&dir);
     }
 }

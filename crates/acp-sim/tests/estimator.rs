@@ -104,8 +104,7 @@ fn the_bottleneck_classifier_holds_across_n_and_p() {
 #[test]
 fn the_model_file_round_trips() {
     let (model, _) = trained();
-    let dir = std::env::temp_dir().join(format!("aggest-model-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = acp_testkit::Scratch::new("aggest-model");
     let path = dir.join("model.json");
     model.save(&path).unwrap();
     let back = ModelFile::load(&path).unwrap();
@@ -115,7 +114,6 @@ fn the_model_file_round_trips() {
         &serde_json::to_value(&back).unwrap(),
         &serde_json::to_value(model).unwrap(),
     );
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 fn same(a: &serde_json::Value, b: &serde_json::Value) {
@@ -143,8 +141,7 @@ fn same(a: &serde_json::Value, b: &serde_json::Value) {
 #[test]
 fn bad_model_files_are_refused_with_a_reason() {
     let (model, _) = trained();
-    let dir = std::env::temp_dir().join(format!("aggest-bad-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = acp_testkit::Scratch::new("aggest-bad");
     let path = dir.join("model.json");
     let good = serde_json::to_value(model).unwrap();
     let mut cases: Vec<(String, &str)> = vec![
@@ -184,5 +181,4 @@ fn bad_model_files_are_refused_with_a_reason() {
     let missing = ModelFile::load(&dir.join("absent.json")).unwrap_err();
     assert!(missing.contains("cannot read model"), "{missing}");
     assert_eq!(FORMAT, good["format"]);
-    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1212,18 +1212,9 @@ mod tests {
     use super::*;
     use std::collections::HashSet;
 
-    /// A fresh directory for one test's output.
-    pub(super) fn dir(test: &str) -> PathBuf {
-        let d = std::env::temp_dir().join(format!(
-            "acp-charts-{}-{test}-{}",
-            std::process::id(),
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap()
-                .as_nanos()
-        ));
-        std::fs::create_dir_all(&d).unwrap();
-        d
+    /// A fresh directory for one test's output (removed when dropped).
+    pub(super) fn dir(test: &str) -> acp_testkit::Scratch {
+        acp_testkit::Scratch::new(&format!("acp-charts-{test}"))
     }
 
     /// Decodes the PNG and checks its size: its pixels, row by row.
@@ -1322,7 +1313,6 @@ mod tests {
                 "Age at the receiver",
             ],
         );
-        std::fs::remove_dir_all(d).unwrap();
     }
 
     #[test]
@@ -1379,7 +1369,6 @@ mod tests {
         // Four bands (the one without a label too) and two legend swatches.
         let rose = svg.matches(r##"fill="#E04070""##).count();
         assert_eq!(rose, 4 + 2, "rose rectangles");
-        std::fs::remove_dir_all(d).unwrap();
     }
 
     #[test]
@@ -1394,7 +1383,6 @@ mod tests {
         }];
         age_over_time("Nothing yet", "age (ms)", &[], 0.0, &bands, &stem).unwrap();
         check(&stem, &[], &["Nothing yet", "time (s)", "other traffic"]);
-        std::fs::remove_dir_all(d).unwrap();
     }
 
     #[test]
@@ -1461,7 +1449,6 @@ mod tests {
             2 + 1,
             "a triangle per point beyond the axis"
         );
-        std::fs::remove_dir_all(d).unwrap();
     }
 
     #[test]
@@ -1504,7 +1491,6 @@ mod tests {
             let curves = svg.matches(&format!(r#"stroke="{hex}""#)).count();
             assert_eq!(curves, 2, "lines in {hex}");
         }
-        std::fs::remove_dir_all(d).unwrap();
     }
 
     #[test]
@@ -1537,7 +1523,6 @@ mod tests {
             })
             .collect::<Vec<_>>();
         assert!(bars.iter().all(|&n| n >= 7), "bars per colour: {bars:?}");
-        std::fs::remove_dir_all(d).unwrap();
     }
 
     #[test]

@@ -141,6 +141,5 @@ mod tests {
             &[colour(0), colour(1)],
             &["acp+", "lazy", "scenario", "beyond 4"],
         );
-        let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -313,7 +313,6 @@ mod tests {
                 .count();
             assert_eq!(bars, 5 * 3, "error bars in {hex}");
         }
-        std::fs::remove_dir_all(d).unwrap();
     }
 
     #[test]
@@ -362,7 +361,6 @@ mod tests {
         }];
         versus("Single", "n", "age (ms)", &measured, &published, &stem).unwrap();
         check(&stem, &[colour(0)], &["one", "one, published"]);
-        std::fs::remove_dir_all(d).unwrap();
     }
 
     #[test]
@@ -388,6 +386,5 @@ mod tests {
             (75..200).contains(&highest),
             "highest in {c:?}: row {highest}"
         );
-        std::fs::remove_dir_all(d).unwrap();
     }
 }

@@ -237,8 +237,7 @@ mod tests {
 
     #[test]
     fn passwords_come_from_a_file_or_the_environment_and_never_show() {
-        let dir = std::env::temp_dir().join(format!("acp-mqtt-connect-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = acp_testkit::Scratch::new("acp-mqtt-connect");
         let file = dir.join("password");
         std::fs::write(&file, "s3cret-from-file\nignored\n").unwrap();
         let plain = broker("mqtt://127.0.0.1/acp");
@@ -287,7 +286,6 @@ mod tests {
             file.to_str().unwrap(),
         ]);
         assert!(a.connect(&[&plain]).unwrap_err().contains("empty"));
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     #[test]
@@ -308,13 +306,12 @@ mod tests {
             .unwrap_err();
         assert!(err.starts_with("--mqtt-ca /nonexistent.pem: "), "{err}");
         // A file with no certificate in it.
-        let empty = std::env::temp_dir().join(format!("acp-mqtt-empty-{}.pem", std::process::id()));
-        std::fs::write(&empty, "not a certificate\n").unwrap();
+        let dir = acp_testkit::Scratch::new("acp-mqtt-empty");
+        let empty = dir.file("empty.pem", "not a certificate\n");
         let err = args(&["--mqtt-ca", empty.to_str().unwrap()])
             .connect(&[&secure])
             .unwrap_err();
         assert!(err.contains("no PEM certificate"), "{err}");
-        let _ = std::fs::remove_file(empty);
         assert!(args(&[]).connect(&[]).unwrap().is_none());
         let c = args(&[]).connect(&[&plain]).unwrap().unwrap();
         assert!(c.tls.is_none() && c.login.is_none());

@@ -304,8 +304,7 @@ mod tests {
 
     #[test]
     fn clients_beyond_the_limit_are_refused_and_gone_clients_are_dropped() {
-        let dir = std::env::temp_dir().join(format!("acp-unix-sink-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = acp_testkit::Scratch::new("acp-unix-sink");
         let path = dir.join("s.sock");
         let listener = listen(&path).unwrap();
         let mut fanout = Fanout::new(listener, path.clone(), 16, false);
@@ -345,15 +344,13 @@ mod tests {
         assert_eq!(status.describe().1["clients_accepted"], 2);
         fanout.finish(Duration::from_secs(1));
         assert!(!path.exists());
-        let _ = std::fs::remove_dir_all(dir);
     }
 
     /// A client that never read used to pin up to the monitor's 64 MiB of pending payload (and
     /// its thread) for as long as it stayed connected.
     #[test]
     fn a_client_that_never_reads_holds_a_bounded_buffer_and_is_cut() {
-        let dir = std::env::temp_dir().join(format!("acp-unix-slow-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = acp_testkit::Scratch::new("acp-unix-slow");
         let path = dir.join("s.sock");
         let listener = listen(&path).unwrap();
         let mut fanout = Fanout::new(listener, path.clone(), 10_000, false);
@@ -387,6 +384,5 @@ mod tests {
         }
         assert_eq!(status.describe().1["clients_cut_slow"], 1);
         fanout.finish(Duration::from_secs(1));
-        let _ = std::fs::remove_dir_all(dir);
     }
 }
