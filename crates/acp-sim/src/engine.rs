@@ -376,6 +376,29 @@ pub fn check_flow(spec: &FlowSpec) -> Result<(), BuildError> {
     }
 }
 
+/// Each of a multipath flow's `paths` as a (forward, reverse) pair of indices into `routes`,
+/// whose new routes it appends; the first path's forward route is already there, at `fwd`.
+fn path_routes(
+    topo: &Topology,
+    routes: &mut Vec<Vec<Hop>>,
+    fwd: u32,
+    paths: &[Vec<String>],
+) -> Result<Vec<(u32, u32)>, TopologyError> {
+    let mut pairs = Vec::new();
+    for (k, path) in paths.iter().enumerate() {
+        let forward = if k == 0 {
+            fwd
+        } else {
+            routes.push(topo.route(path)?);
+            routes.len() as u32 - 1
+        };
+        let rev_path: Vec<String> = path.iter().rev().cloned().collect();
+        routes.push(topo.route(&rev_path)?);
+        pairs.push((forward, routes.len() as u32 - 1));
+    }
+    Ok(pairs)
+}
+
 /// The report meter of station `station` of the A-MPDU downlink of element `el`, whose node
 /// hosts monitor `monitor` ([`crate::slot_reports`]).
 struct StationMeter {
@@ -509,22 +532,15 @@ impl Sim {
                     let ip = Ipv4Addr::from(0x0A00_0000 + i as u32);
                     let one = [spec.path.clone()];
                     let paths = multipath.as_ref().map_or(&one[..], |m| &m.paths[..]);
-                    let mut acp_routes = Vec::new();
-                    for (k, path) in paths.iter().enumerate() {
-                        let forward = if k == 0 {
-                            fwd
-                        } else {
-                            routes.push(topo.route(path)?);
-                            routes.len() as u32 - 1
-                        };
-                        let rev_path: Vec<String> = path.iter().rev().cloned().collect();
-                        routes.push(topo.route(&rev_path)?);
-                        acp_routes.push(AcpRoute {
-                            fwd: forward,
-                            rev: routes.len() as u32 - 1,
+                    let acp_routes = path_routes(&topo, &mut routes, fwd, paths)?
+                        .into_iter()
+                        .enumerate()
+                        .map(|(k, (fwd, rev))| AcpRoute {
+                            fwd,
+                            rev,
                             peer: SocketAddr::V4(SocketAddrV4::new(ip, 4000 + k as u16)),
-                        });
-                    }
+                        })
+                        .collect();
                     let last = spec.path.last().cloned().unwrap_or_default();
                     let monitor = *monitor_at.entry(last).or_insert_with(|| {
                         monitors.push(Monitor::new(monitor_config(), start));
@@ -586,17 +602,8 @@ impl Sim {
                     }
                 }
                 FlowKind::Mptcp(config) => {
-                    let mut subflow_routes = Vec::new();
-                    for (k, path) in config.paths.iter().enumerate() {
-                        let forward = if k == 0 {
-                            fwd
-                        } else {
-                            routes.push(topo.route(path)?);
-                            routes.len() as u32 - 1
-                        };
-                        let rev_path: Vec<String> = path.iter().rev().cloned().collect();
-                        routes.push(topo.route(&rev_path)?);
-                        subflow_routes.push((forward, routes.len() as u32 - 1));
+                    let subflow_routes = path_routes(&topo, &mut routes, fwd, &config.paths)?;
+                    for (k, &(forward, _)) in subflow_routes.iter().enumerate() {
                         if let Some(&first) = routes[forward as usize].first() {
                             let el = match first {
                                 Hop::Link(l) => l,
