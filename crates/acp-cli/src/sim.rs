@@ -112,6 +112,9 @@ pub fn run(a: SimArgs) -> anyhow::Result<()> {
         for line in result.subflow_lines() {
             outln!("mptcp {line}")?;
         }
+        for line in result.multipath_lines() {
+            outln!("multipath {line}")?;
+        }
     }
     Ok(())
 }

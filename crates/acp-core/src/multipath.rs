@@ -7,12 +7,17 @@
 //! in flight and the estimates its rule needs. It never reads a clock or touches a socket.
 //!
 //! Rules ([`PathRule`]):
-//! - **QAware** (thesis §2.4, eq. 2.3 and Algorithm 1): the path `k` with the least expected
-//!   system time of the update about to be sent, `n_k·b̂_k + Ŝ_k`. The thesis writes it
-//!   `(n_k + 1)·Ŝ_k` for one facility whose every job costs `Ŝ_k`; a path is a pipe with a
-//!   bottleneck, and the two costs differ: `Ŝ_k` is the update's own round trip without waiting
-//!   (`RTT − Ŵ`, eq. 2.2's EWMA with α = 0.8 of `X_i = RTT_i − W_i`), and `n_k·b̂_k` is the wait
-//!   behind the `n_k` updates still *ahead at the bottleneck*, each served in `b̂_k`. Updates in
+//! - **QAware** (thesis §2.4, eq. 2.3 and Algorithm 1): the path `k` on which the update about to
+//!   be sent is expected to arrive first, `n_k·b̂_k + Ŝ_k/2`. The thesis writes the expected
+//!   system time `(n_k + 1)·Ŝ_k` for one facility whose every job costs `Ŝ_k`; a path is a pipe
+//!   with a bottleneck, and the two costs differ: `Ŝ_k` is the update's own round trip without
+//!   waiting (`RTT − Ŵ`, eq. 2.2's EWMA with α = 0.8 of `X_i = RTT_i − W_i`), and `n_k·b̂_k` is
+//!   the wait behind the `n_k` updates still *ahead at the bottleneck*, each served in `b̂_k`.
+//!   An update's age at the monitor counts its trip there, not the ACK's way back: half the
+//!   round trip without waiting, as the source cannot see one way (on symmetric paths the round
+//!   trips differ by twice what the trips there do, so the whole round trip weighed a wait at
+//!   the bottleneck at half its cost and sent updates to wait on the faster path that would
+//!   have arrived first over the slower one; docs/MULTIPATH.md). Updates in
 //!   flight that have left the bottleneck (propagating, or their ACKs returning) are not ahead
 //!   of anything: counting them, as `n_k = in flight` did, charged a whole `Ŝ_k` for an update
 //!   that no longer delays the next and sent updates onto a slower idle path while the faster
@@ -53,6 +58,14 @@
 //! there before it was found overdue (for QAware often fewer: each update sent on a path
 //! lengthens its virtual queue once `b̂_k` is known).
 //!
+//! **The total rate.** The controller sets one rate for the paths that work, and the rule spreads
+//! it over them. When a path fails it takes its share of the updates (of about the last 16) with
+//! it: the source's rate, and every rate its controller remembers, is scaled by `1 − share`; the
+//! path's first ACK after the failure gives it back (`1/(1 − share)`). Without this the whole
+//! rate fell on the paths left and overloaded them until the controller noticed; Seek then kept
+//! a ceiling of one path's delivery rate, crept up from it by 0.5 % a cycle, and spent the rest
+//! of the run after the return at about one path's rate ([`PathScheduler::steer_rate`]).
+//!
 //! State is bounded: at most [`MAX_IN_FLIGHT`] updates are remembered per path (the oldest are
 //! given up first) and at most [`MAX_PATHS`] paths are scheduled.
 
@@ -62,6 +75,7 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use crate::ewma::Ewma;
+use crate::source::Source;
 use crate::time::{secs_to_duration, Time};
 
 /// Most paths one scheduler handles (a [`PathSet`] is a 64-bit mask).
@@ -76,11 +90,17 @@ pub const ALPHA: f64 = 0.8;
 pub const MIN_OVERDUE: Duration = Duration::from_millis(20);
 /// Shortest interval between two probes of an overdue path.
 pub const MIN_PROBE_INTERVAL: Duration = Duration::from_millis(5);
+/// Weight of the newest choice in each path's share of the updates (an EWMA over about the last
+/// 16 updates).
+pub const SHARE_WEIGHT: f64 = 1.0 / 16.0;
+/// The largest share of the rate a failing path takes with it: the source keeps at least a tenth
+/// of its rate for the paths left, which the controller then moves as usual.
+pub const MAX_SHARE: f64 = 0.9;
 
 /// The rule that picks a path for each update.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum PathRule {
-    /// The least `(n_k + 1)·Ŝ_k` (thesis eq. 2.3).
+    /// The least expected arrival `n_k·b̂_k + Ŝ_k/2` (thesis eq. 2.3 read for a path).
     QAware,
     /// The least smoothed RTT.
     MinSrtt,
@@ -138,6 +158,13 @@ impl PathSet {
     /// No path.
     pub const EMPTY: PathSet = PathSet(0);
 
+    /// Path `k` alone.
+    pub fn single(k: usize) -> PathSet {
+        let mut set = PathSet::EMPTY;
+        set.insert(k);
+        set
+    }
+
     /// Adds path `k`.
     fn insert(&mut self, k: usize) {
         self.0 |= 1 << k;
@@ -189,6 +216,9 @@ pub struct PathStats {
     pub overdue: bool,
     /// Times the path became overdue.
     pub failures: u64,
+    /// Updates in flight on the path when it last became overdue: those its failure can have
+    /// lost (after that it carries only probes, copies of updates sent on other paths).
+    pub stranded: u64,
     /// When the path last stopped being overdue (its first ACK after a failure).
     pub recovered_at: Option<Time>,
 }
@@ -245,7 +275,13 @@ struct PathState {
     acked: u64,
     given_up: u64,
     failures: u64,
+    stranded: u64,
     recovered_at: Option<Time>,
+    /// The path's share of the updates the rule chose lately (EWMA, [`SHARE_WEIGHT`]).
+    share: f64,
+    /// The share of the rate it took with it when it last failed (0: none, every path had
+    /// failed).
+    share_at_failure: f64,
 }
 
 impl PathState {
@@ -262,7 +298,10 @@ impl PathState {
             acked: 0,
             given_up: 0,
             failures: 0,
+            stranded: 0,
             recovered_at: None,
+            share: 0.0,
+            share_at_failure: 0.0,
         }
     }
 
@@ -289,12 +328,16 @@ impl PathState {
             .is_some_and(|u| now >= u.sent + self.overdue_after())
     }
 
-    /// Marks the path overdue if its oldest update in flight has waited too long at `now`.
-    fn check_overdue(&mut self, now: Time) {
-        if self.overdue.is_none() && self.waited_too_long(now) {
+    /// Marks the path overdue if its oldest update in flight has waited too long at `now`;
+    /// whether it just became so.
+    fn check_overdue(&mut self, now: Time) -> bool {
+        let newly = self.overdue.is_none() && self.waited_too_long(now);
+        if newly {
             self.overdue = Some(None);
             self.failures += 1;
+            self.stranded = self.in_flight.len() as u64;
         }
+        newly
     }
 
     /// `Ŵ_k = n_k·b̂_k` (s): the wait ahead at the bottleneck of an update sent at `now`.
@@ -302,9 +345,10 @@ impl PathState {
         self.free_at.nanos_since(now) as f64 * 1e-9
     }
 
-    /// `n_k·b̂_k + Ŝ_k`, or `None` without an estimate.
-    fn expected_system_time(&self, now: Time) -> Option<f64> {
-        Some(self.wait(now) + self.service.get()?)
+    /// `n_k·b̂_k + Ŝ_k/2`: when an update sent at `now` is expected to reach the far end, or
+    /// `None` without an estimate.
+    fn expected_delivery(&self, now: Time) -> Option<f64> {
+        Some(self.wait(now) + 0.5 * self.service.get()?)
     }
 }
 
@@ -315,6 +359,9 @@ pub struct PathScheduler {
     paths: Vec<PathState>,
     /// Round robin: the path after the last one chosen.
     next: usize,
+    /// The factor the total rate should move by for the paths that failed or returned since
+    /// [`PathScheduler::take_rate_factor`] was last called.
+    rate_factor: f64,
 }
 
 impl PathScheduler {
@@ -329,6 +376,7 @@ impl PathScheduler {
             rule,
             paths: vec![PathState::new(); paths],
             next: 0,
+            rate_factor: 1.0,
         })
     }
 
@@ -347,11 +395,22 @@ impl PathScheduler {
     /// [`PathScheduler::on_sent`] for each path it is then sent on.
     #[must_use]
     pub fn route(&mut self, now: Time) -> PathSet {
-        for p in &mut self.paths {
-            p.check_overdue(now);
-        }
+        let failed: Vec<usize> = (0..self.paths.len())
+            .filter(|&k| self.paths[k].check_overdue(now))
+            .collect();
         let mut set = PathSet::EMPTY;
         let all_overdue = self.paths.iter().all(|p| p.overdue.is_some());
+        for k in failed {
+            // Duplicates take no share of the rate with them; when every path has failed the
+            // source's own outage handling answers.
+            let p = &mut self.paths[k];
+            p.share_at_failure = if all_overdue || self.rule == PathRule::Duplicate {
+                0.0
+            } else {
+                p.share.min(MAX_SHARE)
+            };
+            self.rate_factor *= 1.0 - p.share_at_failure;
+        }
         let usable = |p: &PathState| all_overdue || p.overdue.is_none();
         match self.rule {
             PathRule::Duplicate => (0..self.paths.len()).for_each(|k| set.insert(k)),
@@ -365,8 +424,12 @@ impl PathScheduler {
                     self.next = (k + 1) % n;
                 }
             }
-            PathRule::QAware => set.insert(self.least(usable, |p| p.expected_system_time(now))),
+            PathRule::QAware => set.insert(self.least(usable, |p| p.expected_delivery(now))),
             PathRule::MinSrtt => set.insert(self.least(usable, |p| p.srtt.get())),
+        }
+        for (k, p) in self.paths.iter_mut().enumerate() {
+            let chosen = if set.contains(k) { 1.0 } else { 0.0 };
+            p.share += SHARE_WEIGHT * (chosen - p.share);
         }
         for (k, p) in self.paths.iter().enumerate() {
             if let Some(last_probe) = p.overdue {
@@ -426,6 +489,7 @@ impl PathScheduler {
         };
         if p.overdue.take().is_some() {
             p.recovered_at = Some(now);
+            self.rate_factor /= 1.0 - std::mem::take(&mut p.share_at_failure);
         }
         let Some(i) = p.in_flight.iter().position(|u| u.seq == seq) else {
             return;
@@ -458,6 +522,31 @@ impl PathScheduler {
         }
     }
 
+    /// The factor by which the source's total rate should change because paths failed or
+    /// came back since the last call (`None`: no change); [`PathScheduler::steer_rate`] applies
+    /// it.
+    ///
+    /// The controller found its rate for the paths then working, and the rule spread it over
+    /// them; a path that fails takes its share of the updates with it (its share of the last
+    /// about 16 choices, at most [`MAX_SHARE`]), and gives it back when its first ACK shows it
+    /// working again. Without this, the whole rate falls on the paths left, overloads them
+    /// until the controller notices (a queue, and a rate ceiling it then creeps up from slowly),
+    /// and after the return the rate stays that of one path.
+    #[must_use]
+    fn take_rate_factor(&mut self) -> Option<f64> {
+        let f = std::mem::replace(&mut self.rate_factor, 1.0);
+        ((f - 1.0).abs() > 1e-12).then_some(f)
+    }
+
+    /// Scales `source`'s rate for the paths that failed or came back since the last call
+    /// ([`Source::scale_rate`]). Call it after [`PathScheduler::route`] and
+    /// [`PathScheduler::on_ack`].
+    pub fn steer_rate(&mut self, source: &mut Source, now: Time) {
+        if let Some(f) = self.take_rate_factor() {
+            source.scale_rate(now, f);
+        }
+    }
+
     /// Path `k`'s state at `now`.
     pub fn path_stats(&self, k: usize, now: Time) -> Option<PathStats> {
         let p = self.paths.get(k)?;
@@ -477,6 +566,11 @@ impl PathScheduler {
             bottleneck: p.bottleneck.get(),
             overdue: p.overdue.is_some() || newly,
             failures: p.failures + u64::from(newly),
+            stranded: if newly {
+                p.in_flight.len() as u64
+            } else {
+                p.stranded
+            },
             recovered_at: p.recovered_at,
         })
     }
@@ -528,7 +622,7 @@ mod tests {
             &'static [usize],
         );
         let rows: &[Row] = &[
-            // 0 + 10 = 10 < 3·4 + 4 = 16 (three updates of 4 ms ahead): the idle slow path.
+            // 0 + 10/2 = 5 < 3·4 + 4/2 = 14 (three updates of 4 ms ahead): the idle slow path.
             (
                 PathRule::QAware,
                 &[
@@ -537,16 +631,24 @@ mod tests {
                 ],
                 &[0],
             ),
-            // 0 + 10 = 10 > 1·4 + 4 = 8: the busy fast path.
+            // 0 + 10/2 = 5 > 2 + 4/2 = 4 (half a 4 ms service ahead): the busy fast path.
+            (
+                PathRule::QAware,
+                &[(0, 0, Some(10.0), Some(10.0)), (1, 2, Some(4.0), Some(4.0))],
+                &[1],
+            ),
+            // The same with twice the wait ahead: 4 + 2 = 6 > 5. The whole round trip (`n·b̂ +
+            // Ŝ`, 4 + 4 = 8 < 10) sent it there: the round trips of two symmetric paths differ
+            // by twice what their updates' trips do, so the wait was weighed at half its cost.
             (
                 PathRule::QAware,
                 &[(0, 0, Some(10.0), Some(10.0)), (1, 4, Some(4.0), Some(4.0))],
-                &[1],
+                &[0],
             ),
             // Updates in flight that have left the bottleneck delay nothing: two of them on the
             // 28 ms path, which the rule over updates in flight scored (2 + 1)·28 = 84 against
-            // the idle 38 ms path's 38, cost 0 + 28 < 38. This is the relay test's path A
-            // beside the slowed path B.
+            // the idle 38 ms path's 38, cost 0 + 28/2 = 14 < 38/2 = 19. This is the relay
+            // test's path A beside the slowed path B.
             (
                 PathRule::QAware,
                 &[
@@ -555,19 +657,19 @@ mod tests {
                 ],
                 &[0],
             ),
-            // The same path with 11 ms still ahead at its bottleneck: 39 > 38.
+            // The same path with 6 ms still ahead at its bottleneck: 6 + 14 = 20 > 19.
             (
                 PathRule::QAware,
                 &[
-                    (2, 11, Some(28.0), Some(30.0)),
+                    (2, 6, Some(28.0), Some(30.0)),
                     (0, 0, Some(38.0), Some(38.0)),
                 ],
                 &[1],
             ),
-            // A tie, 5 + 5 = 0 + 10: the lowest index.
+            // A tie, 5 + 4/2 = 0 + 14/2: the lowest index.
             (
                 PathRule::QAware,
-                &[(1, 5, Some(5.0), Some(5.0)), (0, 0, Some(10.0), Some(10.0))],
+                &[(1, 5, Some(4.0), Some(4.0)), (0, 0, Some(14.0), Some(14.0))],
                 &[0],
             ),
             // A path without an estimate is tried first.
@@ -576,7 +678,7 @@ mod tests {
                 &[(0, 0, Some(5.0), Some(5.0)), (0, 0, None, None)],
                 &[1],
             ),
-            // QAware sees the queue minSRTT ignores: 9 + 1 = 10 > 5, but SRTT 2 < 10.
+            // QAware sees the queue minSRTT ignores: 9 + 1/2 > 5/2, but SRTT 2 < 10.
             (
                 PathRule::QAware,
                 &[(9, 9, Some(1.0), Some(2.0)), (0, 0, Some(5.0), Some(10.0))],
@@ -618,9 +720,9 @@ mod tests {
                 &[
                     (3, 6, Some(2.0), Some(4.0)),
                     (1, 3, Some(3.0), Some(5.0)),
-                    (0, 0, Some(7.0), Some(9.0)),
+                    (0, 0, Some(10.0), Some(12.0)),
                 ],
-                // 8, 6, 7.
+                // 7, 4.5, 5.
                 &[1],
             ),
         ];
@@ -635,6 +737,59 @@ mod tests {
                 })
                 .collect();
             assert_eq!(s.route(at(1000)), set(expected), "row {i}: {rule}");
+        }
+    }
+
+    /// One row per failure: the rule, each path's share of the recent updates, the paths that
+    /// fail (an update sent at 0 ms unanswered at 100 ms, SRTT 10 ms), and the factor the rate
+    /// moves by when they are found overdue and when each comes back.
+    #[test]
+    fn a_failing_path_takes_its_share_of_the_rate_and_gives_it_back() {
+        type Row = (PathRule, &'static [f64], &'static [usize], Option<f64>);
+        let rows: &[Row] = &[
+            // The path left carries what it carried: 0.6 of the rate.
+            (PathRule::QAware, &[0.6, 0.4], &[1], Some(0.6)),
+            (PathRule::MinSrtt, &[0.6, 0.4], &[1], Some(0.6)),
+            (PathRule::RoundRobin, &[0.5, 0.5], &[0], Some(0.5)),
+            // Two of three fail: 1 − 0.3, then 1 − 0.2 of what is left.
+            (PathRule::QAware, &[0.5, 0.3, 0.2], &[1, 2], Some(0.7 * 0.8)),
+            // A path that carried nearly everything takes at most MAX_SHARE with it.
+            (PathRule::QAware, &[0.02, 0.98], &[1], Some(1.0 - MAX_SHARE)),
+            // Every update goes every way: a failure takes no rate with it.
+            (PathRule::Duplicate, &[1.0, 1.0], &[1], None),
+            // Every path failed: the source's outage handling answers, not the scheduler.
+            (PathRule::QAware, &[0.6, 0.4], &[0, 1], None),
+        ];
+        for (i, &(rule, shares, fail, at_failure)) in rows.iter().enumerate() {
+            let mut s = PathScheduler::new(rule, shares.len()).unwrap();
+            for (k, &share) in shares.iter().enumerate() {
+                let mut p = path(0, Some(10.0), Some(10.0), 0);
+                if fail.contains(&k) {
+                    p.in_flight.push_back(InFlight {
+                        seq: 1,
+                        sent: at(0),
+                        wait: 0.0,
+                    });
+                }
+                p.share = share;
+                s.paths[k] = p;
+            }
+            let _ = s.route(at(100));
+            let factor = s.take_rate_factor();
+            match (factor, at_failure) {
+                (Some(f), Some(want)) => assert!((f - want).abs() < 1e-12, "row {i}: {f}"),
+                (f, want) => assert_eq!(f, want, "row {i}"),
+            }
+            // Each path's first ACK gives its share back: the rate is where it was.
+            for &k in fail {
+                s.on_ack(k, 1, at(120));
+            }
+            let back = s.take_rate_factor().unwrap_or(1.0);
+            assert!(
+                (back * factor.unwrap_or(1.0) - 1.0).abs() < 1e-12,
+                "row {i}: {back}"
+            );
+            assert_eq!(s.take_rate_factor(), None, "row {i}: taken once");
         }
     }
 
@@ -653,7 +808,7 @@ mod tests {
     #[test]
     fn an_overdue_path_is_probed_once_per_srtt_and_returns_on_its_first_ack() {
         let mut s = PathScheduler::new(PathRule::QAware, 2).unwrap();
-        // Path 0 is the better one ((0+1)·2 < (0+1)·10) until its update of t = 0 waits
+        // Path 0 is the better one (1/2 < 10/2) until its update of t = 0 waits
         // 2·SRTT = 20 ms: at 19 ms it is still chosen, at 20 ms it is overdue.
         s.paths = vec![
             path(1, Some(1.0), Some(10.0), 0),
@@ -727,8 +882,8 @@ mod tests {
         s.on_sent(0, 4, at(21));
         let stats = s.path_stats(0, at(21)).unwrap();
         assert!((stats.queued - 1.5).abs() < 1e-9, "{stats:?}");
-        let cost = s.paths[0].expected_system_time(at(21)).unwrap();
-        assert!((cost - 13.4e-3).abs() < 1e-12, "{cost}");
+        let cost = s.paths[0].expected_delivery(at(21)).unwrap();
+        assert!((cost - (3.0 + 10.4 / 2.0) * 1e-3).abs() < 1e-12, "{cost}");
         // Update 3 was sent after the last ACK: no b̂ sample; X = 10 ms.
         s.on_ack(0, 3, at(30));
         assert_estimates(&s, at(30), 10.32, 2.0);

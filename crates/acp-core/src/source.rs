@@ -365,6 +365,18 @@ impl Source {
         self.multipath = true;
     }
 
+    /// Multiplies the rate, and every rate the controller remembers
+    /// ([`crate::Controller::scale_rates`]), by `factor` at once: a multipath source whose
+    /// working paths changed ([`crate::multipath::PathScheduler::steer_rate`]). Ignored outside
+    /// the running phase or for a factor that is not positive and finite.
+    pub fn scale_rate(&mut self, now: Time, factor: f64) {
+        if self.phase != Phase::Running || !(factor.is_finite() && factor > 0.0) {
+            return;
+        }
+        self.controller.scale_rates(factor);
+        self.set_rate(now, self.rate * factor);
+    }
+
     /// The session id.
     pub fn session(&self) -> u64 {
         self.session

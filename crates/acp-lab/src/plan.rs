@@ -274,6 +274,15 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
             ))
                 }
                 FlowKind::Acp {
+                    multipath: Some(_), ..
+                } => {
+                    return Err(format!(
+                        "flow {}: paths: the lab runs an ACP source over one path (multipath \
+                         sources run in `acp sim` and over real sockets with `acp source --via`)",
+                        f.name
+                    ))
+                }
+                FlowKind::Acp {
                     controller,
                     config,
                     payload,

@@ -425,6 +425,7 @@ impl SourceSet {
         // The sequence at bytes 16..24 of an ACK the source found valid.
         if let (Some(scheduler), true, Some(seq)) = (&mut e.scheduler, valid, field(16..24)) {
             scheduler.on_ack(path, seq, now);
+            scheduler.steer_rate(&mut e.source, now);
         }
         self.reschedule(idx);
     }
@@ -475,6 +476,13 @@ impl SourceSet {
                 }
                 Ok::<(), io::Error>(())
             })?;
+            let next = match scheduler {
+                Some(s) => {
+                    s.steer_rate(source, now);
+                    source.poll_timeout()
+                }
+                None => next,
+            };
             self.arm(idx, next);
         }
         Ok(())

@@ -34,6 +34,9 @@ const RETURNS_AT: Duration = Duration::from_secs(6);
 const RUN: Duration = Duration::from_secs(8);
 /// How often the multipath run looks at its source (and switches the blackhole).
 const TICK: Duration = Duration::from_millis(10);
+/// How far above the best single path's age a multipath age may lie: the run-to-run spread of
+/// the wall-clock age (see where it is asserted).
+const TOLERANCE: f64 = 1.20;
 
 fn steady() -> PathConfig {
     PathConfig::lossless(RATE_BPS, Duration::from_millis(5), 50)
@@ -58,8 +61,11 @@ fn slowed() -> PathConfig {
 struct Failure {
     /// At the blackhole's start: updates in flight on the path, updates sent on it, its SRTT (s).
     at_failure: Option<(usize, u64, f64)>,
-    /// Updates sent on it when it was first seen overdue.
+    /// Updates sent on it when it was first seen overdue (none if it never was: the scheduler
+    /// sent it nothing long enough before the return to miss an ACK).
     sent_when_overdue: Option<u64>,
+    /// Updates sent on it when it returned.
+    sent_at_return: Option<u64>,
     /// When it returned (the process clock).
     at_return: Option<Time>,
     /// Its first ACK after the return, which ended its overdue state.
@@ -86,6 +92,7 @@ impl Failure {
         if elapsed >= RETURNS_AT && self.at_return.is_none() {
             relay.set_blackhole(false);
             self.at_return = Some(clock::now());
+            self.sent_at_return = path.map(|p| p.sent);
         }
         if let (Some(p), Some(back)) = (path, self.at_return) {
             self.recovered = p.recovered_at.filter(|&r| r >= back);
@@ -196,11 +203,22 @@ fn qaware_rides_out_a_slowed_then_blackholed_path() {
     let s = &session.stats;
     let age_mp = session.avg_age.expect("multipath age");
     let (in_flight, sent_before, srtt) = failure.at_failure.expect("the path failed");
-    let sent_overdue = failure.sent_when_overdue.expect("the failure was detected");
     let returned = failure.at_return.expect("the path returned");
-    let recovered = failure.recovered.expect("the path carried ACKs again");
-    let took = Duration::from_nanos(recovered.nanos_since(returned));
-    let sent_failing = sent_overdue - sent_before;
+    // Updates that went into the blackhole: those sent until the path was found overdue, or,
+    // if it never was (QAware found path A enough), all sent on it before the return.
+    let sent_failing = failure
+        .sent_when_overdue
+        .or(failure.sent_at_return)
+        .expect("the path's count")
+        - sent_before;
+    // A path never found overdue has nothing to recover from.
+    let took = match (failure.sent_when_overdue, failure.recovered) {
+        (None, _) => Duration::ZERO,
+        (Some(_), recovered) => {
+            let recovered = recovered.expect("the path carried ACKs again");
+            Duration::from_nanos(recovered.nanos_since(returned))
+        }
+    };
     eprintln!(
         "multipath qaware: age {:.2} ms (minSRTT {:.2} ms, steady path alone {:.2} ms, failing \
          path alone {:.2} ms); lost {} (in flight on the failed path at failure {in_flight}, sent there until \
@@ -234,18 +252,24 @@ fn qaware_rides_out_a_slowed_then_blackholed_path() {
         "recovered {took:?} after the return, limit {limit:?}"
     );
     // Far better than the failing path alone, and at most the best single path's and
-    // minSRTT's within 15 %: the spread of one configuration's wall-clock age from run to run
-    // on this loaded machine (docs/MULTIPATH.md, "Verified through two `acp relay` paths").
+    // minSRTT's within 20 %. The same network in the simulator (`scenarios/multipath_acp.toml`,
+    // exact) puts QAware 6.8 % below path A alone (26.48 against 28.41 ms) and 19 % below
+    // minSRTT. On the wall clock, in 20 runs beside two busy loops (load average 15–19),
+    // QAware over A alone ranged 0.92–1.17 (median 0.99, 12 of 20 at or below 1): scheduling
+    // delay inflates the ACK spacings b̂ is taken from and, in the worst runs, queued updates on
+    // path B (its SRTT 72 ms instead of 40). 20 % passes that spread and still fails the rule
+    // before the fix, which gave 1.34 in CI (37.98 against 28.29 ms): docs/MULTIPATH.md,
+    // "Verified through two `acp relay` paths".
     assert!(
         age_mp < age_other,
         "multipath {age_mp} s vs failing path {age_other} s"
     );
     assert!(
-        age_mp <= 1.15 * age_best,
+        age_mp <= TOLERANCE * age_best,
         "multipath {age_mp} s vs best single path {age_best} s"
     );
     assert!(
-        age_mp <= 1.15 * age_minsrtt,
+        age_mp <= TOLERANCE * age_minsrtt,
         "multipath {age_mp} s vs minSRTT {age_minsrtt} s"
     );
 }

@@ -25,6 +25,8 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::Duration;
 
 use acp_core::accounting::AgeIntegral;
+use acp_core::multipath::{PathScheduler, PathSet};
+use acp_core::source::AckOutcome;
 use acp_core::wire::{FeedbackItem, FEEDBACK_AGGREGATION, HEADER_LEN};
 use acp_core::{AppMode, Monitor, MonitorConfig, Source, Time};
 use acp_netmodel::driver::{on_timer, Endpoint};
@@ -36,8 +38,8 @@ use acp_netmodel::{Arrivals, Link, Parcel, Streams};
 use crate::flows::{FlowKind, FlowSpec};
 use crate::mptcp::connection::{self as mpconn, DataAck, MptcpConnection};
 use crate::report::{
-    FlowResult, HopBacklog, LinkResult, MptcpCounters, PacketEvent, SimResult, SourceCounters,
-    SubflowResult, TcpCounters, WifiResult,
+    AcpMultipathCounters, AcpPathResult, FlowResult, HopBacklog, LinkResult, MptcpCounters,
+    PacketEvent, SimResult, SourceCounters, SubflowResult, TcpCounters, WifiResult,
 };
 use crate::slot_reports::SlotMeter;
 use crate::tcp::{self, Connection, Wire};
@@ -114,14 +116,25 @@ enum Event {
     Report(u32),
 }
 
+/// One path of an ACP flow.
+#[derive(Debug, Clone, Copy)]
+struct AcpRoute {
+    fwd: u32,
+    rev: u32,
+    /// Where the monitor sees the updates come from (and sends their ACKs).
+    peer: SocketAddr,
+}
+
 enum State {
     Acp {
         /// Taken out while it runs, so the engine can route what it sends.
         source: Option<Box<Source>>,
         monitor: usize,
-        fwd: u32,
-        rev: u32,
-        peer: SocketAddr,
+        /// Each path's (forward, reverse) route and the source's address on it (one path unless
+        /// multipath).
+        paths: Vec<AcpRoute>,
+        /// A multipath source's scheduler.
+        scheduler: Option<Box<PathScheduler>>,
         timer_gen: u64,
         timer_at: Option<Time>,
         /// The monitor answers no update before this (`slot_reports` feedback interval).
@@ -328,6 +341,15 @@ pub struct Sim {
 pub fn check_flow(spec: &FlowSpec) -> Result<(), BuildError> {
     let bad = |why: &str| Err(BuildError::BadFlow(spec.name.clone(), why.into()));
     let positive = |x: f64| x.is_finite() && x > 0.0;
+    if let FlowKind::Acp {
+        multipath: Some(m), ..
+    } = &spec.kind
+    {
+        if m.paths.first() != Some(&spec.path) {
+            return bad("a multipath ACP flow's path is its first");
+        }
+        m.validate().or_else(|e| bad(&e))?;
+    }
     match &spec.kind {
         FlowKind::Updates { rate, size, .. } if !positive(*rate) || *size == 0 => {
             bad("updates need a positive rate and size")
@@ -352,6 +374,29 @@ pub fn check_flow(spec: &FlowSpec) -> Result<(), BuildError> {
         }
         _ => Ok(()),
     }
+}
+
+/// Each of a multipath flow's `paths` as a (forward, reverse) pair of indices into `routes`,
+/// whose new routes it appends; the first path's forward route is already there, at `fwd`.
+fn path_routes(
+    topo: &Topology,
+    routes: &mut Vec<Vec<Hop>>,
+    fwd: u32,
+    paths: &[Vec<String>],
+) -> Result<Vec<(u32, u32)>, TopologyError> {
+    let mut pairs = Vec::new();
+    for (k, path) in paths.iter().enumerate() {
+        let forward = if k == 0 {
+            fwd
+        } else {
+            routes.push(topo.route(path)?);
+            routes.len() as u32 - 1
+        };
+        let rev_path: Vec<String> = path.iter().rev().cloned().collect();
+        routes.push(topo.route(&rev_path)?);
+        pairs.push((forward, routes.len() as u32 - 1));
+    }
+    Ok(pairs)
 }
 
 /// The report meter of station `station` of the A-MPDU downlink of element `el`, whose node
@@ -481,11 +526,21 @@ impl Sim {
                     controller,
                     config,
                     payload,
+                    multipath,
                     ..
                 } => {
-                    let rev_path: Vec<String> = spec.path.iter().rev().cloned().collect();
-                    let rev = routes.len() as u32;
-                    routes.push(topo.route(&rev_path)?);
+                    let ip = Ipv4Addr::from(0x0A00_0000 + i as u32);
+                    let one = [spec.path.clone()];
+                    let paths = multipath.as_ref().map_or(&one[..], |m| &m.paths[..]);
+                    let acp_routes = path_routes(&topo, &mut routes, fwd, paths)?
+                        .into_iter()
+                        .enumerate()
+                        .map(|(k, (fwd, rev))| AcpRoute {
+                            fwd,
+                            rev,
+                            peer: SocketAddr::V4(SocketAddrV4::new(ip, 4000 + k as u16)),
+                        })
+                        .collect();
                     let last = spec.path.last().cloned().unwrap_or_default();
                     let monitor = *monitor_at.entry(last).or_insert_with(|| {
                         monitors.push(Monitor::new(monitor_config(), start));
@@ -495,20 +550,27 @@ impl Sim {
                     let mode = AppMode::GenerateAtWill(Box::new(move |_, out: &mut Vec<u8>| {
                         out.resize(out.len() + n, 0)
                     }));
-                    let source = Source::new(
+                    let mut source = Source::new(
                         config.clone(),
                         controller.build(),
                         mode,
                         0xACE0_0000 + i as u64,
                         flow_start,
                     );
-                    let ip = Ipv4Addr::from(0x0A00_0000 + i as u32);
+                    let scheduler = match multipath {
+                        Some(m) => {
+                            source.set_multipath();
+                            let s = PathScheduler::new(m.rule, m.paths.len())
+                                .map_err(|e| BuildError::BadFlow(spec.name.clone(), e))?;
+                            Some(Box::new(s))
+                        }
+                        None => None,
+                    };
                     State::Acp {
                         source: Some(Box::new(source)),
                         monitor,
-                        fwd,
-                        rev,
-                        peer: SocketAddr::V4(SocketAddrV4::new(ip, 4000)),
+                        paths: acp_routes,
+                        scheduler,
                         timer_gen: 0,
                         timer_at: None,
                         next_ack: Time::ZERO,
@@ -540,17 +602,8 @@ impl Sim {
                     }
                 }
                 FlowKind::Mptcp(config) => {
-                    let mut subflow_routes = Vec::new();
-                    for (k, path) in config.paths.iter().enumerate() {
-                        let forward = if k == 0 {
-                            fwd
-                        } else {
-                            routes.push(topo.route(path)?);
-                            routes.len() as u32 - 1
-                        };
-                        let rev_path: Vec<String> = path.iter().rev().cloned().collect();
-                        routes.push(topo.route(&rev_path)?);
-                        subflow_routes.push((forward, routes.len() as u32 - 1));
+                    let subflow_routes = path_routes(&topo, &mut routes, fwd, &config.paths)?;
+                    for (k, &(forward, _)) in subflow_routes.iter().enumerate() {
                         if let Some(&first) = routes[forward as usize].first() {
                             let el = match first {
                                 Hop::Link(l) => l,
@@ -983,10 +1036,18 @@ impl Sim {
                 }
                 if let State::Acp {
                     source: Some(source),
+                    scheduler,
                     ..
                 } = &mut f.state
                 {
-                    source.handle_datagram(now, &self.packets[p as usize].bytes);
+                    let pk = &self.packets[p as usize];
+                    let outcome = source.handle_datagram(now, &pk.bytes);
+                    let valid =
+                        matches!(outcome, AckOutcome::InSequence | AckOutcome::OutOfSequence);
+                    if let (Some(s), true) = (scheduler, valid) {
+                        s.on_ack(pk.subflow as usize, seq, now);
+                        s.steer_rate(source, now);
+                    }
                 }
                 self.reschedule_timer(flow);
             }
@@ -1012,21 +1073,21 @@ impl Sim {
                 let fresh = match &mut self.flows[flow].state {
                     State::Acp {
                         monitor,
-                        peer,
-                        rev,
+                        paths,
                         next_ack,
                         ..
                     } => {
                         let m = &mut self.monitors[*monitor];
+                        let path = paths[self.packets[p as usize].subflow as usize];
                         match m.handle_datagram(
                             now,
-                            *peer,
+                            path.peer,
                             &self.packets[p as usize].bytes,
                             &mut self.ack_buf,
                         ) {
                             Ok(h) => {
                                 if now >= *next_ack {
-                                    ack = Some((h.ack_len, *rev));
+                                    ack = Some((h.ack_len, path.rev));
                                     if let Some(every) = self.feedback[*monitor] {
                                         *next_ack = now + every;
                                     }
@@ -1048,9 +1109,11 @@ impl Sim {
                     self.count_bytes(flow, u64::from(size));
                 }
                 if let Some((len, rev)) = ack {
+                    let subflow = self.packets[p as usize].subflow;
                     let a = self.alloc(flow, Kind::Ack, rev, len as u32 + UDP_IP_OVERHEAD, seq);
                     let pk = &mut self.packets[a as usize];
                     pk.gen = gen;
+                    pk.subflow = subflow;
                     pk.bytes.extend_from_slice(&self.ack_buf[..len]);
                     self.arrive(a);
                 }
@@ -1164,16 +1227,18 @@ impl Sim {
             }
             return;
         }
-        let (route, mut source) = match &mut self.flows[i].state {
+        let (routes, mut source, mut scheduler) = match &mut self.flows[i].state {
             State::Acp {
                 timer_gen,
                 timer_at,
-                fwd,
+                paths,
                 source,
+                scheduler,
                 ..
             } if *timer_gen == generation => {
                 *timer_at = None;
-                (*fwd, source.take())
+                let routes: Vec<u32> = paths.iter().map(|r| r.fwd).collect();
+                (routes, source.take(), scheduler.take())
             }
             _ => return,
         };
@@ -1181,23 +1246,37 @@ impl Sim {
             return;
         };
         if now >= self.flows[i].stop {
-            self.restore_source(i, source);
+            self.restore_source(i, source, scheduler);
             return;
         }
         self.flows[i].active = true;
         let mut buf = std::mem::take(&mut self.tx_buf);
         let _ = on_timer(src.as_mut(), now, &mut buf, |data, tx| {
             let size = data.len() as u32 + UDP_IP_OVERHEAD;
-            let p = self.alloc(i, Kind::Update, route, size, tx.seq);
-            self.packets[p as usize].bytes.extend_from_slice(data);
+            let chosen = match scheduler.as_mut() {
+                Some(s) => s.route(now),
+                None => PathSet::single(0),
+            };
+            for k in chosen.iter() {
+                let p = self.alloc(i, Kind::Update, routes[k], size, tx.seq);
+                let pk = &mut self.packets[p as usize];
+                pk.bytes.extend_from_slice(data);
+                pk.subflow = k as u32;
+                if let Some(s) = scheduler.as_mut() {
+                    s.on_sent(k, tx.seq, now);
+                }
+                self.arrive(p);
+            }
             let f = &mut self.flows[i];
             f.sent += 1;
             f.sent_in_window += u64::from(self.measuring);
-            self.arrive(p);
             Ok::<(), Infallible>(())
         });
+        if let Some(s) = scheduler.as_mut() {
+            s.steer_rate(src, now);
+        }
         self.tx_buf = buf;
-        self.restore_source(i, source);
+        self.restore_source(i, source, scheduler);
         self.reschedule_timer(i);
     }
 
@@ -1328,9 +1407,20 @@ impl Sim {
         }
     }
 
-    fn restore_source(&mut self, i: usize, source: Option<Box<Source>>) {
-        if let State::Acp { source: slot, .. } = &mut self.flows[i].state {
+    fn restore_source(
+        &mut self,
+        i: usize,
+        source: Option<Box<Source>>,
+        scheduler: Option<Box<PathScheduler>>,
+    ) {
+        if let State::Acp {
+            source: slot,
+            scheduler: s,
+            ..
+        } = &mut self.flows[i].state
+        {
             *slot = source;
+            *s = scheduler;
         }
     }
 
@@ -1431,6 +1521,7 @@ impl Sim {
                     }
                     _ => None,
                 };
+                let multipath = self.multipath_counters(f);
                 FlowResult {
                     name: f.spec.name.clone(),
                     kind: f.spec.kind.label().into(),
@@ -1477,6 +1568,7 @@ impl Sim {
                     delivery_trace: f.delivery_trace.clone(),
                     tcp,
                     mptcp,
+                    multipath,
                 }
             })
             .collect();
@@ -1540,9 +1632,56 @@ impl Sim {
         }
     }
 
+    /// A multipath ACP flow's session at its monitor and its paths at the end of the run.
+    fn multipath_counters(&self, f: &Flow) -> Option<AcpMultipathCounters> {
+        let State::Acp {
+            source: Some(source),
+            scheduler: Some(scheduler),
+            monitor,
+            ..
+        } = &f.state
+        else {
+            return None;
+        };
+        let FlowKind::Acp {
+            multipath: Some(m), ..
+        } = &f.spec.kind
+        else {
+            unreachable!("a flow with a path scheduler is a multipath ACP flow")
+        };
+        let session = self.monitors[*monitor]
+            .sessions()
+            .find(|(k, _)| k.session == source.session())
+            .map(|(_, s)| s);
+        let paths = (0..scheduler.paths())
+            .filter_map(|k| scheduler.path_stats(k, self.now))
+            .zip(&m.paths)
+            .map(|(p, nodes)| AcpPathResult {
+                path: nodes.join(">"),
+                sent: p.sent,
+                acked: p.acked,
+                given_up: p.given_up,
+                srtt: p.srtt,
+                service: p.service,
+                bottleneck: p.bottleneck,
+                failures: p.failures,
+                stranded: p.stranded,
+                // The run starts at time zero.
+                recovered_at_s: p.recovered_at.map(|t| t.as_nanos() as f64 * 1e-9),
+            })
+            .collect();
+        Some(AcpMultipathCounters {
+            scheduler: scheduler.rule().name().into(),
+            lost: session.map_or(0, |s| s.lost),
+            stale: session.map_or(0, |s| s.stale),
+            duplicates: session.map_or(0, |s| s.duplicates),
+            paths,
+        })
+    }
+
     fn fwd_route(&self, f: &Flow) -> usize {
         match &f.state {
-            State::Acp { fwd, .. } => *fwd as usize,
+            State::Acp { paths, .. } => paths[0].fwd as usize,
             State::Stream { route, .. } => *route as usize,
             State::Tcp { fwd, .. } => *fwd as usize,
             State::Mptcp { routes, .. } => routes[0].0 as usize,

@@ -2,7 +2,9 @@
 //!
 //! - **ACP**: a source of `acp-core` (any controller, its own parameters) at the first node of its
 //!   path and a monitor of `acp-core` at the last; ACKs return along the reversed path. The
-//!   protocol code runs unchanged on the simulator's virtual clock.
+//!   protocol code runs unchanged on the simulator's virtual clock. A multipath source
+//!   ([`AcpPaths`]) sends one session over several paths, each update on the path its scheduler
+//!   picks, and the monitor measures the age over their union.
 //! - **Updates**: status updates without feedback at a fixed rate, periodic, Poisson or on-off
 //!   (the queueing models' sources, and the oracle's fixed rates without protocol overhead).
 //! - **Cross**: other traffic (CBR, Poisson or on-off) that only competes for the links.
@@ -17,12 +19,55 @@
 use std::time::Duration;
 
 use acp_core::controller::ControllerKind;
+use acp_core::multipath::{PathRule, MAX_PATHS};
 use acp_core::SourceConfig;
 pub use acp_netmodel::Process;
 use acp_netmodel::{Arrivals, Streams, Time};
 
 use crate::mptcp::connection::MptcpConfig;
 use crate::tcp::{Application, TcpConfig};
+
+/// The paths of a multipath ACP source: one session over all of them, each update on the
+/// path(s) `rule` picks ([`acp_core::multipath`]), each ACK back along its update's path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AcpPaths {
+    /// Node names from the source to the monitor, one list per path (the flow's `path` is the
+    /// first); every path joins the same two nodes.
+    pub paths: Vec<Vec<String>>,
+    /// The rule that picks each update's path.
+    pub rule: PathRule,
+}
+
+impl AcpPaths {
+    /// Checks the paths ([`check_paths`]) and their number (at most
+    /// [`acp_core::multipath::MAX_PATHS`]).
+    pub fn validate(&self) -> Result<(), String> {
+        check_paths(&self.paths)?;
+        if self.paths.len() > MAX_PATHS {
+            return Err(format!(
+                "a multipath source takes at most {MAX_PATHS} paths, got {}",
+                self.paths.len()
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// The paths of a multipath flow (ACP or MPTCP): at least one, each of at least two nodes, all
+/// joining the same two nodes.
+pub fn check_paths(paths: &[Vec<String>]) -> Result<(), String> {
+    if paths.is_empty() {
+        return Err("paths must name at least one path".into());
+    }
+    if paths.iter().any(|p| p.len() < 2) {
+        return Err("every path needs at least two nodes".into());
+    }
+    let ends = |p: &Vec<String>| (p.first().cloned(), p.last().cloned());
+    if paths.iter().any(|p| ends(p) != ends(&paths[0])) {
+        return Err("every path must join the same two nodes".into());
+    }
+    Ok(())
+}
 
 /// A flow's kind and the parameters of that kind.
 #[derive(Debug, Clone, PartialEq)]
@@ -38,6 +83,8 @@ pub enum FlowKind {
         /// The DSCP of the monitor's ACKs (`None`: the flow's own, as the updates'); 0 stands
         /// for a monitor that does not mark them, or a path that bleaches the marking.
         ack_dscp: Option<u8>,
+        /// A multipath source's paths and scheduler (`None`: the one `path`).
+        multipath: Option<AcpPaths>,
     },
     /// Updates without feedback.
     Updates {

@@ -299,6 +299,73 @@ pub struct FlowResult {
     /// A multipath flow's connection and subflow counters.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mptcp: Option<MptcpCounters>,
+    /// A multipath ACP source's session at the monitor and its paths.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub multipath: Option<AcpMultipathCounters>,
+}
+
+/// A multipath ACP source: its one session at the monitor and each path as its scheduler saw it
+/// ([`acp_core::multipath::PathStats`]), over the whole run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AcpMultipathCounters {
+    /// The scheduler (`qaware`, `minsrtt`, `roundrobin`, `duplicate`).
+    pub scheduler: String,
+    /// Sequence numbers the monitor never received on any path.
+    pub lost: u64,
+    /// Updates that arrived after a fresher one (over another path).
+    pub stale: u64,
+    /// Copies of updates already received (probes, `duplicate`).
+    pub duplicates: u64,
+    /// Per path, in the order of the flow's `paths`.
+    pub paths: Vec<AcpPathResult>,
+}
+
+/// One path of a multipath ACP source at the end of the run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AcpPathResult {
+    /// Its path, `a>r1>b`.
+    pub path: String,
+    /// Updates sent on it (probes of an overdue path and duplicates included).
+    pub sent: u64,
+    /// Updates acknowledged over it.
+    pub acked: u64,
+    /// Updates given up on it (overtaken by a later ACK on it, or beyond its memory).
+    pub given_up: u64,
+    /// Its smoothed RTT (s).
+    #[serde(rename = "srtt_ms", with = "json_units::opt_ms")]
+    pub srtt: Option<f64>,
+    /// QAware's `Ŝ_k`, the round trip without waiting (s).
+    #[serde(rename = "service_ms", with = "json_units::opt_ms")]
+    pub service: Option<f64>,
+    /// QAware's `b̂_k`, the bottleneck's service time per update (s).
+    #[serde(rename = "bottleneck_ms", with = "json_units::opt_ms")]
+    pub bottleneck: Option<f64>,
+    /// Times it became overdue (no ACK for too long).
+    pub failures: u64,
+    /// Updates in flight on it when it last became overdue: what that failure can have lost.
+    pub stranded: u64,
+    /// When it last came back from a failure (its first ACK after it, s from the run's start).
+    pub recovered_at_s: Option<f64>,
+}
+
+impl AcpPathResult {
+    /// `FLOW[k] PATH: sent, acked, given up, SRTT, Ŝ, b̂, failures`, as `acp sim` prints a path.
+    pub fn line(&self, flow: &str, k: usize) -> String {
+        let ms =
+            |v: Option<f64>| v.map_or_else(|| "-".to_string(), |v| format!("{:.2} ms", v * 1e3));
+        format!(
+            "{flow}[{k}] {}: sent {}, acked {}, given up {}, srtt {}, service {}, bottleneck {}, \
+             failures {}",
+            self.path,
+            self.sent,
+            self.acked,
+            self.given_up,
+            ms(self.srtt),
+            ms(self.service),
+            ms(self.bottleneck),
+            self.failures
+        )
+    }
 }
 
 /// A multipath flow's connection-level counters and its subflows.
@@ -889,6 +956,23 @@ impl SimResult {
             ));
             for (k, s) in m.subflows.iter().enumerate() {
                 lines.push(s.line(&f.name, k));
+            }
+        }
+        lines
+    }
+
+    /// Per multipath ACP source, a line for its session (scheduler, lost, stale, duplicates) and
+    /// one per path ([`AcpPathResult::line`]).
+    pub fn multipath_lines(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        for f in &self.flows {
+            let Some(m) = &f.multipath else { continue };
+            lines.push(format!(
+                "{}: scheduler {}, lost {}, stale {}, duplicates {}",
+                f.name, m.scheduler, m.lost, m.stale, m.duplicates
+            ));
+            for (k, p) in m.paths.iter().enumerate() {
+                lines.push(p.line(&f.name, k));
             }
         }
         lines

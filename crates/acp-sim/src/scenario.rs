@@ -20,7 +20,9 @@
 //! name = "sensor"                #   fields
 //! count = 16                     # sensor#1 … sensor#16, starts staggered by a seeded draw
 //! controller = "acp+"            # seek (the default) | acp+ | acp[:KAPPA] | lazy | fixed:RATE
-//! path = ["src", "mon"]
+//! path = ["src", "mon"]          # or, one session over several paths (docs/MULTIPATH.md):
+//!                                #   paths = [["src", "a", "mon"], ["src", "b", "mon"]]
+//!                                #   scheduler = "qaware"  # | minsrtt | roundrobin | duplicate
 //!
 //! [[flow]]
 //! type = "tcp"                   # data along the path, ACKs back along the reversed path
@@ -65,6 +67,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use acp_core::controller::ControllerKind;
+use acp_core::multipath::PathRule;
 use acp_core::{SourceConfig, Time};
 use std::sync::Arc;
 
@@ -90,7 +93,7 @@ use serde::Deserialize;
 use thiserror::Error;
 
 use crate::engine::{BuildError, Sim, SimConfig};
-use crate::flows::{FlowKind, FlowSpec};
+use crate::flows::{AcpPaths, FlowKind, FlowSpec};
 use crate::mptcp::connection::{MptcpApp, MptcpConfig};
 use crate::slot_reports::ReportSettings;
 use crate::spec::{describe_toml_error, Dur, LossToml, Rate, ScheduleToml};
@@ -643,6 +646,10 @@ struct AcpToml {
     floor_rate: Option<f64>,
     outage_after: Option<Dur>,
     ack_dscp: Option<u8>,
+    /// A multipath source's paths (instead of `path`).
+    paths: Option<Vec<Vec<String>>>,
+    /// A multipath source's scheduler (`qaware` by default).
+    scheduler: Option<String>,
 }
 
 fn default_controller() -> String {
@@ -1198,11 +1205,24 @@ fn acp_kind(t: AcpToml) -> Result<FlowKind, String> {
     if t.ack_dscp.is_some_and(|d| d > 63) {
         return Err("ack_dscp must be 0–63".into());
     }
+    let multipath = match (t.paths, t.scheduler) {
+        (None, Some(_)) => return Err("scheduler needs paths (a multipath source)".into()),
+        (None, None) => None,
+        (Some(paths), scheduler) => {
+            let m = AcpPaths {
+                paths,
+                rule: scheduler.map_or(Ok(PathRule::QAware), |s| s.parse())?,
+            };
+            m.validate()?;
+            Some(m)
+        }
+    };
     Ok(FlowKind::Acp {
         controller,
         config,
         payload: t.payload,
         ack_dscp: t.ack_dscp,
+        multipath,
     })
 }
 
@@ -1253,7 +1273,19 @@ fn flows(i: usize, mut table: toml::Table) -> Result<Vec<FlowSpec>, String> {
         (FlowKind::Mptcp(_), Some(_)) => {
             return Err("mptcp flows take `paths` (one per subflow), not `path`".into())
         }
+        (
+            FlowKind::Acp {
+                multipath: Some(_), ..
+            },
+            Some(_),
+        ) => return Err("a multipath acp flow takes `paths`, not `path`".into()),
         (FlowKind::Mptcp(m), None) => m.paths[0].clone(),
+        (
+            FlowKind::Acp {
+                multipath: Some(m), ..
+            },
+            None,
+        ) => m.paths[0].clone(),
         (_, Some(p)) => p,
         (_, None) => return Err("missing field `path`".into()),
     };

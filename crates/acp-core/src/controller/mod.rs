@@ -110,6 +110,11 @@ pub trait Controller: Send + fmt::Debug {
     /// Forget epoch history (after a path outage): the next epoch is compared with nothing.
     fn restart(&mut self) {}
 
+    /// The capacity under the source changed by `factor` (a multipath source lost a path or got
+    /// one back, [`crate::multipath`]): scale every rate the controller remembers (a centre, a
+    /// ceiling) by it. The source scales its rate in force. Default: nothing remembered.
+    fn scale_rates(&mut self, _factor: f64) {}
+
     /// Internal state for statistics.
     fn state(&self) -> ControllerState {
         ControllerState::default()

@@ -372,6 +372,11 @@ impl Controller for Seek {
         self.start_cycle();
     }
 
+    fn scale_rates(&mut self, factor: f64) {
+        self.centre *= factor;
+        self.ceiling *= factor;
+    }
+
     fn state(&self) -> ControllerState {
         self.state
     }

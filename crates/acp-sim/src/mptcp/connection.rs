@@ -185,16 +185,7 @@ impl MptcpConfig {
     /// Checks the parameters, naming the first one out of range.
     pub fn validate(&self) -> Result<(), String> {
         self.tcp.validate()?;
-        if self.paths.is_empty() {
-            return Err("paths must name at least one path".into());
-        }
-        if self.paths.iter().any(|p| p.len() < 2) {
-            return Err("every path needs at least two nodes".into());
-        }
-        let ends = |p: &Vec<String>| (p.first().cloned(), p.last().cloned());
-        if self.paths.iter().any(|p| ends(p) != ends(&self.paths[0])) {
-            return Err("every path must join the same two nodes".into());
-        }
+        crate::flows::check_paths(&self.paths)?;
         self.app.validate()?;
         if self.device_sampling.is_zero() {
             return Err("device_sampling must be positive".into());

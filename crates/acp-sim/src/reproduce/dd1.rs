@@ -87,6 +87,7 @@ pub fn dd1_scenario(
                 config: acp_core::SourceConfig::default(),
                 payload: DD1_PAYLOAD,
                 ack_dscp: None,
+                multipath: None,
             },
             path: vec!["source".into(), "monitor".into()],
             start: Duration::ZERO,
