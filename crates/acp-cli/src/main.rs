@@ -12,7 +12,6 @@
 // there (`[::]:7000`, `acp[:KAPPA]`, `[[step]]`) are not rustdoc links, nor `<session>` a tag.
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
-mod aggregation_estimate;
 mod aggregation_feed;
 mod bench;
 mod charts;
