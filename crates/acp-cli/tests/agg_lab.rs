@@ -26,6 +26,19 @@ fn is_root() -> bool {
     unsafe { libc::geteuid() == 0 }
 }
 
+/// The scenario's path, or `None` (saying why) when the lab cannot run.
+fn scenario_if_root() -> Option<PathBuf> {
+    if !is_root() {
+        eprintln!("skipped: acp lab needs root");
+        return None;
+    }
+    Some(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+            .join("../..")
+            .join(FILE),
+    )
+}
+
 const FILE: &str = "scenarios/lab/wifi_ac_agg32_seek.toml";
 
 /// The file's warm-up (s): slots ending after it are summarised.
@@ -66,13 +79,9 @@ fn flow<'a>(v: &'a Value, name: &str) -> &'a Value {
 
 #[test]
 fn agg32_holds_the_level_near_n_eps_on_real_stacks_beside_seek() {
-    if !is_root() {
-        eprintln!("skipped: acp lab needs root");
+    let Some(file) = scenario_if_root() else {
         return;
-    }
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(FILE);
+    };
     let sim = json_output(acp().args(["sim", "--json"]).arg(&file));
     let lab = json_output(acp().args(["lab", "--json"]).arg(&file));
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
@@ -149,13 +158,9 @@ fn estimated(flow: &Value) -> (usize, f64) {
 
 #[test]
 fn agg32_holds_the_level_on_the_monitors_own_estimate_from_kernel_timestamps() {
-    if !is_root() {
-        eprintln!("skipped: acp lab needs root");
+    let Some(file) = scenario_if_root() else {
         return;
-    }
-    let file = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("../..")
-        .join(FILE);
+    };
     let model = std::env::temp_dir().join(format!("acp-agg-lab-model-{}.json", std::process::id()));
     let trained = acp()
         .args(["estimator", "train", "--out"])
