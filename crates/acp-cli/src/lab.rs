@@ -30,6 +30,11 @@ pub struct LabArgs {
     /// reported, `aggregation_STATION.txt` in `acp monitor --aggregation-from`'s format.
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// The monitors at an A-MPDU downlink's stations estimate their aggregation levels from
+    /// their kernel receive timestamps with this model (`acp estimator train`) instead of being
+    /// handed the emulator's measurement; the results keep both (docs/AGGREGATION.md).
+    #[arg(long, value_name = "FILE")]
+    aggregation_model: Option<PathBuf>,
 }
 
 fn ms(v: Option<f64>) -> Option<f64> {
@@ -69,6 +74,7 @@ fn flow_json(f: &FlowResult) -> Value {
             "coupling": "none",
             "subflows": m.subflows,
         })),
+        "estimated_aggregation": f.estimated_aggregation,
     })
 }
 
@@ -364,8 +370,12 @@ fn tcp_info_csv(samples: &[TcpSample]) -> String {
 
 /// Runs the scenario and prints its results.
 pub fn run(a: LabArgs) -> anyhow::Result<()> {
-    let plan = acp_lab::plan::load(&a.file)
+    let mut plan = acp_lab::plan::load(&a.file)
         .map_err(|e| UsageError(format!("{}: {e}", a.file.display())))?;
+    if let Some(model) = &a.aggregation_model {
+        let model = acp_sim::estimator::model::ModelFile::load(model).map_err(UsageError)?;
+        plan.aggregation_estimator = Some(model.boundary);
+    }
     let duration = a.duration.unwrap_or(plan.duration);
     if duration <= plan.warmup {
         return Err(UsageError(format!(

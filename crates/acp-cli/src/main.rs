@@ -12,7 +12,6 @@
 // there (`[::]:7000`, `acp[:KAPPA]`, `[[step]]`) are not rustdoc links, nor `<session>` a tag.
 #![allow(rustdoc::broken_intra_doc_links, rustdoc::invalid_html_tags)]
 
-mod aggregation_estimate;
 mod aggregation_feed;
 mod bench;
 mod charts;
@@ -201,7 +200,8 @@ struct ReproduceArgs {
     payload: Option<u32>,
     /// controllers, fairness: only these scenarios (ids, comma-separated; fairness: equal-2,
     /// equal-4, equal-8, equal-16, join-leave, rtt-1:4; default: all of them).
-    /// thesis-4-5: K0=0.5 … K0=10, delta_s=0.25 … delta_s=3.
+    /// thesis-4-5: K0=0.5 … K0=10, delta_s=0.25 … delta_s=3, changing_delta_s=0.25 …
+    /// changing_delta_s=3. thesis-4-7: streams=1, queue=500|100, mcs_before=7|8.
     /// thesis-5-7: K1=…, K2=…, mcs=2|4|9, controller=agg|agg-io.
     #[arg(long, value_name = "ID,ID", value_delimiter = ',')]
     scenarios: Vec<String>,

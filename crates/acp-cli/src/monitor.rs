@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use acp_core::monitor::Delivery;
+use acp_core::wire::FEEDBACK_AGGREGATION;
 use acp_core::MonitorConfig;
 use acp_runtime::clock;
 use acp_runtime::mailbox::Mailbox;
@@ -18,6 +19,8 @@ use acp_runtime::rows::SessionRow;
 use acp_runtime::server::{
     FeedbackCell, MonitorServer, ServerConfig, SessionReport, TcpConfig, Totals,
 };
+use acp_sim::estimator::model::ModelFile;
+use acp_sim::estimator::slots::SlotEstimate;
 use acp_sim::report::{self, Column};
 use anyhow::Context;
 use serde_json::{json, Value};
@@ -388,12 +391,14 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
                 crate::aggregation_feed::start(from, a.aggregation_slot, cell.clone())
                     .map_err(|e| format!("{e:#}"))
             }
-            (None, Some(model)) => crate::aggregation_estimate::SlotEstimate::load(
-                model,
-                a.aggregation_slot,
-                cell.clone(),
-            )
-            .map(|e| estimate = Some(e)),
+            (None, Some(model)) => ModelFile::load(model).map(|m| {
+                // The boundary estimator reads the kernel's receive times, as it was trained.
+                server_cfg.kernel_timestamps = true;
+                estimate = Some((
+                    SlotEstimate::new(m.boundary, a.aggregation_slot),
+                    cell.clone(),
+                ));
+            }),
             (None, None) => Ok(()),
         };
         if let Err(e) = started {
@@ -403,13 +408,17 @@ pub fn run(a: MonitorArgs) -> anyhow::Result<()> {
         server_cfg.feedback = Some(cell);
     }
     let on_update = (!mailboxes.is_empty() || estimate.is_some()).then(|| {
-        Box::new(move |d: &Delivery<'_>| {
+        Box::new(move |d: &Delivery<'_>, kernel_ns: Option<u64>| {
             let received = clock::now();
             for mailbox in &mailboxes {
                 mailbox.offer_delivery(d, received);
             }
-            if let Some(e) = estimate.as_mut() {
-                e.update(received.as_nanos());
+            if let Some((e, cell)) = estimate.as_mut() {
+                // Over TCP (no kernel stamp): the process clock, which reads as Unix time.
+                let stamp = kernel_ns.unwrap_or(received.as_nanos());
+                if let Some(r) = e.update(stamp) {
+                    cell.set(FEEDBACK_AGGREGATION, r.report.encode().to_vec());
+                }
             }
         }) as acp_runtime::server::OnUpdate
     });

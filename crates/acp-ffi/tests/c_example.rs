@@ -174,7 +174,7 @@ fn reports_fresh_readings(program: &Path) {
     };
     let server = MonitorServer::start(
         ServerConfig::new("127.0.0.1:0".parse().unwrap(), config),
-        Some(Box::new(move |d| {
+        Some(Box::new(move |d, _| {
             sink.lock()
                 .unwrap()
                 .push(String::from_utf8_lossy(d.payload).into_owned());

@@ -13,6 +13,13 @@
 //! ([`FeedbackCell`]), which put it on their ACKs (`FEEDBACK_AGGREGATION`), where
 //! `--controller agg:…` reads it; a slot without a frame received is not reported. The slots
 //! reported are kept for the run's results.
+//!
+//! With the plan's [`aggregation_estimator`](crate::plan::Plan::aggregation_estimator) the
+//! monitors are not handed the measurement: each runs the frame-boundary estimator on the
+//! kernel's receive timestamps of its own updates ([`SlotEstimate`], slots of the same
+//! `report_ms`) and reports what it estimates, as `acp monitor --aggregation-model` does on a
+//! station without MAC timestamps. The station is still metered, so the results hold the
+//! measured levels beside the estimated ones.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -24,6 +31,7 @@ use acp_netmodel::wifi::medium::{Delivered, Medium, Outcome};
 use acp_netmodel::wifi::FrameModel;
 use acp_netmodel::{Parcel, Streams, Time};
 use acp_runtime::server::FeedbackCell;
+use acp_sim::estimator::slots::SlotEstimate;
 use acp_sim::report::WifiResult;
 use acp_sim::slot_reports::SlotMeter;
 use acp_sim::topology::WifiDef;
@@ -31,7 +39,8 @@ use acp_sim::topology::WifiDef;
 use crate::emulator::MediumSpec;
 use crate::plan::{FlowPlanKind, Plan};
 
-/// Where a station's aggregation reports go: the feedback of the monitors at its host.
+/// Where a station's aggregation reports go: the feedback of the monitors at its host (none
+/// when they estimate their levels themselves: the station is metered for the results only).
 #[derive(Debug, Clone)]
 pub struct ReportTo {
     /// The medium's station (1-based; the AP is 0).
@@ -39,12 +48,15 @@ pub struct ReportTo {
     pub monitors: Vec<Arc<FeedbackCell>>,
 }
 
-/// The feedback of a monitor at a metered station: the cell its reports go to, and the
-/// interval at which it answers (the section's `aggregation.feedback_ms`).
+/// The feedback of a monitor at a metered station: the cell its reports go to, the interval
+/// at which it answers (the section's `aggregation.feedback_ms`), and, when the monitor
+/// estimates its levels itself, its estimator (the emulator's measurement then does not reach
+/// the cell).
 #[derive(Debug, Clone)]
 pub struct MonitorFeedback {
     pub cell: Arc<FeedbackCell>,
     pub ack_interval: Option<Duration>,
+    pub estimate: Option<SlotEstimate>,
 }
 
 /// The media of `plan` with their stations' report destinations, and per flow the feedback of
@@ -64,16 +76,23 @@ pub fn wire_reports(plan: &Plan) -> (Vec<MediumSpec>, Vec<Option<MonitorFeedback
                 m.def.aggregation.as_ref()?;
                 let station = m.nodes.iter().skip(1).position(|n| n == host)? + 1;
                 let cell = Arc::new(FeedbackCell::default());
+                let slot_ms = u16::try_from(m.def.reports.slot.as_millis()).unwrap_or(u16::MAX);
+                let estimate = plan
+                    .aggregation_estimator
+                    .clone()
+                    .map(|model| SlotEstimate::new(model, slot_ms));
+                let measured = estimate.is_none().then(|| cell.clone());
                 match m.reports.iter_mut().find(|r| r.station == station) {
-                    Some(r) => r.monitors.push(cell.clone()),
+                    Some(r) => r.monitors.extend(measured),
                     None => m.reports.push(ReportTo {
                         station,
-                        monitors: vec![cell.clone()],
+                        monitors: measured.into_iter().collect(),
                     }),
                 }
                 Some(MonitorFeedback {
                     cell,
                     ack_interval: m.def.reports.feedback,
+                    estimate,
                 })
             })
         })

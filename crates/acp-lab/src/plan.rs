@@ -25,6 +25,7 @@ use acp_core::controller::ControllerKind;
 use acp_core::SourceConfig;
 use acp_netmodel::Streams;
 use acp_runtime::relay::PathConfig;
+use acp_sim::estimator::model::BoundaryModel;
 use acp_sim::flows::{FlowKind, FlowSpec};
 use acp_sim::scenario::Scenario;
 use acp_sim::topology::{Hop, Topology};
@@ -89,6 +90,11 @@ pub struct Plan {
     pub loads: Vec<MediumLoad>,
     /// Per host, the `net.ipv4.tcp_rmem` (default, max) its TCP flows' `rmem` asks for.
     pub tcp_rmem: Vec<Option<(usize, usize)>>,
+    /// The frame-boundary estimator that the ACP monitors at an A-MPDU downlink's stations run
+    /// on their kernel receive timestamps to report their levels themselves (`acp lab
+    /// --aggregation-model`), instead of being handed the emulator's measurement; `None` from
+    /// a scenario ([`crate::air`]).
+    pub aggregation_estimator: Option<BoundaryModel>,
 }
 
 /// Reads `path` (the simulator's format 2) for a run: refused, too, if its WiFi media may be
@@ -367,6 +373,7 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
         flows,
         loads,
         tcp_rmem,
+        aggregation_estimator: None,
     })
 }
 

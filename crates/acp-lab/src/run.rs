@@ -21,16 +21,21 @@
 
 use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 use std::{io, thread};
 
+use acp_core::wire::FEEDBACK_AGGREGATION;
 use acp_core::MonitorConfig;
+use acp_runtime::clock;
 use acp_runtime::driver::{Payload, RunLimits, SourceSet, SourceSpec};
 use acp_runtime::experiment;
-use acp_runtime::server::{MonitorServer, ServerConfig, SessionReport, TcpConfig};
+use acp_runtime::server::{
+    FeedbackCell, MonitorServer, OnUpdate, ServerConfig, SessionReport, TcpConfig,
+};
 use acp_runtime::tcp_source::{RunningMean, TcpInfo, TcpOptions, TcpSource};
+use acp_sim::estimator::slots::{EstimatedSlot, SlotEstimate};
 
 use crate::air::{self, MonitorFeedback};
 use crate::datagrams::Sink;
@@ -111,6 +116,9 @@ pub struct FlowResult {
     pub tcp: Option<TcpResult>,
     /// Multipath flows only.
     pub mptcp: Option<MptcpResult>,
+    /// The aggregation reports its monitor made from its own estimate (`acp lab
+    /// --aggregation-model`), over the whole run; empty otherwise.
+    pub estimated_aggregation: Vec<EstimatedSlot>,
 }
 
 /// What the kernel reported for a multipath flow.
@@ -209,6 +217,8 @@ impl Receiver {
 struct Running {
     receiver: Receiver,
     thread: JoinHandle<io::Result<Sender>>,
+    /// The slots its monitor reported from its own estimate, if it estimates.
+    estimated: Arc<Mutex<Vec<EstimatedSlot>>>,
 }
 
 /// Sleeps until `at` or until `stop` is raised; false if stopped.
@@ -243,6 +253,8 @@ fn start_flow(
     let (src, dst) = (hosts[f.from].clone(), hosts[f.to].clone());
     let port = receiving.port;
     let listen = SocketAddr::from((dst.addr, port));
+    let estimated = Arc::new(Mutex::new(Vec::new()));
+    let mut on_update = None;
     let receiver = if let FlowPlanKind::Datagrams(d) = &f.kind {
         let socket = dst.ns.enter(|| UdpSocket::bind(listen))?;
         Receiver::Sink(Sink::start(socket, d.updates, t0)?)
@@ -261,8 +273,12 @@ fn start_flow(
             },
         );
         if let Some(feedback) = receiving.feedback {
-            cfg.feedback = Some(feedback.cell);
+            cfg.feedback = Some(feedback.cell.clone());
             cfg.ack_interval = feedback.ack_interval;
+            if let Some(estimate) = feedback.estimate {
+                cfg.kernel_timestamps = true;
+                on_update = Some(estimating(estimate, feedback.cell, &estimated, t0));
+            }
         }
         if let FlowPlanKind::Tcp(t) = &f.kind {
             cfg.tcp = Some(TcpConfig {
@@ -273,7 +289,7 @@ fn start_flow(
                 ..TcpConfig::default()
             });
         }
-        Receiver::Monitor(dst.ns.enter(|| MonitorServer::start(cfg, None))?)
+        Receiver::Monitor(dst.ns.enter(|| MonitorServer::start(cfg, on_update))?)
     };
     let (kind, dscp, finish) = (f.kind.clone(), f.dscp, finish.clone());
     let (start, stop) = (t0 + f.start, f.stop.map_or(end, |s| (t0 + s).min(end)));
@@ -371,7 +387,34 @@ fn start_flow(
                 }
             }
         })?;
-    Ok(Running { receiver, thread })
+    Ok(Running {
+        receiver,
+        thread,
+        estimated,
+    })
+}
+
+/// The monitor's callback that feeds `estimate` the kernel's receive time of every fresh update
+/// and puts each slot's report in `cell` (its ACKs) and in `slots` (timed from `t0`).
+fn estimating(
+    mut estimate: SlotEstimate,
+    cell: Arc<FeedbackCell>,
+    slots: &Arc<Mutex<Vec<EstimatedSlot>>>,
+    t0: Instant,
+) -> OnUpdate {
+    let slots = slots.clone();
+    let origin = clock::to_time(t0).as_nanos();
+    Box::new(move |_, kernel_ns| {
+        // Over UDP the kernel stamps every datagram; the process clock reads as Unix time.
+        let stamp = kernel_ns.unwrap_or_else(|| clock::now().as_nanos());
+        if let Some(r) = estimate.update(stamp) {
+            cell.set(FEEDBACK_AGGREGATION, r.report.encode().to_vec());
+            slots
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .push(r.slot(origin));
+        }
+    })
 }
 
 /// The flow's single session at a monitor, if it has one yet.
@@ -489,6 +532,8 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
             .map_err(|_| io::Error::other("a flow panicked"))?;
         let after = r.receiver.read();
         r.receiver.stop()?;
+        let estimated_aggregation =
+            std::mem::take(&mut *r.estimated.lock().unwrap_or_else(PoisonError::into_inner));
         let overhead = match f.kind {
             FlowPlanKind::Tcp(_) => FRAME_OVERHEAD as u64,
             FlowPlanKind::Acp { .. } | FlowPlanKind::Datagrams(_) | FlowPlanKind::Mptcp(_) => 0,
@@ -535,6 +580,7 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
             segment_bytes,
             tcp,
             mptcp,
+            estimated_aggregation,
         });
     }
     Ok(LabResult {

@@ -607,7 +607,7 @@ impl Monitor {
         let producer = mailbox.clone();
         let server = MonitorServer::start(
             ServerConfig::new(listen, config),
-            Some(Box::new(move |d| {
+            Some(Box::new(move |d, _| {
                 producer.offer_delivery(d, clock::now());
             })),
         )

@@ -51,7 +51,7 @@ pub fn run(duration: Duration) -> io::Result<Summary> {
             "127.0.0.1:0".parse().map_err(io::Error::other)?,
             monitor_config,
         ),
-        Some(Box::new(move |d| {
+        Some(Box::new(move |d, _| {
             producer.offer_delivery(d, clock::now());
         })),
     )?;

@@ -310,7 +310,7 @@ fn run_with<R: Send>(
     // The seq-jump victim's own updates delivered (the forged ones carry another payload).
     let victim_delivered = Arc::new(AtomicU64::new(0));
     let counter = victim_delivered.clone();
-    let on_update: crate::server::OnUpdate = Box::new(move |d| {
+    let on_update: crate::server::OnUpdate = Box::new(move |d, _| {
         if d.key.peer.ip() == std::net::Ipv4Addr::from(VICTIM) && d.payload == VICTIM_PAYLOAD {
             counter.fetch_add(1, Ordering::Relaxed);
         }

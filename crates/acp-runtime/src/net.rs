@@ -132,6 +132,27 @@ pub fn bind_udp(addr: SocketAddr, reuse_port: bool) -> io::Result<UdpSocket> {
     Ok(socket.into())
 }
 
+/// Asks the kernel to stamp every datagram `socket` receives with the time it reached the
+/// socket (`SO_TIMESTAMPNS`, `CLOCK_REALTIME`); [`RecvBatch::recv`] reads the stamps into
+/// [`Received::kernel_ns`].
+pub fn receive_kernel_timestamps(socket: &UdpSocket) -> io::Result<()> {
+    let on: libc::c_int = 1;
+    // SAFETY: a valid descriptor and a c_int option value of the stated size.
+    let r = unsafe {
+        libc::setsockopt(
+            socket.as_raw_fd(),
+            libc::SOL_SOCKET,
+            libc::SO_TIMESTAMPNS,
+            (&on as *const libc::c_int).cast(),
+            size_of::<libc::c_int>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// Descriptors a monitor needs beside its TCP connections: its sockets, epoll, the metrics
 /// endpoint and its connections, sinks, logs.
 pub const RESERVED_FDS: u64 = 64;
@@ -412,7 +433,14 @@ pub struct Received {
     pub from: Option<SocketAddr>,
     /// The datagram was longer than the slot.
     pub truncated: bool,
+    /// When it reached the socket (ns since the Unix epoch), if the kernel stamped it
+    /// ([`receive_kernel_timestamps`]).
+    pub kernel_ns: Option<u64>,
 }
+
+/// Room for one datagram's control messages: a `SO_TIMESTAMPNS` timespec (32 bytes with its
+/// header on 64-bit Linux) and one more, aligned for `cmsghdr`.
+const CONTROL_WORDS: usize = 8;
 
 /// Buffers for receiving up to `capacity` datagrams in one `recvmmsg` call.
 pub struct RecvBatch {
@@ -420,6 +448,7 @@ pub struct RecvBatch {
     addrs: Vec<libc::sockaddr_storage>,
     iovecs: Vec<libc::iovec>,
     msgs: Vec<libc::mmsghdr>,
+    controls: Vec<[u64; CONTROL_WORDS]>,
 }
 
 impl RecvBatch {
@@ -432,6 +461,7 @@ impl RecvBatch {
             addrs: vec![unsafe { zeroed() }; capacity],
             iovecs: Vec::with_capacity(capacity),
             msgs: Vec::with_capacity(capacity),
+            controls: vec![[0; CONTROL_WORDS]; capacity],
         }
     }
 
@@ -459,6 +489,8 @@ impl RecvBatch {
             hdr.msg_namelen = size_of::<libc::sockaddr_storage>() as libc::socklen_t;
             hdr.msg_iov = &mut self.iovecs[i];
             hdr.msg_iovlen = 1;
+            hdr.msg_control = self.controls[i].as_mut_ptr().cast();
+            hdr.msg_controllen = size_of::<[u64; CONTROL_WORDS]>() as _;
             self.msgs.push(libc::mmsghdr {
                 msg_hdr: hdr,
                 msg_len: 0,
@@ -491,10 +523,32 @@ impl RecvBatch {
                     len: (m.msg_len as usize).min(SLOT),
                     from: from_raw(&self.addrs[i]),
                     truncated: m.msg_hdr.msg_flags & libc::MSG_TRUNC != 0,
+                    kernel_ns: kernel_stamp(&m.msg_hdr),
                 }
             })
             .collect())
     }
+}
+
+/// The `SO_TIMESTAMPNS` stamp among `hdr`'s control messages (ns since the Unix epoch).
+fn kernel_stamp(hdr: &libc::msghdr) -> Option<u64> {
+    // SAFETY: the kernel filled `hdr.msg_control` with `msg_controllen` bytes of well-formed
+    // control messages; CMSG_FIRSTHDR/CMSG_NXTHDR stay within them, and the timespec is read
+    // unaligned.
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(hdr);
+        while !cmsg.is_null() {
+            let c = &*cmsg;
+            if (c.cmsg_level, c.cmsg_type) == (libc::SOL_SOCKET, libc::SCM_TIMESTAMPNS) {
+                let t = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::timespec>());
+                let secs = u64::try_from(t.tv_sec).ok()?;
+                let nanos = u64::try_from(t.tv_nsec).ok()?;
+                return secs.checked_mul(1_000_000_000)?.checked_add(nanos);
+            }
+            cmsg = libc::CMSG_NXTHDR(hdr, cmsg);
+        }
+    }
+    None
 }
 
 /// Datagrams queued for one `sendmmsg` call.
@@ -685,6 +739,41 @@ mod tests {
             }
         }
         assert_eq!(got[4], [4, 4, 4]);
+    }
+
+    #[test]
+    fn kernel_timestamps_are_read_only_when_asked_for() {
+        let a = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let (plain, stamped) = (
+            UdpSocket::bind("127.0.0.1:0").unwrap(),
+            UdpSocket::bind("127.0.0.1:0").unwrap(),
+        );
+        receive_kernel_timestamps(&stamped).unwrap();
+        let mut batch = RecvBatch::new(4);
+        for b in [&plain, &stamped] {
+            b.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+            a.send_to(&[1, 2, 3], b.local_addr().unwrap()).unwrap();
+        }
+        let since_epoch = || {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_nanos() as u64
+        };
+        let before = since_epoch();
+        let got = |b: &UdpSocket, batch: &mut RecvBatch| loop {
+            if let Some(r) = batch.recv(b).unwrap().first().copied() {
+                break r;
+            }
+        };
+        assert_eq!(got(&plain, &mut batch).kernel_ns, None);
+        let stamp = got(&stamped, &mut batch).kernel_ns.expect("a kernel stamp");
+        // Sent before `before` was read, received before now: the realtime clock's stamp lies
+        // within the two seconds the reads may take (a clock step would move both).
+        assert!(
+            stamp <= since_epoch() && stamp + 2_000_000_000 >= before,
+            "{stamp} {before}"
+        );
     }
 
     #[test]

@@ -59,8 +59,10 @@ const UDP: mio::Token = mio::Token(0);
 /// the server thread sleeps often enough that the scheduler wakes it at once for a datagram.
 const TCP_PAUSE: Duration = Duration::from_millis(1);
 
-/// Called for every fresh update, on the server thread.
-pub type OnUpdate = Box<dyn FnMut(&Delivery<'_>) + Send>;
+/// Called for every fresh update, on the server thread, with the kernel's receive time of its
+/// datagram (ns since the Unix epoch) when [`ServerConfig::kernel_timestamps`] is set (`None`
+/// otherwise, and for updates over TCP).
+pub type OnUpdate = Box<dyn FnMut(&Delivery<'_>, Option<u64>) + Send>;
 
 /// Server parameters.
 #[derive(Debug, Clone)]
@@ -85,6 +87,10 @@ pub struct ServerConfig {
     pub feedback: Option<Arc<FeedbackCell>>,
     /// Answer each peer at most once per this interval (`None`: every update).
     pub ack_interval: Option<Duration>,
+    /// Have the kernel stamp each datagram's arrival (`SO_TIMESTAMPNS`) and hand the stamp to
+    /// the [`OnUpdate`] callback: the receive time before the socket queue and the server
+    /// thread's scheduling, as the aggregation estimator is trained to read it.
+    pub kernel_timestamps: bool,
 }
 
 /// One receiver-feedback element (kind and value) shared with a running server.
@@ -291,6 +297,7 @@ impl ServerConfig {
             tcp: None,
             feedback: None,
             ack_interval: None,
+            kernel_timestamps: false,
         }
     }
 }
@@ -589,6 +596,9 @@ fn bind(cfg: &ServerConfig) -> io::Result<(std::net::UdpSocket, SocketAddr, Opti
     loop {
         let socket = crate::net::bind_udp(cfg.listen, cfg.reuse_port)?;
         socket.set_read_timeout(Some(WAIT))?;
+        if cfg.kernel_timestamps {
+            crate::net::receive_kernel_timestamps(&socket)?;
+        }
         let local = socket.local_addr()?;
         match cfg
             .tcp
@@ -669,7 +679,7 @@ impl MonitorServer {
                                     tx.push(h.ack_len, &peer);
                                 }
                                 if let (Some(d), Some(cb)) = (h.delivery, on_update.as_mut()) {
-                                    cb(&d);
+                                    cb(&d, r.kernel_ns);
                                 }
                             }
                             if tx.is_full() {
@@ -689,7 +699,7 @@ impl MonitorServer {
                                         &mut scratch,
                                     );
                                     if let (Ok(Some(d)), Some(cb)) = (handled, on_update.as_mut()) {
-                                        cb(&d);
+                                        cb(&d, None);
                                     }
                                 });
                         }

@@ -91,7 +91,7 @@ fn collecting_server() -> (MonitorServer, Arc<Mutex<Vec<Vec<u8>>>>) {
     let sink = delivered.clone();
     let server = MonitorServer::start(
         ServerConfig::new("127.0.0.1:0".parse().unwrap(), MonitorConfig::default()),
-        Some(Box::new(move |d| {
+        Some(Box::new(move |d, _| {
             sink.lock().unwrap().push(d.payload.to_vec());
         })),
     )

@@ -37,7 +37,7 @@ fn server(keys: Option<Keyring>) -> (MonitorServer, Arc<Mutex<Vec<u64>>>) {
         ..MonitorConfig::default()
     };
     let cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), monitor);
-    let on_update = Box::new(move |d: &acp_core::monitor::Delivery<'_>| {
+    let on_update = Box::new(move |d: &acp_core::monitor::Delivery<'_>, _: Option<u64>| {
         sink.lock().unwrap().push(d.seq);
     });
     (

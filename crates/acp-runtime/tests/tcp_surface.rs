@@ -27,7 +27,7 @@ fn start(monitor: MonitorConfig, tcp: TcpConfig) -> (MonitorServer, Deliveries) 
     let sink = delivered.clone();
     let mut cfg = ServerConfig::new("127.0.0.1:0".parse().unwrap(), monitor);
     cfg.tcp = Some(tcp);
-    let on_update = Box::new(move |d: &acp_core::monitor::Delivery<'_>| {
+    let on_update = Box::new(move |d: &acp_core::monitor::Delivery<'_>, _: Option<u64>| {
         sink.lock().unwrap().push((d.key.session, d.seq));
     });
     (

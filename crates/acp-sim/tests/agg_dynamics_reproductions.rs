@@ -58,7 +58,7 @@ fn fig4_5_a_larger_gain_settles_sooner_until_k0_10_loses_it() {
 
 #[test]
 fn fig4_7_one_stream_saturates_the_frames_for_seconds_then_the_level_settles_at_32() {
-    let rows = rows(&FIG4_7, 30, &[]);
+    let rows = rows(&FIG4_7, 30, &["streams=1"]);
     let r = row(&rows, "streams", 1.0);
     // Full runs (40 s, 3 seeds): saturated 3.5 s, settled 3.5 s later; the thesis 2.24 and
     // 1.26 s. Slots are 0.5 s, so these are whole slots; the bands hold ours and the thesis's.

@@ -8,11 +8,13 @@
 //! - [`features`]: the thesis's feature vectors (4.3) and (4.6);
 //! - [`train`]: data generation, fitting with linfa, held-out metrics;
 //! - [`level_svm`]: §4.4.2's SVM regression of slot levels on the logistic estimator's output;
-//! - [`model`]: the model file and the online level estimator `acp monitor` runs.
+//! - [`model`]: the model file and the online level estimator `acp monitor` runs;
+//! - [`slots`]: that estimator's per-slot reports, as a monitor puts them on its ACKs.
 
 pub mod features;
 pub mod level_svm;
 pub mod model;
 pub mod napi;
+pub mod slots;
 pub mod trace;
 pub mod train;

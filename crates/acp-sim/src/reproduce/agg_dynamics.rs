@@ -3,9 +3,13 @@
 //! ([`crate::slot_reports`]):
 //!
 //! - `thesis-4-5`: Algorithm 1's convergence time from start-up and the noise of the slot
-//!   levels against K₀ (Δ = 0.5 s) and against Δ (K₀ = 1) (Figs. 4.5–4.6);
+//!   levels against K₀ (Δ = 0.5 s) and against Δ (K₀ = 1) (Figs. 4.5–4.6), and the noise
+//!   against Δ again on a channel that changes ([`channel_changes`]), the thesis's explanation
+//!   of its sweet spot in Δ;
 //! - `thesis-4-7`: the AP drops from two spatial streams to one at 20 s: how long the frames
-//!   stay full and how long the level then takes to settle (Fig. 4.7);
+//!   stay full and how long the level then takes to settle (Fig. 4.7), and the same change
+//!   with a smaller AP queue or from a lower rate before it ([`QUEUES`], [`MCS_BEFORE`]), which
+//!   separate what sets the two times;
 //! - `thesis-5-7`: the inner–outer controller (Algorithm 2): the level's noise against K₁
 //!   (Fig. 5.7 (a)), its convergence against K₂ (Fig. 5.9 (a)), the delay held at T̄ = 2.5 ms
 //!   as the MCS varies (Fig. 5.9 (b)–(d)), and against Algorithm 1 (Fig. 5.11).
@@ -16,6 +20,8 @@
 
 use acp_core::controller::{ControllerKind, PiParams};
 use serde::Serialize;
+
+use acp_netmodel::Streams;
 
 use super::access::seed_range;
 use super::agg_net::{mean_sd, AggNet, Sender};
@@ -66,6 +72,15 @@ pub const FIG5_7: AggDynamics = AggDynamics {
     about: "the inner–outer controller (Algorithm 2) on one 802.11ac station: noise against K₁, convergence against K₂, delay at T̄ = 2.5 ms as the MCS varies, against Algorithm 1 (aggregation thesis Figs. 5.7–5.11)",
     group: Group::InnerOuter,
 };
+
+/// The changing channel's mean time between changes (s).
+pub const CHANGE_EVERY_S: f64 = 5.0;
+/// Fig. 4.7's variants: the AP's queue (packets; ns-3's `WifiMacQueue` holds 500 by default,
+/// `src/wifi/model/wifi-mac-queue.cc`, where our network has 1000).
+pub const QUEUES: [usize; 2] = [500, 100];
+/// Fig. 4.7's variants: the MCS before the change (two streams; the change is to MCS 9 with one
+/// stream as in the figure), so that the rate before it is lower than at MCS 9.
+pub const MCS_BEFORE: [u8; 2] = [7, 8];
 
 /// Fig. 4.5 (a), 4.6 (a): the gains K₀ at Δ = 0.5 s (the thesis does not list its values; it
 /// names K₀ = 10 as oscillating, seed line 467).
@@ -151,6 +166,26 @@ fn io(t_ms: f64, n_bar: f64, k1: f64, k2: f64) -> Sender {
     })
 }
 
+/// The changing channel of `thesis-4-5`'s `changing_delta_s` points, over `secs` seconds: from
+/// 10 s on, the AP's MCS (two streams) is drawn anew between 8 and 9 (780 and 866.7 Mbit/s,
+/// a tenth apart) at whole seconds, the gaps exponential with mean [`CHANGE_EVERY_S`] and at
+/// least 1 s. One schedule for every Δ and seed (its own random stream), so that the points
+/// differ only in Δ.
+pub fn channel_changes(secs: u64) -> Vec<(u64, u8, u8)> {
+    let mut rng = Streams::new(1).stream("changing channel");
+    let mut changes: Vec<(u64, u8, u8)> = Vec::new();
+    let mut t = 10.0;
+    loop {
+        t += (-rng.unit().ln() * CHANGE_EVERY_S).max(1.0);
+        let at = (t.round() as u64).max(changes.last().map_or(0, |c| c.0 + 1));
+        if at >= secs {
+            return changes;
+        }
+        let mcs = if rng.unit() <= 0.5 { 8 } else { 9 };
+        changes.push((at, mcs, 2));
+    }
+}
+
 impl AggDynamics {
     /// Simulated seconds per run at the group's base interval (Δ = 0.5 s for Algorithm 1,
     /// 1 s for Algorithm 2).
@@ -186,13 +221,36 @@ impl AggDynamics {
                     net.report_ms = (delta * 1e3) as u64;
                     v.push(point(net, "delta_s", delta, Some(32.0)));
                 }
+                // The same time at every Δ: the channel changes in seconds, not slots.
+                let changing = secs * 5 / 2;
+                for &delta in &DELTAS {
+                    let mut net = one(pi(1.0, delta), changing);
+                    net.report_ms = (delta * 1e3) as u64;
+                    net.rate_changes = channel_changes(changing);
+                    v.push(point(net, "changing_delta_s", delta, Some(32.0)));
+                }
                 v
             }
             Group::Streams => {
                 let mut net = one(pi(1.0, 0.5), secs.max(STREAMS_CHANGE_S + 5));
                 net.secs.1 = STREAMS_CHANGE_S;
                 net.rate_changes = vec![(STREAMS_CHANGE_S, 9, 1)];
-                vec![point(net, "streams", 1.0, Some(32.0))]
+                let mut v = vec![point(net.clone(), "streams", 1.0, Some(32.0))];
+                for &queue in &QUEUES {
+                    let net = AggNet {
+                        queue,
+                        ..net.clone()
+                    };
+                    v.push(point(net, "queue", queue as f64, Some(32.0)));
+                }
+                for &mcs in &MCS_BEFORE {
+                    let net = AggNet {
+                        mcs: (mcs, 2, 80),
+                        ..net.clone()
+                    };
+                    v.push(point(net, "mcs_before", f64::from(mcs), Some(32.0)));
+                }
+                v
             }
             Group::InnerOuter => {
                 let mcs9_1 = |sender| AggNet {
@@ -304,6 +362,23 @@ pub struct Row {
     pub settled_s: Option<f64>,
     /// The thesis's Δt₂.
     pub paper_settled_s: Option<f64>,
+    /// Fig. 4.7: packets in the frames received per second (Mbit/s of 1500-byte packets) over
+    /// the 5 s before the change, and over the saturated slots after it (what one stream
+    /// carries in frames of 64): Algorithm 1 cuts K·(64 − N_ε) = 32 Mbit/s a round while the
+    /// frames are full, so their difference sets the rounds of Δt₁.
+    pub rate_before_mbit_s: Option<f64>,
+    pub rate_saturated_mbit_s: Option<f64>,
+}
+
+/// Packets in the frames of the slots of `reports` ending in (`from_s`, `to_s`], per second
+/// (Mbit/s of 1500-byte packets); `None` without such a slot.
+fn frame_rate(reports: &[ReportedSlot], from_s: f64, to_s: f64, slot_s: f64) -> Option<f64> {
+    let slots: Vec<&ReportedSlot> = reports
+        .iter()
+        .filter(|r| r.t_s > from_s && r.t_s <= to_s)
+        .collect();
+    let packets: f64 = slots.iter().map(|r| f64::from(r.frames) * r.level).sum();
+    (!slots.is_empty()).then(|| packets * 1500.0 * 8.0 / (slots.len() as f64 * slot_s) * 1e-6)
 }
 
 /// The end of the first report at or after `from_s` from which every later report's level lies
@@ -436,7 +511,7 @@ impl Declaration for AggDynamics {
                     runs.iter().map(|r| level_stats(&r.reports, half)).collect();
                 let aim = |k: usize| p.target.or(stats[k].map(|s| s.0));
                 let (converged, saturated, settled): (Vec<_>, Vec<_>, Vec<_>) = match p.param {
-                    "streams" => {
+                    _ if self.group == Group::Streams => {
                         let change = STREAMS_CHANGE_S as f64;
                         let ends: Vec<Option<f64>> = runs
                             .iter()
@@ -450,6 +525,8 @@ impl Declaration for AggDynamics {
                         let saturated = ends.iter().map(|e| e.map(|e| e - change)).collect();
                         (Vec::new(), saturated, settled)
                     }
+                    // The channel moves the level out of any band: no convergence to read.
+                    "changing_delta_s" => (Vec::new(), Vec::new(), Vec::new()),
                     _ => (
                         runs.iter()
                             .enumerate()
@@ -463,7 +540,21 @@ impl Declaration for AggDynamics {
                 let levels: Vec<Option<f64>> = stats.iter().map(|s| s.map(|s| s.0)).collect();
                 let sds: Vec<Option<f64>> = stats.iter().map(|s| s.map(|s| s.1)).collect();
                 let (level_sd, level_sd_ci) = mean_ci(&sds);
-                let streams = p.param == "streams";
+                let streams = self.group == Group::Streams;
+                let slot_s = p.net.report_ms as f64 * 1e-3;
+                let change = STREAMS_CHANGE_S as f64;
+                let rate_before: Vec<Option<f64>> = runs
+                    .iter()
+                    .map(|r| frame_rate(&r.reports, change - 5.0, change, slot_s))
+                    .filter(|_| streams)
+                    .collect();
+                let rate_saturated: Vec<Option<f64>> = runs
+                    .iter()
+                    .zip(&saturated)
+                    .map(|(r, s)| {
+                        s.and_then(|s| frame_rate(&r.reports, change, change + s, slot_s))
+                    })
+                    .collect();
                 let linear_testbed = p.param == "controller";
                 Row {
                     param: p.param.into(),
@@ -502,6 +593,8 @@ impl Declaration for AggDynamics {
                     paper_saturated_s: streams.then_some(paper::STREAMS.0),
                     settled_s: mean_ci(&settled).0,
                     paper_settled_s: streams.then_some(paper::STREAMS.1),
+                    rate_before_mbit_s: mean_ci(&rate_before).0,
+                    rate_saturated_mbit_s: mean_ci(&rate_saturated).0,
                 }
             })
             .collect()
@@ -529,8 +622,8 @@ impl Declaration for AggDynamics {
                     .reports
                     .iter()
                     .map(|r| {
-                        let bits = f64::from(r.frames) * r.level * 1500.0 * 8.0;
-                        (r.t_s, bits / slot_s * 1e-6)
+                        let rate = frame_rate(&m.reports, r.t_s - slot_s, r.t_s, slot_s);
+                        (r.t_s, rate.unwrap_or(0.0))
                     })
                     .collect(),
             },
@@ -541,10 +634,11 @@ impl Declaration for AggDynamics {
         let secs = self.secs(o);
         let what = match self.group {
             Group::Gains => format!(
-                "MCS 9, 2 spatial streams, one station 1 m from the AP, agg:32 with K₀ in {K0S:?} at Δ = 0.5 s, and Δ in {DELTAS:?} s at K₀ = 1; the station reports slots of Δ; {secs} s per run at Δ = 0.5 s and as many slots at the other Δ, the second half measured"
+                "MCS 9, 2 spatial streams, one station 1 m from the AP, agg:32 with K₀ in {K0S:?} at Δ = 0.5 s, and Δ in {DELTAS:?} s at K₀ = 1; the station reports slots of Δ; {secs} s per run at Δ = 0.5 s and as many slots at the other Δ, the second half measured; changing_delta_s: the same Δ on a channel whose MCS (2 streams) is drawn between 8 and 9 every ≈ {CHANGE_EVERY_S} s from 10 s on, {} s per run at every Δ, the second half measured",
+                secs * 5 / 2
             ),
             Group::Streams => format!(
-                "MCS 9, one station 1 m from the AP, agg:32 with K₀ = 1, Δ = 0.5 s; the AP changes from 2 spatial streams to 1 at {STREAMS_CHANGE_S} s; slots of 0.5 s (saturated: a slot mean of at least {} MPDUs); {} s per run",
+                "MCS 9, one station 1 m from the AP, agg:32 with K₀ = 1, Δ = 0.5 s; the AP changes from 2 spatial streams to 1 at {STREAMS_CHANGE_S} s; slots of 0.5 s (saturated: a slot mean of at least {} MPDUs); {} s per run; variants: an AP queue of {QUEUES:?} packets (queue), MCS {MCS_BEFORE:?} with 2 streams before the change (mcs_before)",
                 SATURATED * 64.0,
                 secs.max(STREAMS_CHANGE_S + 5)
             ),
@@ -553,7 +647,7 @@ impl Declaration for AggDynamics {
             ),
         };
         format!(
-            "802.11ac downlink, 80 MHz, long GI, EDCA best effort, beacons every 102.4 ms, 1500-byte IP packets, 1000-packet AP queue, reports every 100 ms; {what}; settled: every later slot within ±10 % of the level aimed at; seeds {}; mean ± 95 % CI",
+            "802.11ac downlink, 80 MHz, long GI, EDCA best effort, beacons every 102.4 ms, 1500-byte IP packets, 1000-packet AP queue unless a variant says, reports every 100 ms; {what}; settled: every later slot within ±10 % of the level aimed at; seeds {}; mean ± 95 % CI",
             seed_range(&self.seeds(o))
         )
     }
@@ -605,9 +699,12 @@ impl Declaration for AggDynamics {
                 "delay_ms",
             ],
             Group::Streams => &[
-                "series",
+                "param",
+                "value",
                 "saturated_s",
                 "settled_s",
+                "rate_before_mbit_s",
+                "rate_saturated_mbit_s",
                 "unsettled_runs",
                 "level",
                 "goodput_mbit_s",
@@ -667,6 +764,14 @@ impl Declaration for AggDynamics {
                     &["series"],
                 )
                 .only("param", "delta_s"),
+                Chart::lines(
+                    format!("{stem}_noise_delta_changing"),
+                    "SD of the slot level against Δ, K₀ = 1, MCS changing 8 ↔ 9 every ≈ 5 s",
+                    ("value", "Δ (s)"),
+                    ("level_sd", "SD of μ_N (MPDUs)"),
+                    &["series"],
+                )
+                .only("param", "changing_delta_s"),
             ],
             Group::Streams => {
                 let change = STREAMS_CHANGE_S as f64;
@@ -802,6 +907,28 @@ mod tests {
         assert_eq!(settle_time(&slots(&[31.0, 32.0]), 0.0, 32.0), Some(0.5));
         assert_eq!(settle_time(&slots(&[31.0, 50.0]), 0.0, 32.0), None);
         assert_eq!(settle_time(&[], 0.0, 32.0), None);
+    }
+
+    #[test]
+    fn the_changing_channel_moves_between_mcs_8_and_9_about_every_five_seconds() {
+        let c = channel_changes(1000);
+        assert!(c.windows(2).all(|w| w[1].0 > w[0].0), "in time order");
+        assert!(c
+            .iter()
+            .all(|&(at, mcs, nss)| (10..1000).contains(&at) && (mcs == 8 || mcs == 9) && nss == 2));
+        // 990 s at a mean gap of E[max(X, 1)] = m + 1 − m(1 − e^(−1/m)) ≈ 5.09 s for X
+        // exponential of mean m = 5: about 194 changes, whose count has an SD near
+        // √194 ≈ 14 (7 %); ±25 % is over three of those.
+        let m = CHANGE_EVERY_S;
+        let expected = 990.0 / (m + 1.0 - m * (1.0 - (-1.0 / m).exp()));
+        assert!(
+            (c.len() as f64 - expected).abs() < 0.25 * expected,
+            "{} changes, ≈ {expected:.0} expected",
+            c.len()
+        );
+        let eights = c.iter().filter(|x| x.1 == 8).count() as f64 / c.len() as f64;
+        assert!((0.35..0.65).contains(&eights), "{eights}");
+        assert_eq!(c, channel_changes(1000), "one schedule");
     }
 
     #[test]
