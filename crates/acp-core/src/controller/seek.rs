@@ -16,6 +16,12 @@
 //!   `slower = RTT_high − RTT_low`; λc moves up if `slower ≤ fresher`, down otherwise. The delay
 //!   is far less noisy than the age (it carries neither the sampling nor the loss of updates),
 //!   and a freshness term known exactly needs no measurement at all.
+//! - **Significance.** Where the delay's noise does not shrink with the rate (an update that
+//!   waits for a path's next delivery slot), the freshness gain, shrinking as 1/λ², is soon
+//!   smaller than the noise and "down" would win half the time: λc moves down on the slope only
+//!   if the cost exceeds the gain by [`MARGIN`] σ_d (σ_d² an EWMA of `slower²` over cycles). Not
+//!   within [`NEAR_CEILING`] of the ceiling: there the cost is real (a queue starts), and
+//!   ignoring it would hold λc at the ceiling until its creep overloaded the path.
 //! - **Shared queues.** If the mean delay stands more than half a send period above the base
 //!   delay (the least of the last 64 measurements), λc comes down whatever the slope says: an
 //!   update would wait longer in the queue than the rate saves it. On a shared bottleneck a
@@ -73,6 +79,14 @@ pub const STANDING: f64 = 1.25;
 pub const STANDING_PERIODS: f64 = 4.0;
 /// Measurements over which the base delay (the least mean RTT measured) is remembered.
 pub const FLOOR_WINDOW: usize = 64;
+/// The slope says "down" only for a delay cost above the freshness gain by this many σ_d, the
+/// typical size of a cycle's delay difference …
+pub const MARGIN: f64 = 2.0;
+/// … whose square is an EWMA of the squared differences, with this weight per cycle …
+pub const NOISE_WEIGHT: f64 = 0.1;
+/// … except within this distance (of `ln λc`) under the highest λc the ceiling allows: next to a
+/// rate that overloaded the path, a delay cost is taken at its face value.
+pub const NEAR_CEILING: f64 = 0.2;
 
 /// Which side of λc an epoch runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,6 +145,9 @@ pub struct Seek {
     /// side stays at or below it, and it creeps up by [`CEILING_CREEP`] each cycle that ends there
     /// wanting to go higher, so that it follows a capacity that grows.
     ceiling: f64,
+    /// σ_d²: EWMA of the squared delay differences `slower²` of the cycles so far (`None`
+    /// before the first).
+    noise: Option<f64>,
     /// The mean RTTs of the last [`FLOOR_WINDOW`] measurements (0 where none yet), a ring.
     delays: [f64; FLOOR_WINDOW],
     /// The ring's next slot.
@@ -162,6 +179,7 @@ impl Seek {
             rtt_sum: 0.0,
             rtt_count: 0,
             ceiling: f64::INFINITY,
+            noise: None,
             delays: [0.0; FLOOR_WINDOW],
             next_delay: 0,
             rtt_start: 0.0,
@@ -266,7 +284,8 @@ impl Seek {
     }
 
     /// Moves λc after a cycle measured the mean delays `high` and `low`: down if the high side's
-    /// extra delay outweighs the freshness it buys or the queue is crowded, up otherwise, by a
+    /// extra delay outweighs the freshness it buys by more than its noise (away from the
+    /// ceiling) or the queue is crowded, up otherwise, by a
     /// step that grows while the direction holds and halves when it turns; never above
     /// `highest()`.
     fn move_centre(&mut self, high: f64, low: f64) -> Action {
@@ -280,7 +299,22 @@ impl Seek {
         // the others, and this level, the same for all, brings the faster ones down first.
         let queueing = 0.5 * (high + low) - self.base_delay();
         let crowded = queueing > QUEUE_SHARE * 0.5 / self.centre;
-        let dir: i8 = if slower > fresher || crowded { -1 } else { 1 };
+        // A cost within the noise of the difference is no reason to slow down, unless λc is
+        // next to a rate that overloaded the path.
+        let near_ceiling = self.centre >= self.highest() * (-NEAR_CEILING).exp();
+        let margin = match self.noise {
+            Some(noise) if !near_ceiling => MARGIN * noise.sqrt(),
+            _ => 0.0,
+        };
+        let dir: i8 = if slower > fresher + margin || crowded {
+            -1
+        } else {
+            1
+        };
+        let squared = slower * slower;
+        self.noise = Some(self.noise.map_or(squared, |n| {
+            (1.0 - NOISE_WEIGHT) * n + NOISE_WEIGHT * squared
+        }));
         if self.last_dir == dir {
             self.step = (self.step * STEP_GROW).min(STEP_MAX);
         } else if self.last_dir != 0 {
@@ -493,6 +527,41 @@ mod tests {
                 c.centre
             );
         }
+    }
+
+    #[test]
+    fn the_slope_needs_a_cost_beyond_its_noise_away_from_the_ceiling() {
+        // λc = 10/s: fresher ≈ 5.0 ms; σ_d = 4 ms, so away from the ceiling the cost must
+        // exceed 5.0 + 2·4 = 13.0 ms.
+        struct Row {
+            name: &'static str,
+            slower: f64,
+            /// `ln` of the highest λc the ceiling allows over λc (∞: no ceiling).
+            headroom: f64,
+            action: Action,
+        }
+        #[rustfmt::skip]
+        let rows = [
+            Row { name: "cost within the noise", slower: 0.012, headroom: f64::INFINITY, action: Action::Inc },
+            Row { name: "cost beyond the noise", slower: 0.0135, headroom: f64::INFINITY, action: Action::Dec },
+            Row { name: "within the noise, ceiling far", slower: 0.012, headroom: 0.3, action: Action::Inc },
+            Row { name: "next to the ceiling: no margin", slower: 0.006, headroom: 0.1, action: Action::Dec },
+            Row { name: "next to the ceiling, cost below the gain", slower: 0.004, headroom: 0.1, action: Action::Inc },
+        ];
+        for r in rows {
+            let mut c = measuring_high();
+            c.noise = Some(0.004 * 0.004);
+            c.ceiling = 10.0 * (r.headroom + DITHER).exp();
+            cycle(&mut c, RTT + r.slower, RTT);
+            assert_eq!(c.state().last_action, Some(r.action), "{}", r.name);
+            let noise = (1.0 - NOISE_WEIGHT) * 0.004 * 0.004 + NOISE_WEIGHT * r.slower * r.slower;
+            assert!((c.noise.unwrap() - noise).abs() < 1e-15, "{}", r.name);
+        }
+        // The first cycle has no noise to go by: its own difference starts σ_d².
+        let mut c = measuring_high();
+        cycle(&mut c, RTT + 0.006, RTT);
+        assert_eq!(c.state().last_action, Some(Action::Dec));
+        assert!((c.noise.unwrap() - 0.006 * 0.006).abs() < 1e-15);
     }
 
     #[test]
