@@ -28,9 +28,10 @@ for p in json.load(sys.stdin)["packages"]:
 }
 
 # The Python package (crates/acp-py, outside the Cargo workspace), tested as people install it:
-# maturin builds its abi3 wheel (one wheel for CPython 3.9 and later; the dev profile, since the
-# tests are about behaviour, sharing the workspace's target/ so the crates it binds are not built
-# twice), pip installs that wheel into a venv under target/, then its pytest suite runs (below,
+# maturin builds its abi3 wheel (one wheel for CPython 3.9 and later; acp-py's dev profile, which
+# its Cargo.toml optimises a little so the simulations the tests run through the native module
+# take seconds, not minutes; in the workspace's target/, though its own feature resolution
+# rebuilds most of the crates it binds), pip installs that wheel into a venv under target/, then its pytest suite runs (below,
 # after the README check, beside the Rust tests): behaviour, examples/python/, `mypy.stubtest` on
 # the native module's stub and `mypy --strict` on the package and the examples
 # (tests/test_package.py). pandas and pandas-stubs are installed so that `Table.to_pandas()` is
