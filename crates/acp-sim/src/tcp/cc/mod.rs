@@ -63,6 +63,12 @@ pub struct AckEvent {
     pub round_start: bool,
     /// The delivery-rate sample of this ACK.
     pub rate: Option<RateSample>,
+    /// What the sender marked lost since the controller's previous ACK, in the window's unit,
+    /// less what the loss that started a recovery marked (the controller's `on_loss` set the
+    /// window from what was left in flight then): Linux's `rs->losses`, which BBR takes off
+    /// its window. The sender finds an ACK's losses after the controller has seen the ACK, so
+    /// they reach it with the next one.
+    pub lost: u64,
 }
 
 impl AckEvent {
@@ -80,6 +86,7 @@ impl AckEvent {
             cwnd_limited: true,
             round_start: false,
             rate: None,
+            lost: 0,
         }
     }
 }
@@ -123,6 +130,12 @@ pub trait CongestionControl: fmt::Debug + Send {
     }
     /// The controller's phase, for reports and tests (e.g. `slow start`, `startup`).
     fn phase(&self) -> &'static str;
+    /// Whether the delivery-rate samples of what is sent from now on are to be marked
+    /// application-limited, asked after each ACK (BBR in ProbeRTT ignores its own low rates so,
+    /// as Linux's `bbr_update_min_rtt` sets `tp->app_limited`).
+    fn app_limited(&self) -> bool {
+        false
+    }
 }
 
 /// A controller built on a [`RenoWindow`] (NewReno, CUBIC, Vegas, YeAH): implementing this
