@@ -15,7 +15,12 @@
 //!   phase per RTprop (the 5/4 phase also lasts until a BDP·5/4 is in flight, the 3/4 phase
 //!   ends early once a BDP or less is); the first phase is drawn at random, never 3/4;
 //! - **ProbeRTT**: when RTprop is 10 s old, the window drops to four segments for at least
-//!   200 ms and a round trip, then the previous window comes back.
+//!   200 ms and a round trip, then the previous window comes back; what is sent meanwhile has
+//!   its delivery-rate samples marked application-limited (Linux's `bbr_update_min_rtt`), so
+//!   that the low rates do not pull BtlBw down.
+//!
+//! The data in flight it compares (Drain, ProbeRTT, the gain cycle, packet conservation) is the
+//! sender's `pipe`, Linux's `tcp_packets_in_flight` ([`AckEvent::flight`]).
 //!
 //! Losses: fast recovery starts from the data in flight plus one segment (packet conservation
 //! for its first round trip, then the model's window); a timeout leaves one segment; both save

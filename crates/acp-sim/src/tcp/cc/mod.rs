@@ -48,7 +48,9 @@ pub struct AckEvent {
     pub rtt: Option<Duration>,
     /// Smallest RTT sample of the connection so far.
     pub min_rtt: Option<Duration>,
-    /// Bytes in flight after the ACK.
+    /// What counts in flight after the ACK, in the window's unit: RFC 6675's `pipe`, what is
+    /// outstanding less what is SACKed or lost plus what was resent (Linux's
+    /// `tcp_packets_in_flight`, which BBR's packet conservation, Drain and ProbeRTT read).
     pub flight: u64,
     /// Bytes delivered (cumulatively acknowledged) so far, this ACK included.
     pub delivered: u64,
