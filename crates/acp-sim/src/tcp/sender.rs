@@ -52,8 +52,7 @@
 //! Linux counts `delivered`; the sample of an ACK is what was delivered since the newest segment
 //! it delivers was sent, over the longer of that segment's send and ACK intervals, dropped if
 //! that is shorter than the minimum RTT (Linux's `tcp_rate_gen`), and marked
-//! application-limited when it was sent after a write that found less than a segment unsent
-//! and room in the window (Linux's `tcp_rate_check_app_limited`, [`Sender::write`]).
+//! application-limited when the sender ran out of data with room in its window.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -248,8 +247,6 @@ pub struct Sender {
     first_sent_time: Time,
     /// Nonzero while application-limited: delivered must pass it for samples to count again.
     app_limited_until: u64,
-    /// What ACKs marked lost since the controller's last ACK ([`AckEvent::lost`]).
-    lost_since_ack: u64,
     round_end: u64,
     limited_this_round: bool,
     limited_last_round: bool,
@@ -293,7 +290,6 @@ impl Sender {
             delivered_time: now,
             first_sent_time: now,
             app_limited_until: 0,
-            lost_since_ack: 0,
             round_end: 0,
             limited_this_round: false,
             limited_last_round: false,
@@ -312,26 +308,9 @@ impl Sender {
         self.written - self.nxt
     }
 
-    /// The application writes `bytes` (at most [`send_space`](Self::send_space)). A write
-    /// that finds less than a segment unsent, room in the window and every lost segment resent
-    /// marks the connection application-limited until what is now in flight is delivered
-    /// (Linux's `tcp_rate_check_app_limited`, run at each `sendmsg`).
+    /// The application writes `bytes` (at most [`send_space`](Self::send_space)).
     pub fn write(&mut self, bytes: u64) {
-        let bytes = bytes.min(self.send_space());
-        if bytes > 0
-            && self.not_sent() < self.smss
-            && self.pipe() + self.unit_smss <= self.window()
-            && self.tally.to_resend == 0
-        {
-            self.app_limited_until = (self.delivered + self.pipe()).max(1);
-        }
-        self.written += bytes;
-    }
-
-    /// Whether the delivery-rate samples of what is sent now will be marked
-    /// application-limited.
-    pub fn app_limited(&self) -> bool {
-        self.app_limited_until > 0
+        self.written += bytes.min(self.send_space());
     }
 
     /// The window in force, in its unit: the controller's, plus fast recovery's inflation, at
@@ -480,6 +459,12 @@ impl Sender {
             Ok(len) => len,
             Err(Blocked::Window) => {
                 self.limited_this_round = true;
+                return None;
+            }
+            Err(Blocked::NoData) => {
+                if self.pipe() + self.unit_smss <= self.window() {
+                    self.app_limited_until = (self.delivered + self.in_flight()).max(1);
+                }
                 return None;
             }
             Err(_) => return None,
@@ -679,7 +664,7 @@ impl Sender {
                 // arrived, nothing was lost.
                 self.probe = None;
             }
-            self.lost_since_ack += self.detect_losses(now);
+            self.detect_losses(now);
             return None;
         }
         let acked_bytes = ack.ack - self.una;
@@ -785,21 +770,17 @@ impl Sender {
             acked,
             rtt,
             min_rtt: self.rto.min_rtt(),
-            flight: self.pipe(),
+            flight: self.in_flight(),
             delivered: self.delivered,
             in_recovery,
             cwnd_limited: self.limited_this_round || self.limited_last_round,
             round_start,
             rate,
-            lost: std::mem::take(&mut self.lost_since_ack),
         };
         self.cc.on_ack(now, &event);
-        if self.cc.app_limited() {
-            self.app_limited_until = (self.delivered + self.pipe()).max(1);
-        }
         self.probe_acked(now, ack.ack);
         self.rto_at = (self.una < self.nxt || partial).then(|| now + self.rto.rto());
-        self.lost_since_ack += self.detect_losses(now);
+        self.detect_losses(now);
         self.arm_probe(now);
         since_sent(oldest)
     }
@@ -825,11 +806,9 @@ impl Sender {
 
     /// RACK's pass over the scoreboard (RFC 8985 `RACK_detect_loss`): marks lost what it finds
     /// lost, arms the reordering timer for the rest, and starts fast recovery on a first loss.
-    /// Returns what it marked lost in the window's unit, or 0 if that started a recovery (the
-    /// controller's `on_loss` saw those losses).
-    fn detect_losses(&mut self, now: Time) -> u64 {
+    fn detect_losses(&mut self, now: Time) {
         if !self.sack {
-            return 0;
+            return;
         }
         let recovering = self.in_recovery || self.in_loss;
         let reo_wnd = self.rack.reo_wnd(
@@ -838,7 +817,7 @@ impl Sender {
             self.rto.min_rtt(),
             self.rto.srtt(),
         );
-        let (mut wait, mut marked) = (None::<Duration>, 0);
+        let (mut wait, mut found) = (None::<Duration>, false);
         for i in 0..self.sent.len() {
             let s = self.sent[i];
             if s.sacked || (s.lost && !s.resent) {
@@ -853,7 +832,7 @@ impl Sender {
                         r.lost = true;
                         r.resent = false;
                     });
-                    marked += self.unit.count(s.end - s.seq);
+                    found = true;
                 }
                 Verdict::Wait(d) => wait = Some(wait.map_or(d, |w| w.max(d))),
             }
@@ -862,11 +841,9 @@ impl Sender {
         if self.rack_at.is_some() {
             self.probe_at = None;
         }
-        if marked > 0 && !recovering {
+        if found && !recovering {
             self.enter_recovery(now);
-            return 0;
         }
-        marked
     }
 
     fn loss_event(&self) -> LossEvent {
@@ -937,7 +914,6 @@ impl Sender {
     /// The retransmission timer expired: every segment not SACKed is lost.
     fn retransmission_timeout(&mut self, now: Time) {
         self.stats.timeouts += 1;
-        self.lost_since_ack = 0;
         self.cc.on_timeout(now, self.in_flight());
         self.rto.back_off();
         self.in_recovery = false;

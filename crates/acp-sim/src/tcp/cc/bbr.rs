@@ -15,21 +15,13 @@
 //!   phase per RTprop (the 5/4 phase also lasts until a BDP·5/4 is in flight, the 3/4 phase
 //!   ends early once a BDP or less is); the first phase is drawn at random, never 3/4;
 //! - **ProbeRTT**: when RTprop is 10 s old, the window drops to four segments for at least
-//!   200 ms and a round trip, then the previous window comes back; what is sent meanwhile has
-//!   its delivery-rate samples marked application-limited (Linux's `bbr_update_min_rtt`), so
-//!   that the low rates do not pull BtlBw down.
-//!
-//! The data in flight it compares (Drain, ProbeRTT, the gain cycle, packet conservation) is the
-//! sender's `pipe`, Linux's `tcp_packets_in_flight` ([`AckEvent::flight`]).
+//!   200 ms and a round trip, then the previous window comes back.
 //!
 //! Losses: fast recovery starts from the data in flight plus one segment (packet conservation
 //! for its first round trip, then the model's window); a timeout leaves one segment; both save
-//! the window, which the end of recovery restores. Every ACK then takes what the sender marked
-//! lost since the last one off the window before it grows (Linux's
-//! `bbr_set_cwnd_to_recover_or_restore`). The pacing rate starts at 2.885 times the initial
-//! window per millisecond (no RTT sample yet) and, at the first RTT sample, is set to 2.885
-//! times the window per that RTT (Linux's `bbr_init_pacing_rate_from_rtt`, whose margin it
-//! takes too); it never falls otherwise before the pipe is full.
+//! the window, which the end of recovery restores. The pacing rate starts at 2.885 times the
+//! initial window per millisecond (no RTT sample yet), and never falls before the pipe is
+//! full.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -93,8 +85,6 @@ pub struct Bbr {
     prior_cwnd: u64,
     /// Packet conservation until this round begins.
     conserve_until_round: Option<u64>,
-    /// Whether the pacing rate was set from an RTT sample (Linux's `has_seen_rtt`).
-    has_seen_rtt: bool,
     rng: Rng,
 }
 
@@ -113,7 +103,7 @@ impl Bbr {
             next_round_delivered: 0,
             pacing_gain: HIGH_GAIN,
             cwnd_gain: HIGH_GAIN,
-            pacing_rate: startup_pacing_rate(initial, Duration::from_millis(1)),
+            pacing_rate: HIGH_GAIN * initial as f64 / 1e-3,
             cwnd: initial,
             filled_pipe: false,
             full_bw: 0.0,
@@ -124,7 +114,6 @@ impl Bbr {
             probe_rtt_round_done: false,
             prior_cwnd: initial,
             conserve_until_round: None,
-            has_seen_rtt: false,
             rng: Rng::new(seed),
         }
     }
@@ -224,12 +213,6 @@ impl Bbr {
     }
 }
 
-/// Startup's pacing rate for a window of `cwnd` per `rtt` (Linux's
-/// `bbr_init_pacing_rate_from_rtt`, 1 ms before an RTT sample).
-fn startup_pacing_rate(cwnd: u64, rtt: Duration) -> f64 {
-    PACING_MARGIN * HIGH_GAIN * cwnd as f64 / rtt.as_secs_f64().max(1e-6)
-}
-
 impl CongestionControl for Bbr {
     fn on_ack(&mut self, now: Time, ack: &AckEvent) {
         // The model: round trips, BtlBw, the full pipe, RTprop.
@@ -296,10 +279,6 @@ impl CongestionControl for Bbr {
             }
         }
         // The controls: pacing rate and window.
-        if let Some(rtt) = ack.rtt.filter(|_| !self.has_seen_rtt) {
-            self.has_seen_rtt = true;
-            self.pacing_rate = startup_pacing_rate(self.cwnd, rtt);
-        }
         let rate = PACING_MARGIN * self.pacing_gain * self.btlbw();
         if rate > 0.0 && (self.filled_pipe || rate > self.pacing_rate) {
             self.pacing_rate = rate;
@@ -308,9 +287,6 @@ impl CongestionControl for Bbr {
             self.conserve_until_round = None;
         }
         let target = self.inflight_budget(self.cwnd_gain);
-        if ack.lost > 0 {
-            self.cwnd = self.cwnd.saturating_sub(ack.lost).max(self.smss);
-        }
         if self.conserve_until_round.is_some() {
             self.cwnd = self.cwnd.max(ack.flight + ack.acked);
         } else if self.filled_pipe {
@@ -352,10 +328,6 @@ impl CongestionControl for Bbr {
 
     fn pacing_rate(&self) -> Option<f64> {
         Some(self.pacing_rate)
-    }
-
-    fn app_limited(&self) -> bool {
-        self.mode == Mode::ProbeRtt
     }
 
     fn phase(&self) -> &'static str {

@@ -48,9 +48,7 @@ pub struct AckEvent {
     pub rtt: Option<Duration>,
     /// Smallest RTT sample of the connection so far.
     pub min_rtt: Option<Duration>,
-    /// What counts in flight after the ACK, in the window's unit: RFC 6675's `pipe`, what is
-    /// outstanding less what is SACKed or lost plus what was resent (Linux's
-    /// `tcp_packets_in_flight`, which BBR's packet conservation, Drain and ProbeRTT read).
+    /// Bytes in flight after the ACK.
     pub flight: u64,
     /// Bytes delivered (cumulatively acknowledged) so far, this ACK included.
     pub delivered: u64,
@@ -65,12 +63,6 @@ pub struct AckEvent {
     pub round_start: bool,
     /// The delivery-rate sample of this ACK.
     pub rate: Option<RateSample>,
-    /// What the sender marked lost since the controller's previous ACK, in the window's unit,
-    /// less what the loss that started a recovery marked (the controller's `on_loss` set the
-    /// window from what was left in flight then): Linux's `rs->losses`, which BBR takes off
-    /// its window. The sender finds an ACK's losses after the controller has seen the ACK, so
-    /// they reach it with the next one.
-    pub lost: u64,
 }
 
 impl AckEvent {
@@ -88,7 +80,6 @@ impl AckEvent {
             cwnd_limited: true,
             round_start: false,
             rate: None,
-            lost: 0,
         }
     }
 }
@@ -132,12 +123,6 @@ pub trait CongestionControl: fmt::Debug + Send {
     }
     /// The controller's phase, for reports and tests (e.g. `slow start`, `startup`).
     fn phase(&self) -> &'static str;
-    /// Whether the delivery-rate samples of what is sent from now on are to be marked
-    /// application-limited, asked after each ACK (BBR in ProbeRTT ignores its own low rates so,
-    /// as Linux's `bbr_update_min_rtt` sets `tp->app_limited`).
-    fn app_limited(&self) -> bool {
-        false
-    }
 }
 
 /// A controller built on a [`RenoWindow`] (NewReno, CUBIC, Vegas, YeAH): implementing this
