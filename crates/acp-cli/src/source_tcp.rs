@@ -26,6 +26,7 @@ pub fn tcp_info_json(i: &TcpInfo, extra: Value) -> Value {
         "cwnd": i.cwnd,
         "mss": i.mss,
         "total_retrans": i.total_retrans,
+        "total_rto": i.total_rto,
         "bytes_acked": i.bytes_acked,
         "delivery_rate_mbit_s": i.delivery_rate as f64 * 8.0 / 1e6,
     });

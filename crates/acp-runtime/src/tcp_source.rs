@@ -58,6 +58,9 @@ pub struct TcpInfo {
     pub mss: u32,
     /// Segments retransmitted over the connection's life.
     pub total_retrans: u32,
+    /// Retransmission timeouts over the connection's life (`tcpi_total_rto`, Linux 6.7 on;
+    /// 0 from an older kernel).
+    pub total_rto: u16,
     /// Bytes acknowledged.
     pub bytes_acked: u64,
     /// The kernel's delivery-rate estimate and pacing rate (bytes/s).
@@ -220,6 +223,7 @@ fn tcp_info(stream: &TcpStream) -> io::Result<TcpInfo> {
         cwnd: raw.tcpi_snd_cwnd,
         mss: raw.tcpi_snd_mss,
         total_retrans: raw.tcpi_total_retrans,
+        total_rto: raw.tcpi_total_rto,
         bytes_acked: raw.tcpi_bytes_acked,
         delivery_rate: raw.tcpi_delivery_rate,
         pacing_rate: raw.tcpi_pacing_rate,
