@@ -93,6 +93,9 @@ pub struct AggNet {
     /// Stations placed at random in a square of this side (m), the AP at its centre; `None`:
     /// every station 1 m from the AP.
     pub area_m: Option<f64>,
+    /// Each station's distance from the AP (m), east of it, when `area_m` is `None`; empty:
+    /// every station at 1 m.
+    pub distances_m: Vec<f64>,
     /// Packets per MPDU (2: the handsets' A-MSDU, N_max = 128).
     pub amsdu: usize,
     /// Packets each station's queue at the AP holds.
@@ -122,7 +125,11 @@ impl AggNet {
     /// second per receiver"), an ACK per update for the others.
     pub fn new(stations: usize, sender: Sender, secs: (u64, u64)) -> AggNet {
         let feedback_ms = match &sender {
-            Sender::Acp(ControllerKind::AggPi(_) | ControllerKind::AggInnerOuter { .. }) => 100,
+            Sender::Acp(
+                ControllerKind::AggPi(_)
+                | ControllerKind::AggInnerOuter { .. }
+                | ControllerKind::AggAirtime { .. },
+            ) => 100,
             _ => 0,
         };
         AggNet {
@@ -132,6 +139,7 @@ impl AggNet {
             mcs: (9, 2, 80),
             minstrel: false,
             area_m: None,
+            distances_m: Vec::new(),
             amsdu: 1,
             queue: 1000,
             wire_mbit_s: 10_000,
@@ -166,10 +174,12 @@ impl AggNet {
         let (mcs, nss, width) = self.mcs;
         let place = match self.area_m {
             Some(side) => format!("area = [{side}, {side}]"),
-            None => format!(
-                "positions = [{}]",
-                vec!["[1.0, 0.0]"; self.stations].join(", ")
-            ),
+            None => {
+                let at: Vec<String> = (0..self.stations)
+                    .map(|k| format!("[{:?}, 0.0]", self.distances_m.get(k).unwrap_or(&1.0)))
+                    .collect();
+                format!("positions = [{}]", at.join(", "))
+            }
         };
         let rate_control = if self.minstrel { "minstrel" } else { "fixed" };
         let changes: Vec<String> = self
