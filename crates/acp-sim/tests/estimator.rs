@@ -108,6 +108,11 @@ fn the_model_file_round_trips() {
     let path = dir.join("model.json");
     model.save(&path).unwrap();
     let back = ModelFile::load(&path).unwrap();
+    // The gap cap is the training set's 99th percentile gap: at 100 Mbit/s a 1500-byte packet
+    // leaves every 120 µs and frames of two lie ≈ 240 µs apart, so hundreds of µs (359 µs for
+    // the default set, docs/AGGREGATION.md); the band fails a missing or runaway cap.
+    let cap = model.boundary.gap_cap_us.unwrap();
+    assert!((120.0..2000.0).contains(&cap), "{cap} µs");
     // serde_json parses floats to within an ulp (its exact `float_roundtrip` is not enabled
     // in the workspace), so numbers are compared to 1e-12 relative, everything else exactly.
     same(
@@ -172,6 +177,10 @@ fn bad_model_files_are_refused_with_a_reason() {
         "scale must be positive",
     );
     edit(&|v| v["boundary"]["m"] = 0.into(), "at least 1");
+    edit(
+        &|v| v["boundary"]["gap_cap_us"] = 0.0.into(),
+        "boundary.gap_cap_us must be a positive number",
+    );
     for (text, why) in &cases {
         std::fs::write(&path, text).unwrap();
         let err = ModelFile::load(&path).unwrap_err();

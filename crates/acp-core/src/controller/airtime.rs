@@ -4,11 +4,22 @@
 //!
 //! x_{i*} ← x_{i*} − K(μ_{N_{i*}} − N_ε)   (4.1),   x_i = x_{i*}·μ_{R_i}/μ_{R_{i*}}   (4.2),
 //!
-//! so that the payload airtime μ_{N_i}·L/μ_{R_i} is the same for all stations. This allocator is
-//! for a sender that feeds several stations at once (one rate per station); it uses only what
+//! so that the payload airtime μ_{N_i}·L/μ_{R_i} is the same for all stations. [`EqualAirtime`]
+//! is for a sender that feeds several stations at once (one rate per station); it uses only what
 //! each station measures, its mean aggregation level and its mean PHY rate.
+//!
+//! [`AirtimeShare`] is the same allocation for a source that feeds one station and sees only its
+//! own reports (the simulator's and the CLI's flows, `agg-air:LEAD_MBPS[,NEPS[,K0[,DELTA]]]`):
+//! the access point serves its stations round robin, so every station's frames share one
+//! interval between transmission opportunities and (4.1)–(4.2)'s equal payload airtime is the
+//! level N_i = N_ε·μ_{R_i}/μ_{R_{i*}}. Each source runs Algorithm 1 towards that level, with the
+//! lead station's PHY rate μ_{R_{i*}} given; the lead station's source is Algorithm 1 itself.
+//! The fixed point is (4.1)–(4.2)'s; the difference is that a slow station's rate follows its own
+//! level rather than being set from the lead's rate.
 
-use super::aggregation::PiParams;
+use super::aggregation::{PiParams, SlotMeans};
+use super::{Controller, EpochSummary, Estimates};
+use crate::wire::FeedbackItem;
 
 /// What one station measured over a slot.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -60,9 +71,101 @@ impl EqualAirtime {
     }
 }
 
+/// One source's share of equal airtime: Algorithm 1 towards N_ε·μ_R/`lead_mbps`.
+#[derive(Debug, Clone)]
+pub struct AirtimeShare {
+    params: PiParams,
+    lead_mbps: f64,
+    slots: SlotMeans,
+}
+
+impl AirtimeShare {
+    /// A controller with the given parameters and the lead station's PHY rate (Mbit/s).
+    pub fn new(params: PiParams, lead_mbps: f64) -> Self {
+        AirtimeShare {
+            params,
+            lead_mbps,
+            slots: SlotMeans::default(),
+        }
+    }
+
+    /// The level that gives this station the lead station's airtime at PHY rate `phy` (bit/s).
+    pub fn target(&self, phy: f64) -> f64 {
+        self.params.n_eps * phy * 1e-6 / self.lead_mbps
+    }
+}
+
+impl Controller for AirtimeShare {
+    fn name(&self) -> String {
+        let p = self.params;
+        format!(
+            "agg-air:{},{},{},{}",
+            self.lead_mbps, p.n_eps, p.k0, p.delta
+        )
+    }
+
+    fn on_epoch(&mut self, _summary: &EpochSummary, est: &Estimates) -> f64 {
+        let Some(mean) = self.slots.take() else {
+            return est.rate;
+        };
+        // Without a reported PHY rate the station is taken to be the lead.
+        let target = mean.phy_rate.map_or(self.params.n_eps, |r| self.target(r));
+        let p = PiParams {
+            n_eps: target,
+            ..self.params
+        };
+        p.step(est.rate, mean.level, 1)
+    }
+
+    fn epoch_length(&self, _est: &Estimates) -> f64 {
+        self.params.delta
+    }
+
+    fn on_feedback(&mut self, item: &FeedbackItem<'_>) {
+        self.slots.add(item);
+    }
+
+    fn restart(&mut self) {
+        self.slots.take();
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::super::aggregation::tests::{feed, report};
     use super::*;
+
+    /// Each row: the reported (level, PHY Mbit/s), the rate in force, and the rate the rule
+    /// must give, with the lead at 866.7 Mbit/s and K = 1/12000 Mbit → 83.333… updates/s.
+    #[test]
+    fn airtime_share_table() {
+        let k = 1e6 / 12000.0;
+        let est = |rate| Estimates {
+            rtt: 0.01,
+            z: 0.001,
+            rate,
+        };
+        let summary = EpochSummary {
+            avg_age: 0.0,
+            avg_backlog: 0.0,
+        };
+        #[rustfmt::skip]
+        let rows: &[(&str, f64, u32, f64, f64)] = &[
+            ("lead below N_ε raises", 28.0, 866_700, 5000.0, 5000.0 + 4.0 * k),
+            ("half rate holds at N_ε/2", 16.0, 433_350, 3000.0, 3000.0),
+            ("half rate above N_ε/2 lowers", 20.0, 433_350, 3000.0, 3000.0 - 4.0 * k),
+            ("no PHY rate: regulated as the lead", 30.0, 0, 3000.0, 3000.0 + 2.0 * k),
+        ];
+        for &(name, level, phy_kbps, rate, want) in rows {
+            let mut c = AirtimeShare::new(PiParams::default(), 866.7);
+            feed(&mut c, &report(1, 10, level, phy_kbps));
+            let got = c.on_epoch(&summary, &est(rate));
+            assert!((got - want).abs() < 1e-6, "{name}: {got} != {want}");
+        }
+        let mut c = AirtimeShare::new(PiParams::default(), 866.7);
+        assert_eq!(c.on_epoch(&summary, &est(42.0)), 42.0);
+        assert_eq!(c.name(), "agg-air:866.7,32,1,0.5");
+    }
 
     #[test]
     fn fastest_station_is_regulated_and_the_rest_follow_its_phy_rate() {

@@ -1,4 +1,4 @@
-//! Rate controllers: one trait, seven controllers.
+//! Rate controllers: one trait, eight controllers.
 //!
 //! A [`Controller`] chooses the source's update rate λ (updates/s). The source consults it
 //! - once when initialisation ends ([`Controller::initial_rate`]),
@@ -333,7 +333,7 @@ impl Controller for Fixed {
 
 /// A controller chosen by name, e.g. on the command line or in a scenario file:
 /// `seek`, `acp+`, `acp`, `acp:KAPPA`, `lazy`, `fixed:RATE`, `agg[:NEPS[,K0[,DELTA]]]`,
-/// `agg-io[:TBAR_MS[,NBAR[,K1[,K2]]]]`.
+/// `agg-io[:TBAR_MS[,NBAR[,K1[,K2]]]]`, `agg-air:LEAD_MBPS[,NEPS[,K0[,DELTA]]]`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum ControllerKind {
     /// Seek (ours): measures the slope of age against rate.
@@ -360,6 +360,14 @@ pub enum ControllerKind {
         /// Outer-loop gain K₂.
         k2: f64,
     },
+    /// A source's share of equal airtime (aggregation thesis §4.3.2, [`airtime::AirtimeShare`]):
+    /// Algorithm 1 towards N_ε·μ_R/`lead_mbps`.
+    AggAirtime {
+        /// Algorithm 1's parameters; N_ε is the lead station's level.
+        pi: PiParams,
+        /// The lead (fastest) station's PHY rate (Mbit/s).
+        lead_mbps: f64,
+    },
 }
 
 impl ControllerKind {
@@ -384,6 +392,9 @@ impl ControllerKind {
                 k2,
                 ..InnerOuterParams::default()
             })),
+            ControllerKind::AggAirtime { pi, lead_mbps } => {
+                Box::new(airtime::AirtimeShare::new(pi, lead_mbps))
+            }
         }
     }
 }
@@ -494,9 +505,21 @@ impl FromStr for ControllerKind {
             ("agg", None) => Ok(ControllerKind::AggPi(PiParams::default())),
             ("agg", Some(a)) => pi_params(a).map(ControllerKind::AggPi),
             ("agg-io", a) => inner_outer_params(a),
+            ("agg-air", Some(a)) => {
+                let (lead, rest) = a.split_once(',').map_or((a, None), |(l, r)| (l, Some(r)));
+                Ok(ControllerKind::AggAirtime {
+                    lead_mbps: positive("LEAD_MBPS", lead)?,
+                    pi: rest.map_or(Ok(PiParams::default()), pi_params)?,
+                })
+            }
+            ("agg-air", None) => Err(
+                "agg-air needs the lead station's PHY rate: agg-air:LEAD_MBPS[,NEPS[,K0[,DELTA]]]"
+                    .into(),
+            ),
             _ => Err(format!(
                 "unknown controller {s:?} (expected seek, acp+, acp[:KAPPA], lazy, fixed:RATE, \
-                 agg[:NEPS[,K0[,DELTA]]] or agg-io[:TBAR_MS[,NBAR[,K1[,K2]]]])"
+                 agg[:NEPS[,K0[,DELTA]]], agg-io[:TBAR_MS[,NBAR[,K1[,K2]]]] or \
+                 agg-air:LEAD_MBPS[,NEPS[,K0[,DELTA]]])"
             )),
         }
     }
@@ -571,6 +594,13 @@ mod kind_tests {
             "agg-io:2.5,48,1.5,0.9".parse(),
             Ok(io(2.5e-3, 48.0, 1.5, 0.9))
         );
+        let air = ControllerKind::AggAirtime {
+            pi: PiParams::default(),
+            lead_mbps: 866.7,
+        };
+        assert_eq!("agg-air:866.7".parse(), Ok(air));
+        assert_eq!(air.to_string(), "agg-air:866.7,32,1,0.5");
+        assert_eq!(air.to_string().parse(), Ok(air));
         for bad in [
             "agg:0",
             "agg:32,-1",
@@ -580,6 +610,9 @@ mod kind_tests {
             "agg-io:5,x",
             "agg-io:5,32,0",
             "agg-io:5,32,0.5,0.2,1",
+            "agg-air",
+            "agg-air:0",
+            "agg-air:866.7,32,1,0.5,9",
         ] {
             assert!(bad.parse::<ControllerKind>().is_err(), "{bad}");
         }

@@ -2,7 +2,9 @@
 //!
 //! - Frame boundaries (thesis (4.3)): for packet i, the last m inter-arrival times
 //!   `t_{i−m+1} … t_i` (µs, from receive timestamps) and, optionally, their standard deviation
-//!   σ_i ([`BoundaryWindow`]).
+//!   σ_i ([`BoundaryWindow`]). Gaps above a cap count as the cap: the trainer sets it at the
+//!   top of its training set's gaps, so a receiver whose frames lie further apart than any
+//!   in training (an idle or shared medium, another MCS) is not extrapolated to.
 //! - Bottleneck location (thesis (4.6)): for frame i, the aggregation levels of the last n
 //!   frames and the fraction of packets lost among the last p received, losses being holes in
 //!   the sequence numbers ([`BottleneckWindow`]).
@@ -16,16 +18,19 @@ use std::collections::VecDeque;
 pub struct BoundaryWindow {
     m: usize,
     sigma: bool,
+    cap_us: f64,
     last_ns: Option<u64>,
     gaps_us: VecDeque<f64>,
 }
 
 impl BoundaryWindow {
-    /// A window of `m` ≥ 1 inter-arrival times, with their standard deviation if `sigma`.
-    pub fn new(m: usize, sigma: bool) -> Self {
+    /// A window of `m` ≥ 1 inter-arrival times, with their standard deviation if `sigma`, each
+    /// capped at `cap_us` (`f64::INFINITY`: none).
+    pub fn new(m: usize, sigma: bool, cap_us: f64) -> Self {
         BoundaryWindow {
             m,
             sigma,
+            cap_us,
             last_ns: None,
             gaps_us: VecDeque::with_capacity(m + 1),
         }
@@ -42,7 +47,7 @@ impl BoundaryWindow {
         let last = self
             .last_ns
             .replace(stamp_ns.max(self.last_ns.unwrap_or(0)));
-        let gap = stamp_ns.saturating_sub(last?) as f64 / 1e3;
+        let gap = (stamp_ns.saturating_sub(last?) as f64 / 1e3).min(self.cap_us);
         if self.gaps_us.len() == self.m {
             self.gaps_us.pop_front();
         }
@@ -163,7 +168,7 @@ mod tests {
 
     #[test]
     fn boundary_features_are_the_last_gaps_and_their_deviation() {
-        let mut w = BoundaryWindow::new(2, true);
+        let mut w = BoundaryWindow::new(2, true, f64::INFINITY);
         assert_eq!(w.push(0), None);
         assert_eq!(w.push(10_000), None);
         assert_eq!(w.push(40_000), Some(vec![10.0, 30.0, 10.0]));
@@ -171,6 +176,14 @@ mod tests {
         // Out of order: a gap of zero, and the clock does not run backwards.
         assert_eq!(w.push(39_000), Some(vec![0.0, 0.0, 0.0]));
         assert_eq!(w.push(41_000), Some(vec![0.0, 1.0, 0.5]));
+    }
+
+    #[test]
+    fn gaps_above_the_cap_count_as_the_cap() {
+        let mut w = BoundaryWindow::new(2, false, 20.0);
+        w.push(0);
+        w.push(10_000);
+        assert_eq!(w.push(5_010_000), Some(vec![10.0, 20.0]));
     }
 
     #[test]

@@ -68,9 +68,10 @@ impl Sums {
     }
 }
 
-/// The slots of trace `t` with the boundary `model` (m inter-arrival times, σ if `sigma`).
-fn slots(t: &BoundaryTrace, model: &Logistic, m: usize, sigma: bool) -> Vec<Slot> {
-    let mut window = BoundaryWindow::new(m, sigma);
+/// The slots of trace `t` with the boundary `model` (m inter-arrival times capped at `cap_us`,
+/// σ if `sigma`).
+fn slots(t: &BoundaryTrace, model: &Logistic, m: usize, sigma: bool, cap_us: f64) -> Vec<Slot> {
+    let mut window = BoundaryWindow::new(m, sigma, cap_us);
     let (mut predicted, mut truth) = (Frames::new(t.max_level), Frames::new(t.max_level));
     let start = t.stamps_ns.first().copied().unwrap_or(0);
     let mut sums: Vec<(Sums, Sums)> = Vec::new();
@@ -151,10 +152,11 @@ pub fn train_and_measure(
     model: &Logistic,
     m: usize,
     sigma: bool,
+    cap_us: f64,
 ) -> Result<Vec<LevelRow>, String> {
     let rows: Vec<(Vec<f64>, f64, f64)> = train
         .iter()
-        .flat_map(|t| samples(&slots(t, model, m, sigma)))
+        .flat_map(|t| samples(&slots(t, model, m, sigma, cap_us)))
         .collect();
     if rows.len() < 2 * D {
         return Err(format!(
@@ -176,7 +178,7 @@ pub fn train_and_measure(
         .map_err(|e| format!("level SVM: {e}"))?;
     test.iter()
         .map(|t| {
-            let s = samples(&slots(t, model, m, sigma));
+            let s = samples(&slots(t, model, m, sigma, cap_us));
             let x: Vec<Vec<f64>> = s.iter().map(|r| r.0.clone()).collect();
             let predicted: Array1<f64> = if x.is_empty() {
                 Array1::zeros(0)

@@ -3,7 +3,7 @@
 //!
 //! ```json
 //! { "format": "acp-aggregation-estimator", "version": 1,
-//!   "boundary":   { "m": 20, "sigma": true, "max_level": 128,
+//!   "boundary":   { "m": 20, "sigma": true, "max_level": 128, "gap_cap_us": 412.3,
 //!                   "logistic": { "mean": [..], "scale": [..], "intercept": -1.2, "weights": [..] } },
 //!   "bottleneck": { "n": 5, "p": 100, "logistic": { .. } },
 //!   "noise": { NAPI noise model used for the training data }, "seed": 1 }
@@ -95,8 +95,19 @@ pub struct BoundaryModel {
     pub sigma: bool,
     /// Levels are capped here (N_max).
     pub max_level: usize,
+    /// Inter-arrival times above this (µs) count as this: the top of the training set's gaps
+    /// (absent in files written before it: no cap).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gap_cap_us: Option<f64>,
     /// The classifier.
     pub logistic: Logistic,
+}
+
+impl BoundaryModel {
+    /// The feature window the model reads.
+    pub fn window(&self) -> BoundaryWindow {
+        BoundaryWindow::new(self.m, self.sigma, self.gap_cap_us.unwrap_or(f64::INFINITY))
+    }
 }
 
 /// The bottleneck-location classifier (§4.5).
@@ -143,6 +154,9 @@ impl ModelFile {
         if b.m == 0 || b.max_level == 0 {
             return Err("boundary.m and boundary.max_level must be at least 1".into());
         }
+        if b.gap_cap_us.is_some_and(|c| !(c.is_finite() && c > 0.0)) {
+            return Err("boundary.gap_cap_us must be a positive number".into());
+        }
         b.logistic.check("boundary", b.m + usize::from(b.sigma))?;
         let c = &self.bottleneck;
         if c.n == 0 || c.p == 0 {
@@ -184,7 +198,7 @@ impl LevelEstimator {
     /// An estimator with `model`.
     pub fn new(model: BoundaryModel) -> Self {
         LevelEstimator {
-            window: BoundaryWindow::new(model.m, model.sigma),
+            window: model.window(),
             frames: Frames::new(model.max_level),
             model,
         }

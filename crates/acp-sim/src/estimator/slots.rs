@@ -103,6 +103,7 @@ mod tests {
             m: 1,
             sigma: false,
             max_level: 64,
+            gap_cap_us: None,
             logistic: Logistic {
                 mean: vec![100.0],
                 scale: vec![1.0],

@@ -244,9 +244,33 @@ impl Samples {
     }
 }
 
-/// The boundary samples of one trace for (m, σ).
-pub fn boundary_samples(t: &BoundaryTrace, m: usize, sigma: bool) -> Samples {
-    let mut window = BoundaryWindow::new(m, sigma);
+/// The quantile of the training set's inter-arrival times the boundary features are capped at.
+const GAP_CAP_QUANTILE: f64 = 0.99;
+
+/// The cap of the boundary features (µs): the [`GAP_CAP_QUANTILE`] of `traces`' inter-arrival
+/// times. Features are then never larger than the gaps the fit saw in numbers, and a receiver
+/// whose frames lie further apart reads as the widest frame gaps of training rather than as
+/// an extrapolation of the fitted weights.
+pub fn gap_cap_us(traces: &[BoundaryTrace]) -> f64 {
+    let mut gaps: Vec<f64> = traces
+        .iter()
+        .flat_map(|t| {
+            t.stamps_ns
+                .windows(2)
+                .map(|w| w[1].saturating_sub(w[0]) as f64 / 1e3)
+        })
+        .collect();
+    if gaps.is_empty() {
+        return f64::INFINITY;
+    }
+    let k = ((gaps.len() - 1) as f64 * GAP_CAP_QUANTILE).round() as usize;
+    let (_, cap, _) = gaps.select_nth_unstable_by(k, f64::total_cmp);
+    cap.max(f64::MIN_POSITIVE)
+}
+
+/// The boundary samples of one trace for (m, σ), gaps capped at `cap_us`.
+pub fn boundary_samples(t: &BoundaryTrace, m: usize, sigma: bool, cap_us: f64) -> Samples {
+    let mut window = BoundaryWindow::new(m, sigma, cap_us);
     let mut s = Samples::default();
     for (stamp, first) in t.stamps_ns.iter().zip(&t.first) {
         if let Some(x) = window.push(*stamp) {
@@ -257,10 +281,10 @@ pub fn boundary_samples(t: &BoundaryTrace, m: usize, sigma: bool) -> Samples {
     s
 }
 
-fn all_boundary_samples(traces: &[BoundaryTrace], m: usize, sigma: bool) -> Samples {
+fn all_boundary_samples(traces: &[BoundaryTrace], m: usize, sigma: bool, cap_us: f64) -> Samples {
     let mut s = Samples::default();
     for t in traces {
-        s.extend(boundary_samples(t, m, sigma));
+        s.extend(boundary_samples(t, m, sigma, cap_us));
     }
     s
 }
@@ -512,17 +536,21 @@ fn train_boundary(config: &TrainConfig) -> Result<BoundaryOutcome, String> {
     let train = boundary_traces(config, "train")?;
     let test = boundary_traces(config, "test")?;
     let max_level = train.iter().map(|t| t.max_level).max().unwrap_or(1);
+    let cap = gap_cap_us(&train);
     let mut f1_vs_m = Vec::new();
     for &m in &config.sweep {
         let held_out = |sigma: bool| -> Result<f64, String> {
-            let model = fit_logistic(&all_boundary_samples(&train, m, sigma), config.standardise)?;
-            Ok(logistic_confusion(&model, &all_boundary_samples(&test, m, sigma)).f1())
+            let model = fit_logistic(
+                &all_boundary_samples(&train, m, sigma, cap),
+                config.standardise,
+            )?;
+            Ok(logistic_confusion(&model, &all_boundary_samples(&test, m, sigma, cap)).f1())
         };
         let svm_sigma = (config.svm_samples > 0)
             .then(|| {
                 svm_confusion(
-                    &all_boundary_samples(&train, m, true),
-                    &all_boundary_samples(&test, m, true),
+                    &all_boundary_samples(&train, m, true, cap),
+                    &all_boundary_samples(&test, m, true, cap),
                     config.svm_samples,
                     config.svm_test_samples,
                 )
@@ -537,16 +565,19 @@ fn train_boundary(config: &TrainConfig) -> Result<BoundaryOutcome, String> {
         });
     }
     let model = fit_logistic(
-        &all_boundary_samples(&train, config.m, true),
+        &all_boundary_samples(&train, config.m, true, cap),
         config.standardise,
     )?;
-    let threshold = fit_logistic(&all_boundary_samples(&train, 1, false), config.standardise)?;
+    let threshold = fit_logistic(
+        &all_boundary_samples(&train, 1, false, cap),
+        config.standardise,
+    )?;
     let (mut all, mut all_threshold) = (Confusion::default(), Confusion::default());
     let mut per_rate = Vec::new();
     for t in &test {
         // Both on the same packets: those the longer window classifies.
-        let s = boundary_samples(t, config.m, true);
-        let mut b = boundary_samples(t, 1, false);
+        let s = boundary_samples(t, config.m, true, cap);
+        let mut b = boundary_samples(t, 1, false, cap);
         let skip = b.rows.len() - s.rows.len();
         b.rows.drain(..skip);
         b.labels.drain(..skip);
@@ -578,6 +609,7 @@ fn train_boundary(config: &TrainConfig) -> Result<BoundaryOutcome, String> {
             &model,
             config.m,
             true,
+            cap,
         )?
     } else {
         Vec::new()
@@ -586,6 +618,7 @@ fn train_boundary(config: &TrainConfig) -> Result<BoundaryOutcome, String> {
         m: config.m,
         sigma: true,
         max_level,
+        gap_cap_us: cap.is_finite().then_some(cap),
         logistic: model,
     };
     Ok(BoundaryOutcome {

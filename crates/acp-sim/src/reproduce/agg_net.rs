@@ -16,11 +16,13 @@ use crate::scenario::Scenario;
 /// packet, the thesis's packets (§5.4.2.2: l = 1500 B).
 pub const PAYLOAD: u32 = 1500 - 44 - crate::engine::UDP_IP_OVERHEAD;
 
-/// A TCP flow's socket buffers: Linux's defaults (`tcp_rmem` max 6 MiB: a 3 MiB window;
-/// `tcp_wmem` max 4 MiB). The thesis does not give its handset's; CUBIC's ≈ 50 ms at
-/// ≈ 600 Mbit/s (seed line 634) needs a window of ≈ 3.75 MB, more than the 1 MiB default of
-/// our TCP model.
-const TCP_BUFFERS: &str = "rmem = [131072, 6291456]\nsend_buffer = 4194304";
+/// A TCP receiver's `tcp_rmem` maximum by default: Linux's 6 MiB, a 3 MiB window. The thesis
+/// does not give its hosts'; CUBIC's ≈ 50 ms at ≈ 600 Mbit/s (seed line 634) needs a window of
+/// ≈ 3.75 MB, more than the 1 MiB default of our TCP model.
+pub const LINUX_RMEM_MAX: u64 = 6_291_456;
+
+/// A TCP sender's send buffer: Linux's `tcp_wmem` maximum, 4 MiB.
+const SEND_BUFFER: u64 = 4_194_304;
 
 /// What a controlled station's flow runs.
 #[derive(Debug, Clone, PartialEq)]
@@ -91,6 +93,9 @@ pub struct AggNet {
     /// Stations placed at random in a square of this side (m), the AP at its centre; `None`:
     /// every station 1 m from the AP.
     pub area_m: Option<f64>,
+    /// Each station's distance from the AP (m), east of it, when `area_m` is `None`; empty:
+    /// every station at 1 m.
+    pub distances_m: Vec<f64>,
     /// Packets per MPDU (2: the handsets' A-MSDU, N_max = 128).
     pub amsdu: usize,
     /// Packets each station's queue at the AP holds.
@@ -105,6 +110,11 @@ pub struct AggNet {
     pub secs: (u64, u64),
     /// Scheduled rate changes: (second, MCS index, spatial streams).
     pub rate_changes: Vec<(u64, u8, u8)>,
+    /// End-host latency on the data path (ms): a delay on the server's wire toward the AP
+    /// only, the ACKs return without it (0: none).
+    pub host_latency_ms: u64,
+    /// TCP receivers' `tcp_rmem` maximum (bytes): the window is half of it.
+    pub rmem_max: u64,
 }
 
 impl AggNet {
@@ -115,7 +125,11 @@ impl AggNet {
     /// second per receiver"), an ACK per update for the others.
     pub fn new(stations: usize, sender: Sender, secs: (u64, u64)) -> AggNet {
         let feedback_ms = match &sender {
-            Sender::Acp(ControllerKind::AggPi(_) | ControllerKind::AggInnerOuter { .. }) => 100,
+            Sender::Acp(
+                ControllerKind::AggPi(_)
+                | ControllerKind::AggInnerOuter { .. }
+                | ControllerKind::AggAirtime { .. },
+            ) => 100,
             _ => 0,
         };
         AggNet {
@@ -125,6 +139,7 @@ impl AggNet {
             mcs: (9, 2, 80),
             minstrel: false,
             area_m: None,
+            distances_m: Vec::new(),
             amsdu: 1,
             queue: 1000,
             wire_mbit_s: 10_000,
@@ -132,6 +147,8 @@ impl AggNet {
             feedback_ms,
             secs,
             rate_changes: Vec::new(),
+            host_latency_ms: 0,
+            rmem_max: LINUX_RMEM_MAX,
         }
     }
 
@@ -157,10 +174,12 @@ impl AggNet {
         let (mcs, nss, width) = self.mcs;
         let place = match self.area_m {
             Some(side) => format!("area = [{side}, {side}]"),
-            None => format!(
-                "positions = [{}]",
-                vec!["[1.0, 0.0]"; self.stations].join(", ")
-            ),
+            None => {
+                let at: Vec<String> = (0..self.stations)
+                    .map(|k| format!("[{:?}, 0.0]", self.distances_m.get(k).unwrap_or(&1.0)))
+                    .collect();
+                format!("positions = [{}]", at.join(", "))
+            }
         };
         let rate_control = if self.minstrel { "minstrel" } else { "fixed" };
         let changes: Vec<String> = self
@@ -170,17 +189,31 @@ impl AggNet {
                 format!("{{ at = \"{at}s\", mcs = {mcs}, spatial_streams = {nss} }}")
             })
             .collect();
+        let wire = |from: &str, to: &str| {
+            format!(
+                "[[link]]\nfrom = \"{from}\"\nto = \"{to}\"\nrate = \"{}mbit\"\nqueue = 100000\n",
+                self.wire_mbit_s
+            )
+        };
+        let wires = if self.host_latency_ms == 0 {
+            wire("server", "ap")
+        } else {
+            format!(
+                "{}delay = \"{}ms\"\nboth_ways = false\n\n{}both_ways = false\n",
+                wire("server", "ap"),
+                self.host_latency_ms,
+                wire("ap", "server")
+            )
+        };
         let mut text = format!(
             "format = 2\nname = \"aggregation\"\nseed = {seed}\nduration = \"{}s\"\n\
-             warmup = \"{}s\"\n\n[[link]]\nfrom = \"server\"\nto = \"ap\"\n\
-             rate = \"{}mbit\"\nqueue = 100000\n\n[[wifi]]\nap = \"ap\"\nstations = \"sta\"\n\
+             warmup = \"{}s\"\n\n{wires}\n[[wifi]]\nap = \"ap\"\nstations = \"sta\"\n\
              count = {}\nstandard = \"ac\"\nmcs = {mcs}\nspatial_streams = {nss}\n\
              width = {width}\nqueue = {}\n{place}\naggregation = {{ legacy = {}, amsdu = {}, \
              rate_control = \"{rate_control}\", report_ms = {}, feedback_ms = {}, \
              uplink_mpdus = {}, rate_changes = [{}] }}\n",
             self.secs.0,
             self.secs.1,
-            self.wire_mbit_s,
             self.stations,
             self.queue,
             self.legacy,
@@ -197,8 +230,9 @@ impl AggNet {
                 }
                 Sender::Tcp(cc, acks) => {
                     format!(
-                        "type = \"tcp\"\ncc = \"{cc}\"\ngro = {}\n{TCP_BUFFERS}\n",
-                        acks.gro
+                        "type = \"tcp\"\ncc = \"{cc}\"\ngro = {}\nrmem = [131072, {}]\n\
+                         send_buffer = {SEND_BUFFER}\n",
+                        acks.gro, self.rmem_max
                     )
                 }
             };

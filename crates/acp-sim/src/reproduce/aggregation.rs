@@ -7,7 +7,7 @@
 //! - `thesis-4-10`: ten stations, some legacy (the AP always has packets for them), the others
 //!   controlled, on one AP (Fig. 4.10 (c)–(d));
 //! - `thesis-4-15`: one station, Algorithm 1 (N_ε = 60, Δ = 1 s, A-MSDU, N_max = 128) against
-//!   bulk TCP CUBIC and BBR (Fig. 4.15);
+//!   bulk TCP CUBIC and BBR, and BBR with the end-host latency the thesis names (Fig. 4.15);
 //! - `agg-age`: Seek, ACP+ and the aggregation controllers side by side on the downlink: age,
 //!   delay and goodput (issue 22 item 6).
 
@@ -16,7 +16,7 @@ use acp_netmodel::wifi::aggregation_model::AggregationModel;
 use acp_netmodel::wifi::phy::{edca_defaults, Mcs, PhyConfig, Standard};
 use serde::Serialize;
 
-use super::agg_net::{measure, AggNet, Sender, StationMeasure, TcpAcks};
+use super::agg_net::{measure, AggNet, Sender, StationMeasure, TcpAcks, LINUX_RMEM_MAX};
 use super::harness::{
     by_point, jain, stat, Chart, Declaration, Done, Draw, Job, Options, Plan, Source, Trace, View,
     Work,
@@ -123,7 +123,9 @@ impl AggFigure {
     fn secs(&self, o: &Options) -> (u64, u64) {
         let secs = o.secs.unwrap_or(match self.figure {
             Figure::Receivers | Figure::Random | Figure::Legacy | Figure::Tcp => 40,
-            Figure::Age => 30,
+            // agg-io's outer loop (K₂ = 0.2, Δ = 1 s) is still approaching N̄ at four stations
+            // 15 s in; over 15–30 s its level depended on the seed (29.0 and 30.2).
+            Figure::Age => 60,
         });
         (secs, secs / 2)
     }
@@ -195,17 +197,27 @@ impl AggFigure {
                 let others = partial
                     .into_iter()
                     .flat_map(|a| [Sender::Tcp("cubic", a), Sender::Tcp("bbr", a)]);
+                let handset = |s| {
+                    let mut net = AggNet::new(1, s, secs);
+                    net.amsdu = 2;
+                    net.queue = TCP_QUEUE;
+                    net.wire_mbit_s = 1000;
+                    net.report_ms = 1000;
+                    net
+                };
+                // The thesis's BBR client with its end-host latency, with Linux's window and
+                // with the window the thesis's own numbers imply.
+                let latent = [LINUX_RMEM_MAX, IMPLIED_RMEM_MAX].map(|rmem_max| AggNet {
+                    host_latency_ms: BBR_HOST_LATENCY_MS,
+                    rmem_max,
+                    ..handset(Sender::Tcp("bbr", TcpAcks::HANDSET))
+                });
                 senders
                     .into_iter()
                     .chain(others)
-                    .map(|s| {
-                        let mut net = AggNet::new(1, s, secs);
-                        net.amsdu = 2;
-                        net.queue = TCP_QUEUE;
-                        net.wire_mbit_s = 1000;
-                        net.report_ms = 1000;
-                        Point { net }
-                    })
+                    .map(handset)
+                    .chain(latent)
+                    .map(|net| Point { net })
                     .collect()
             }
             Figure::Age => {
@@ -245,6 +257,18 @@ impl AggFigure {
 /// it, and "around 600Mbps … around 50ms" (seed line 634) is a backlog of 600 Mbit/s × 50 ms ÷
 /// 12 kbit = 2500 packets of 1500 bytes (our inference).
 pub const TCP_QUEUE: usize = 2500;
+
+/// Fig. 4.15's BBR client's end-host latency on the data path (ms): the thesis puts its BBR's
+/// ≈ 75 ms one-way delay down to "end-host latency within the BBR kernel implementation at
+/// both sender and receiver" (seed line 636) without giving the amount; BBR keeps the AP's
+/// queue near empty (RTT 0.8 ms without the latency), so the latency is the one-way delay
+/// (our inference).
+pub const BBR_HOST_LATENCY_MS: u64 = 75;
+
+/// The `tcp_rmem` maximum whose window (half of it) is the 3.75 MB that both of the thesis's
+/// TCP results imply, as rate × one-way delay: CUBIC's 600 Mbit/s × 50 ms (seed line 634)
+/// and BBR's 400 Mbit/s × 75 ms (seed line 636) (our inference; Linux's default gives 3 MiB).
+pub const IMPLIED_RMEM_MAX: u64 = 7_500_000;
 
 /// One row: a class of stations (or all of them) at one point.
 #[derive(Debug, Clone, Serialize)]
@@ -399,7 +423,7 @@ impl Declaration for AggFigure {
             let net = &p.net;
             let mut classes: Vec<(String, Keep)> = Vec::new();
             if net.legacy < net.stations {
-                classes.push((random_series(net), |s| !s.legacy));
+                classes.push((series(net), |s| !s.legacy));
             }
             if self.figure == Figure::Legacy {
                 if net.legacy > 0 {
@@ -489,7 +513,7 @@ impl Declaration for AggFigure {
             Figure::Receivers => "MCS 9, 2 spatial streams, stations 1 m from the AP; n stations, each fed by agg:32 with K₀ = 1 (K = 1/n), Δ = 0.5 s",
             Figure::Random => "eight stations placed at random in 40 × 40 m² (ns-3's channel defaults), Minstrel over MCS 0–9 with one stream, each fed by agg:32 with K = 1/8, Δ = 0.5 s; beside them the ends of the thesis's range, all eight 1 m from the AP at MCS 9 and at MCS 4, one stream",
             Figure::Legacy => "MCS 9, 2 spatial streams, stations 1 m from the AP; ten stations, the first k legacy, the others fed by agg:32 with K = 1/10, Δ = 0.5 s",
-            Figure::Tcp => "MCS 9, 2 spatial streams, one station 1 m from the AP, A-MSDU of 2 (N_max = 128), a 1 Gbit/s wire, 2500-packet AP queue; agg:60 with K₀ = 1, Δ = 1 s, against bulk CUBIC and BBR with Linux's socket buffers (3 MiB window) on a handset that thins its ACKs: GRO's stretch ACKs (one per A-MPDU's poll or 64 KiB) aggregated in uplink A-MPDUs of up to 64; and with either or both left out (an ACK every 2 segments, each ACK a frame of its own)",
+            Figure::Tcp => "MCS 9, 2 spatial streams, one station 1 m from the AP, A-MSDU of 2 (N_max = 128), a 1 Gbit/s wire, 2500-packet AP queue; agg:60 with K₀ = 1, Δ = 1 s, against bulk CUBIC and BBR with Linux's socket buffers (3 MiB window) on a handset that thins its ACKs: GRO's stretch ACKs (one per A-MPDU's poll or 64 KiB) aggregated in uplink A-MPDUs of up to 64; and with either or both left out (an ACK every 2 segments, each ACK a frame of its own); and the handset's BBR with 75 ms of end-host latency on the data path (a delay on the wire toward the AP, none on the ACKs' way back), with Linux's window and with a 3.75 MB one",
             Figure::Age => "MCS 9, 2 spatial streams, 1 and 4 stations 1 m from the AP, each fed by one ACP source with the controller of its row",
         };
         format!(
@@ -687,21 +711,32 @@ impl AggFigure {
     }
 }
 
-/// The series of a row: the sender, and for Fig. 4.9 how the rates were chosen.
-fn random_series(net: &AggNet) -> String {
+/// The series of a row: the sender, for Fig. 4.9 how the rates were chosen, and for
+/// Fig. 4.15 the end-host latency and the window where they are not the default.
+fn series(net: &AggNet) -> String {
+    let name = net.sender.name();
+    if net.host_latency_ms > 0 {
+        let window = if net.rmem_max == LINUX_RMEM_MAX {
+            String::new()
+        } else {
+            format!(", {:.2} MB window", net.rmem_max as f64 / 2e6)
+        };
+        return format!("{name} ({} ms host latency{window})", net.host_latency_ms);
+    }
     match (net.minstrel, net.area_m) {
-        (true, _) => format!("{} (Minstrel)", net.sender.name()),
-        (false, None) if net.mcs.1 == 1 => format!("{} (MCS {})", net.sender.name(), net.mcs.0),
-        (false, _) => net.sender.name(),
+        (true, _) => format!("{name} (Minstrel)"),
+        (false, None) if net.mcs.1 == 1 => format!("{name} (MCS {})", net.mcs.0),
+        (false, _) => name,
     }
 }
 
-/// Fig. 4.15's numbers for `series` (the runs behind GRO only).
+/// Fig. 4.15's numbers for `series`: the handset's runs, and BBR's with its end-host latency.
 fn tcp_paper(series: &str) -> Option<(&'static str, f64, f64)> {
-    paper::TCP
-        .iter()
-        .copied()
-        .find(|p| series == p.0 || (p.0 == "agg" && series.starts_with("agg")))
+    paper::TCP.iter().copied().find(|p| {
+        series == p.0
+            || (p.0 == "agg" && series.starts_with("agg"))
+            || (p.0 == "bbr" && series.starts_with("bbr (") && series.contains("host latency"))
+    })
 }
 
 /// The least-squares slope of `pts` (`None` with fewer than two distinct x).
