@@ -589,7 +589,17 @@ impl PathScheduler {
     /// Scales `source`'s rate for the paths that failed or came back since the last call
     /// ([`Source::scale_rate`]); [`PathScheduler::on_timer`] and
     /// [`PathScheduler::handle_datagram`] call it after routing and after an ACK.
+    ///
+    /// Only a running source's rate is the controller's: while it probes (rate 0) or rides out
+    /// an outage (the floor rate) the factor waits, so that a failure and its return scale the
+    /// rate by exactly inverse factors whatever phase each falls in. (Applied at once, a
+    /// path found overdue while the source probed, as one of 24 ms round trip is before its
+    /// SRTT is known, scaled nothing, and its return in the running phase then raised the rate
+    /// by `1/(1 − share)` for good.)
     fn steer_rate(&mut self, source: &mut Source, now: Time) {
+        if source.phase() != crate::source::Phase::Running {
+            return;
+        }
         if let Some(f) = self.take_rate_factor() {
             source.scale_rate(now, f);
         }

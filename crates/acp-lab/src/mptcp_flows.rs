@@ -499,6 +499,7 @@ mod tests {
             timeouts: 0,
             cwnd_bytes: 14_480,
             srtt: 0.05,
+            established: true,
         };
         let report = SenderReport {
             at_warmup: vec![sub(0, 1_000, 10), sub(1, 500, 5)],

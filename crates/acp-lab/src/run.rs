@@ -404,7 +404,13 @@ fn start_flow(
                     let stream = src
                         .ns
                         .enter(|| mptcp_socket::connect(to, &m, CONNECT_TIMEOUT))?;
-                    let report = mptcp_socket::send_bulk(stream, measure_from, stop, &finish)?;
+                    let report = mptcp_socket::send_bulk(
+                        stream,
+                        m.paths.len(),
+                        measure_from,
+                        stop,
+                        &finish,
+                    )?;
                     Ok(Sender::Mptcp(report))
                 }
             }
