@@ -37,6 +37,9 @@ const SUBFLOW_DATA_LEN: usize = 16;
 /// `sockaddr_storage`.
 const ADDRS_LEN: usize = 2 * size_of::<libc::sockaddr_storage>();
 
+/// `tcpi_state` of an established connection (`include/net/tcp_states.h`).
+const TCP_ESTABLISHED: u8 = 1;
+
 /// Most subflows read.
 const MAX_SUBFLOWS: usize = 32;
 
@@ -229,7 +232,7 @@ pub fn subflows(stream: &TcpStream) -> io::Result<Vec<SubflowInfo>> {
                 timeouts: t.tcpi_total_rto,
                 cwnd_bytes: u64::from(t.tcpi_snd_cwnd) * u64::from(t.tcpi_snd_mss),
                 srtt: f64::from(t.tcpi_rtt) * 1e-6,
-                established: t.tcpi_state == libc::TCP_ESTABLISHED as u8,
+                established: t.tcpi_state == TCP_ESTABLISHED,
             }
         })
         .collect())
