@@ -65,7 +65,8 @@
 //! **The total rate.** The controller sets one rate for the paths that work, and the rule spreads
 //! it over them. When a path fails it takes its share of the updates (of about the last 16) with
 //! it: the source's rate, and every rate its controller remembers, is scaled by `1 − share`; the
-//! path's first ACK after the failure gives it back (`1/(1 − share)`). Without this the whole
+//! path's first ACK after the failure gives it back (`1/(1 − share)`); while the source probes
+//! or rides out an outage the factor waits for it to run again. Without this the whole
 //! rate fell on the paths left and overloaded them until the controller noticed; Seek then kept
 //! a ceiling of one path's delivery rate, crept up from it by 0.5 % a cycle, and spent the rest
 //! of the run after the return at about one path's rate ([`PathScheduler::steer_rate`]).
