@@ -594,9 +594,9 @@ impl PathScheduler {
     /// Only a running source's rate is the controller's: while it probes (rate 0) or rides out
     /// an outage (the floor rate) the factor waits, so that a failure and its return scale the
     /// rate by exactly inverse factors whatever phase each falls in. (Applied at once, a
-    /// path found overdue while the source probed, as one of 24 ms round trip is before its
-    /// SRTT is known, scaled nothing, and its return in the running phase then raised the rate
-    /// by `1/(1 − share)` for good.)
+    /// path found overdue while the source probed, as one whose round trip exceeds
+    /// [`MIN_OVERDUE`] can be before its SRTT is known, scaled nothing, and its return in the
+    /// running phase then raised the rate by `1/(1 − share)` for good.)
     fn steer_rate(&mut self, source: &mut Source, now: Time) {
         if source.phase() != crate::source::Phase::Running {
             return;
