@@ -406,9 +406,10 @@ impl Controller for Seek {
         self.start_cycle();
     }
 
-    fn scale_rates(&mut self, factor: f64) {
+    fn scale_rates(&mut self, factor: f64) -> bool {
         self.centre *= factor;
         self.ceiling *= factor;
+        true
     }
 
     fn state(&self) -> ControllerState {
