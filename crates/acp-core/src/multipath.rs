@@ -2,13 +2,9 @@
 //!
 //! A multipath source has one session, one sequence space and one controller (which sets the
 //! total rate); a [`PathScheduler`] decides, for every update, the paths it is sent on. The
-//! driver hands it the source twice: when the source's timer fires
-//! ([`PathScheduler::on_timer`]: each update due is routed, handed to the driver's `send` with
-//! its paths, and recorded as sent on them) and when a datagram comes back over a path
-//! ([`PathScheduler::handle_datagram`]: the source validates it, and a valid ACK updates that
-//! path). Both then scale the source's rate for paths that failed or came back, so no driver
-//! can route or take an ACK without that. The scheduler keeps per path the updates in flight
-//! and the estimates its rule needs. It never reads a clock or touches a socket.
+//! caller tells the scheduler what it sent where ([`PathScheduler::on_sent`]) and which path each
+//! valid ACK came back on ([`PathScheduler::on_ack`]); the scheduler keeps per path the updates
+//! in flight and the estimates its rule needs. It never reads a clock or touches a socket.
 //!
 //! Rules ([`PathRule`]):
 //! - **QAware** (thesis §2.4, eq. 2.3 and Algorithm 1): the path `k` on which the update about to
@@ -65,8 +61,7 @@
 //! **The total rate.** The controller sets one rate for the paths that work, and the rule spreads
 //! it over them. When a path fails it takes its share of the updates (of about the last 16) with
 //! it: the source's rate, and every rate its controller remembers, is scaled by `1 − share`; the
-//! path's first ACK after the failure gives it back (`1/(1 − share)`); while the source probes
-//! or rides out an outage the factor waits for it to run again. Without this the whole
+//! path's first ACK after the failure gives it back (`1/(1 − share)`). Without this the whole
 //! rate fell on the paths left and overloaded them until the controller noticed; Seek then kept
 //! a ceiling of one path's delivery rate, crept up from it by 0.5 % a cycle, and spent the rest
 //! of the run after the return at about one path's rate ([`PathScheduler::steer_rate`]).
@@ -80,9 +75,8 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use crate::ewma::Ewma;
-use crate::source::{AckOutcome, Source, Transmit};
+use crate::source::Source;
 use crate::time::{secs_to_duration, Time};
-use crate::wire::Packet;
 
 /// Most paths one scheduler handles (a [`PathSet`] is a 64-bit mask).
 pub const MAX_PATHS: usize = 64;
@@ -396,54 +390,11 @@ impl PathScheduler {
         self.paths.len()
     }
 
-    /// Sends what `source` has due at `now` (the multipath form of the drivers' one timer loop,
-    /// `acp_netmodel::driver::on_timer`): for each update, the paths it takes
-    /// ([`PathScheduler::route`]) are recorded as sent at `now` and handed with it to `send`;
-    /// then the source's timers run, its rate is scaled for paths that failed
-    /// ([`PathScheduler::steer_rate`]), and the next deadline is returned (`None`: only a
-    /// received datagram can wake it). The first error of `send` stops the loop and is returned.
-    pub fn on_timer<X>(
-        &mut self,
-        source: &mut Source,
-        now: Time,
-        buf: &mut Vec<u8>,
-        mut send: impl FnMut(&[u8], Transmit, PathSet) -> Result<(), X>,
-    ) -> Result<Option<Time>, X> {
-        while let Some(tx) = source.poll_transmit(now, buf) {
-            let paths = self.route(now);
-            paths.iter().for_each(|k| self.on_sent(k, tx.seq, now));
-            send(&buf[..tx.len], tx, paths)?;
-        }
-        source.handle_timeout(now);
-        self.steer_rate(source, now);
-        Ok(source.poll_timeout())
-    }
-
-    /// A datagram came back over path `k` at `now`: `source` validates it
-    /// ([`Source::handle_datagram`], whose outcome is returned); a valid ACK (in or out of
-    /// sequence) updates path `k` ([`PathScheduler::on_ack`]), and the source's rate is scaled
-    /// if the path came back ([`PathScheduler::steer_rate`]).
-    pub fn handle_datagram(
-        &mut self,
-        source: &mut Source,
-        k: usize,
-        now: Time,
-        data: &[u8],
-    ) -> AckOutcome {
-        let outcome = source.handle_datagram(now, data);
-        if matches!(outcome, AckOutcome::InSequence | AckOutcome::OutOfSequence) {
-            if let Ok(Packet::Ack(ack)) = Packet::decode(data) {
-                self.on_ack(k, ack.seq, now);
-                self.steer_rate(source, now);
-            }
-        }
-        outcome
-    }
-
     /// The paths the update about to be sent at `now` should take: the rule's choice (every
-    /// path for [`PathRule::Duplicate`]) plus every overdue path due for a probe.
+    /// path for [`PathRule::Duplicate`]) plus every overdue path due for a probe. Call
+    /// [`PathScheduler::on_sent`] for each path it is then sent on.
     #[must_use]
-    fn route(&mut self, now: Time) -> PathSet {
+    pub fn route(&mut self, now: Time) -> PathSet {
         let failed: Vec<usize> = (0..self.paths.len())
             .filter(|&k| self.paths[k].check_overdue(now))
             .collect();
@@ -507,7 +458,7 @@ impl PathScheduler {
     }
 
     /// Update `seq` was sent on path `k` at `now`.
-    fn on_sent(&mut self, k: usize, seq: u64, now: Time) {
+    pub fn on_sent(&mut self, k: usize, seq: u64, now: Time) {
         let Some(p) = self.paths.get_mut(k) else {
             return;
         };
@@ -532,7 +483,7 @@ impl PathScheduler {
     /// A valid ACK for update `seq` came back over path `k` at `now`. ACKs for updates the path
     /// does not hold in flight (already given up, or sent elsewhere) only clear its overdue
     /// state: the path works.
-    fn on_ack(&mut self, k: usize, seq: u64, now: Time) {
+    pub fn on_ack(&mut self, k: usize, seq: u64, now: Time) {
         let Some(p) = self.paths.get_mut(k) else {
             return;
         };
@@ -588,19 +539,9 @@ impl PathScheduler {
     }
 
     /// Scales `source`'s rate for the paths that failed or came back since the last call
-    /// ([`Source::scale_rate`]); [`PathScheduler::on_timer`] and
-    /// [`PathScheduler::handle_datagram`] call it after routing and after an ACK.
-    ///
-    /// Only a running source's rate is the controller's: while it probes (rate 0) or rides out
-    /// an outage (the floor rate) the factor waits, so that a failure and its return scale the
-    /// rate by exactly inverse factors whatever phase each falls in. (Applied at once, a
-    /// path found overdue while the source probed, as one whose round trip exceeds
-    /// [`MIN_OVERDUE`] can be before its SRTT is known, scaled nothing, and its return in the
-    /// running phase then raised the rate by `1/(1 − share)` for good.)
-    fn steer_rate(&mut self, source: &mut Source, now: Time) {
-        if source.phase() != crate::source::Phase::Running {
-            return;
-        }
+    /// ([`Source::scale_rate`]). Call it after [`PathScheduler::route`] and
+    /// [`PathScheduler::on_ack`].
+    pub fn steer_rate(&mut self, source: &mut Source, now: Time) {
         if let Some(f) = self.take_rate_factor() {
             source.scale_rate(now, f);
         }

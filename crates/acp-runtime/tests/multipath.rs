@@ -252,7 +252,7 @@ fn qaware_rides_out_a_slowed_then_blackholed_path() {
         "recovered {took:?} after the return, limit {limit:?}"
     );
     // Far better than the failing path alone, and at most the best single path's and
-    // minSRTT's within 20 %. The same network in the simulator (`scenarios/lab/multipath_acp.toml`,
+    // minSRTT's within 20 %. The same network in the simulator (`scenarios/multipath_acp.toml`,
     // exact) puts QAware 6.8 % below path A alone (26.48 against 28.41 ms) and 19 % below
     // minSRTT. On the wall clock, in 20 runs beside two busy loops (load average 15–19),
     // QAware over A alone ranged 0.92–1.17 (median 0.99, 12 of 20 at or below 1): scheduling

@@ -406,10 +406,9 @@ impl Controller for Seek {
         self.start_cycle();
     }
 
-    fn scale_rates(&mut self, factor: f64) -> bool {
+    fn scale_rates(&mut self, factor: f64) {
         self.centre *= factor;
         self.ceiling *= factor;
-        true
     }
 
     fn state(&self) -> ControllerState {
