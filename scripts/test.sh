@@ -30,22 +30,25 @@ for p in json.load(sys.stdin)["packages"]:
 # The Python package (crates/acp-py, outside the Cargo workspace), tested as people install it:
 # maturin builds its abi3 wheel (one wheel for CPython 3.9 and later; acp-py's dev profile, which
 # its Cargo.toml optimises a little so the simulations the tests run through the native module
-# take seconds, not minutes), pip installs that wheel into a venv under target/, then its pytest
-# suite runs (below, after the README check, beside the Rust tests): behaviour, examples/python/, `mypy.stubtest` on
+# take seconds, not minutes; in the workspace's target/, though its own feature resolution
+# rebuilds most of the crates it binds), pip installs that wheel into a venv under target/, then its pytest suite runs (below,
+# after the README check, beside the Rust tests): behaviour, examples/python/, `mypy.stubtest` on
 # the native module's stub and `mypy --strict` on the package and the examples
 # (tests/test_package.py). pandas and pandas-stubs are installed so that `Table.to_pandas()` is
 # tested and typed too; dask[distributed] so that the cluster path (acp.cluster, `python -m acp`)
 # runs on real LocalClusters and `dask scheduler`/`dask worker` processes on loopback
-# (tests/test_cluster.py). The wheel is built after the README check, beside the Rust tests, in
-# a target directory of its own (target/py): its cargo then never waits on the workspace's lock,
-# and it could not reuse the workspace's builds anyway (tried: nearly every crate was rebuilt).
+# (tests/test_cluster.py). The wheel is built before any test starts: building is cargo's and
+# takes both cores.
 wait "$pip" || { cat "$pip_log"; echo "pip could not install the Python test tools" >&2; exit 1; }
 rm -f "$pip_log"
 # A venv from before the package was renamed has `maturin develop`'s install of it as `acp`.
 "$venv/bin/pip" uninstall --quiet --yes acp 2>/dev/null
+rm -rf "$wheels"
+"$venv/bin/maturin" build --quiet --manifest-path crates/acp-py/Cargo.toml --target-dir target --out "$wheels"
+"$venv/bin/pip" install --quiet --force-reinstall --no-deps "$wheels"/age_control_protocol-*-abi3-*.whl
 
-# Three jobs run side by side: (1) the README outputs check, then the wheel and pytest, (2) the
-# CLI's integration tests, (3) the rest of the workspace's tests, then the doc tests. The README check and pytest run
+# Three jobs run side by side: (1) the README outputs check, then pytest, (2) the CLI's integration
+# tests, (3) the rest of the workspace's tests, then the doc tests. The README check and pytest run
 # reproductions with the `acp` and the wheel just built (`ACP`/`ACP_BIN`: the test profile,
 # optimised; a seed fixes a simulation's output whatever the optimisation level): outputs pasted
 # into README.md (and docs/) are what the current code prints, simulator outputs exactly, those
@@ -65,14 +68,8 @@ cli_log="$(mktemp)"
 export ACP="$PWD/target/debug/acp" ACP_BIN="$PWD/target/debug/acp"
 setsid bash -c '
   python3 scripts/readme-outputs.py --check >"$1" 2>&1; readme=$?
-  {
-    rm -rf "$4" &&
-      "$3/bin/maturin" build --quiet --manifest-path crates/acp-py/Cargo.toml \
-        --target-dir "$PWD/target/py" --out "$4" &&
-      "$3/bin/pip" install --quiet --force-reinstall --no-deps "$4"/age_control_protocol-*-abi3-*.whl &&
-      "$3/bin/python" -m pytest -q crates/acp-py/tests
-  } >"$2" 2>&1 || exit 1
-  exit "$readme"' checks "$readme_log" "$py_log" "$venv" "$wheels" &
+  "$3/bin/python" -m pytest -q crates/acp-py/tests >"$2" 2>&1 || exit 1
+  exit "$readme"' checks "$readme_log" "$py_log" "$venv" &
 checks=$!
 # shellcheck disable=SC2046  # one word per option
 setsid cargo test --workspace --no-fail-fast $(tests_of acp-cli) >"$cli_log" 2>&1 &
