@@ -31,14 +31,15 @@ for p in json.load(sys.stdin)["packages"]:
 # maturin builds its abi3 wheel (one wheel for CPython 3.9 and later; acp-py's dev profile, which
 # its Cargo.toml optimises a little so the simulations the tests run through the native module
 # take seconds, not minutes; in the workspace's target/, though its own feature resolution
-# rebuilds most of the crates it binds), pip installs that wheel into a venv under target/, then its pytest suite runs (below,
-# after the README check, beside the Rust tests): behaviour, examples/python/, `mypy.stubtest` on
+# rebuilds most of the crates it binds), pip installs that wheel into a venv under target/, then
+# its pytest suite runs (below, after the README check, beside the Rust tests): behaviour, examples/python/, `mypy.stubtest` on
 # the native module's stub and `mypy --strict` on the package and the examples
 # (tests/test_package.py). pandas and pandas-stubs are installed so that `Table.to_pandas()` is
 # tested and typed too; dask[distributed] so that the cluster path (acp.cluster, `python -m acp`)
 # runs on real LocalClusters and `dask scheduler`/`dask worker` processes on loopback
 # (tests/test_cluster.py). The wheel is built before any test starts: building is cargo's and
-# takes both cores.
+# takes both cores (built beside the tests instead, it pushed the lab's kernel-BBR RTT in
+# core_tcp past its bound in two CI runs).
 wait "$pip" || { cat "$pip_log"; echo "pip could not install the Python test tools" >&2; exit 1; }
 rm -f "$pip_log"
 # A venv from before the package was renamed has `maturin develop`'s install of it as `acp`.
