@@ -38,8 +38,8 @@ for p in json.load(sys.stdin)["packages"]:
 # tested and typed too; dask[distributed] so that the cluster path (acp.cluster, `python -m acp`)
 # runs on real LocalClusters and `dask scheduler`/`dask worker` processes on loopback
 # (tests/test_cluster.py). The wheel is built before any test starts: building is cargo's and
-# takes both cores (built beside the tests instead, it pushed the lab's kernel-BBR RTT in
-# core_tcp past its bound in two CI runs).
+# takes both cores (the two CI runs that built it beside the tests failed core_tcp's bound on
+# the lab's kernel-BBR RTT; whether the build's load was the cause is not shown).
 wait "$pip" || { cat "$pip_log"; echo "pip could not install the Python test tools" >&2; exit 1; }
 rm -f "$pip_log"
 # A venv from before the package was renamed has `maturin develop`'s install of it as `acp`.
