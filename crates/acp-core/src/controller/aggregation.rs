@@ -119,10 +119,14 @@ impl PiParams {
     }
 }
 
-/// Algorithm 1 for one source feeding one station (n = 1).
+/// Algorithm 1 for one source feeding one station (n = 1), towards N_ε; or, as
+/// [`PiAggregation::equal_airtime`], towards the station's share of equal airtime
+/// ([`super::airtime`]).
 #[derive(Debug, Clone, Default)]
 pub struct PiAggregation {
     params: PiParams,
+    /// Equal airtime: the lead (fastest) station's PHY rate (Mbit/s).
+    lead_mbps: Option<f64>,
     slots: SlotMeans,
 }
 
@@ -131,7 +135,26 @@ impl PiAggregation {
     pub fn new(params: PiParams) -> Self {
         PiAggregation {
             params,
+            lead_mbps: None,
             slots: SlotMeans::default(),
+        }
+    }
+
+    /// One source's share of equal airtime (thesis §4.3.2): Algorithm 1 towards the level
+    /// N_ε·μ_R/`lead_mbps` that gives its station the lead station's airtime at the PHY rate μ_R
+    /// it reports (N_ε itself when it reports none: taken to be the lead).
+    pub fn equal_airtime(params: PiParams, lead_mbps: f64) -> Self {
+        PiAggregation {
+            lead_mbps: Some(lead_mbps),
+            ..Self::new(params)
+        }
+    }
+
+    /// The level a slot with mean PHY rate `phy` (bit/s) aims at.
+    fn target(&self, phy: Option<f64>) -> f64 {
+        match (self.lead_mbps, phy) {
+            (Some(lead), Some(r)) => self.params.n_eps * r * 1e-6 / lead,
+            _ => self.params.n_eps,
         }
     }
 }
@@ -139,14 +162,21 @@ impl PiAggregation {
 impl Controller for PiAggregation {
     fn name(&self) -> String {
         let p = self.params;
-        format!("agg:{},{},{}", p.n_eps, p.k0, p.delta)
+        match self.lead_mbps {
+            None => format!("agg:{},{},{}", p.n_eps, p.k0, p.delta),
+            Some(lead) => format!("agg-air:{lead},{},{},{}", p.n_eps, p.k0, p.delta),
+        }
     }
 
     fn on_epoch(&mut self, _summary: &EpochSummary, est: &Estimates) -> f64 {
-        match self.slots.take() {
-            Some(mean) => self.params.step(est.rate, mean.level, 1),
-            None => est.rate,
-        }
+        let Some(mean) = self.slots.take() else {
+            return est.rate;
+        };
+        let p = PiParams {
+            n_eps: self.target(mean.phy_rate),
+            ..self.params
+        };
+        p.step(est.rate, mean.level, 1)
     }
 
     fn epoch_length(&self, _est: &Estimates) -> f64 {

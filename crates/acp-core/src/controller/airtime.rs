@@ -8,8 +8,9 @@
 //! is for a sender that feeds several stations at once (one rate per station); it uses only what
 //! each station measures, its mean aggregation level and its mean PHY rate.
 //!
-//! [`AirtimeShare`] is the same allocation for a source that feeds one station and sees only its
-//! own reports (the simulator's and the CLI's flows, `agg-air:LEAD_MBPS[,NEPS[,K0[,DELTA]]]`):
+//! [`PiAggregation::equal_airtime`](super::PiAggregation::equal_airtime) is the same allocation
+//! for a source that feeds one station and sees only its own reports (the simulator's and the
+//! CLI's flows, `agg-air:LEAD_MBPS[,NEPS[,K0[,DELTA]]]`):
 //! the access point serves its stations round robin, so every station's frames share one
 //! interval between transmission opportunities and (4.1)–(4.2)'s equal payload airtime is the
 //! level N_i = N_ε·μ_{R_i}/μ_{R_{i*}}. Each source runs Algorithm 1 towards that level, with the
@@ -17,9 +18,7 @@
 //! The fixed point is (4.1)–(4.2)'s; the difference is that a slow station's rate follows its own
 //! level rather than being set from the lead's rate.
 
-use super::aggregation::{PiParams, SlotMeans};
-use super::{Controller, EpochSummary, Estimates};
-use crate::wire::FeedbackItem;
+use super::aggregation::PiParams;
 
 /// What one station measured over a slot.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -71,68 +70,10 @@ impl EqualAirtime {
     }
 }
 
-/// One source's share of equal airtime: Algorithm 1 towards N_ε·μ_R/`lead_mbps`.
-#[derive(Debug, Clone)]
-pub struct AirtimeShare {
-    params: PiParams,
-    lead_mbps: f64,
-    slots: SlotMeans,
-}
-
-impl AirtimeShare {
-    /// A controller with the given parameters and the lead station's PHY rate (Mbit/s).
-    pub fn new(params: PiParams, lead_mbps: f64) -> Self {
-        AirtimeShare {
-            params,
-            lead_mbps,
-            slots: SlotMeans::default(),
-        }
-    }
-
-    /// The level that gives this station the lead station's airtime at PHY rate `phy` (bit/s).
-    pub fn target(&self, phy: f64) -> f64 {
-        self.params.n_eps * phy * 1e-6 / self.lead_mbps
-    }
-}
-
-impl Controller for AirtimeShare {
-    fn name(&self) -> String {
-        let p = self.params;
-        format!(
-            "agg-air:{},{},{},{}",
-            self.lead_mbps, p.n_eps, p.k0, p.delta
-        )
-    }
-
-    fn on_epoch(&mut self, _summary: &EpochSummary, est: &Estimates) -> f64 {
-        let Some(mean) = self.slots.take() else {
-            return est.rate;
-        };
-        // Without a reported PHY rate the station is taken to be the lead.
-        let target = mean.phy_rate.map_or(self.params.n_eps, |r| self.target(r));
-        let p = PiParams {
-            n_eps: target,
-            ..self.params
-        };
-        p.step(est.rate, mean.level, 1)
-    }
-
-    fn epoch_length(&self, _est: &Estimates) -> f64 {
-        self.params.delta
-    }
-
-    fn on_feedback(&mut self, item: &FeedbackItem<'_>) {
-        self.slots.add(item);
-    }
-
-    fn restart(&mut self) {
-        self.slots.take();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::super::aggregation::tests::{feed, report};
+    use super::super::{Controller, EpochSummary, Estimates, PiAggregation};
     use super::*;
 
     /// Each row: the reported (level, PHY Mbit/s), the rate in force, and the rate the rule
@@ -157,12 +98,12 @@ mod tests {
             ("no PHY rate: regulated as the lead", 30.0, 0, 3000.0, 3000.0 + 2.0 * k),
         ];
         for &(name, level, phy_kbps, rate, want) in rows {
-            let mut c = AirtimeShare::new(PiParams::default(), 866.7);
+            let mut c = PiAggregation::equal_airtime(PiParams::default(), 866.7);
             feed(&mut c, &report(1, 10, level, phy_kbps));
             let got = c.on_epoch(&summary, &est(rate));
             assert!((got - want).abs() < 1e-6, "{name}: {got} != {want}");
         }
-        let mut c = AirtimeShare::new(PiParams::default(), 866.7);
+        let mut c = PiAggregation::equal_airtime(PiParams::default(), 866.7);
         assert_eq!(c.on_epoch(&summary, &est(42.0)), 42.0);
         assert_eq!(c.name(), "agg-air:866.7,32,1,0.5");
     }

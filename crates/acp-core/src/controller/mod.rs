@@ -360,7 +360,7 @@ pub enum ControllerKind {
         /// Outer-loop gain K₂.
         k2: f64,
     },
-    /// A source's share of equal airtime (aggregation thesis §4.3.2, [`airtime::AirtimeShare`]):
+    /// A source's share of equal airtime (aggregation thesis §4.3.2, [`PiAggregation::equal_airtime`]):
     /// Algorithm 1 towards N_ε·μ_R/`lead_mbps`.
     AggAirtime {
         /// Algorithm 1's parameters; N_ε is the lead station's level.
@@ -393,7 +393,7 @@ impl ControllerKind {
                 ..InnerOuterParams::default()
             })),
             ControllerKind::AggAirtime { pi, lead_mbps } => {
-                Box::new(airtime::AirtimeShare::new(pi, lead_mbps))
+                Box::new(PiAggregation::equal_airtime(pi, lead_mbps))
             }
         }
     }
