@@ -247,8 +247,8 @@ impl Samples {
 /// The quantile of the training set's inter-arrival times the boundary features are capped at.
 const GAP_CAP_QUANTILE: f64 = 0.99;
 
-/// The cap of the boundary features (µs): the [`GAP_CAP_QUANTILE`] of `traces`' inter-arrival
-/// times. Features are then never larger than the gaps the fit saw in numbers, and a receiver
+/// The cap of the boundary features (µs): the 99th percentile (`GAP_CAP_QUANTILE`) of
+/// `traces`' inter-arrival times. Features are then never larger than the gaps the fit saw in numbers, and a receiver
 /// whose frames lie further apart reads as the widest frame gaps of training rather than as
 /// an extrapolation of the fitted weights.
 pub fn gap_cap_us(traces: &[BoundaryTrace]) -> f64 {
