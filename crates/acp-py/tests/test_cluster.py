@@ -47,14 +47,26 @@ def command(name, flags, out):
     return stdout[: stdout.rindex("wrote ")], (out / name / f"{name}.csv").read_text()
 
 
+# Reads the keys of the store at argv[1], one per line; nothing before its database exists.
+# Read only, so that reading never creates the database before the store does.
+READ_KEYS = """
+import sqlite3, sys
+try:
+    db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+    print("\\n".join(k for (k,) in db.execute("SELECT key FROM runs")))
+except sqlite3.Error:
+    pass
+"""
+
+
 def stored(store):
-    """The keys in the result store in `store` (none before its database exists). Read only, so
-    that reading never creates the database before the store does."""
-    try:
-        with closing(sqlite3.connect(f"file:{store / 'runs.sqlite'}?mode=ro", uri=True)) as db:
-            return {k for (k,) in db.execute("SELECT key FROM runs")}
-    except sqlite3.Error:
-        return set()
+    """The keys in the result store in `store`, read in a process of its own. This process's
+    native module links its own copy of SQLite, and two copies in one process do not see each
+    other's POSIX locks: a reader here that closes while a study writes may take itself for the
+    last connection and truncate the WAL index the writer has mapped (SQLite's "multiple copies
+    of SQLite" hazard; a CI run died of SIGBUS in the store's writer during the test below)."""
+    read = [sys.executable, "-c", READ_KEYS, str(store / "runs.sqlite")]
+    return set(subprocess.run(read, capture_output=True, text=True, check=True).stdout.split())
 
 
 def test_two_worker_processes_print_what_the_command_prints(client, tmp_path):
@@ -199,7 +211,8 @@ def test_the_store_reads_from_pandas_and_refuses_another_version(client, tmp_pat
 
     store = tmp_path / "store"
     acp.reproduce("dd1", store=store, **DD1)
-    with sqlite3.connect(store / "runs.sqlite") as db:
+    # Closed before the store is opened again (see `stored`); `with db` commits the update.
+    with closing(sqlite3.connect(store / "runs.sqlite")) as db, db:
         runs = pd.read_sql_query(
             "SELECT scenario, seed, controllers, rate_hz, "
             "json_extract(result_json, '$.flows[0].age_ms') AS age_ms FROM runs",
