@@ -32,9 +32,9 @@ for p in json.load(sys.stdin)["packages"]:
 # its Cargo.toml optimises a little so the simulations the tests run through the native module
 # take seconds, not minutes; in the workspace's target/, though its own feature resolution
 # rebuilds most of the crates it binds), pip installs that wheel into a venv under target/, then
-# its pytest suite runs (below, after the README check, beside the Rust tests): behaviour, examples/python/, `mypy.stubtest` on
-# the native module's stub and `mypy --strict` on the package and the examples
-# (tests/test_package.py). pandas and pandas-stubs are installed so that `Table.to_pandas()` is
+# its pytest suite runs (below, after the README check, beside the Rust tests): behaviour,
+# examples/python/, `mypy.stubtest` on the native module's stub and `mypy --strict` on the
+# package and the examples (tests/test_package.py). pandas and pandas-stubs are installed so that `Table.to_pandas()` is
 # tested and typed too; dask[distributed] so that the cluster path (acp.cluster, `python -m acp`)
 # runs on real LocalClusters and `dask scheduler`/`dask worker` processes on loopback
 # (tests/test_cluster.py). The wheel is built before any test starts: building is cargo's and
