@@ -504,6 +504,53 @@ fn the_reported_rtt_is_the_oldest_newly_acknowledged_segments() {
     assert_eq!(s.rto().srtt(), Some(Duration::from_millis(40)));
 }
 
+fn sack(n: u64, start: u64, end: u64) -> Ack {
+    let mut a = ack(n);
+    a.sack[0] = Some((start, end));
+    a
+}
+
+#[test]
+fn a_sack_of_data_sent_before_the_heads_retransmission_restarts_the_timer() {
+    // Linux (`tcp_clean_rtx_queue`): when the earliest sent of the segments an ACK newly
+    // SACKs (never retransmitted) was sent before the first unacknowledged one was last sent,
+    // the timer restarts: the retransmission's ACK cannot be due before that data's.
+    let ms = Time::from_millis;
+    let cfg = TcpConfig {
+        smss: 1000,
+        ..TcpConfig::default()
+    };
+    let mut s = sender(&cfg);
+    s.write(4000);
+    for i in 0..4 {
+        assert!(s.poll_transmit(ms(i)).is_some());
+    }
+    s.handle_ack(ms(200), ack(1000));
+    assert_eq!(s.rto().srtt(), Some(Duration::from_millis(200)));
+    // Segment 1 is lost: the SACK of segment 2 starts RACK's wait and leaves the timer, as
+    // segment 2 was sent after segment 1.
+    s.handle_ack(ms(210), sack(1000, 2000, 3000));
+    let reo = s.poll_timeout(ms(210)).unwrap();
+    assert!(reo < ms(200) + s.rto().rto());
+    s.handle_timeout(reo);
+    assert!(s.in_recovery());
+    assert_eq!(
+        s.poll_transmit(reo),
+        Some(Segment {
+            seq: 1000,
+            len: 1000
+        })
+    );
+    // The timer restarted with the retransmission of the first unacknowledged segment.
+    assert_eq!(s.poll_timeout(reo), Some(reo + s.rto().rto()));
+    // The SACK of segment 3, sent at 3 ms, before that retransmission: the timer restarts
+    // from this ACK.
+    let now = reo + Duration::from_millis(20);
+    s.handle_ack(now, sack(1000, 2000, 4000));
+    assert_eq!(s.poll_timeout(now), Some(now + s.rto().rto()));
+    assert_eq!(s.rto().srtt(), Some(Duration::from_millis(200)));
+}
+
 #[test]
 fn bbr_keeps_its_bandwidth_estimate_at_the_link_rate_through_losses() {
     // 2 % random loss on 10 Mbit/s: SACK recoveries. What the receiver held beyond a hole

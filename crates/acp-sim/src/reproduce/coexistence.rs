@@ -735,13 +735,16 @@ impl Declaration for CoexistenceRepro {
                 Chart::lines(
                     format!("coexistence_{stem}_throughput"),
                     format!("sum throughput (Fig. 4), {label}"),
-                    ("acp_flows", "ACP flows"),
+                    ("acp_flows", ""),
                     ("total_mbit_s", "Mbit/s"),
                     &["config", "tcp_flows"],
                 )
                 .only("controller", label.clone())
                 .only("part", PAPER)
-                .draw(Draw::Bars(vec!["acp_mbit_s", "tcp_mbit_s"])),
+                .draw(Draw::Bars(vec![
+                    ("acp_mbit_s", "ACP"),
+                    ("tcp_mbit_s", "TCP"),
+                ])),
             );
         }
         charts
