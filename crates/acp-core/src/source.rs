@@ -365,16 +365,19 @@ impl Source {
         self.multipath = true;
     }
 
-    /// Multiplies the rate, and every rate the controller remembers
-    /// ([`crate::Controller::scale_rates`]), by `factor` at once: a multipath source whose
-    /// working paths changed ([`crate::multipath::PathScheduler::steer_rate`]). Ignored outside
+    /// Multiplies every rate the controller remembers ([`crate::Controller::scale_rates`]) and,
+    /// unless the controller's rate is not a share of the capacity (Fixed, Lazy), the rate in
+    /// force, by `factor` at once: a multipath source whose
+    /// working paths changed ([`crate::multipath::PathScheduler::on_timer`] and
+    /// [`crate::multipath::PathScheduler::handle_datagram`]). Ignored outside
     /// the running phase or for a factor that is not positive and finite.
     pub fn scale_rate(&mut self, now: Time, factor: f64) {
         if self.phase != Phase::Running || !(factor.is_finite() && factor > 0.0) {
             return;
         }
-        self.controller.scale_rates(factor);
-        self.set_rate(now, self.rate * factor);
+        if self.controller.scale_rates(factor) {
+            self.set_rate(now, self.rate * factor);
+        }
     }
 
     /// The session id.

@@ -112,8 +112,17 @@ pub trait Controller: Send + fmt::Debug {
 
     /// The capacity under the source changed by `factor` (a multipath source lost a path or got
     /// one back, [`crate::multipath`]): scale every rate the controller remembers (a centre, a
-    /// ceiling) by it. The source scales its rate in force. Default: nothing remembered.
-    fn scale_rates(&mut self, _factor: f64) {}
+    /// ceiling) by it, and answer whether the source is to scale its rate in force too.
+    ///
+    /// Default: nothing remembered, and yes: a rate found from the network (ACP, ACP+) was found
+    /// for the paths then working, and the controller goes on from the scaled rate (ACP+ clamps
+    /// its next rate to the rate in force; ACP's `1/Z̄` follows the ACKs of the paths left).
+    /// Fixed and Lazy answer no: their rate is not a share of the capacity (a constant, and one
+    /// update per RTT̄ at every ACK), so a scaled rate would hold only until their next epoch or
+    /// ACK restored it.
+    fn scale_rates(&mut self, _factor: f64) -> bool {
+        true
+    }
 
     /// Internal state for statistics.
     fn state(&self) -> ControllerState {
@@ -295,6 +304,10 @@ impl Controller for Lazy {
         1.0 / est.rtt
     }
 
+    fn scale_rates(&mut self, _factor: f64) -> bool {
+        false
+    }
+
     fn epoch_length(&self, est: &Estimates) -> f64 {
         EPOCH_PERIODS / est.rate
     }
@@ -324,6 +337,10 @@ impl Controller for Fixed {
 
     fn on_epoch(&mut self, _summary: &EpochSummary, _est: &Estimates) -> f64 {
         self.rate
+    }
+
+    fn scale_rates(&mut self, _factor: f64) -> bool {
+        false
     }
 
     fn epoch_length(&self, _est: &Estimates) -> f64 {
@@ -796,6 +813,28 @@ mod tests {
         let slow = Estimates { rate: 5.0, ..EST };
         assert!((Acp::plus().epoch_length(&slow) - 2.0).abs() < 1e-12);
         assert!((Fixed::new(4.0).epoch_length(&slow) - 2.5).abs() < 1e-12);
+    }
+
+    /// A multipath source lost half its capacity: ACP, ACP+ and Seek have the source scale its
+    /// rate (Seek its centre and ceiling too); Fixed and Lazy keep theirs.
+    #[test]
+    fn which_rates_follow_a_change_of_capacity() {
+        for (kind, scales) in [
+            (ControllerKind::AcpPlus, true),
+            (ControllerKind::Acp(1.0), true),
+            (ControllerKind::Seek, true),
+            (ControllerKind::Lazy, false),
+            (ControllerKind::Fixed(33.0), false),
+        ] {
+            assert_eq!(kind.build().scale_rates(0.5), scales, "{kind:?}");
+        }
+        let mut fixed = Fixed::new(33.0);
+        fixed.scale_rates(0.5);
+        let s = EpochSummary {
+            avg_age: 1.0,
+            avg_backlog: 1.0,
+        };
+        assert_eq!(fixed.on_epoch(&s, &EST), 33.0);
     }
 
     #[test]

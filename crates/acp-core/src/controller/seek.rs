@@ -38,10 +38,18 @@
 //!   stops the standing queue ACP+ keeps. Each cycle that ends at the ceiling wanting to go higher
 //!   raises it by 0.5 %, so a capacity that grows is found again, slowly (a doubling takes
 //!   about 140 cycles; see docs/ALGORITHMS.md §9 for what that costs).
+//! - **Window.** On every ACK the rate in force is at most `W/RTT̄`, `W` the updates the path
+//!   holds at the side's rate with an empty queue (`λ·D_base`) plus [`WINDOW`] more: when the
+//!   bottleneck's capacity collapses, RTT̄ rises with every ACK and the rate falls with it at
+//!   once, instead of a round trip or more of updates piling up at the old rate until the
+//!   epoch ends. An epoch the window held down is judged at the rate it asked for (it is not a
+//!   clamp), and an overload's drain is no deeper than [`DRAIN_FLOOR`] (the window drains the
+//!   rest).
 //! - **Bounds.** A rate the source clamps (its `[λ_min, λ_max]`) pulls λc back to what is in
 //!   force, so a bounded source does not wind λc up beyond its bounds.
 //!
-//! Per ACK it adds one RTT̄ to a sum while measuring; everything else happens once per epoch.
+//! Per ACK it adds one RTT̄ to a sum while measuring and compares the rate with the window (a
+//! multiplication and a division); everything else happens once per epoch.
 
 use super::{Action, Controller, ControllerState, EpochSummary, Estimates};
 
@@ -87,6 +95,13 @@ pub const NOISE_WEIGHT: f64 = 0.1;
 /// … except within this distance (of `ln λc`) under the highest λc the ceiling allows: next to a
 /// rate that overloaded the path, a delay cost is taken at its face value.
 pub const NEAR_CEILING: f64 = 0.2;
+
+/// Updates in flight the window allows beyond what the path holds at the side's rate with an
+/// empty queue (`λ·D_base`).
+pub const WINDOW: f64 = 2.0;
+/// The least fraction of the ceiling's rate an overload's drain leaves (`D_base/D` below it
+/// would hold the rate far down for many long measurements; the window drains the queue).
+pub const DRAIN_FLOOR: f64 = 0.3;
 
 /// Which side of λc an epoch runs on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -155,6 +170,14 @@ pub struct Seek {
     /// RTT̄ when the running measurement began, and how long it is meant to last (s).
     rtt_start: f64,
     epoch_len: f64,
+    /// The rate the running epoch asked for (updates/s), and the base delay (s, ∞ before the
+    /// first measurement): the window's terms, kept so that an ACK costs no search.
+    asked: f64,
+    base: f64,
+    /// Whether the window holds the rate below `asked` now, and whether it did at any time in
+    /// the running epoch.
+    holding: bool,
+    capped: bool,
     state: ControllerState,
 }
 
@@ -184,6 +207,10 @@ impl Seek {
             next_delay: 0,
             rtt_start: 0.0,
             epoch_len: 0.0,
+            asked: 0.0,
+            base: f64::INFINITY,
+            holding: false,
+            capped: false,
             state: ControllerState::default(),
         }
     }
@@ -203,6 +230,8 @@ impl Seek {
         self.rtt_start = rtt;
         self.rtt_sum = 0.0;
         self.rtt_count = 0;
+        self.asked = rate;
+        self.capped = false;
         self.epoch_len = self.length(rtt, rate);
     }
 
@@ -227,10 +256,11 @@ impl Seek {
     }
 
     /// Whether the epoch now ending ran beyond what the path serves: ACKs came back slower than
-    /// updates left, and either RTT̄ grew by a quarter of what that excess, queued for the epoch's
-    /// length, adds (and by at least half a send period) or the delay stands far above the base.
+    /// updates left (at the rate the epoch asked for, if the window held it down), and either
+    /// RTT̄ grew by a quarter of what that excess, queued for the epoch's length, adds (and by at
+    /// least half a send period) or the delay stands far above the base.
     fn overloaded(&self, est: &Estimates, delay: f64) -> bool {
-        let excess = est.rate * est.z;
+        let excess = if self.capped { self.asked } else { est.rate } * est.z;
         let growth = est.rtt - self.rtt_start;
         let growing = growth > (0.25 * (excess - 1.0) * self.epoch_len).max(0.5 / est.rate);
         // A full queue does not grow; it shows as a delay far above the base delay.
@@ -239,8 +269,9 @@ impl Seek {
     }
 
     /// Answers an overload seen with the delay `delay`: the path delivers 1/Z̄ at most, so the
-    /// high side goes there, and lower still in the proportion the queue adds to the base delay,
-    /// so that the queue drains within about one round trip. A new cycle starts; its rate.
+    /// high side goes there, and lower still in the proportion the queue adds to the base delay
+    /// (to no less than [`DRAIN_FLOOR`] of it), so that the queue drains within about one round
+    /// trip. A new cycle starts; its rate.
     ///
     /// A path that delivers fewer updates than before takes longer to deliver each (its
     /// bottleneck serves an update in about Z̄ now, 1/ceiling before), and so does its empty
@@ -248,11 +279,12 @@ impl Seek {
     /// would stay that of the faster path for [`FLOOR_WINDOW`] measurements, and the queue
     /// level would read the longer service as a queue and hold the rate far down.
     fn back_off(&mut self, est: &Estimates, delay: f64) -> f64 {
-        let drain = (self.base_delay() / delay).min(1.0);
+        let drain = (self.base_delay() / delay).clamp(DRAIN_FLOOR, 1.0);
         let slower_service = (est.z - 1.0 / self.ceiling).max(0.0);
         for d in self.delays.iter_mut().filter(|d| **d > 0.0) {
             *d += slower_service;
         }
+        self.base = self.base_delay();
         self.ceiling = 1.0 / est.z;
         self.centre = self.highest() * drain;
         self.step = STEP_MIN;
@@ -280,6 +312,7 @@ impl Seek {
         };
         self.delays[self.next_delay] = delay;
         self.next_delay = (self.next_delay + 1) % FLOOR_WINDOW;
+        self.base = self.base_delay();
         delay
     }
 
@@ -352,13 +385,26 @@ impl Controller for Seek {
             self.rtt_sum += est.rtt;
             self.rtt_count += 1;
         }
+        // The window: at most the updates the path holds at the asked rate, and WINDOW more.
+        let cap = (self.asked * self.base + WINDOW) / est.rtt;
+        if cap < self.asked * 0.99 {
+            self.holding = true;
+            self.capped = true;
+            if (cap / est.rate - 1.0).abs() > 0.01 {
+                return Some(cap);
+            }
+        } else if self.holding {
+            self.holding = false;
+            return Some(self.asked);
+        }
         None
     }
 
     fn on_epoch(&mut self, _: &EpochSummary, est: &Estimates) -> f64 {
         let (Phase::Settle(side) | Phase::Measure(side)) = self.phase;
-        // The source may have clamped the rate asked for: centre on what is in force.
-        if est.rate > 0.0 && (est.rate / self.rate(side) - 1.0).abs() > 1e-9 {
+        // The source may have clamped the rate asked for: centre on what is in force (a rate
+        // the window held down is not a clamp).
+        if !self.capped && est.rate > 0.0 && (est.rate / self.rate(side) - 1.0).abs() > 1e-9 {
             self.centre = est.rate / side.factor();
         }
         self.state.last_action = Some(Action::Hold);
@@ -399,6 +445,9 @@ impl Controller for Seek {
     }
 
     fn restart(&mut self) {
+        // The source resumes at a rate of its own: no window until the next epoch asks one.
+        self.asked = f64::INFINITY;
+        self.holding = false;
         self.step = STEP_INITIAL;
         self.last_dir = 0;
         self.found = false;
@@ -406,9 +455,11 @@ impl Controller for Seek {
         self.start_cycle();
     }
 
-    fn scale_rates(&mut self, factor: f64) {
+    fn scale_rates(&mut self, factor: f64) -> bool {
         self.centre *= factor;
+        self.asked *= factor;
         self.ceiling *= factor;
+        true
     }
 
     fn state(&self) -> ControllerState {
@@ -441,14 +492,15 @@ mod tests {
         c
     }
 
-    /// Ends the running measurement after ACKs that each saw RTT̄ = `rtt`, with Z̄ = 1/rate.
+    /// Ends the running measurement after ACKs that each saw RTT̄ = `rtt`, with Z̄ = 1/rate (the
+    /// window's answers to them are left aside: the rate in force stays the asked one).
     fn measure(c: &mut Seek, rtt: f64) -> f64 {
         let rate = c.rate(match c.phase {
             Phase::Settle(s) | Phase::Measure(s) => s,
         });
         let e = est(rate, rtt, 1.0 / rate);
         for _ in 0..10 {
-            assert_eq!(c.on_ack(&e), None);
+            c.on_ack(&e);
         }
         c.on_epoch(&ANY, &e)
     }
@@ -632,8 +684,9 @@ mod tests {
         c.on_ack(&e);
         c.on_epoch(&ANY, &e);
         assert_eq!(c.state().last_action, Some(Action::Mdec(1)), "standing");
-        // The high side goes to the ceiling scaled by base delay / delay = 0.1 / 0.5, to drain.
-        let drained = c.highest() * 0.2;
+        // The high side goes to the ceiling scaled by base delay / delay = 0.1 / 0.5, to drain,
+        // but no lower than DRAIN_FLOOR of it.
+        let drained = c.highest() * DRAIN_FLOOR;
         assert!((c.centre - drained).abs() < 1e-9, "{}", c.centre);
         // At the ceiling, each cycle with no delay cost raises it by 0.5 %; λc stays under it.
         c.centre = c.highest();
@@ -654,7 +707,7 @@ mod tests {
         // Overloads the high side with ACKs `z` apart and RTT̄ far above the base (standing).
         fn overload(c: &mut Seek, z: f64) {
             c.phase = Phase::Measure(Side::High);
-            c.rtt_start = 0.5;
+            c.begin_epoch(0.5, c.rate(Side::High));
             let e = est(c.rate(Side::High), 0.5, z);
             c.on_ack(&e);
             c.on_epoch(&ANY, &e);
@@ -683,6 +736,48 @@ mod tests {
         c.last_dir = 0;
         cycle(&mut c, RTT + 0.08, RTT + 0.08);
         assert_eq!(c.state().last_action, Some(Action::Inc));
+    }
+
+    #[test]
+    fn the_window_holds_the_rate_to_what_the_path_carries_per_ack() {
+        // Base delay 0.1 s at λc = 100/s: the path holds 10.5 updates at the high side's rate,
+        // the window 12.5.
+        let mut c = measuring_high();
+        cycle(&mut c, RTT, RTT);
+        assert!((c.base - RTT).abs() < 1e-12);
+        c.centre = 100.0;
+        c.phase = Phase::Measure(Side::High);
+        let high = c.rate(Side::High);
+        c.begin_epoch(RTT, high);
+        let w = high * RTT + WINDOW;
+        // A short queue (RTT̄ 0.11 s) is within the window: nothing changes.
+        assert_eq!(c.on_ack(&est(high, 0.11, 1.0 / high)), None);
+        // The capacity collapses: RTT̄ 0.5 s; the rate falls to W/RTT̄ on this ACK.
+        let held = c.on_ack(&est(high, 0.5, 0.05)).expect("held");
+        assert!((held - w / 0.5).abs() < 1e-9, "{held}");
+        // Within 1 % of the rate in force already: no new rate.
+        assert_eq!(c.on_ack(&est(held, 0.502, 0.05)), None);
+        // RTT̄ back to the base: the asked rate returns, once.
+        assert_eq!(c.on_ack(&est(held, RTT, 0.01)), Some(high));
+        assert_eq!(c.on_ack(&est(high, RTT, 0.01)), None);
+        // The epoch was held down: judged at the asked rate (ACKs 50 ms apart against 9.5 ms
+        // sent: an overload, the delay of 1 s standing far above the base), not re-centred on
+        // `held` as a clamp would be.
+        c.rtt_start = 1.0;
+        c.rtt_sum = 1.0;
+        c.rtt_count = 1;
+        c.on_epoch(&ANY, &est(held, 1.0, 0.05));
+        assert_eq!(c.state().last_action, Some(Action::Mdec(1)));
+        assert!((c.ceiling - 20.0).abs() < 1e-9);
+        // The drain (base 0.15 s after the slower service, delay 1 s) is floored at 0.3.
+        assert!(
+            (c.centre - c.highest() * DRAIN_FLOOR).abs() < 1e-9,
+            "{}",
+            c.centre
+        );
+        // After an outage no window applies until an epoch asks a rate.
+        c.restart();
+        assert_eq!(c.on_ack(&est(5.0, 10.0, 0.2)), None);
     }
 
     #[test]
