@@ -74,6 +74,7 @@ fn flow_json(f: &FlowResult) -> Value {
             "coupling": "none",
             "subflows": m.subflows,
         })),
+        "multipath": f.multipath,
         "estimated_aggregation": f.estimated_aggregation,
     })
 }
@@ -153,6 +154,11 @@ fn result_text(r: &LabResult) -> String {
             out += &format!("mptcp {}: kernel scheduler {}\n", f.name, m.scheduler);
             for (k, s) in m.subflows.iter().enumerate() {
                 out += &format!("mptcp {}\n", s.line(&f.name, k));
+            }
+        }
+        if let Some(m) = &f.multipath {
+            for line in m.lines(&f.name) {
+                out += &format!("multipath {line}\n");
             }
         }
     }

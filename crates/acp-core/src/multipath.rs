@@ -2,9 +2,13 @@
 //!
 //! A multipath source has one session, one sequence space and one controller (which sets the
 //! total rate); a [`PathScheduler`] decides, for every update, the paths it is sent on. The
-//! caller tells the scheduler what it sent where ([`PathScheduler::on_sent`]) and which path each
-//! valid ACK came back on ([`PathScheduler::on_ack`]); the scheduler keeps per path the updates
-//! in flight and the estimates its rule needs. It never reads a clock or touches a socket.
+//! driver hands it the source twice: when the source's timer fires
+//! ([`PathScheduler::on_timer`]: each update due is routed, handed to the driver's `send` with
+//! its paths, and recorded as sent on them) and when a datagram comes back over a path
+//! ([`PathScheduler::handle_datagram`]: the source validates it, and a valid ACK updates that
+//! path). Both then scale the source's rate for paths that failed or came back, so no driver
+//! can route or take an ACK without that. The scheduler keeps per path the updates in flight
+//! and the estimates its rule needs. It never reads a clock or touches a socket.
 //!
 //! Rules ([`PathRule`]):
 //! - **QAware** (thesis §2.4, eq. 2.3 and Algorithm 1): the path `k` on which the update about to
@@ -25,14 +29,22 @@
 //!   tracks the bottleneck as a virtual FIFO queue: an update sent at `t` leaves it at
 //!   `v_k ← max(t, v_k) + b̂_k`, so the wait ahead of an update sent now is
 //!   `Ŵ_k = max(0, v_k − now) = n_k·b̂_k`, and the wait `W_i` of update `i` is the one
-//!   predicted when it was sent. `b̂_k` is the least of the last [`BOTTLENECK_SAMPLES`]
-//!   samples (delays only lengthen them; an average was inflated by scheduling noise to
-//!   1.7 times the relay test's 13.8 ms) of the spacing of the ACKs of consecutive
-//!   updates on the path when the later was sent before the earlier's ACK came back and the
-//!   ACKs are spaced wider than the sending was: the later update queued
-//!   behind the earlier, and left the bottleneck one service time after it (ACKs spaced no
-//!   wider than their updates were sent say only that the second did not wait, and would
-//!   inflate `b̂_k` to the sending interval). Until a path has such a sample, `b̂_k = 0`: no
+//!   predicted when it was sent. `b̂_k` is the median of the last [`BOTTLENECK_SAMPLES`]
+//!   samples of the spacing of the ACKs of consecutive updates on the path whose later update
+//!   queued behind the earlier, and so left the bottleneck one service time after it: the
+//!   later was sent before the earlier's ACK came back, and less than `b̂_k` after the earlier
+//!   (while `b̂_k` is unknown: their ACKs came back further apart than they were sent). A pair
+//!   sent further apart than a service time did not queue; its ACKs are spaced by the sending
+//!   interval plus the scheduling delay of each ACK, and the old test "spaced wider than
+//!   sent" let through those whose later ACK was delayed, so that a sender slower than the
+//!   bottleneck read its own interval, lengthened by noise, as the service time (11–32 ms for
+//!   the relay test's 13.76 ms link). The median, not the least: the delay of each ACK of a
+//!   queued pair lengthens or shortens its spacing alike (a delayed earlier ACK shortens it),
+//!   so the least of the samples read the service time minus the noise (docs/MULTIPATH.md,
+//!   "Why QAware is level with path A on the real clock"). A wrong `b̂_k` corrects itself: one
+//!   below the service time takes only pairs that queued, whose spacings are the service
+//!   time; one above it also takes pairs sent between the two, whose spacings lie below it.
+//!   Until a path has a sample, `b̂_k = 0`: no
 //!   queue is assumed until ACKs show one. Sending as if there were none is what builds a
 //!   queue and makes its service time visible; a pessimistic start (`b̂_k = Ŝ_k`, the
 //!   thesis's single facility) steered updates away from a path before it queued, so that
@@ -61,10 +73,11 @@
 //! **The total rate.** The controller sets one rate for the paths that work, and the rule spreads
 //! it over them. When a path fails it takes its share of the updates (of about the last 16) with
 //! it: the source's rate, and every rate its controller remembers, is scaled by `1 − share`; the
-//! path's first ACK after the failure gives it back (`1/(1 − share)`). Without this the whole
+//! path's first ACK after the failure gives it back (`1/(1 − share)`); while the source probes
+//! or rides out an outage the factor waits for it to run again. Without this the whole
 //! rate fell on the paths left and overloaded them until the controller noticed; Seek then kept
 //! a ceiling of one path's delivery rate, crept up from it by 0.5 % a cycle, and spent the rest
-//! of the run after the return at about one path's rate ([`PathScheduler::steer_rate`]).
+//! of the run after the return at about one path's rate (the private `PathScheduler::steer_rate`).
 //!
 //! State is bounded: at most [`MAX_IN_FLIGHT`] updates are remembered per path (the oldest are
 //! given up first) and at most [`MAX_PATHS`] paths are scheduled.
@@ -75,8 +88,9 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use crate::ewma::Ewma;
-use crate::source::Source;
+use crate::source::{AckOutcome, Source, Transmit};
 use crate::time::{secs_to_duration, Time};
+use crate::wire::Packet;
 
 /// Most paths one scheduler handles (a [`PathSet`] is a 64-bit mask).
 pub const MAX_PATHS: usize = 64;
@@ -223,19 +237,20 @@ pub struct PathStats {
     pub recovered_at: Option<Time>,
 }
 
-/// Samples of `b̂_k` kept per path.
-pub const BOTTLENECK_SAMPLES: usize = 8;
+/// Samples of `b̂_k` kept per path (odd, so that the median is one of them).
+pub const BOTTLENECK_SAMPLES: usize = 9;
 
-/// The least of the last [`BOTTLENECK_SAMPLES`] samples: ACK spacings are a service time plus
-/// delays (scheduling, the ACK's own way back), which only lengthen them.
+/// The median of the last [`BOTTLENECK_SAMPLES`] samples (the lower middle one while fewer
+/// are kept): an ACK spacing is a service time plus the difference of the two ACKs' delays
+/// (scheduling, the way back), which lengthens or shortens it.
 #[derive(Debug, Clone, Copy, Default)]
-struct RecentMin {
+struct RecentMedian {
     samples: [f64; BOTTLENECK_SAMPLES],
     len: usize,
     next: usize,
 }
 
-impl RecentMin {
+impl RecentMedian {
     fn push(&mut self, sample: f64) {
         self.samples[self.next] = sample;
         self.next = (self.next + 1) % BOTTLENECK_SAMPLES;
@@ -243,7 +258,10 @@ impl RecentMin {
     }
 
     fn get(&self) -> Option<f64> {
-        self.samples[..self.len].iter().copied().reduce(f64::min)
+        let mut kept = self.samples;
+        let kept = &mut kept[..self.len];
+        kept.sort_by(f64::total_cmp);
+        kept.get(self.len.checked_sub(1)? / 2).copied()
     }
 }
 
@@ -264,7 +282,7 @@ struct PathState {
     /// `Ŝ_k`.
     service: Ewma,
     /// `b̂_k`.
-    bottleneck: RecentMin,
+    bottleneck: RecentMedian,
     /// `v_k`: when the virtual bottleneck queue empties.
     free_at: Time,
     /// The last ACK on the path: when it came, and when its update was sent.
@@ -290,7 +308,7 @@ impl PathState {
             in_flight: VecDeque::new(),
             srtt: Ewma::new(1.0 - ALPHA),
             service: Ewma::new(1.0 - ALPHA),
-            bottleneck: RecentMin::default(),
+            bottleneck: RecentMedian::default(),
             free_at: Time::ZERO,
             last_ack: None,
             overdue: None,
@@ -390,11 +408,54 @@ impl PathScheduler {
         self.paths.len()
     }
 
+    /// Sends what `source` has due at `now` (the multipath form of the drivers' one timer loop,
+    /// `acp_netmodel::driver::on_timer`): for each update, the paths it takes (the private
+    /// `PathScheduler::route`) are recorded as sent at `now` and handed with it to `send`; then
+    /// the source's timers run, its rate is scaled for paths that failed (the private
+    /// `PathScheduler::steer_rate`), and the next deadline is returned (`None`: only a received
+    /// datagram can wake it). The first error of `send` stops the loop and is returned.
+    pub fn on_timer<X>(
+        &mut self,
+        source: &mut Source,
+        now: Time,
+        buf: &mut Vec<u8>,
+        mut send: impl FnMut(&[u8], Transmit, PathSet) -> Result<(), X>,
+    ) -> Result<Option<Time>, X> {
+        while let Some(tx) = source.poll_transmit(now, buf) {
+            let paths = self.route(now);
+            paths.iter().for_each(|k| self.on_sent(k, tx.seq, now));
+            send(&buf[..tx.len], tx, paths)?;
+        }
+        source.handle_timeout(now);
+        self.steer_rate(source, now);
+        Ok(source.poll_timeout())
+    }
+
+    /// A datagram came back over path `k` at `now`: `source` validates it
+    /// ([`Source::handle_datagram`], whose outcome is returned); a valid ACK (in or out of
+    /// sequence) updates path `k` (the private `PathScheduler::on_ack`), and the source's rate is
+    /// scaled if the path came back (the private `PathScheduler::steer_rate`).
+    pub fn handle_datagram(
+        &mut self,
+        source: &mut Source,
+        k: usize,
+        now: Time,
+        data: &[u8],
+    ) -> AckOutcome {
+        let outcome = source.handle_datagram(now, data);
+        if matches!(outcome, AckOutcome::InSequence | AckOutcome::OutOfSequence) {
+            if let Ok(Packet::Ack(ack)) = Packet::decode(data) {
+                self.on_ack(k, ack.seq, now);
+                self.steer_rate(source, now);
+            }
+        }
+        outcome
+    }
+
     /// The paths the update about to be sent at `now` should take: the rule's choice (every
-    /// path for [`PathRule::Duplicate`]) plus every overdue path due for a probe. Call
-    /// [`PathScheduler::on_sent`] for each path it is then sent on.
+    /// path for [`PathRule::Duplicate`]) plus every overdue path due for a probe.
     #[must_use]
-    pub fn route(&mut self, now: Time) -> PathSet {
+    fn route(&mut self, now: Time) -> PathSet {
         let failed: Vec<usize> = (0..self.paths.len())
             .filter(|&k| self.paths[k].check_overdue(now))
             .collect();
@@ -458,7 +519,7 @@ impl PathScheduler {
     }
 
     /// Update `seq` was sent on path `k` at `now`.
-    pub fn on_sent(&mut self, k: usize, seq: u64, now: Time) {
+    fn on_sent(&mut self, k: usize, seq: u64, now: Time) {
         let Some(p) = self.paths.get_mut(k) else {
             return;
         };
@@ -483,7 +544,7 @@ impl PathScheduler {
     /// A valid ACK for update `seq` came back over path `k` at `now`. ACKs for updates the path
     /// does not hold in flight (already given up, or sent elsewhere) only clear its overdue
     /// state: the path works.
-    pub fn on_ack(&mut self, k: usize, seq: u64, now: Time) {
+    fn on_ack(&mut self, k: usize, seq: u64, now: Time) {
         let Some(p) = self.paths.get_mut(k) else {
             return;
         };
@@ -504,13 +565,18 @@ impl PathScheduler {
             p.service.update(rtt - u.wait);
         }
         // The ACK spacing is a service time only between consecutive updates (none given up
-        // between them) the later of which queued behind the earlier: their ACKs came back
-        // further apart than they were sent.
+        // between them) the later of which queued behind the earlier: it was sent before the
+        // earlier's ACK came back, and less than a service time after it (while none is known:
+        // their ACKs came back further apart than they were sent).
+        let bottleneck = p.bottleneck.get();
         if let Some((prev_ack, _)) = p.last_ack.filter(|&(prev_ack, prev_sent)| {
+            let sent_apart = u.sent.nanos_since(prev_sent);
             i == 0
                 && prev_sent <= u.sent
                 && u.sent < prev_ack
-                && now.nanos_since(prev_ack) > u.sent.nanos_since(prev_sent)
+                && bottleneck.map_or(now.nanos_since(prev_ack) > sent_apart, |b| {
+                    (sent_apart as f64) * 1e-9 < b
+                })
         }) {
             p.bottleneck.push(now.nanos_since(prev_ack) as f64 * 1e-9);
         }
@@ -539,9 +605,19 @@ impl PathScheduler {
     }
 
     /// Scales `source`'s rate for the paths that failed or came back since the last call
-    /// ([`Source::scale_rate`]). Call it after [`PathScheduler::route`] and
-    /// [`PathScheduler::on_ack`].
-    pub fn steer_rate(&mut self, source: &mut Source, now: Time) {
+    /// ([`Source::scale_rate`]); [`PathScheduler::on_timer`] and
+    /// [`PathScheduler::handle_datagram`] call it after routing and after an ACK.
+    ///
+    /// Only a running source's rate is the controller's: while it probes (rate 0) or rides out
+    /// an outage (the floor rate) the factor waits, so that a failure and its return scale the
+    /// rate by exactly inverse factors whatever phase each falls in. (Applied at once, a
+    /// path found overdue while the source probed, as one whose round trip exceeds
+    /// [`MIN_OVERDUE`] can be before its SRTT is known, scaled nothing, and its return in the
+    /// running phase then raised the rate by `1/(1 − share)` for good.)
+    fn steer_rate(&mut self, source: &mut Source, now: Time) {
+        if source.phase() != crate::source::Phase::Running {
+            return;
+        }
         if let Some(f) = self.take_rate_factor() {
             source.scale_rate(now, f);
         }
@@ -916,6 +992,103 @@ mod tests {
         s.on_ack(0, 8, at(85));
         s.on_ack(0, 9, at(94));
         assert_eq!(s.path_stats(0, at(94)).unwrap().bottleneck, Some(2e-3));
+    }
+
+    /// The bottleneck of the estimator tests: an update holds it 13.76 ms (the relay test's
+    /// 100 kbit/s link and 172-byte updates).
+    const SERVICE_MS: f64 = 13.76;
+
+    /// `n` draws uniform in `[0, max_ms)` from a fixed seed (a 64-bit LCG, high bits).
+    fn jitter(n: usize, seed: u64, max_ms: f64) -> Vec<f64> {
+        let mut x = seed;
+        (0..n)
+            .map(|_| {
+                x = x
+                    .wrapping_mul(6_364_136_223_846_793_005)
+                    .wrapping_add(1_442_695_040_888_963_407);
+                (x >> 11) as f64 / (1u64 << 53) as f64 * max_ms
+            })
+            .collect()
+    }
+
+    /// One path fed updates sent at `sent_ms` through a FIFO bottleneck of [`SERVICE_MS`] per
+    /// update and 10 ms of propagation, each ACK read `ack_late_ms[i]` late by the source's
+    /// host (two ACKs due while it is late are read together, in order): `b̂` (ms) at the end.
+    fn bottleneck_after(sent_ms: &[f64], ack_late_ms: &[f64]) -> f64 {
+        let ns = |ms: f64| Time::from_nanos((ms * 1e6).round() as u64);
+        let (mut free, mut read) = (0.0_f64, 0.0_f64);
+        let mut events: Vec<(f64, bool, u64)> = Vec::new();
+        for (i, (&sent, &late)) in sent_ms.iter().zip(ack_late_ms).enumerate() {
+            free = free.max(sent) + SERVICE_MS;
+            read = read.max(free + 10.0 + late);
+            events.push((sent, false, i as u64));
+            events.push((read, true, i as u64));
+        }
+        events.sort_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+        let mut s = PathScheduler::new(PathRule::QAware, 1).unwrap();
+        for (t, is_ack, seq) in events {
+            if is_ack {
+                s.on_ack(0, seq, ns(t));
+            } else {
+                s.on_sent(0, seq, ns(t));
+            }
+        }
+        s.path_stats(0, ns(1e9)).unwrap().bottleneck.unwrap() * 1e3
+    }
+
+    /// Send times: `gaps_ms` apart, each send up to `late_ms` after its plan (the sender's
+    /// scheduling delay; drawn from `seed`).
+    fn sends(gaps_ms: &[f64], late_ms: f64, seed: u64) -> Vec<f64> {
+        let mut plan = 0.0;
+        let late = jitter(gaps_ms.len(), seed, late_ms);
+        gaps_ms
+            .iter()
+            .zip(late)
+            .map(|(gap, l)| {
+                plan += gap;
+                plan + l
+            })
+            .collect()
+    }
+
+    /// `b̂` on hand-built timings. Without delays it is the service time exactly (the
+    /// simulator's case); with the sender up to 3 ms late and each ACK read up to 4 ms late it
+    /// stays within 1 ms of it whether every update queues or only some do (the median of 9
+    /// samples whose noise spans ±4 ms: 13.88 and 13.76 ms here, where the least of the last 8
+    /// samples passing the old test read 12.01 ms in both), and a sender slower than the
+    /// bottleneck, which never sees it queue, reads at most its own shortest sending interval
+    /// (17.54 ms for 17.53; the old rule 20.38): its virtual queue stays empty at its own pace.
+    #[test]
+    fn the_service_estimate_takes_the_median_of_pairs_that_queued() {
+        let n = 60;
+        let quiet = vec![0.0; n];
+        let noisy = jitter(n, 7, 4.0);
+        // Sent 10 ms apart: every update queues behind the one before.
+        let fast = sends(&vec![10.0; n], 0.0, 1);
+        assert!((bottleneck_after(&fast, &quiet) - SERVICE_MS).abs() < 1e-6);
+        let fast = sends(&vec![10.0; n], 3.0, 1);
+        let b = bottleneck_after(&fast, &noisy);
+        assert!((b - SERVICE_MS).abs() < 1.0, "every update queued: {b} ms");
+        // Sent 8 to 30 ms apart (a controller near the path's capacity, and a scheduler that
+        // sends some updates elsewhere): 8 of the 59 pairs queue.
+        let gaps: Vec<f64> = jitter(n, 3, 22.0).into_iter().map(|g| 8.0 + g).collect();
+        let mixed = sends(&gaps, 3.0, 2);
+        assert!((bottleneck_after(&mixed, &quiet) - SERVICE_MS).abs() < 1e-6);
+        let b = bottleneck_after(&mixed, &noisy);
+        assert!((b - SERVICE_MS).abs() < 1.0, "some updates queued: {b} ms");
+        // Sent 20 ms apart and up to 3 ms late: never queued. The old test (spaced wider than
+        // sent) took every pair whose later ACK was the later read, the sending interval plus
+        // noise; now only pairs sent closer than the estimate count.
+        let slow = sends(&vec![20.0; n], 3.0, 4);
+        let shortest = slow
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .fold(f64::MAX, f64::min);
+        let b = bottleneck_after(&slow, &noisy);
+        assert!(
+            (SERVICE_MS..=shortest + 1.0).contains(&b),
+            "a slow sender: {b} ms, shortest interval {shortest} ms"
+        );
     }
 
     #[test]

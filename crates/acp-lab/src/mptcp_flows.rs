@@ -27,7 +27,17 @@
 //! (`SO_RCVBUF`, autotuning off), checked as a `tcp` flow's are ([`crate::tcp_flows`]).
 //! Refused in one line: any scheduler but `linux-default` (the kernel here schedules with
 //! `default` only), `coupling = "lia"` (upstream Linux has no coupled congestion control),
-//! `rmem`, and more than one mptcp flow per host (a host's endpoints serve all its connections).
+//! `rmem`, and more than one multipath flow per host (a host's endpoints serve all its
+//! connections).
+//!
+//! # Multipath ACP sources
+//!
+//! An ACP flow with `paths` takes the same addresses, devices and routes (a multipath flow, so
+//! one per host too): the source sends path `k`'s updates from a UDP socket bound to the
+//! client's address of path `k` and to its device ([`bound_paths`]), to the monitor's usual
+//! address; the monitor answers each to the address it came from, which the server's `acpK`
+//! reaches. No path manager: reverse-path filtering is turned off in both hosts
+//! ([`accept_any_device`]), as the ACKs to `acpK` come from the server's path-0 address.
 
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -149,9 +159,9 @@ pub fn subflow_routes(
         for h in [f.from, f.to] {
             if let Some(other) = flow_of_host.insert(h, f.flow) {
                 return Err(format!(
-                    "flow {}: another mptcp flow ({other}) has the same host; the lab runs one \
-                     mptcp flow per host (a host's path-manager endpoints serve all its \
-                     connections)",
+                    "flow {}: another multipath flow ({other}) has the same host; the lab runs \
+                     one multipath flow per host (a host's addresses and path-manager endpoints \
+                     serve all its connections)",
                     f.flow
                 ));
             }
@@ -235,17 +245,11 @@ pub fn create_interface(host: &Host, interface: Interface) -> io::Result<crate::
     Ok(crate::emulator::Port { tun, addr })
 }
 
-/// Sets up the kernel's path manager for a flow over `paths` paths from `client` to `server`
-/// (their interfaces already created): the limits in both namespaces, reverse-path filtering
-/// off in both, and one `subflow` endpoint per extra path in the client's.
-pub fn configure_path_manager(
-    client: &Host,
-    client_index: usize,
-    server: &Host,
-    paths: usize,
-) -> io::Result<()> {
-    let extra = (paths - 1).to_string();
-    for host in [client, server] {
+/// Turns reverse-path filtering off in `hosts` (for all devices, the default, and the devices
+/// of `paths` paths): a multipath flow's packets arrive on a device other than the one the
+/// routing table would answer by.
+pub fn accept_any_device(hosts: &[&Host], paths: usize) -> io::Result<()> {
+    for host in hosts {
         host.ns.enter(|| {
             for scope in ["all", "default"]
                 .into_iter()
@@ -256,6 +260,40 @@ pub fn configure_path_manager(
             }
             Ok(())
         })?;
+    }
+    Ok(())
+}
+
+/// What a multipath ACP source on host `host` (its own address `addr`) binds path `k`'s socket
+/// to, for `paths` paths: the address (any port) and, beyond path 0, the path's device.
+pub fn bound_paths(
+    host: usize,
+    addr: Ipv4Addr,
+    paths: usize,
+) -> Vec<(std::net::SocketAddr, Option<String>)> {
+    (0..paths)
+        .map(|k| match k {
+            0 => ((addr, 0).into(), None),
+            _ => {
+                let i = Interface { host, path: k };
+                ((i.addr(), 0).into(), Some(device_name(k)))
+            }
+        })
+        .collect()
+}
+
+/// Sets up the kernel's path manager for a flow over `paths` paths from `client` to `server`
+/// (their interfaces already created): the limits in both namespaces, reverse-path filtering
+/// off in both, and one `subflow` endpoint per extra path in the client's.
+pub fn configure_path_manager(
+    client: &Host,
+    client_index: usize,
+    server: &Host,
+    paths: usize,
+) -> io::Result<()> {
+    let extra = (paths - 1).to_string();
+    accept_any_device(&[client, server], paths)?;
+    for host in [client, server] {
         ip(
             host,
             &[
@@ -431,7 +469,10 @@ mod tests {
                 ),
                 "no coupled congestion control",
             ),
-            (format!("{TWO_PATHS}{second}"), "one mptcp flow per host"),
+            (
+                format!("{TWO_PATHS}{second}"),
+                "one multipath flow per host",
+            ),
         ];
         for (text, needle) in cases {
             let e = crate::plan::parse(&text).unwrap_err();
@@ -458,6 +499,7 @@ mod tests {
             timeouts: 0,
             cwnd_bytes: 14_480,
             srtt: 0.05,
+            established: true,
         };
         let report = SenderReport {
             at_warmup: vec![sub(0, 1_000, 10), sub(1, 500, 5)],

@@ -37,6 +37,9 @@ const SUBFLOW_DATA_LEN: usize = 16;
 /// `sockaddr_storage`.
 const ADDRS_LEN: usize = 2 * size_of::<libc::sockaddr_storage>();
 
+/// `tcpi_state` of an established connection (`include/net/tcp_states.h`).
+const TCP_ESTABLISHED: u8 = 1;
+
 /// Most subflows read.
 const MAX_SUBFLOWS: usize = 32;
 
@@ -66,6 +69,8 @@ pub struct SubflowInfo {
     pub cwnd_bytes: u64,
     /// Smoothed RTT (s).
     pub srtt: f64,
+    /// Whether it is established (`tcpi_state` is `TCP_ESTABLISHED`).
+    pub established: bool,
 }
 
 /// A new MPTCP socket (blocking) of the calling thread's namespace.
@@ -227,6 +232,7 @@ pub fn subflows(stream: &TcpStream) -> io::Result<Vec<SubflowInfo>> {
                 timeouts: t.tcpi_total_rto,
                 cwnd_bytes: u64::from(t.tcpi_snd_cwnd) * u64::from(t.tcpi_snd_mss),
                 srtt: f64::from(t.tcpi_rtt) * 1e-6,
+                established: t.tcpi_state == TCP_ESTABLISHED,
             }
         })
         .collect())
@@ -248,22 +254,52 @@ pub struct SenderReport {
     pub at_end: Vec<SubflowInfo>,
 }
 
+/// How long a connection's subflows may take to come up when the measured window starts
+/// with the flow (no warm-up left to come up in).
+pub const SUBFLOW_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// Writes bulk data on `stream` until `stop_at` or until `finish` is raised, reading its
 /// subflows at `measure_from` (or at once, if later) and at the end.
+///
+/// The window is read only once all `paths` subflows are established: a path whose subflow
+/// the kernel's path manager opens late carries nothing before it, and a reading without it
+/// would credit the first path with the whole window. Until then the sender writes on and
+/// looks again every write; if they are not all up by `measure_from` (or, for a flow that
+/// starts inside the window, [`SUBFLOW_TIMEOUT`] after its start, its reading then late), it
+/// fails, naming how many came up.
 pub fn send_bulk(
     mut stream: TcpStream,
+    paths: usize,
     measure_from: Instant,
     stop_at: Instant,
     finish: &AtomicBool,
 ) -> io::Result<SenderReport> {
     let chunk = vec![0u8; CHUNK];
     let mut at_warmup = None;
+    let start = Instant::now();
+    let give_up = if measure_from > start {
+        measure_from
+    } else {
+        start + SUBFLOW_TIMEOUT
+    };
+    let mut all_up = false;
     loop {
         let now = Instant::now();
         if now >= stop_at || finish.load(Ordering::Relaxed) {
             break;
         }
-        if at_warmup.is_none() && now >= measure_from {
+        if !all_up {
+            let up = subflows(&stream)?.iter().filter(|s| s.established).count();
+            all_up = up >= paths;
+            if !all_up && now >= give_up {
+                return Err(io::Error::other(format!(
+                    "{up} of {paths} MPTCP subflows established by the measured window (the \
+                     kernel's path manager opened no subflow on the other paths; `ip mptcp \
+                     endpoint show` in the sending host)"
+                )));
+            }
+        }
+        if all_up && at_warmup.is_none() && now >= measure_from {
             at_warmup = Some(subflows(&stream)?);
         }
         match stream.write(&chunk) {

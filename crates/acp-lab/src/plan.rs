@@ -22,6 +22,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use acp_core::controller::ControllerKind;
+use acp_core::multipath::PathRule;
 use acp_core::SourceConfig;
 use acp_netmodel::Streams;
 use acp_runtime::relay::PathConfig;
@@ -46,6 +47,9 @@ pub enum FlowPlanKind {
         config: SourceConfig,
         /// Payload bytes per update.
         payload: u32,
+        /// A multipath source's scheduler and paths (`a>r>b`, path 0 first), over the
+        /// addresses and devices of [`crate::mptcp_flows`]; `None`: the one path.
+        multipath: Option<(PathRule, Vec<String>)>,
     },
     /// A kernel TCP connection to a monitor.
     Tcp(TcpFlow),
@@ -280,23 +284,18 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
             ))
                 }
                 FlowKind::Acp {
-                    multipath: Some(_), ..
-                } => {
-                    return Err(format!(
-                        "flow {}: paths: the lab runs an ACP source over one path (multipath \
-                         sources run in `acp sim` and over real sockets with `acp source --via`)",
-                        f.name
-                    ))
-                }
-                FlowKind::Acp {
                     controller,
                     config,
                     payload,
+                    multipath,
                     ..
                 } => FlowPlanKind::Acp {
                     controller: *controller,
                     config: config.clone(),
                     payload: *payload,
+                    multipath: multipath
+                        .as_ref()
+                        .map(|m| (m.rule, m.paths.iter().map(|p| p.join(">")).collect())),
                 },
                 FlowKind::Tcp { config, app } => {
                     FlowPlanKind::Tcp(tcp_flows::from_sim(&f.name, config, app)?)
@@ -314,12 +313,19 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
         let back = !matches!(kind, FlowPlanKind::Datagrams(_));
         let (from, to) = b.connect(&f.name, &f.path, back)?;
         b.add_load(&mut loads, f, (from, to), back)?;
-        if let FlowKind::Mptcp(config) = &f.kind {
+        let paths = match &f.kind {
+            FlowKind::Mptcp(config) => Some(&config.paths),
+            FlowKind::Acp {
+                multipath: Some(m), ..
+            } => Some(&m.paths),
+            _ => None,
+        };
+        if let Some(paths) = paths {
             multipath.push(Subflows {
                 flow: &f.name,
                 from,
                 to,
-                paths: &config.paths,
+                paths,
             });
         }
         flows.push(FlowPlan {

@@ -12,6 +12,11 @@
 //! datagrams' bytes on the wire (IPv4 and UDP headers included), an updates flow's only for
 //! the updates fresher than all before, which alone count as delivered.
 //!
+//! A multipath ACP flow runs the runtime's multipath source ([`SourceSet::multipath_bound`], the
+//! code `acp source --via` runs) over its paths' addresses ([`mptcp_flows::bound_paths`]); its
+//! result carries, as `acp sim`'s does, the session's lost, stale and duplicate updates at the
+//! monitor over the whole run and each path as the scheduler saw it at the end.
+//!
 //! TCP flows are measured as `acp sim` measures them: throughput counts the stream's bytes
 //! delivered (each update's whole frame, length prefix and ACP header included, as the
 //! simulator counts a record of `payload` bytes), and the mean RTT is the mean of the kernel's
@@ -36,6 +41,7 @@ use acp_runtime::server::{
 };
 use acp_runtime::tcp_source::{RunningMean, TcpInfo, TcpOptions, TcpSource};
 use acp_sim::estimator::slots::{EstimatedSlot, SlotEstimate};
+use acp_sim::report::{AcpMultipathCounters, AcpPathResult};
 
 use crate::air::{self, MonitorFeedback};
 use crate::datagrams::Sink;
@@ -116,6 +122,8 @@ pub struct FlowResult {
     pub tcp: Option<TcpResult>,
     /// Multipath flows only.
     pub mptcp: Option<MptcpResult>,
+    /// Multipath ACP flows only: the session at the monitor and each path, over the whole run.
+    pub multipath: Option<AcpMultipathCounters>,
     /// The aggregation reports its monitor made from its own estimate (`acp lab
     /// --aggregation-model`), over the whole run; empty otherwise.
     pub estimated_aggregation: Vec<EstimatedSlot>,
@@ -147,7 +155,11 @@ pub struct LabResult {
 
 /// What a flow's thread hands back.
 enum Sender {
-    Acp(acp_core::source::SourceStats, String),
+    Acp(
+        acp_core::source::SourceStats,
+        String,
+        Vec<acp_core::multipath::PathStats>,
+    ),
     /// The kernel's view and the windowed estimate of the age.
     Tcp(TcpResult, Option<f64>),
     /// A `cross` or `updates` flow's datagrams, all sent.
@@ -291,7 +303,7 @@ fn start_flow(
         }
         Receiver::Monitor(dst.ns.enter(|| MonitorServer::start(cfg, on_update))?)
     };
-    let (kind, dscp, finish) = (f.kind.clone(), f.dscp, finish.clone());
+    let (kind, dscp, finish, f_from) = (f.kind.clone(), f.dscp, finish.clone(), f.from);
     let (start, stop) = (t0 + f.start, f.stop.map_or(end, |s| (t0 + s).min(end)));
     let measure_from = t0 + warmup;
     let thread = thread::Builder::new()
@@ -310,8 +322,17 @@ fn start_flow(
                     controller,
                     config,
                     payload,
+                    multipath,
                 } => {
-                    let mut set = src.ns.enter(|| SourceSet::new(listen))?;
+                    let mut set = src.ns.enter(|| match &multipath {
+                        Some((rule, paths)) => {
+                            let bound = mptcp_flows::bound_paths(f_from, src.addr, paths.len());
+                            let bound: Vec<(SocketAddr, Option<&str>)> =
+                                bound.iter().map(|(a, d)| (*a, d.as_deref())).collect();
+                            SourceSet::multipath_bound(listen, &bound, *rule)
+                        }
+                        None => SourceSet::new(listen),
+                    })?;
                     set.set_dscp(dscp)?;
                     set.add(SourceSpec {
                         name: String::new(),
@@ -332,7 +353,8 @@ fn start_flow(
                     };
                     let reports = set.run(&rest, Duration::from_secs(3600), |_| {})?;
                     let r = reports.into_iter().next().ok_or(io::ErrorKind::NotFound)?;
-                    Ok(Sender::Acp(r.stats, r.controller))
+                    let paths = r.paths.into_iter().map(|(_, p)| p).collect();
+                    Ok(Sender::Acp(r.stats, r.controller, paths))
                 }
                 FlowPlanKind::Tcp(t) => {
                     let options = TcpOptions {
@@ -382,7 +404,13 @@ fn start_flow(
                     let stream = src
                         .ns
                         .enter(|| mptcp_socket::connect(to, &m, CONNECT_TIMEOUT))?;
-                    let report = mptcp_socket::send_bulk(stream, measure_from, stop, &finish)?;
+                    let report = mptcp_socket::send_bulk(
+                        stream,
+                        m.paths.len(),
+                        measure_from,
+                        stop,
+                        &finish,
+                    )?;
                     Ok(Sender::Mptcp(report))
                 }
             }
@@ -484,6 +512,14 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
                 mptcp_flows::configure_path_manager(client, f.from, server, m.paths.len())?;
                 Some(mptcp_flows::kernel_scheduler(client)?)
             }
+            FlowPlanKind::Acp {
+                multipath: Some((_, paths)),
+                ..
+            } => {
+                let (client, server) = (&hosts[f.from], &hosts[f.to]);
+                mptcp_flows::accept_any_device(&[client, server], paths.len())?;
+                None
+            }
             _ => None,
         });
     }
@@ -515,22 +551,39 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
     let measured_from = Instant::now();
     watch(end);
     let complete = Instant::now() >= end;
-    finish.store(true, Ordering::Relaxed);
+    // Every receiver is read at the window's end, before any sender is stopped or joined: a
+    // reading taken later (after the flows before it were joined) would count the time since
+    // in a sink's age area, and the updates stopped at the end (a run read periodic updates
+    // 12 ms older when one flow took 0.3 s to join).
+    let at_end_of_window: Vec<Option<Reading>> =
+        running.iter().map(|r| r.receiver.read()).collect();
     let window = measured_from.elapsed();
+    finish.store(true, Ordering::Relaxed);
     let emulator = emulator.stop();
     let mut flows = Vec::new();
-    for (((f, r), before), scheduler) in plan
+    for ((((f, r), before), after), scheduler) in plan
         .flows
         .iter()
         .zip(running)
         .zip(&at_warmup)
+        .zip(at_end_of_window)
         .zip(schedulers)
     {
         let sender = r
             .thread
             .join()
             .map_err(|_| io::Error::other("a flow panicked"))?;
-        let after = r.receiver.read();
+        // A multipath flow's session counters over the whole run (a snapshot asks the
+        // monitor's thread, so only where it is used).
+        let at_end = match (&r.receiver, &f.kind) {
+            (
+                Receiver::Monitor(m),
+                FlowPlanKind::Acp {
+                    multipath: Some(_), ..
+                },
+            ) => session(m),
+            _ => None,
+        };
         r.receiver.stop()?;
         let estimated_aggregation =
             std::mem::take(&mut *r.estimated.lock().unwrap_or_else(PoisonError::into_inner));
@@ -540,9 +593,24 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
         };
         let (avg_age, delivered, throughput_bps) =
             window_stats(before.as_ref(), after.as_ref(), window, overhead);
-        let mut mptcp = None;
+        let (mut mptcp, mut multipath) = (None, None);
         let (kind, sender_name, rtt, est_age, tcp) = match (sender, &f.kind) {
-            (Ok(Sender::Acp(stats, controller)), _) => {
+            (Ok(Sender::Acp(stats, controller, paths)), FlowPlanKind::Acp { multipath: m, .. }) => {
+                if let Some((rule, names)) = m {
+                    let origin = clock::to_time(t0);
+                    let s = at_end.as_ref().map(|r| &r.stats);
+                    multipath = Some(AcpMultipathCounters {
+                        scheduler: rule.name().into(),
+                        lost: s.map_or(0, |s| s.lost),
+                        stale: s.map_or(0, |s| s.stale),
+                        duplicates: s.map_or(0, |s| s.duplicates),
+                        paths: names
+                            .iter()
+                            .zip(&paths)
+                            .map(|(name, p)| AcpPathResult::new(name.clone(), p, origin))
+                            .collect(),
+                    });
+                }
                 ("acp", controller, stats.rtt, stats.avg_age, None)
             }
             (Ok(Sender::Tcp(t, est)), FlowPlanKind::Tcp(spec)) => {
@@ -580,6 +648,7 @@ pub fn run(plan: &Plan, duration: Option<Duration>, stop: &AtomicBool) -> io::Re
             segment_bytes,
             tcp,
             mptcp,
+            multipath,
             estimated_aggregation,
         });
     }

@@ -6,7 +6,9 @@
 //! source by the session id they carry.
 //!
 //! A *multipath* set ([`SourceSet::multipath`]) has one socket per path, each connected to the
-//! path's first hop (a relay or gateway that forwards to the monitor, or the monitor itself).
+//! path's first hop (a relay or gateway that forwards to the monitor, or the monitor itself);
+//! or ([`SourceSet::multipath_bound`]) each bound to a local address of its own (and its
+//! interface) and connected to the monitor: a multi-homed host's ways out.
 //! Each of its sources is one session over all the paths (flag MULTIPATH, `docs/PROTOCOL.md`):
 //! its controller sets the total rate, and an [`acp_core::multipath::PathScheduler`] picks the
 //! path(s) of every update. An ACK tells the scheduler which path it came back on (the socket it
@@ -37,8 +39,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use acp_core::multipath::{PathRule, PathScheduler, PathStats, MAX_PATHS};
-use acp_core::source::{AckOutcome, SourceStats};
+use acp_core::multipath::{PathRule, PathScheduler, PathSet, PathStats, MAX_PATHS};
+use acp_core::source::{SourceStats, Transmit};
 use acp_core::wire::{HEADER_LEN, MAX_IPV4_PAYLOAD};
 use acp_core::{AppMode, Controller, Source, SourceConfig, Time};
 use acp_netmodel::driver::on_timer;
@@ -129,8 +131,10 @@ struct Entry {
 
 /// Many sources, one socket (one per path), one thread.
 pub struct SourceSet {
-    /// One socket per path, connected to `targets[k]`.
+    /// One socket per path.
     sockets: Vec<UdpSocket>,
+    /// What names path `k` in reports: the first hop it is connected to, or (bound paths) its
+    /// local address.
     targets: Vec<SocketAddr>,
     /// The scheduler rule of a multipath set.
     rule: Option<PathRule>,
@@ -156,7 +160,11 @@ fn connected_socket(target: SocketAddr) -> io::Result<UdpSocket> {
     } else {
         "[::]:0".parse().map_err(io::Error::other)?
     };
-    let socket = UdpSocket::bind(bind)?;
+    connect_from(UdpSocket::bind(bind)?, target)
+}
+
+/// `socket` connected to `target`, with large buffers, non-blocking.
+fn connect_from(socket: UdpSocket, target: SocketAddr) -> io::Result<UdpSocket> {
     socket.connect(target)?;
     // Room for the ACKs of many sources arriving while the thread is sending.
     let recv_buffer = net::grow_buffers(&socket)?;
@@ -201,16 +209,42 @@ impl SourceSet {
     /// [`MAX_PATHS`] first hops that all lead to one monitor). Every source added sends one
     /// session over all of them, with flag MULTIPATH, on the paths `rule` picks.
     pub fn multipath(paths: &[SocketAddr], rule: PathRule) -> io::Result<Self> {
-        if paths.is_empty() || paths.len() > MAX_PATHS {
+        Self::check_paths(paths.len())?;
+        Self::over(paths, Some(rule))
+    }
+
+    /// A multipath set over a multi-homed host's ways out: path `k`'s socket is bound to the
+    /// local address `paths[k].0` and, if given, to the interface `paths[k].1`
+    /// (`SO_BINDTODEVICE`, so that it leaves by that interface whatever the routing table says
+    /// of `monitor`), and connected to `monitor`. Reports name each path by its local address.
+    pub fn multipath_bound(
+        monitor: SocketAddr,
+        paths: &[(SocketAddr, Option<&str>)],
+        rule: PathRule,
+    ) -> io::Result<Self> {
+        Self::check_paths(paths.len())?;
+        let sockets = paths
+            .iter()
+            .map(|&(local, device)| {
+                let socket = UdpSocket::bind(local)?;
+                if let Some(d) = device {
+                    socket2::SockRef::from(&socket).bind_device(Some(d.as_bytes()))?;
+                }
+                connect_from(socket, monitor)
+            })
+            .collect::<io::Result<Vec<_>>>()?;
+        let targets = paths.iter().map(|&(local, _)| local).collect();
+        Ok(Self::with_sockets(sockets, targets, Some(rule)))
+    }
+
+    fn check_paths(n: usize) -> io::Result<()> {
+        if n == 0 || n > MAX_PATHS {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!(
-                    "a multipath source needs 1 to {MAX_PATHS} paths, got {}",
-                    paths.len()
-                ),
+                format!("a multipath source needs 1 to {MAX_PATHS} paths, got {n}"),
             ));
         }
-        Self::over(paths, Some(rule))
+        Ok(())
     }
 
     fn over(targets: &[SocketAddr], rule: Option<PathRule>) -> io::Result<Self> {
@@ -218,16 +252,24 @@ impl SourceSet {
             .iter()
             .map(|&t| connected_socket(t))
             .collect::<io::Result<Vec<_>>>()?;
-        Ok(SourceSet {
+        Ok(Self::with_sockets(sockets, targets.to_vec(), rule))
+    }
+
+    fn with_sockets(
+        sockets: Vec<UdpSocket>,
+        targets: Vec<SocketAddr>,
+        rule: Option<PathRule>,
+    ) -> Self {
+        SourceSet {
             sockets,
-            targets: targets.to_vec(),
+            targets,
             rule,
             entries: Vec::new(),
             by_session: HashMap::new(),
             heap: BinaryHeap::new(),
             push: None,
             pacing: None,
-        })
+        }
     }
 
     /// Marks every datagram the set sends with `dscp` (0–63; `IP_TOS` or `IPV6_TCLASS`).
@@ -420,13 +462,10 @@ impl SourceSet {
         let Some(e) = self.entries.get_mut(idx) else {
             return;
         };
-        let outcome = e.source.handle_datagram(now, data);
-        let valid = matches!(outcome, AckOutcome::InSequence | AckOutcome::OutOfSequence);
-        // The sequence at bytes 16..24 of an ACK the source found valid.
-        if let (Some(scheduler), true, Some(seq)) = (&mut e.scheduler, valid, field(16..24)) {
-            scheduler.on_ack(path, seq, now);
-            scheduler.steer_rate(&mut e.source, now);
-        }
+        match &mut e.scheduler {
+            Some(s) => s.handle_datagram(&mut e.source, path, now, data),
+            None => e.source.handle_datagram(now, data),
+        };
         self.reschedule(idx);
     }
 
@@ -458,16 +497,10 @@ impl SourceSet {
             let Entry {
                 source, scheduler, ..
             } = &mut self.entries[idx];
-            let next = on_timer(source, now, &mut buf, |datagram, tx| {
+            let mut send = |datagram: &[u8], tx: Transmit, paths: PathSet| {
                 let at = Instant::now();
-                match scheduler {
-                    Some(s) => {
-                        for path in s.route(now).iter() {
-                            send_lossy(&sockets[path], datagram)?;
-                            s.on_sent(path, tx.seq, now);
-                        }
-                    }
-                    None => send_lossy(&sockets[0], datagram)?,
+                for path in paths.iter() {
+                    send_lossy(&sockets[path], datagram)?;
                 }
                 *sent += 1;
                 if let (Some(log), false) = (pacing.as_mut(), tx.probe) {
@@ -475,13 +508,12 @@ impl SourceSet {
                     log.errors_ns.push(late as i64);
                 }
                 Ok::<(), io::Error>(())
-            })?;
+            };
             let next = match scheduler {
-                Some(s) => {
-                    s.steer_rate(source, now);
-                    source.poll_timeout()
-                }
-                None => next,
+                Some(s) => s.on_timer(source, now, &mut buf, send)?,
+                None => on_timer(source, now, &mut buf, |datagram, tx| {
+                    send(datagram, tx, PathSet::single(0))
+                })?,
             };
             self.arm(idx, next);
         }

@@ -26,7 +26,7 @@ use std::time::Duration;
 
 use acp_core::accounting::AgeIntegral;
 use acp_core::multipath::{PathScheduler, PathSet};
-use acp_core::source::AckOutcome;
+use acp_core::source::Transmit;
 use acp_core::wire::{FeedbackItem, FEEDBACK_AGGREGATION, HEADER_LEN};
 use acp_core::{AppMode, Monitor, MonitorConfig, Source, Time};
 use acp_netmodel::driver::{on_timer, Endpoint};
@@ -1041,13 +1041,10 @@ impl Sim {
                 } = &mut f.state
                 {
                     let pk = &self.packets[p as usize];
-                    let outcome = source.handle_datagram(now, &pk.bytes);
-                    let valid =
-                        matches!(outcome, AckOutcome::InSequence | AckOutcome::OutOfSequence);
-                    if let (Some(s), true) = (scheduler, valid) {
-                        s.on_ack(pk.subflow as usize, seq, now);
-                        s.steer_rate(source, now);
-                    }
+                    match scheduler {
+                        Some(s) => s.handle_datagram(source, pk.subflow as usize, now, &pk.bytes),
+                        None => source.handle_datagram(now, &pk.bytes),
+                    };
                 }
                 self.reschedule_timer(flow);
             }
@@ -1251,30 +1248,26 @@ impl Sim {
         }
         self.flows[i].active = true;
         let mut buf = std::mem::take(&mut self.tx_buf);
-        let _ = on_timer(src.as_mut(), now, &mut buf, |data, tx| {
+        let mut send = |data: &[u8], tx: Transmit, chosen: PathSet| {
             let size = data.len() as u32 + UDP_IP_OVERHEAD;
-            let chosen = match scheduler.as_mut() {
-                Some(s) => s.route(now),
-                None => PathSet::single(0),
-            };
             for k in chosen.iter() {
                 let p = self.alloc(i, Kind::Update, routes[k], size, tx.seq);
                 let pk = &mut self.packets[p as usize];
                 pk.bytes.extend_from_slice(data);
                 pk.subflow = k as u32;
-                if let Some(s) = scheduler.as_mut() {
-                    s.on_sent(k, tx.seq, now);
-                }
                 self.arrive(p);
             }
             let f = &mut self.flows[i];
             f.sent += 1;
             f.sent_in_window += u64::from(self.measuring);
             Ok::<(), Infallible>(())
-        });
-        if let Some(s) = scheduler.as_mut() {
-            s.steer_rate(src, now);
-        }
+        };
+        let _ = match scheduler.as_mut() {
+            Some(s) => s.on_timer(src, now, &mut buf, send),
+            None => on_timer(src.as_mut(), now, &mut buf, |data, tx| {
+                send(data, tx, PathSet::single(0))
+            }),
+        };
         self.tx_buf = buf;
         self.restore_source(i, source, scheduler);
         self.reschedule_timer(i);
@@ -1656,19 +1649,8 @@ impl Sim {
         let paths = (0..scheduler.paths())
             .filter_map(|k| scheduler.path_stats(k, self.now))
             .zip(&m.paths)
-            .map(|(p, nodes)| AcpPathResult {
-                path: nodes.join(">"),
-                sent: p.sent,
-                acked: p.acked,
-                given_up: p.given_up,
-                srtt: p.srtt,
-                service: p.service,
-                bottleneck: p.bottleneck,
-                failures: p.failures,
-                stranded: p.stranded,
-                // The run starts at time zero.
-                recovered_at_s: p.recovered_at.map(|t| t.as_nanos() as f64 * 1e-9),
-            })
+            // The run starts at time zero.
+            .map(|(p, nodes)| AcpPathResult::new(nodes.join(">"), &p, Time::ZERO))
             .collect();
         Some(AcpMultipathCounters {
             scheduler: scheduler.rule().name().into(),

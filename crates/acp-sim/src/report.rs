@@ -320,6 +320,20 @@ pub struct AcpMultipathCounters {
     pub paths: Vec<AcpPathResult>,
 }
 
+impl AcpMultipathCounters {
+    /// Flow `flow`'s session (scheduler, lost, stale, duplicates), then a line per path
+    /// ([`AcpPathResult::line`]).
+    pub fn lines(&self, flow: &str) -> Vec<String> {
+        let session = format!(
+            "{flow}: scheduler {}, lost {}, stale {}, duplicates {}",
+            self.scheduler, self.lost, self.stale, self.duplicates
+        );
+        std::iter::once(session)
+            .chain(self.paths.iter().enumerate().map(|(k, p)| p.line(flow, k)))
+            .collect()
+    }
+}
+
 /// One path of a multipath ACP source at the end of the run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AcpPathResult {
@@ -349,6 +363,23 @@ pub struct AcpPathResult {
 }
 
 impl AcpPathResult {
+    /// Path `path` as its scheduler reported it ([`acp_core::multipath::PathStats`]), its
+    /// recovery timed from `origin` (the run's start).
+    pub fn new(path: String, p: &acp_core::multipath::PathStats, origin: acp_core::Time) -> Self {
+        AcpPathResult {
+            path,
+            sent: p.sent,
+            acked: p.acked,
+            given_up: p.given_up,
+            srtt: p.srtt,
+            service: p.service,
+            bottleneck: p.bottleneck,
+            failures: p.failures,
+            stranded: p.stranded,
+            recovered_at_s: p.recovered_at.map(|t| t.nanos_since(origin) as f64 * 1e-9),
+        }
+    }
+
     /// `FLOW[k] PATH: sent, acked, given up, SRTT, Ŝ, b̂, failures`, as `acp sim` prints a path.
     pub fn line(&self, flow: &str, k: usize) -> String {
         let ms =
@@ -966,13 +997,8 @@ impl SimResult {
     pub fn multipath_lines(&self) -> Vec<String> {
         let mut lines = Vec::new();
         for f in &self.flows {
-            let Some(m) = &f.multipath else { continue };
-            lines.push(format!(
-                "{}: scheduler {}, lost {}, stale {}, duplicates {}",
-                f.name, m.scheduler, m.lost, m.stale, m.duplicates
-            ));
-            for (k, p) in m.paths.iter().enumerate() {
-                lines.push(p.line(&f.name, k));
+            if let Some(m) = &f.multipath {
+                lines.extend(m.lines(&f.name));
             }
         }
         lines

@@ -1,4 +1,4 @@
-//! A multipath ACP source in the simulator (`scenarios/multipath_acp.toml`, the relay test's two
+//! A multipath ACP source in the simulator (`scenarios/lab/multipath_acp.toml`, the relay test's two
 //! paths): one session over both, path B slowed at 2 s, blackholed from 4 s to 6 s, restored.
 //!
 //! Simulated time over loss-free links, so every run is exact and the bounds are the issue's
@@ -10,7 +10,7 @@
 use acp_sim::report::FlowResult;
 use acp_sim::scenario::Scenario;
 
-const SCENARIO: &str = include_str!("../../../scenarios/multipath_acp.toml");
+const SCENARIO: &str = include_str!("../../../scenarios/lab/multipath_acp.toml");
 const PATHS: &str = r#"paths = [["src", "a", "mon"], ["src", "b", "mon"]]"#;
 /// When path B's blackhole ends (s).
 const RETURNS_AT: f64 = 6.0;
