@@ -172,7 +172,7 @@ struct ReproduceArgs {
     /// thesis-3-9, thesis-3-10, fairness, coexistence, no-tcp: seconds per run (default: 300; 60
     /// for dd1; 30 for core-tcp; 600 for thesis-3-10; 120 for fairness; 200 for coexistence and
     /// no-tcp).
-    /// thesis-4-8, thesis-4-10, thesis-4-15: 40, the first half warm-up; agg-age: 30.
+    /// thesis-4-8, thesis-4-10, thesis-4-15: 40, the first half warm-up; agg-age: 60.
     /// thesis-4-5: 80 at Δ = 0.5 s (as many slots at the other Δ), the second half measured.
     /// thesis-4-7: 40, the change at 20. thesis-5-7: 60, the second half measured.
     #[arg(long, value_parser = clap::value_parser!(u64).range(10..))]
@@ -349,9 +349,12 @@ struct SourceArgs {
     /// first of the host's addresses, IPv6 or IPv4, this host can send to).
     #[arg(long, value_name = "HOST:PORT", value_parser = parse_peer)]
     to: SocketAddr,
-    /// seek | acp+ | acp[:KAPPA] | lazy | fixed:RATE (updates/s). `acp` alone is κ = 1, the thesis'
-    /// setting for the Internet; its simulations (and our reproductions) use acp:0.25. Results
-    /// label ACP with its κ, e.g. acp(κ=0.25). Default: seek.
+    /// seek | acp+ | acp[:KAPPA] | lazy | fixed:RATE (updates/s) | agg[:NEPS[,K0[,DELTA]]] |
+    /// agg-io[:TBAR_MS[,NBAR[,K1[,K2]]]] | agg-air:LEAD_MBPS[,NEPS[,K0[,DELTA]]]. `acp` alone is
+    /// κ = 1, the thesis' setting for the Internet; its simulations (and our reproductions) use
+    /// acp:0.25. Results label ACP with its κ, e.g. acp(κ=0.25). The agg forms set the rate from
+    /// the aggregation levels the monitor reports (`acp monitor --aggregation-from`;
+    /// docs/AGGREGATION.md). Default: seek.
     #[arg(long)]
     controller: Option<ControllerKind>,
     /// Bytes of synthetic payload per update.

@@ -107,7 +107,7 @@ fn csv_json_tables_and_charts_name_every_quantity_as_the_rows_do() {
                 );
             }
             if let Draw::Bars(bars) = &chart.draw {
-                assert!(bars.iter().all(|b| has(b)), "{name}: {}", chart.stem);
+                assert!(bars.iter().all(|b| has(b.0)), "{name}: {}", chart.stem);
             }
         }
         // The text and markdown writers show the rows under the same names.

@@ -9,7 +9,8 @@ use acp_sim::reproduce::harness::{Chart, Draw};
 use serde_json::{Map, Value};
 
 use super::{
-    age_over_time, backlog_per_hop, fig7, ratios, scatter, versus, Fig7Series, Measured, Published,
+    age_over_time, grouped_bars, model_curves, ratios, scatter, versus, Fig7Series, Measured,
+    Published,
 };
 
 /// A field of `row` as a number (NaN if absent, null or not a number).
@@ -110,10 +111,14 @@ fn draw_on(chart: &Chart, rows: &[Map<String, Value>], stem: &Path) -> anyhow::R
                 .iter()
                 .filter_map(|name| {
                     let r = chart.rows(rows).find(|r| &chart.series_of(r) == name)?;
-                    Some((name.clone(), fields.iter().map(|f| number(r, f)).collect()))
+                    Some((
+                        name.clone(),
+                        fields.iter().map(|f| number(r, f.0)).collect(),
+                    ))
                 })
                 .collect();
-            backlog_per_hop(title, &groups, stem)
+            let labels: Vec<&str> = fields.iter().map(|f| f.1).collect();
+            grouped_bars(title, (x_desc, y_desc), &labels, &groups, stem)
         }
         Draw::Ratios => {
             let mut items: Vec<Value> = Vec::new();
@@ -155,19 +160,114 @@ fn draw_on(chart: &Chart, rows: &[Map<String, Value>], stem: &Path) -> anyhow::R
             versus(title, x_desc, y_desc, &measured, &[], stem)
         }
         Draw::Model(curves) => {
+            // A system per curve with the rows of its series, then one per other series.
+            let simulated = |name: &str| -> Vec<(f64, f64)> {
+                chart
+                    .rows(rows)
+                    .filter(|r| chart.series_of(r) == name)
+                    .map(|r| (number(r, chart.x.0), number(r, chart.y.0)))
+                    .collect()
+            };
             let systems: Vec<Fig7Series> = curves
                 .iter()
-                .map(|c| Fig7Series {
-                    name: c.name.clone(),
-                    analysis: c.points.clone(),
-                    simulation: chart
-                        .rows(rows)
-                        .filter(|r| chart.series_of(r) == c.name)
-                        .map(|r| (number(r, chart.x.0), number(r, chart.y.0)))
-                        .collect(),
+                .map(|c| (c.name.clone(), c.points.clone()))
+                .chain(
+                    names
+                        .iter()
+                        .filter(|n| !curves.iter().any(|c| &c.name == *n))
+                        .map(|n| (n.clone(), Vec::new())),
+                )
+                .map(|(name, analysis)| Fig7Series {
+                    simulation: simulated(&name),
+                    name,
+                    analysis,
                 })
                 .collect();
-            fig7(&systems, stem)
+            model_curves(title, (x_desc, y_desc), chart.y_max, &systems, stem)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use acp_sim::reproduce::harness::Trace;
+    use serde_json::json;
+
+    fn rows(values: &[Value]) -> Vec<Map<String, Value>> {
+        values
+            .iter()
+            .map(|v| v.as_object().unwrap().clone())
+            .collect()
+    }
+
+    /// Draws `chart` of `rows` in a fresh directory for `test`, checks both files (two series'
+    /// colours, `texts` in the SVG) and returns the SVG.
+    fn drawn(test: &str, chart: &Chart, rows: &[Value], texts: &[&str]) -> String {
+        use super::super::{colour, tests, with_ext};
+        let d = tests::dir(test);
+        assert!(draw(chart, &self::rows(rows), &d).unwrap());
+        let stem = d.join(&chart.stem);
+        tests::check(&stem, &[colour(0), colour(1)], texts);
+        std::fs::read_to_string(with_ext(&stem, "svg")).unwrap()
+    }
+
+    /// An analytic curve beside rows of another series (Fig. 4.8's GP theory and agg:32): the
+    /// rows are drawn under the chart's own title and axes.
+    #[test]
+    fn a_model_chart_draws_the_rows_of_every_series_under_its_own_axes() {
+        let chart = Chart::lines(
+            "model",
+            "Goodput against receivers",
+            ("stations", "receivers"),
+            ("goodput", "sum goodput (Mbit/s)"),
+            &["series"],
+        )
+        .draw(Draw::Model(vec![Trace {
+            name: "theory".into(),
+            points: vec![(1.0, 540.0), (20.0, 515.0)],
+        }]));
+        let svg = drawn(
+            "declared-model",
+            &chart,
+            &[
+                json!({"series": "agg:32", "stations": 1, "goodput": 535.0}),
+                json!({"series": "agg:32", "stations": 20, "goodput": 517.0}),
+            ],
+            &[
+                "Goodput against receivers",
+                "receivers",
+                "sum goodput (Mbit/s)",
+                "theory",
+                "agg:32",
+            ],
+        );
+        assert!(!svg.contains("Fig. 7a") && !svg.contains("average age"));
+    }
+
+    /// Grouped bars are labelled by the chart's axes and the fields' tick labels.
+    #[test]
+    fn bars_carry_the_charts_axes_and_the_fields_labels() {
+        let chart = Chart::lines(
+            "bars",
+            "Goodput and delay",
+            ("series", ""),
+            ("goodput", "Mbit/s, ms"),
+            &["series"],
+        )
+        .draw(Draw::Bars(vec![
+            ("goodput", "goodput (Mbit/s)"),
+            ("delay", "delay (ms)"),
+        ]));
+        let svg = drawn(
+            "declared-bars",
+            &chart,
+            &[
+                json!({"series": "A", "goodput": 300.0, "delay": 6.0}),
+                json!({"series": "B", "goodput": 150.0, "delay": 19.0}),
+            ],
+            &["Mbit/s, ms", "goodput (Mbit/s)", "delay (ms)", "A", "B"],
+        );
+        assert!(!svg.contains("updates at the hop") && !svg.contains(">hop"));
     }
 }

@@ -5,8 +5,8 @@
 //!   grey and any [`Band`]s (e.g. when other traffic was on) rose, darker for more load;
 //! - [`age_vs_rate`]: a sweep's mean age against the fixed update rate, with confidence
 //!   intervals and the optimum marked;
-//! - [`fig7`]: the paper's Fig. 7a, analytic curves and simulated points per system;
-//! - [`backlog_per_hop`]: the paper's Fig. 8, grouped bars of the backlog of updates per hop;
+//! - [`model_curves`]: analytic curves and simulated points per system (the paper's Fig. 7a);
+//! - [`grouped_bars`]: grouped bars, e.g. the paper's Fig. 8 (the backlog of updates per hop);
 //! - [`versus`](mod@versus): [`Measured`] series with 95 % confidence intervals against a count (e.g. the
 //!   number of sources), with [`Published`] numbers beside them;
 //! - [`ratios`](mod@ratios): ratios to a reference per numbered item (each controller's age over
@@ -140,20 +140,48 @@ pub fn age_vs_rate(
     )
 }
 
-/// Fig. 7a: average age against update rate, an analytic curve and simulated points per
-/// system in the same colour; the y axis stops at 20.
-pub fn fig7(systems: &[Fig7Series], stem: &Path) -> anyhow::Result<()> {
-    write_both(&Fig7 { systems }, stem)
-}
-
-/// Fig. 8: the backlog of updates at each hop, `networks` holding (name, [backlog at hop 1,
-/// hop 2, …]), drawn as one group of bars per hop and one bar per network.
-pub fn backlog_per_hop(
+/// Analytic curves with simulated points (e.g. the paper's Fig. 7a, average age against update
+/// rate): an analytic curve and simulated points per system in the same colour (a system may
+/// have only one of them); the y axis from zero to `y_max`, or to above the highest point.
+pub fn model_curves(
     title: &str,
-    networks: &[(String, Vec<f64>)],
+    (x_desc, y_desc): (&str, &str),
+    y_max: Option<f64>,
+    systems: &[Fig7Series],
     stem: &Path,
 ) -> anyhow::Result<()> {
-    write_both(&BacklogPerHop { title, networks }, stem)
+    write_both(
+        &Fig7 {
+            title,
+            x_desc,
+            y_desc,
+            y_max,
+            systems,
+        },
+        stem,
+    )
+}
+
+/// Grouped bars (e.g. Fig. 8's backlog of updates per hop): `series` holds (name, [value in
+/// group 1, group 2, …]), drawn as one group of bars per label of `groups` along the x axis
+/// and one bar per series in each.
+pub fn grouped_bars(
+    title: &str,
+    (x_desc, y_desc): (&str, &str),
+    groups: &[&str],
+    series: &[(String, Vec<f64>)],
+    stem: &Path,
+) -> anyhow::Result<()> {
+    write_both(
+        &GroupedBars {
+            title,
+            x_desc,
+            y_desc,
+            groups,
+            series,
+        },
+        stem,
+    )
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -573,11 +601,13 @@ type Chart<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoor
 
 /// The x axis's ticks.
 #[derive(Clone, Copy)]
-enum XTicks {
+enum XTicks<'a> {
     /// Round numbers, with grid lines.
     Numbers,
-    /// One labelled tick per hop 1, …, n and no grid lines (the bars are the grid).
-    Hops(usize),
+    /// One labelled tick per item 1, …, n and no grid lines (the bars are the grid).
+    Items(usize),
+    /// One tick per label, at 1, …, n, and no grid lines.
+    Labels(&'a [&'a str]),
 }
 
 /// A chart with light grid lines and labelled axes over `x` × `y`.
@@ -585,7 +615,7 @@ fn axes<'a, DB: DrawingBackend>(
     plot: &DrawingArea<DB, Shift>,
     (x, y): ((f64, f64), (f64, f64)),
     (x_desc, y_desc): (&str, &str),
-    x_ticks: XTicks,
+    x_ticks: XTicks<'_>,
 ) -> Result<Chart<'a, DB>, DrawingAreaErrorKind<DB::ErrorType>> {
     let mut chart = ChartBuilder::on(plot)
         .margin_top(10)
@@ -604,13 +634,26 @@ fn axes<'a, DB: DrawingBackend>(
         .light_line_style(MESH_LIGHT)
         .y_labels(8)
         .y_label_formatter(&|v| tick(*v));
+    // A label tick's text: the label at whole positions 1, …, n.
+    let labels = match x_ticks {
+        XTicks::Labels(labels) => labels,
+        _ => &[],
+    };
+    let label_of = |v: &f64| match labels.get((v.round() as usize).wrapping_sub(1)) {
+        Some(l) if (v - v.round()).abs() < 1e-6 => l.to_string(),
+        _ => String::new(),
+    };
     match x_ticks {
         XTicks::Numbers => mesh.x_labels(10).x_label_formatter(&|v| tick(*v)),
         // Steps of 1 are the finest that give at most `n` labels: one per hop.
-        XTicks::Hops(n) => mesh
+        XTicks::Items(n) => mesh
             .disable_x_mesh()
             .x_labels(n)
             .x_label_formatter(&|v| format!("{}", v.round() as i64)),
+        XTicks::Labels(labels) => mesh
+            .disable_x_mesh()
+            .x_labels(labels.len())
+            .x_label_formatter(&label_of),
     };
     mesh.draw()?;
     Ok(chart)
@@ -1100,6 +1143,10 @@ impl Figure for AgeVsRate<'_> {
 }
 
 struct Fig7<'a> {
+    title: &'a str,
+    x_desc: &'a str,
+    y_desc: &'a str,
+    y_max: Option<f64>,
     systems: &'a [Fig7Series],
 }
 
@@ -1116,7 +1163,10 @@ impl Figure for Fig7<'_> {
         };
         let (_, l1) = extent(all().map(|p| p.0)).unwrap_or((0.0, 1.0));
         let x = from_zero(0.0, nice_ceil(l1), 1.0);
-        let y = (0.0, 20.0);
+        let y = match self.y_max {
+            Some(max) => (0.0, max),
+            None => from_zero(0.0, extent(all().map(|p| p.1)).map_or(1.0, |e| e.1), 1.1),
+        };
 
         let mut legend: Vec<Entry> = self
             .systems
@@ -1126,16 +1176,8 @@ impl Figure for Fig7<'_> {
             .collect();
         legend.push(entry("line: analysis", Symbol::Line(GREY)));
         legend.push(entry("markers: simulation", Symbol::Marker(GREY)));
-        let plot = frame(root, "Average age against update rate (Fig. 7a)", &legend)?;
-        let mut chart = axes(
-            &plot,
-            (x, y),
-            (
-                "update rate λ (updates/s; service rates μ in /s)",
-                "average age (s)",
-            ),
-            XTicks::Numbers,
-        )?;
+        let plot = frame(root, self.title, &legend)?;
+        let mut chart = axes(&plot, (x, y), (self.x_desc, self.y_desc), XTicks::Numbers)?;
         for (i, s) in self.systems.iter().enumerate() {
             let c = colour(i);
             for piece in clip_polyline(&s.analysis, x, y) {
@@ -1152,25 +1194,22 @@ impl Figure for Fig7<'_> {
     }
 }
 
-struct BacklogPerHop<'a> {
+struct GroupedBars<'a> {
     title: &'a str,
-    networks: &'a [(String, Vec<f64>)],
+    x_desc: &'a str,
+    y_desc: &'a str,
+    groups: &'a [&'a str],
+    series: &'a [(String, Vec<f64>)],
 }
 
-impl Figure for BacklogPerHop<'_> {
+impl Figure for GroupedBars<'_> {
     fn draw<DB: DrawingBackend>(&self, root: &DrawingArea<DB, Shift>, _: Lines) -> DrawResult<DB> {
-        let hops = self
-            .networks
-            .iter()
-            .map(|n| n.1.len())
-            .max()
-            .unwrap_or(0)
-            .max(1);
+        let hops = self.groups.len().max(1);
         let (lo, hi) =
-            extent(self.networks.iter().flat_map(|n| n.1.iter().copied())).unwrap_or((0.0, 1.0));
+            extent(self.series.iter().flat_map(|n| n.1.iter().copied())).unwrap_or((0.0, 1.0));
         let y = from_zero(lo, hi, 1.1);
         let legend: Vec<Entry> = self
-            .networks
+            .series
             .iter()
             .enumerate()
             .map(|(i, (name, _))| entry(name.clone(), Symbol::Bar(colour(i))))
@@ -1180,17 +1219,14 @@ impl Figure for BacklogPerHop<'_> {
         let mut chart = axes(
             &plot,
             ((0.5, hops as f64 + 0.5), y),
-            (
-                "hop (1 = the source's first link)",
-                "updates at the hop (queued or in service)",
-            ),
-            XTicks::Hops(hops),
+            (self.x_desc, self.y_desc),
+            XTicks::Labels(self.groups),
         )?;
 
-        let k = self.networks.len().max(1) as f64;
+        let k = self.series.len().max(1) as f64;
         let group = 0.8;
         let w = group / k;
-        for (i, (_, backlog)) in self.networks.iter().enumerate() {
+        for (i, (_, backlog)) in self.series.iter().enumerate() {
             let c = colour(i);
             chart.draw_series(
                 backlog
@@ -1468,7 +1504,17 @@ mod tests {
                 simulation: (1..10).map(|k| (mu * k as f64 / 10.0, 3.0 / mu)).collect(),
             })
             .collect();
-        fig7(&systems, &stem).unwrap();
+        model_curves(
+            "Average age against update rate (Fig. 7a)",
+            (
+                "update rate λ (updates/s; service rates μ in /s)",
+                "average age (s)",
+            ),
+            Some(20.0),
+            &systems,
+            &stem,
+        )
+        .unwrap();
         check(
             &stem,
             &[colour(0), colour(1)],
@@ -1503,7 +1549,15 @@ mod tests {
                 (name, (0..6).map(|h| 0.2 + 0.1 * (n + h) as f64).collect())
             })
             .collect();
-        backlog_per_hop("Backlog per hop", &networks, &stem).unwrap();
+        let hops = ["1", "2", "3", "4", "5", "6"];
+        grouped_bars(
+            "Backlog per hop",
+            ("hop", "updates at the hop (queued or in service)"),
+            &hops,
+            &networks,
+            &stem,
+        )
+        .unwrap();
         check(
             &stem,
             &(0..5).map(colour).collect::<Vec<_>>(),

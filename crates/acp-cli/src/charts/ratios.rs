@@ -86,7 +86,7 @@ impl Figure for Ratios<'_> {
             (x, y),
             (self.x_desc, "age / oracle's age"),
             // Whole numbers only; at most a dozen of them.
-            XTicks::Hops(items.min(12)),
+            XTicks::Items(items.min(12)),
         )?;
         dashed_polyline(
             root,

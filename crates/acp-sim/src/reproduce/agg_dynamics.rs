@@ -848,7 +848,11 @@ impl Declaration for AggDynamics {
                     &["series"],
                 )
                 .only("param", "controller")
-                .draw(Draw::Bars(vec!["converged_s", "level_sd", "delay_ms"])),
+                .draw(Draw::Bars(vec![
+                    ("converged_s", "settled after (s)"),
+                    ("level_sd", "SD of slot level (MPDUs)"),
+                    ("delay_ms", "delay (ms)"),
+                ])),
             ],
         }
     }

@@ -609,11 +609,14 @@ impl Declaration for AggFigure {
             Figure::Random => vec![Chart::lines(
                 stem.clone(),
                 "Eight stations at random in 40 m, Minstrel, Algorithm 1, Fig. 4.9",
-                ("stations", "stations"),
-                ("goodput_mbit_s", "Mbit/s / ms"),
+                ("stations", ""),
+                ("goodput_mbit_s", "Mbit/s, ms"),
                 &["series"],
             )
-            .draw(Draw::Bars(vec!["goodput_mbit_s", "delay_ms"]))],
+            .draw(Draw::Bars(vec![
+                ("goodput_mbit_s", "goodput (Mbit/s)"),
+                ("delay_ms", "delay (ms)"),
+            ]))],
             Figure::Legacy => vec![
                 Chart::lines(
                     format!("{stem}_goodput"),
@@ -633,28 +636,31 @@ impl Declaration for AggFigure {
             Figure::Tcp => vec![Chart::lines(
                 stem.clone(),
                 "Aggregation control against CUBIC and BBR, one 802.11ac station, Fig. 4.15",
-                ("stations", "stations"),
-                ("goodput_mbit_s", "Mbit/s / ms"),
+                ("stations", ""),
+                ("goodput_mbit_s", "Mbit/s, ms"),
                 &["series"],
             )
-            .draw(Draw::Bars(vec!["goodput_mbit_s", "delay_ms"]))],
+            .draw(Draw::Bars(vec![
+                ("goodput_mbit_s", "goodput (Mbit/s)"),
+                ("delay_ms", "delay (ms)"),
+            ]))],
             Figure::Age => vec![
                 Chart::lines(
                     format!("{stem}_age"),
                     "Age on an 802.11ac downlink",
-                    ("stations", "stations"),
-                    ("age_ms", "time-average age (ms)"),
+                    ("stations", ""),
+                    ("age_ms", "ms"),
                     &["series"],
                 )
-                .draw(Draw::Bars(vec!["age_ms", "delay_ms"])),
+                .draw(Draw::Bars(vec![("age_ms", "age (ms)"), ("delay_ms", "delay (ms)")])),
                 Chart::lines(
                     format!("{stem}_goodput"),
                     "Goodput on an 802.11ac downlink",
-                    ("stations", "stations"),
-                    ("goodput_mbit_s", "sum goodput (Mbit/s)"),
+                    ("stations", ""),
+                    ("goodput_mbit_s", "Mbit/s"),
                     &["series"],
                 )
-                .draw(Draw::Bars(vec!["goodput_mbit_s"])),
+                .draw(Draw::Bars(vec![("goodput_mbit_s", "sum goodput")])),
             ],
         }
     }

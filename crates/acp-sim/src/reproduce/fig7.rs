@@ -233,6 +233,7 @@ impl Declaration for Fig7 {
             ("simulated_age_s", "average age (s)"),
             &["system"],
         )
+        .y_max(20.0)
         .draw(Draw::Model(curves))]
     }
 }

@@ -278,8 +278,9 @@ pub enum Draw {
     Lines,
     /// A point per row, a colour per series, and these (name, x, y) published points.
     Scatter(Vec<(String, f64, f64)>),
-    /// Grouped bars: per series, the values of these fields.
-    Bars(Vec<&'static str>),
+    /// Grouped bars: per series, the values of these (field, tick label) pairs, a group per
+    /// field along the x axis.
+    Bars(Vec<(&'static str, &'static str)>),
     /// A marker per row and series against the row's number, a reference line at 1.
     Ratios,
     /// The traces as lines over time, the bands shaded (the rows are not drawn).

@@ -307,12 +307,17 @@ impl Declaration for Table1 {
         vec![Chart::lines(
             "fig8_backlog",
             "Backlog of updates per hop at the age-optimal rate (Fig. 8)",
-            ("network", "hop"),
-            ("backlog_hop1", "backlog (updates)"),
+            ("network", "hop (1 = the source's first link)"),
+            ("backlog_hop1", "updates at the hop (queued or in service)"),
             &["network"],
         )
         .only("controller", "oracle")
-        .draw(Draw::Bars(HOPS.to_vec()))]
+        .draw(Draw::Bars(
+            HOPS.iter()
+                .zip(["1", "2", "3", "4", "5", "6"])
+                .map(|(&f, l)| (f, l))
+                .collect(),
+        ))]
     }
 
     fn notes(&self, _o: &Options, _rows: &[Row]) -> Vec<String> {
