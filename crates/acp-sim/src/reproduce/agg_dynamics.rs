@@ -75,7 +75,7 @@ pub const FIG4_7: AggDynamics = AggDynamics {
 /// Figs. 5.7–5.11.
 pub const FIG5_7: AggDynamics = AggDynamics {
     name: "thesis-5-7",
-    about: "the inner–outer controller (Algorithm 2) on one 802.11ac station: noise against K₁, convergence against K₂, delay at T̄ = 2.5 ms as the MCS varies, against Algorithm 1 (aggregation thesis Figs. 5.7–5.11)",
+    about: "the inner–outer controller (Algorithm 2) on one 802.11ac station: noise against K₁, convergence against K₂, delay at T̄ = 2.5 ms as the MCS varies, against Algorithm 1 (aggregation thesis Figs. 5.7–5.11); and one controller at the sender over three stations against the §5.3 allocation (Table 5.1 beside)",
     group: Group::InnerOuter,
 };
 
