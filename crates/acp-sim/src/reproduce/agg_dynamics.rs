@@ -1042,6 +1042,30 @@ impl Declaration for AggDynamics {
                     ("level_sd", "SD of slot level (MPDUs)"),
                     ("delay_ms", "delay (ms)"),
                 ])),
+                Chart::lines(
+                    format!("{stem}_three_stations"),
+                    "Three stations (1, 20, 35 m), one agg-io at the sender: level against the §5.3 allocation",
+                    ("station", ""),
+                    ("level", "μ_N (MPDUs)"),
+                    &["station"],
+                )
+                .only("param", "stations")
+                .draw(Draw::Bars(vec![
+                    ("level", "level"),
+                    ("pf_level", "§5.3 allocation"),
+                ])),
+                Chart::lines(
+                    format!("{stem}_three_stations_per_source"),
+                    "Three stations (1, 20, 35 m), one agg-io per flow: level against the §5.3 allocation",
+                    ("station", ""),
+                    ("level", "μ_N (MPDUs)"),
+                    &["station"],
+                )
+                .only("param", "stations_per_source")
+                .draw(Draw::Bars(vec![
+                    ("level", "level"),
+                    ("pf_level", "§5.3 allocation"),
+                ])),
             ],
         }
     }
