@@ -650,6 +650,8 @@ struct AcpToml {
     paths: Option<Vec<Vec<String>>>,
     /// A multipath source's scheduler (`qaware` by default).
     scheduler: Option<String>,
+    /// The sender the flow belongs to: one controller over all flows that name it.
+    sender: Option<String>,
 }
 
 fn default_controller() -> String {
@@ -1223,6 +1225,7 @@ fn acp_kind(t: AcpToml) -> Result<FlowKind, String> {
         payload: t.payload,
         ack_dscp: t.ack_dscp,
         multipath,
+        sender: t.sender,
     })
 }
 
