@@ -618,7 +618,8 @@ mod tests {
         }
         // The first cycle has no noise to go by: however large its cost, the slope does not
         // bring λc down (the fast start goes on), and its difference starts σ_d². The next
-        // cycle judges by it: a cost of 25 ms is within 5.0 + 2·20 ms, one of 50 ms beyond.
+        // cycle (λc = 10·e^0.1/s, fresher ≈ 4.5 ms) judges by it: a cost of 25 ms is within
+        // 4.5 + 2·20 ms, one of 50 ms beyond.
         for (second, action) in [(0.025, Action::Inc), (0.05, Action::Dec)] {
             let mut c = measuring_high();
             cycle(&mut c, RTT + 0.02, RTT);
@@ -634,8 +635,8 @@ mod tests {
         cycle(&mut c, RTT + 0.006, RTT);
         assert_eq!(c.state().last_action, Some(Action::Dec));
         // A queue beyond half a period brings λc down in the first cycle too.
+        // (An earlier measurement put the base delay at RTT.)
         let mut c = measuring_high();
-        c.base = RTT;
         c.delays[FLOOR_WINDOW - 1] = RTT;
         cycle(&mut c, RTT + 0.06, RTT + 0.06);
         assert_eq!(c.state().last_action, Some(Action::Dec));
