@@ -417,7 +417,7 @@ pub struct Row {
     /// Seeds run.
     pub seeds: usize,
     /// The station's mean reported PHY rate over the second half, 1/E[1/R] (Mbit/s).
-    pub phy_mbps: Option<f64>,
+    pub phy_mbit_s: Option<f64>,
     /// Payload airtime per frame, level × (1500 + 48) B / PHY rate (µs): equal at every station
     /// under equal airtime (§5.3 Example 1).
     pub air_us: Option<f64>,
@@ -732,7 +732,7 @@ impl Declaration for AggDynamics {
                         p.net.sender.name()
                     },
                     seeds: runs.len(),
-                    phy_mbps: mean_ci(&phys).0,
+                    phy_mbit_s: mean_ci(&phys).0,
                     air_us: mean_ci(&air).0,
                     pf_level: mean_ci(&pf_level).0,
                     converged_s,
@@ -903,7 +903,7 @@ impl Declaration for AggDynamics {
                 "series",
                 "converged_s",
                 "unsettled_runs",
-                "phy_mbps",
+                "phy_mbit_s",
                 "level",
                 "pf_level",
                 "level_sd",
