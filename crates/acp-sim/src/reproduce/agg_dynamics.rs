@@ -422,7 +422,7 @@ pub struct Row {
     /// under equal airtime (§5.3 Example 1).
     pub air_us: Option<f64>,
     /// The §5.3 proportional-fair low-delay allocation's level for the station (points of
-    /// several stations under Algorithm 2; [`pf_levels`]).
+    /// several stations under Algorithm 2; `pf_levels`).
     pub pf_level: Option<f64>,
     /// Seconds from the start (Fig. 4.7: from the end of the saturation) until the level
     /// settled; mean over the runs that settled.
