@@ -5,7 +5,11 @@
 # machine needs nothing else; then runs every test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage prints the seconds since the suite started (CI's budget is the sum: see .ci/run).
+export ACP_SUITE_START="${ACP_SUITE_START:-$(date +%s)}"
+stage() { echo "== +$(($(date +%s) - ACP_SUITE_START)) s: $*"; }
 
+stage "installing the test dependencies"
 bash scripts/test-deps.sh
 python3 scripts/test_readme_outputs.py
 # The Python package's tools are downloaded while Rust builds (network, not CPU).
@@ -16,6 +20,7 @@ pip_log="$(mktemp)"
 "$venv/bin/pip" install --quiet "maturin>=1.9.4,<2" pytest pandas pandas-stubs "mypy>=1.18" \
   "dask[distributed]" >"$pip_log" 2>&1 &
 pip=$!
+stage "building the tests"
 cargo test --workspace --no-run
 tests_of() {  # `--test NAME` per integration test of package $1 (of every package but it: `!$1`)
   cargo metadata --no-deps --format-version 1 | python3 -c '
@@ -45,6 +50,7 @@ rm -f "$pip_log"
 # A venv from before the package was renamed has `maturin develop`'s install of it as `acp`.
 "$venv/bin/pip" uninstall --quiet --yes acp 2>/dev/null
 rm -rf "$wheels"
+stage "building the Python wheel"
 "$venv/bin/maturin" build --quiet --manifest-path crates/acp-py/Cargo.toml --target-dir target --out "$wheels"
 "$venv/bin/pip" install --quiet --force-reinstall --no-deps "$wheels"/age_control_protocol-*-abi3-*.whl
 
@@ -67,19 +73,24 @@ readme_log="$(mktemp)"
 py_log="$(mktemp)"
 cli_log="$(mktemp)"
 export ACP="$PWD/target/debug/acp" ACP_BIN="$PWD/target/debug/acp"
+stage "running the tests"
 setsid bash -c '
   python3 scripts/readme-outputs.py --check >"$1" 2>&1; readme=$?
-  "$3/bin/python" -m pytest -q crates/acp-py/tests >"$2" 2>&1 || exit 1
-  exit "$readme"' checks "$readme_log" "$py_log" "$venv" &
+  echo "== +$(($(date +%s) - ACP_SUITE_START)) s: README check done" >>"$1"
+  "$3/bin/python" -m pytest -q crates/acp-py/tests >"$2" 2>&1; py=$?
+  echo "== +$(($(date +%s) - ACP_SUITE_START)) s: pytest done" >>"$2"
+  [ "$py" = 0 ] && exit "$readme"; exit 1' checks "$readme_log" "$py_log" "$venv" &
 checks=$!
 # shellcheck disable=SC2046  # one word per option
-setsid cargo test --workspace --no-fail-fast $(tests_of acp-cli) >"$cli_log" 2>&1 &
+setsid bash -c '"$@"; s=$?; echo "== +$(($(date +%s) - ACP_SUITE_START)) s: CLI tests done"; exit "$s"' \
+  cli cargo test --workspace --no-fail-fast $(tests_of acp-cli) >"$cli_log" 2>&1 &
 cli=$!
 trap 'kill -- -"$checks" -"$cli" 2>/dev/null || true; rm -f "$readme_log" "$py_log" "$cli_log"' EXIT
 status=0
 # shellcheck disable=SC2046
 cargo test --workspace --no-fail-fast --lib --bins $(tests_of '!acp-cli') || status=1
 cargo test --workspace --no-fail-fast --doc || status=1
+stage "the workspace's tests done"
 echo "The CLI's integration tests (run beside the rest):"
 wait "$cli" || status=1
 cat "$cli_log"
@@ -92,4 +103,6 @@ cat "$py_log"
 trap - EXIT
 rm -f "$readme_log" "$py_log" "$cli_log"
 # The API documentation builds without a warning (broken intra-doc links included).
+stage "building the API documentation"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
+stage "test suite passed"

@@ -6,7 +6,12 @@
 use std::path::Path;
 
 fn main() {
-    let readme = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md");
+    // The variable Cargo sets for this run, not `env!`'s value from when the script was compiled:
+    // Cargo reuses a compiled build script for another checkout of the same sources (its hash
+    // does not name the directory), and the README would then be looked for in the first one.
+    let manifest_dir =
+        std::env::var_os("CARGO_MANIFEST_DIR").expect("Cargo sets CARGO_MANIFEST_DIR");
+    let readme = Path::new(&manifest_dir).join("../../README.md");
     println!("cargo:rerun-if-changed={}", readme.display());
     // Outside the repository (a packaged crate) there is no README to test.
     let text = std::fs::read_to_string(&readme).unwrap_or_default();

@@ -41,8 +41,24 @@ fn prefix() -> &'static Path {
         let _ = std::fs::remove_dir_all(&prefix);
         let crate_dir = env!("CARGO_MANIFEST_DIR");
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        // The libraries this test run's own build made (the test profile, every workspace
+        // package with its tests: the same features), so `make`'s cargo step finds them fresh
+        // instead of building the crate and its dependencies once more in another profile.
+        // Without the variables Cargo sets for this test's process: build scripts watch some of
+        // them (ring's reruns when CARGO_MANIFEST_DIR changes), and a value inherited from here
+        // would rebuild ring and all that depends on it.
         tool("make", "make", |c| {
-            c.args(["-C", crate_dir, "install", "PROFILE=dev"])
+            for (name, _) in std::env::vars_os() {
+                let name = name.to_string_lossy();
+                if name.starts_with("CARGO_PKG_")
+                    || name.starts_with("CARGO_MANIFEST_")
+                    || ["OUT_DIR", "CARGO_CRATE_NAME", "CARGO_PRIMARY_PACKAGE"].contains(&&*name)
+                {
+                    c.env_remove(&*name);
+                }
+            }
+            c.args(["-C", crate_dir, "install", "PROFILE=test"])
+                .arg("CARGO_SELECT=--workspace --lib --tests")
                 .arg(format!("PREFIX={}", prefix.display()))
                 .arg(format!("CARGO={cargo}"));
         });
