@@ -34,7 +34,8 @@
 //! smss = 536                     # default 1448
 //! nodelay = true                 # TCP_NODELAY (default false: Nagle on, as in Linux)
 //! window = "packets"             # bytes (default: RFC 5681, ns-3) | packets (Linux)
-//! delayed_ack = { every = 2, timeout = "40ms" }   # default; false ACKs every segment
+//! delayed_ack = { every = 2, timeout = "40ms" }   # default; false ACKs every segment;
+//!                                #   push = false: no ACK at once on PSH (ns-3's receiver)
 //! gro = true                     # stretch ACKs: one per GRO super-packet of 64 KiB, or of
 //!                                #   N bytes with gro = N (default false; tcp::gro)
 //! sack = false                   # no SACK blocks: NewReno's recovery (default true: RACK-TLP)
@@ -699,6 +700,8 @@ enum DelayedAckToml {
         every: u32,
         #[serde(default = "forty_ms")]
         timeout: Dur,
+        #[serde(default = "yes")]
+        push: bool,
     },
 }
 
@@ -761,9 +764,14 @@ fn tcp_kind(t: TcpToml) -> Result<FlowKind, String> {
     config.delayed_ack = match t.delayed_ack {
         None | Some(DelayedAckToml::Switch(true)) => Some(DelayedAck::default()),
         Some(DelayedAckToml::Switch(false)) => None,
-        Some(DelayedAckToml::Table { every, timeout }) => Some(DelayedAck {
+        Some(DelayedAckToml::Table {
+            every,
+            timeout,
+            push,
+        }) => Some(DelayedAck {
             every,
             timeout: timeout.0,
+            push,
         }),
     };
     config.gro = match t.gro {
@@ -1769,7 +1777,8 @@ mod tests {
             config.delayed_ack,
             Some(DelayedAck {
                 every: 3,
-                timeout: Duration::from_millis(40)
+                timeout: Duration::from_millis(40),
+                push: true,
             })
         );
         assert_eq!(

@@ -61,6 +61,8 @@ pub struct Segment {
     pub seq: u64,
     /// Payload bytes.
     pub len: u32,
+    /// PSH: the segment ends an application's write.
+    pub push: bool,
 }
 
 impl Segment {
@@ -134,6 +136,11 @@ pub struct DelayedAck {
     pub every: u32,
     /// The delayed-ACK timer (Linux: 40 ms, its minimum).
     pub timeout: Duration,
+    /// Whether a segment carrying PSH is acknowledged at once, as Linux does once the
+    /// application has read it (`tcp_measure_rcv_mss` marks the ACK pushed,
+    /// `tcp_cleanup_rbuf` sends it when the read empties the socket; this model's application
+    /// reads at once). ns-3's receiver has no such rule (`false`).
+    pub push: bool,
 }
 
 impl Default for DelayedAck {
@@ -141,6 +148,7 @@ impl Default for DelayedAck {
         DelayedAck {
             every: 2,
             timeout: Duration::from_millis(40),
+            push: true,
         }
     }
 }

@@ -7,8 +7,9 @@
 //!
 //! ACKs (RFC 5681 §4.2, RFC 1122): a duplicate segment, a segment beyond a hole and a segment
 //! that fills (part of) a hole are acknowledged at once; otherwise, with delayed ACKs, an ACK
-//! goes out once `every · SMSS` bytes are unacknowledged, or when the delayed-ACK timer, started
-//! by the first unacknowledged byte, expires. Linux's quick-ACK mode at the start of a
+//! goes out once `every · SMSS` bytes are unacknowledged, when a segment carrying PSH arrives
+//! (Linux's rule; [`DelayedAck::push`]), or when the delayed-ACK timer, started by the first
+//! unacknowledged byte, expires. Linux's quick-ACK mode at the start of a
 //! connection is not modelled.
 //!
 //! Every ACK carries SACK blocks (RFC 2018; Linux negotiates SACK by default; none if the
@@ -136,7 +137,12 @@ impl Receiver {
         match self.delayed_ack {
             Some(d) if !filled_hole => {
                 self.unacked += delivered;
-                match gro::ack_when(self.gro, self.unacked, u64::from(d.every) * self.smss) {
+                let threshold = if d.push && seg.push {
+                    0
+                } else {
+                    u64::from(d.every) * self.smss
+                };
+                match gro::ack_when(self.gro, self.unacked, threshold) {
                     AckWhen::Now => self.ack_due = true,
                     AckWhen::EndOfPoll => self.ack_timer = Some(now),
                     AckWhen::Timer => {
@@ -226,7 +232,11 @@ mod tests {
     use super::*;
 
     fn seg(seq: u64, len: u32) -> Segment {
-        Segment { seq, len }
+        Segment {
+            seq,
+            len,
+            push: false,
+        }
     }
 
     #[test]
@@ -290,6 +300,37 @@ mod tests {
         assert_eq!(r.poll_ack().map(|a| a.ack), Some(500), "duplicate: at once");
         assert_eq!(r.stats().out_of_order, 3);
         assert_eq!(r.stats().duplicates, 1);
+    }
+
+    #[test]
+    fn acks_a_pushed_segment_at_once_unless_told_not_to() {
+        let pushed = |seq, len| Segment {
+            seq,
+            len,
+            push: true,
+        };
+        let mut r = Receiver::new(&TcpConfig::default());
+        let t = Time::ZERO;
+        r.handle_segment(t, seg(0, 536));
+        assert_eq!(r.poll_ack(), None, "no PSH: delayed");
+        r.handle_segment(t, pushed(536, 536));
+        assert_eq!(r.poll_ack().map(|a| a.ack), Some(1072), "PSH: at once");
+        r.handle_segment(t, pushed(1072, 536));
+        assert_eq!(
+            r.poll_ack().map(|a| a.ack),
+            Some(1608),
+            "one ACK per pushed segment"
+        );
+        let ns3 = TcpConfig {
+            delayed_ack: Some(DelayedAck {
+                push: false,
+                ..DelayedAck::default()
+            }),
+            ..TcpConfig::default()
+        };
+        let mut r = Receiver::new(&ns3);
+        r.handle_segment(t, pushed(0, 536));
+        assert_eq!(r.poll_ack(), None, "ns-3's receiver: delayed");
     }
 
     #[test]

@@ -101,6 +101,9 @@ struct Sent {
     delivered_time: Time,
     first_sent_time: Time,
     app_limited: bool,
+    /// Whether it carries PSH: it ended the data written when it was first sent (Linux marks
+    /// the tail of every write, and a retransmission keeps the mark).
+    push: bool,
 }
 
 /// What an ACK's SACK blocks newly covered.
@@ -137,6 +140,7 @@ impl DeliveryState {
             delivered_time: self.delivered_time,
             first_sent_time: self.first_sent_time,
             app_limited: self.app_limited,
+            push: false,
         }
     }
 }
@@ -500,11 +504,16 @@ impl Sender {
             self.first_sent_time = now;
             self.delivered_time = now;
         }
+        let end = self.nxt + len;
         let seg = Segment {
             seq: self.nxt,
             len: len as u32,
+            push: end == self.written,
         };
-        let record = self.delivery_state().record(seg.seq, seg.end(), now, false);
+        let record = Sent {
+            push: seg.push,
+            ..self.delivery_state().record(seg.seq, end, now, false)
+        };
         self.sent.push_back(record);
         self.nxt = seg.end();
         self.stats.segments += 1;
@@ -532,6 +541,7 @@ impl Sender {
             *r = Sent {
                 lost: s.lost,
                 resent: counted,
+                push: s.push,
                 ..state.record(s.seq, s.end, now, true)
             }
         });
@@ -544,6 +554,7 @@ impl Sender {
         Some(Segment {
             seq: s.seq,
             len: (s.end - s.seq) as u32,
+            push: s.push,
         })
     }
 
@@ -669,6 +680,7 @@ impl Sender {
         }
         self.peer_edge = ack.ack + ack.window;
         self.rack.new_ack();
+        let delivered_before = self.delivered;
         let newly = if self.sack {
             self.mark_sacked(now, &ack)
         } else {
@@ -690,6 +702,9 @@ impl Sender {
                 // A pure duplicate ACK at the probe's end: the original and the probe both
                 // arrived, nothing was lost.
                 self.probe = None;
+            }
+            if self.delivered > delivered_before {
+                self.cc.on_sack(now, self.delivered - delivered_before);
             }
             self.detect_losses(now);
             return None;
@@ -795,6 +810,7 @@ impl Sender {
         }
         let event = AckEvent {
             acked,
+            acked_sacked: self.delivered - delivered_before,
             rtt,
             min_rtt: self.rto.min_rtt(),
             flight: self.in_flight(),

@@ -44,6 +44,9 @@ pub struct RateSample {
 pub struct AckEvent {
     /// Bytes newly acknowledged.
     pub acked: u64,
+    /// What this ACK newly delivered, in the window's unit: cumulatively acknowledged and not
+    /// SACKed before, or newly SACKed (Linux's `acked_sacked`; each segment counts once).
+    pub acked_sacked: u64,
     /// This ACK's RTT sample (none if it acknowledged a retransmitted segment).
     pub rtt: Option<Duration>,
     /// Smallest RTT sample of the connection so far.
@@ -66,12 +69,13 @@ pub struct AckEvent {
 }
 
 impl AckEvent {
-    /// An ACK of `acked` bytes with nothing else known (no RTT sample, no rate sample, not in
-    /// recovery, window-limited, mid-round): the fields are public to set the rest, e.g. when
+    /// An ACK of `acked` bytes, all newly delivered, with nothing else known (no RTT sample, no
+    /// rate sample, not in recovery, window-limited, mid-round): the fields are public to set the rest, e.g. when
     /// driving a controller without a sender.
     pub fn new(acked: u64) -> Self {
         AckEvent {
             acked,
+            acked_sacked: acked,
             rtt: None,
             min_rtt: None,
             flight: 0,
@@ -106,6 +110,9 @@ impl LossEvent {
 pub trait CongestionControl: fmt::Debug + Send {
     /// New data was acknowledged.
     fn on_ack(&mut self, now: Time, ack: &AckEvent);
+    /// An ACK that acknowledged nothing new cumulatively SACKed `delivered` (the window's unit)
+    /// for the first time. Only BBR's ACK-aggregation estimate hears of it.
+    fn on_sack(&mut self, _now: Time, _delivered: u64) {}
     /// A segment was lost (RACK, or three duplicate ACKs without SACK). The window set here
     /// is the one fast recovery starts from (the sender adds NewReno's inflation).
     fn on_loss(&mut self, now: Time, loss: &LossEvent);
