@@ -188,9 +188,10 @@ struct ReproduceArgs {
     /// (sources), comma-separated (contention-tcp: up to 5 low contention, more high;
     /// coexistence: ACP flows beside 1, 2 and 5 TCP; no-tcp: ACP flows alone on 6 Mbit/s;
     /// default: the papers' counts).
-    /// thesis-4-8, agg-age: numbers of stations; thesis-4-10: numbers of legacy stations of ten.
+    /// thesis-4-8, agg-age: numbers of stations; thesis-4-10: numbers of legacy stations of ten
+    /// (0–10). At least 1 except for thesis-4-10.
     #[arg(long, value_name = "N,N", value_delimiter = ',',
-          value_parser = clap::value_parser!(u64).range(1..=500))]
+          value_parser = clap::value_parser!(u64).range(0..=500))]
     clients: Vec<u64>,
     /// fig15, fig3-16, orbit, thesis-3-9, thesis-3-10, coexistence, no-tcp: update payload in
     /// bytes (default: 560 for fig15 and fig3-16, the size the papers' RTTs imply, 1024 the size
@@ -200,9 +201,9 @@ struct ReproduceArgs {
     payload: Option<u32>,
     /// controllers, fairness: only these scenarios (ids, comma-separated; fairness: equal-2,
     /// equal-4, equal-8, equal-16, join-leave, rtt-1:4; default: all of them).
-    /// thesis-4-5: K0=0.5 … K0=10, delta_s=0.25 … delta_s=3, changing_delta_s=0.25 …
-    /// changing_delta_s=3. thesis-4-7: streams=1, queue=500|100, mcs_before=7|8.
-    /// thesis-5-7: K1=…, K2=…, mcs=2|4|9, controller=agg|agg-io.
+    /// thesis-4-5: K0=0.5 … K0=10, K0_585=1|10, delta_s=0.25 … delta_s=3, changing_delta_s=0.25
+    /// … changing_delta_s=3. thesis-4-7: streams=1, queue=500|100, mcs_before=7|8.
+    /// thesis-5-7: K1=…, K2=…, K2_mcs4=…, mcs=2|4|9, controller=agg|agg-io.
     #[arg(long, value_name = "ID,ID", value_delimiter = ',')]
     scenarios: Vec<String>,
     /// controllers, orbit, thesis-3-9, fairness, coexistence, no-tcp: the controllers to
@@ -210,6 +211,7 @@ struct ReproduceArgs {
     /// controllers seek,acp+,acp:0.25,lazy; orbit, coexistence, no-tcp acp+,seek; thesis-3-9
     /// acp,acp:2,lazy,acp+,seek; fairness seek,acp+,lazy).
     /// agg-age: default seek,acp+,agg:32 (K₀ = 1/n),agg-io:5,32.
+    /// The other reproductions run their own controllers and refuse this option.
     #[arg(long, value_name = "NAME,NAME", value_delimiter = ',')]
     controllers: Vec<ControllerKind>,
     /// controllers: quarter-length runs (a smoke test, not a result).

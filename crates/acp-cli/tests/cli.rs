@@ -205,6 +205,70 @@ fn out_of_range_arguments_are_refused_with_status_2() {
     }
 }
 
+/// A reproduction refuses, in one line with status 2, the options it cannot run instead of
+/// ignoring them or running nonsense: `--controllers` where it runs its own, `--clients` below
+/// its least count. Zero is a count of its own where it means something: `thesis-4-10`'s
+/// legacy stations, none of ten being its all-controlled point.
+#[test]
+fn reproductions_refuse_options_they_cannot_run_and_take_zero_legacy_stations() {
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["reproduce", "thesis-4-9", "--controllers", "agg:32"],
+            "thesis-4-9 runs its own controllers and does not take --controllers",
+        ),
+        (
+            &["reproduce", "thesis-5-7", "--controllers", "seek"],
+            "thesis-5-7 runs its own controllers",
+        ),
+        (
+            &["reproduce", "fig15", "--controllers", "seek"],
+            "fig15 runs its own controllers",
+        ),
+        (
+            &["reproduce", "thesis-4-8", "--clients", "0"],
+            "thesis-4-8: --clients 0: at least 1",
+        ),
+        (
+            &["reproduce", "coexistence", "--clients", "2,0"],
+            "coexistence: --clients 0: at least 1",
+        ),
+        (
+            &["reproduce", "thesis-4-10", "--clients", "11"],
+            "0–10 legacy stations of ten",
+        ),
+    ];
+    for (args, want) in cases {
+        let err = refused(args);
+        assert!(err.contains(want), "{args:?}: {err}");
+    }
+    let dir = acp_testkit::Scratch::new("acp-cli-legacy-0");
+    let dir = dir.to_string_lossy().into_owned();
+    let report = json_output(acp().args([
+        "reproduce",
+        "thesis-4-10",
+        "--clients",
+        "0",
+        "--secs",
+        "10",
+        "--seeds",
+        "1",
+        "--json",
+        "--out",
+        &dir,
+    ]));
+    let rows = report["rows"].as_array().unwrap();
+    // Ten controlled stations and no legacy one: their row and the whole AP's.
+    let series: Vec<&str> = rows.iter().map(|r| r["series"].as_str().unwrap()).collect();
+    assert_eq!(series, ["agg:32", "all"], "{rows:?}");
+    for r in rows {
+        assert_eq!(r["stations"], 10, "{r:?}");
+        assert_eq!(r["legacy"], 0, "{r:?}");
+        // 10 s runs (5 s warm-up) do not yet reach 32 (40 s runs: 527.9 Mbit/s), but the
+        // stations carry traffic.
+        assert!(r["goodput_mbit_s"].as_f64().unwrap() > 50.0, "{r:?}");
+    }
+}
+
 /// A stdout whose reader is already gone: every write to it fails with EPIPE.
 fn closed_stdout() -> Stdio {
     let mut fds = [0; 2];

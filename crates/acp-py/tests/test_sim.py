@@ -224,3 +224,8 @@ def test_bad_input_raises_value_error():
         acp.reproduce("controllers", controllers=["warp"])
     with pytest.raises(ValueError, match="secs must be at least 10"):
         acp.reproduce("dd1", secs=1)
+    # The same checks as the CLI's: what a reproduction does not run is refused, not ignored.
+    with pytest.raises(ValueError, match="does not take --controllers"):
+        acp.reproduce("thesis-4-9", controllers=["seek"])
+    with pytest.raises(ValueError, match="at least 1"):
+        acp.reproduce("thesis-4-8", clients=[0])

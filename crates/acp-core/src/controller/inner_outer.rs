@@ -213,6 +213,48 @@ mod tests {
         assert_eq!(io.step(&[], &[5.0]), vec![5.0]);
     }
 
+    /// Three stations on the §5.2 model, closed slot by slot (c = 300 µs, 100, 250 and
+    /// 400 Mbit/s, N_max = 64): from z = v = 1 and ĉ₀ = 200 µs, Algorithm 2 with the thesis's
+    /// gains reaches the proportional-fair low-delay allocation of §5.3 ([`pf_low_delay`]) and
+    /// holds every station's delay at T̄. T̄ = 3 ms puts the fastest station's level at 29, under
+    /// the cap N̄ = 32, so the delay target binds (the allocation is then equal airtime: every
+    /// station's frame takes the same air): levels 7.27, 18.17 and 29.07. Tolerance 0.1 % after
+    /// 200 slots.
+    #[test]
+    fn three_stations_on_the_model_settle_at_the_pf_low_delay_allocation_with_delay_t_bar() {
+        use crate::controller::aggregation_model::AggregationModel;
+        use crate::controller::pf_allocation::pf_low_delay;
+        let phy = [100e6, 250e6, 400e6];
+        let plant = AggregationModel::from_phy_rates(300e-6, &phy, 64.0);
+        let p = InnerOuterParams {
+            t_bar: 3e-3,
+            n_bar: 32.0,
+            ..InnerOuterParams::default()
+        };
+        let mut io = InnerOuter::new(p, 3);
+        let mut x = vec![1000.0; 3];
+        for _ in 0..200 {
+            let slots: Vec<StationSlot> = plant
+                .levels(&x)
+                .iter()
+                .zip(phy)
+                .map(|(&level, phy_rate)| StationSlot { level, phy_rate })
+                .collect();
+            x = io.step(&slots, &x);
+        }
+        let want = pf_low_delay(&plant, p.t_bar, p.n_bar);
+        let levels = plant.levels(&x);
+        let near = |a: &[f64], b: &[f64]| a.iter().zip(b).all(|(a, b)| (a / b - 1.0).abs() < 1e-3);
+        assert!(near(&x, &want.rates), "{x:?} {want:?}");
+        assert!(near(&levels, &want.levels), "{levels:?} {want:?}");
+        assert!(near(&plant.delays(&x), &[p.t_bar; 3]), "{x:?}");
+        // The delay target binds, not the cap; equal airtime: w_i·μ_N_i is the same for all.
+        assert!(want.levels.iter().all(|&n| n < p.n_bar - 1.0), "{want:?}");
+        let air: Vec<f64> = (0..3).map(|i| plant.w[i] * levels[i]).collect();
+        assert!((air[0] / air[2] - 1.0).abs() < 1e-3, "{air:?}");
+        assert!((io.c_hat() / plant.c - 1.0).abs() < 1e-3, "{}", io.c_hat());
+    }
+
     #[test]
     fn controller_needs_phy_rates_and_uses_each_slot_once() {
         let mut c = InnerOuterControl::new(InnerOuterParams::default());

@@ -85,13 +85,26 @@ pub const MCS_BEFORE: [u8; 2] = [7, 8];
 /// Fig. 4.5 (a), 4.6 (a): the gains K₀ at Δ = 0.5 s (the thesis does not list its values; it
 /// names K₀ = 10 as oscillating, seed line 467).
 pub const K0S: [f64; 5] = [0.5, 1.0, 2.0, 5.0, 10.0];
+/// Fig. 4.5 (a)'s gains again on the thesis's own plant: its testbed's one station fits the
+/// §5.2 model with μ_R ≈ 585 Mbit/s (seed line 852: three streams, the MCS varying, a mean
+/// rate), which is MCS 7 with two streams and the 400 ns guard interval ([`PLANT_MCS`]); the
+/// loop's gain is larger there than at MCS 9 ("Stability on the model").
+pub const PLANT_K0S: [f64; 2] = [1.0, 10.0];
+/// The MCS index, spatial streams and width of [`PLANT_K0S`]'s runs (short guard interval:
+/// 585 Mbit/s).
+pub const PLANT_MCS: (u8, u8, u16) = (7, 2, 80);
 /// Fig. 4.5 (b), 4.6 (b): the intervals Δ (s) at K₀ = 1, around the sweet spot of 1.25–2 s
 /// (seed line 483).
 pub const DELTAS: [f64; 6] = [0.25, 0.5, 1.0, 1.25, 2.0, 3.0];
 /// Fig. 5.7 (a): the inner gains K₁ (the thesis marks the limit at K₁ = 2, seed line 1094).
 pub const K1S: [f64; 6] = [0.25, 0.5, 1.0, 1.5, 1.9, 2.5];
-/// Fig. 5.9 (a): the outer gains K₂ (oscillatory from K₂ ≥ 1, seed line 1185).
-pub const K2S: [f64; 4] = [0.1, 0.2, 0.5, 0.9];
+/// Fig. 5.9 (a): the outer gains K₂ (oscillatory from K₂ ≥ 1, seed line 1185), at the
+/// figure's MCS 9 with one stream, where the cap N̄ binds.
+pub const K2S: [f64; 6] = [0.1, 0.2, 0.5, 0.9, 1.2, 1.5];
+/// The outer gains again at MCS 4 with one stream, where the delay target T̄ binds and the
+/// outer loop's set point moves with the rate (Fig. 5.9 (b)–(d)'s MCS 4 point): 2.5 is past
+/// Lemma 2's bound K₂ < 2 (seed lines 1174–1177).
+pub const K2S_DELAY_BOUND: [f64; 4] = [0.2, 1.2, 1.5, 2.5];
 /// Fig. 5.9 (b)–(d): MCS indices with one stream, and the thesis's level and delay at each
 /// (seed line 1194: ≈ 16 packets at MCS 2, 23 at MCS 4, the cap 48 at MCS 9 with 1.7 ms).
 pub const MCS_LEVELS: [(u8, f64, f64); 3] = [(2, 16.0, 2.5), (4, 23.0, 2.5), (9, 48.0, 1.7)];
@@ -125,7 +138,8 @@ const BAND: f64 = 0.1;
 #[derive(Debug, Clone)]
 struct Point {
     net: AggNet,
-    /// The parameter swept (`K0`, `delta_s`, `K1`, `K2`, `mcs`, `controller`, `streams`).
+    /// The parameter swept (`K0`, `K0_585`, `delta_s`, `K1`, `K2`, `K2_mcs4`, `mcs`,
+    /// `controller`, `streams`).
     param: &'static str,
     /// Its value.
     value: f64,
@@ -214,6 +228,14 @@ impl AggDynamics {
                     .iter()
                     .map(|&k0| point(one(pi(k0, 0.5), secs), "K0", k0, Some(32.0)))
                     .collect();
+                for &k0 in &PLANT_K0S {
+                    let net = AggNet {
+                        mcs: PLANT_MCS,
+                        short_gi: true,
+                        ..one(pi(k0, 0.5), secs)
+                    };
+                    v.push(point(net, "K0_585", k0, Some(32.0)));
+                }
                 for &delta in &DELTAS {
                     // As many slots as the runs at Δ = 0.5 s.
                     let s = (secs as f64 * delta / 0.5).round() as u64;
@@ -268,6 +290,13 @@ impl AggDynamics {
                     K2S.iter()
                         .map(|&k2| point(mcs9_1(io(2.5, 48.0, 0.5, k2)), "K2", k2, None)),
                 );
+                v.extend(K2S_DELAY_BOUND.iter().map(|&k2| {
+                    let net = AggNet {
+                        mcs: (4, 1, 80),
+                        ..one(io(2.5, 48.0, 0.5, k2), secs)
+                    };
+                    point(net, "K2_mcs4", k2, None)
+                }));
                 for &(mcs, level, delay) in &MCS_LEVELS {
                     let net = AggNet {
                         mcs: (mcs, 1, 80),
@@ -634,7 +663,7 @@ impl Declaration for AggDynamics {
         let secs = self.secs(o);
         let what = match self.group {
             Group::Gains => format!(
-                "MCS 9, 2 spatial streams, one station 1 m from the AP, agg:32 with K₀ in {K0S:?} at Δ = 0.5 s, and Δ in {DELTAS:?} s at K₀ = 1; the station reports slots of Δ; {secs} s per run at Δ = 0.5 s and as many slots at the other Δ, the second half measured; changing_delta_s: the same Δ on a channel whose MCS (2 streams) is drawn between 8 and 9 every ≈ {CHANGE_EVERY_S} s from 10 s on, {} s per run at every Δ, the second half measured",
+                "MCS 9, 2 spatial streams, one station 1 m from the AP, agg:32 with K₀ in {K0S:?} at Δ = 0.5 s, and Δ in {DELTAS:?} s at K₀ = 1; K0_585: K₀ in {PLANT_K0S:?} at Δ = 0.5 s on the thesis's plant, MCS 7 with 2 streams and the 400 ns guard interval (585 Mbit/s); the station reports slots of Δ; {secs} s per run at Δ = 0.5 s and as many slots at the other Δ, the second half measured; changing_delta_s: the same Δ on a channel whose MCS (2 streams) is drawn between 8 and 9 every ≈ {CHANGE_EVERY_S} s from 10 s on, {} s per run at every Δ, the second half measured",
                 secs * 5 / 2
             ),
             Group::Streams => format!(
@@ -643,11 +672,11 @@ impl Declaration for AggDynamics {
                 secs.max(STREAMS_CHANGE_S + 5)
             ),
             Group::InnerOuter => format!(
-                "one station 1 m from the AP, agg-io (β = 0.05, Δ = 1 s): K₁ in {K1S:?} at T̄ = {K1_T_BAR_MS} ms, N̄ = 48 (MCS 9, 1 stream); K₂ in {K2S:?} at T̄ = 2.5 ms, N̄ = 48 (MCS 9, 1 stream); MCS 2, 4, 9 with 1 stream at T̄ = 2.5 ms, N̄ = 48; agg:32 (K₀ = 1, Δ = 0.5 s) against agg-io:5,32 at MCS 9, 2 streams; {secs} s per run, the second half measured"
+                "one station 1 m from the AP, agg-io (β = 0.05, Δ = 1 s): K₁ in {K1S:?} at T̄ = {K1_T_BAR_MS} ms, N̄ = 48 (MCS 9, 1 stream); K₂ in {K2S:?} at T̄ = 2.5 ms, N̄ = 48 (MCS 9, 1 stream); K2_mcs4: K₂ in {K2S_DELAY_BOUND:?} at T̄ = 2.5 ms, N̄ = 48 (MCS 4, 1 stream); MCS 2, 4, 9 with 1 stream at T̄ = 2.5 ms, N̄ = 48; agg:32 (K₀ = 1, Δ = 0.5 s) against agg-io:5,32 at MCS 9, 2 streams; {secs} s per run, the second half measured"
             ),
         };
         format!(
-            "802.11ac downlink, 80 MHz, long GI, EDCA best effort, beacons every 102.4 ms, 1500-byte IP packets, 1000-packet AP queue unless a variant says, reports every 100 ms; {what}; settled: every later slot within ±10 % of the level aimed at; seeds {}; mean ± 95 % CI",
+            "802.11ac downlink, 80 MHz, long GI unless a point says, EDCA best effort, beacons every 102.4 ms, 1500-byte IP packets, 1000-packet AP queue unless a variant says, reports every 100 ms; {what}; settled: every later slot within ±10 % of the level aimed at; seeds {}; mean ± 95 % CI",
             seed_range(&self.seeds(o))
         )
     }

@@ -58,6 +58,9 @@ impl Sender {
         match self {
             // K = K₀/n changes with the stations: the target names the series.
             Sender::Acp(ControllerKind::AggPi(p)) => format!("agg:{}", p.n_eps),
+            Sender::Acp(ControllerKind::AggAirtime { lead_mbps, .. }) => {
+                format!("agg-air:{lead_mbps}")
+            }
             Sender::Acp(c) => c.to_string(),
             Sender::Tcp(cc, acks) => {
                 let mut without = Vec::new();
@@ -88,6 +91,8 @@ pub struct AggNet {
     pub sender: Sender,
     /// MCS index, spatial streams, channel width (MHz).
     pub mcs: (u8, u8, u16),
+    /// The 400 ns guard interval instead of 800 ns.
+    pub short_gi: bool,
     /// Minstrel-like rate adaptation up to `mcs` instead of the fixed rate.
     pub minstrel: bool,
     /// Stations placed at random in a square of this side (m), the AP at its centre; `None`:
@@ -137,6 +142,7 @@ impl AggNet {
             legacy: 0,
             sender,
             mcs: (9, 2, 80),
+            short_gi: false,
             minstrel: false,
             area_m: None,
             distances_m: Vec::new(),
@@ -209,12 +215,13 @@ impl AggNet {
             "format = 2\nname = \"aggregation\"\nseed = {seed}\nduration = \"{}s\"\n\
              warmup = \"{}s\"\n\n{wires}\n[[wifi]]\nap = \"ap\"\nstations = \"sta\"\n\
              count = {}\nstandard = \"ac\"\nmcs = {mcs}\nspatial_streams = {nss}\n\
-             width = {width}\nqueue = {}\n{place}\naggregation = {{ legacy = {}, amsdu = {}, \
+             width = {width}\nshort_gi = {}\nqueue = {}\n{place}\naggregation = {{ legacy = {}, amsdu = {}, \
              rate_control = \"{rate_control}\", report_ms = {}, feedback_ms = {}, \
              uplink_mpdus = {}, rate_changes = [{}] }}\n",
             self.secs.0,
             self.secs.1,
             self.stations,
+            self.short_gi,
             self.queue,
             self.legacy,
             self.amsdu,

@@ -57,7 +57,7 @@ pub const FIG4_8: AggFigure = AggFigure {
 /// Fig. 4.9.
 pub const FIG4_9: AggFigure = AggFigure {
     name: "thesis-4-9",
-    about: "eight stations placed at random in 40 × 40 m² with Minstrel rate adaptation (one stream) under Algorithm 1 (aggregation thesis Fig. 4.9)",
+    about: "eight stations placed at random in 40 × 40 m² with Minstrel rate adaptation (one stream) under equal airtime (agg-air), beside Algorithm 1 (aggregation thesis Fig. 4.9)",
     figure: Figure::Random,
 };
 
@@ -133,12 +133,13 @@ impl AggFigure {
     /// The points.
     fn points(&self, o: &Options) -> Vec<Point> {
         let secs = self.secs(o);
-        let pi = |n_eps: f64, stations: usize, delta: f64| {
-            Sender::Acp(ControllerKind::AggPi(PiParams {
-                n_eps,
-                k0: 1.0 / stations as f64,
-                delta,
-            }))
+        let params = |n_eps: f64, stations: usize, delta: f64| PiParams {
+            n_eps,
+            k0: 1.0 / stations as f64,
+            delta,
+        };
+        let pi = |n_eps, stations, delta| {
+            Sender::Acp(ControllerKind::AggPi(params(n_eps, stations, delta)))
         };
         let pick = |all: &[usize]| -> Vec<usize> {
             if o.clients.is_empty() {
@@ -155,12 +156,21 @@ impl AggFigure {
                 })
                 .collect(),
             Figure::Random => {
-                let placed = Point {
+                // §4.3.2's equal airtime, as the thesis ran the figure (seed line 509: the levels
+                // per MCS sit at the equal-airtime allocation), each source towards
+                // N_ε·μ_R/μ_R*, with μ_R* the lead station's PHY rate (`lead_mbps`).
+                let air = |mcs: u8| {
+                    Sender::Acp(ControllerKind::AggAirtime {
+                        pi: params(32.0, 8, 0.5),
+                        lead_mbps: lead_mbps(mcs),
+                    })
+                };
+                let placed = |sender| Point {
                     net: AggNet {
                         mcs: (9, 1, 80),
                         minstrel: true,
                         area_m: Some(40.0),
-                        ..AggNet::new(8, pi(32.0, 8, 0.5), secs)
+                        ..AggNet::new(8, sender, secs)
                     },
                 };
                 // The ends of the thesis's range (seed line 511): every station at MCS 4 and
@@ -168,10 +178,16 @@ impl AggFigure {
                 let all_at = |mcs| Point {
                     net: AggNet {
                         mcs: (mcs, 1, 80),
-                        ..AggNet::new(8, pi(32.0, 8, 0.5), secs)
+                        ..AggNet::new(8, air(mcs), secs)
                     },
                 };
-                vec![placed, all_at(9), all_at(4)]
+                // Beside them, the placement under plain Algorithm 1 (every level at N_ε).
+                vec![
+                    placed(air(9)),
+                    placed(pi(32.0, 8, 0.5)),
+                    all_at(9),
+                    all_at(4),
+                ]
             }
             Figure::Legacy => pick(&LEGACY)
                 .into_iter()
@@ -251,6 +267,17 @@ impl AggFigure {
             }
         }
     }
+}
+
+/// Fig. 4.9's lead rate for stations whose rate control picks up to MCS `mcs` (one stream,
+/// 80 MHz, long guard interval), Mbit/s. §4.3.2's lead station i* is the one with the highest
+/// MCS rate; our sources each see only their own station, so each is given i*'s rate: the PHY
+/// rate of the top MCS the stations can use (Minstrel's MCS 9; the fixed MCS of the ends).
+/// That is i*'s rate whenever a station reaches the top, as the thesis's MCS 9 end does (seed
+/// line 511); if none does, every target is lower by the same factor and the airtimes stay
+/// equal (our decision).
+pub fn lead_mbps(mcs: u8) -> f64 {
+    PhyConfig::ac(Mcs::new(mcs, 1, 80)).data_rate_bps() / 1e6
 }
 
 /// Fig. 4.15's queue at the AP (packets): the thesis does not give its AP's buffer; CUBIC fills
@@ -384,10 +411,16 @@ impl Declaration for AggFigure {
         3
     }
 
+    fn takes_controllers(&self) -> bool {
+        self.figure == Figure::Age
+    }
+
+    /// Fig. 4.10's `--clients` counts legacy stations, and none is its all-controlled point.
+    fn min_clients(&self) -> usize {
+        usize::from(self.figure != Figure::Legacy)
+    }
+
     fn check(&self, o: &Options) -> Result<(), String> {
-        if self.figure != Figure::Legacy && o.clients.contains(&0) {
-            return Err("--clients: at least one station".into());
-        }
         if self.figure == Figure::Legacy && o.clients.iter().any(|&k| k > 10) {
             return Err("--clients: 0–10 legacy stations of ten".into());
         }
@@ -511,7 +544,7 @@ impl Declaration for AggFigure {
         let (secs, warm) = self.secs(o);
         let what = match self.figure {
             Figure::Receivers => "MCS 9, 2 spatial streams, stations 1 m from the AP; n stations, each fed by agg:32 with K₀ = 1 (K = 1/n), Δ = 0.5 s",
-            Figure::Random => "eight stations placed at random in 40 × 40 m² (ns-3's channel defaults), Minstrel over MCS 0–9 with one stream, each fed by agg:32 with K = 1/8, Δ = 0.5 s; beside them the ends of the thesis's range, all eight 1 m from the AP at MCS 9 and at MCS 4, one stream",
+            Figure::Random => "eight stations placed at random in 40 × 40 m² (ns-3's channel defaults), Minstrel over MCS 0–9 with one stream, each fed by §4.3.2's equal airtime, agg-air with N_ε = 32, K = 1/8, Δ = 0.5 s and the lead rate of MCS 9 (390 Mbit/s); the same placement under agg:32; the ends of the thesis's range, all eight 1 m from the AP at MCS 9 and at MCS 4, one stream, agg-air with the lead rate of their MCS",
             Figure::Legacy => "MCS 9, 2 spatial streams, stations 1 m from the AP; ten stations, the first k legacy, the others fed by agg:32 with K = 1/10, Δ = 0.5 s",
             Figure::Tcp => "MCS 9, 2 spatial streams, one station 1 m from the AP, A-MSDU of 2 (N_max = 128), a 1 Gbit/s wire, 2500-packet AP queue; agg:60 with K₀ = 1, Δ = 1 s, against bulk CUBIC and BBR with Linux's socket buffers (3 MiB window) on a handset that thins its ACKs: GRO's stretch ACKs (one per A-MPDU's poll or 64 KiB) aggregated in uplink A-MPDUs of up to 64; and with either or both left out (an ACK every 2 segments, each ACK a frame of its own); and the handset's BBR with 75 ms of end-host latency on the data path (a delay on the wire toward the AP, none on the ACKs' way back), with Linux's window and with a 3.75 MB one",
             Figure::Age => "MCS 9, 2 spatial streams, 1 and 4 stations 1 m from the AP, each fed by one ACP source with the controller of its row",
@@ -608,7 +641,7 @@ impl Declaration for AggFigure {
             ],
             Figure::Random => vec![Chart::lines(
                 stem.clone(),
-                "Eight stations at random in 40 m, Minstrel, Algorithm 1, Fig. 4.9",
+                "Eight stations at random in 40 m, Minstrel, equal airtime, Fig. 4.9",
                 ("stations", ""),
                 ("goodput_mbit_s", "Mbit/s, ms"),
                 &["series"],

@@ -217,16 +217,6 @@ pub fn measure_done(done: Done<'_>) -> Measure {
     }
 }
 
-/// Refuses a `--clients` count of 0 (it counts ACP flows) for reproduction `name`.
-pub fn check_clients(name: &str, o: &Options) -> Result<(), String> {
-    match o.clients.iter().find(|&&n| n == 0) {
-        Some(_) => Err(format!(
-            "{name}: --clients counts ACP flows and must be at least 1"
-        )),
-        None => Ok(()),
-    }
-}
-
 /// One point over the seeds.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Row {
@@ -651,8 +641,8 @@ impl Declaration for CoexistenceRepro {
         3
     }
 
-    fn check(&self, o: &Options) -> Result<(), String> {
-        check_clients(Declaration::name(self), o)
+    fn takes_controllers(&self) -> bool {
+        true
     }
 
     fn plan(&self, o: &Options) -> Plan {

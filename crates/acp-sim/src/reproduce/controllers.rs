@@ -852,6 +852,10 @@ impl Declaration for Controllers {
     type Measure = Measure;
     type Row = Row;
 
+    fn takes_controllers(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "controllers"
     }

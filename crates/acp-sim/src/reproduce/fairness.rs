@@ -248,6 +248,10 @@ impl Declaration for Fairness {
     type Measure = Measure;
     type Row = Row;
 
+    fn takes_controllers(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "fairness"
     }

@@ -392,7 +392,19 @@ pub trait Declaration: Sync {
     fn seeds(&self, o: &Options) -> Vec<u64> {
         o.seed_list(self.default_seeds())
     }
-    /// Refuses options it cannot run (a usage error).
+    /// Whether it runs the controllers `--controllers` lists. One that does not refuses the
+    /// option ([`Reproduction::check`]) rather than ignore it.
+    fn takes_controllers(&self) -> bool {
+        false
+    }
+    /// The fewest clients (stations, sources) `--clients` may ask for: 1, unless zero is a
+    /// point of its own (no legacy stations, say). [`Reproduction::check`] refuses fewer.
+    fn min_clients(&self) -> usize {
+        1
+    }
+    /// Refuses options it cannot run (a usage error), beyond those
+    /// [`takes_controllers`](Self::takes_controllers) and [`min_clients`](Self::min_clients)
+    /// rule out.
     fn check(&self, _o: &Options) -> Result<(), String> {
         Ok(())
     }
@@ -501,7 +513,8 @@ pub trait Reproduction: Sync {
     fn about(&self) -> &'static str;
     /// Seeds per point unless the caller says otherwise.
     fn default_seeds(&self) -> u64;
-    /// Refuses options it cannot run.
+    /// Refuses options it cannot run: `--controllers` where it runs its own, `--clients`
+    /// below its [`Declaration::min_clients`], then its own [`Declaration::check`].
     fn check(&self, o: &Options) -> Result<(), String>;
     /// Whether some of its jobs may run in a [`Lab`].
     fn uses_lab(&self, o: &Options) -> bool;
@@ -546,6 +559,16 @@ impl<D: Declaration> Reproduction for D {
     }
 
     fn check(&self, o: &Options) -> Result<(), String> {
+        let name = Declaration::name(self);
+        if !o.controllers.is_empty() && !self.takes_controllers() {
+            return Err(format!(
+                "{name} runs its own controllers and does not take --controllers"
+            ));
+        }
+        let least = self.min_clients();
+        if let Some(n) = o.clients.iter().find(|&&n| n < least) {
+            return Err(format!("{name}: --clients {n}: at least {least}"));
+        }
         Declaration::check(self, o)
     }
 

@@ -103,8 +103,8 @@ impl Declaration for NoTcp {
         3
     }
 
-    fn check(&self, o: &Options) -> Result<(), String> {
-        coexistence::check_clients(Declaration::name(self), o)
+    fn takes_controllers(&self) -> bool {
+        true
     }
 
     fn plan(&self, o: &Options) -> Plan {

@@ -157,6 +157,10 @@ impl Declaration for Orbit {
     type Measure = PerSource;
     type Row = Row;
 
+    fn takes_controllers(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "orbit"
     }

@@ -159,6 +159,10 @@ impl Declaration for Thesis3_9 {
     type Measure = PerSource;
     type Row = Row;
 
+    fn takes_controllers(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "thesis-3-9"
     }
