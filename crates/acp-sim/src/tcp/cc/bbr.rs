@@ -28,11 +28,17 @@
 //! ACKs several segments at once) raise it; an ACK stream as even as the bottleneck leaves it
 //! near one ACK's worth. Like Linux, only ACKs with a valid delivery-rate sample update it.
 //!
-//! Losses: fast recovery starts from the data in flight plus one segment (packet conservation
-//! for its first round trip, then the model's window); a timeout leaves one segment; both save
-//! the window, which the end of recovery restores. The pacing rate starts at 2.885 times the
-//! initial window per millisecond (no RTT sample yet), and never falls before the pipe is
-//! full.
+//! Like Linux's `bbr_main`, it runs on every ACK that delivers data, SACK-only ACKs included,
+//! and counts what each newly delivers (`acked_sacked`), not what it cumulatively acknowledges.
+//! Losses: what an ACK newly finds lost comes off the window (`rs->losses`); fast recovery
+//! starts from what is in flight (RFC 6675's `pipe`, Linux's `tcp_packets_in_flight`) plus one
+//! segment, with packet conservation (the window at least `pipe` plus what the ACK delivered)
+//! for its first round trip, then the model's window; a timeout leaves one segment; both save
+//! the window, which the end of recovery restores. The sender marks samples
+//! application-limited as Linux does at each write (`tcp_rate_check_app_limited`), so a flow
+//! of small updates written one at a time may never find the pipe full and stay in Startup, as
+//! Linux's does. The pacing rate starts at 2.885 times the initial window per millisecond (no
+//! RTT sample yet), and never falls before the pipe is full.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -338,7 +344,7 @@ impl CongestionControl for Bbr {
             self.aggregation
                 .update(now, ack.acked_sacked, btlbw, cwnd, round_start, self.smss);
         }
-        let prior_inflight = ack.flight + ack.acked;
+        let prior_inflight = ack.prior_pipe;
         if self.mode == Mode::ProbeBw && self.next_cycle_phase(now, prior_inflight) {
             self.advance_cycle(now);
         }
@@ -356,7 +362,7 @@ impl CongestionControl for Bbr {
             self.pacing_gain = 1.0 / HIGH_GAIN;
             self.cwnd_gain = HIGH_GAIN;
         }
-        if self.mode == Mode::Drain && ack.flight <= self.inflight_budget(1.0) {
+        if self.mode == Mode::Drain && ack.pipe <= self.inflight_budget(1.0) {
             self.enter_probe_bw(now);
         }
         let expired = now.saturating_since(self.rtprop_stamp) > RTPROP_WINDOW;
@@ -375,7 +381,7 @@ impl CongestionControl for Bbr {
         }
         if self.mode == Mode::ProbeRtt {
             match self.probe_rtt_done {
-                None if ack.flight <= 4 * self.smss => {
+                None if ack.pipe <= 4 * self.smss => {
                     self.probe_rtt_done = Some(now + PROBE_RTT_TIME);
                     self.probe_rtt_round_done = false;
                     self.next_round_delivered = ack.delivered;
@@ -397,24 +403,30 @@ impl CongestionControl for Bbr {
         if self.conserve_until_round.is_some_and(|r| self.round >= r) {
             self.conserve_until_round = None;
         }
-        let target = self.cwnd_target();
-        if self.conserve_until_round.is_some() {
-            self.cwnd = self.cwnd.max(ack.flight + ack.acked);
-        } else if self.filled_pipe {
-            self.cwnd = (self.cwnd + ack.acked).min(target);
-        } else if self.cwnd < target || ack.delivered < self.initial {
-            self.cwnd += ack.acked;
+        // The window (`bbr_set_cwnd`): nothing changes on an ACK that delivers nothing; what
+        // it found lost comes off first.
+        let acked = ack.acked_sacked;
+        if acked > 0 {
+            if ack.losses > 0 {
+                self.cwnd = self.cwnd.saturating_sub(ack.losses).max(self.smss);
+            }
+            let target = self.cwnd_target();
+            if self.conserve_until_round.is_some() {
+                self.cwnd = self.cwnd.max(ack.pipe + acked);
+            } else if self.filled_pipe {
+                self.cwnd = (self.cwnd + acked).min(target);
+            } else if self.cwnd < target || ack.delivered < self.initial {
+                self.cwnd += acked;
+            }
+            self.cwnd = self.cwnd.max(4 * self.smss);
         }
-        self.cwnd = self.cwnd.max(4 * self.smss);
         if self.mode == Mode::ProbeRtt {
             self.cwnd = self.cwnd.min(4 * self.smss);
         }
     }
 
-    fn on_sack(&mut self, now: Time, delivered: u64) {
-        let (btlbw, cwnd) = (self.btlbw(), self.cwnd);
-        self.aggregation
-            .update(now, delivered, btlbw, cwnd, false, self.smss);
+    fn on_sack(&mut self, now: Time, ack: &AckEvent) {
+        self.on_ack(now, ack);
     }
 
     fn on_loss(&mut self, _now: Time, loss: &LossEvent) {
