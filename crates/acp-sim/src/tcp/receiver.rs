@@ -7,8 +7,10 @@
 //!
 //! ACKs (RFC 5681 §4.2, RFC 1122): a duplicate segment, a segment beyond a hole and a segment
 //! that fills (part of) a hole are acknowledged at once; otherwise, with delayed ACKs, an ACK
-//! goes out once `every · SMSS` bytes are unacknowledged, when a segment carrying PSH arrives
-//! (Linux's rule; [`DelayedAck::push`]), or when the delayed-ACK timer, started by the first
+//! goes out once `every · SMSS` bytes are unacknowledged, when a segment carrying PSH and
+//! shorter than SMSS arrives (Linux's rule: `tcp_measure_rcv_mss` marks the ACK pushed only for
+//! a segment below its receive-MSS estimate, which SMSS stands for here; [`DelayedAck::push`]),
+//! or when the delayed-ACK timer, started by the first
 //! unacknowledged byte, expires. Linux's quick-ACK mode at the start of a
 //! connection is not modelled.
 //!
@@ -137,7 +139,8 @@ impl Receiver {
         match self.delayed_ack {
             Some(d) if !filled_hole => {
                 self.unacked += delivered;
-                let threshold = if d.push && seg.push {
+                let short = u64::from(seg.len) < self.smss;
+                let threshold = if d.push && seg.push && short {
                     0
                 } else {
                     u64::from(d.every) * self.smss
@@ -321,6 +324,11 @@ mod tests {
             Some(1608),
             "one ACK per pushed segment"
         );
+        let smss = TcpConfig::default().smss;
+        r.handle_segment(t, pushed(1608, smss));
+        assert_eq!(r.poll_ack(), None, "a full-size pushed segment: delayed");
+        r.handle_segment(t, pushed(1608 + u64::from(smss), smss));
+        assert!(r.poll_ack().is_some(), "the second full segment: at once");
         let ns3 = TcpConfig {
             delayed_ack: Some(DelayedAck {
                 push: false,

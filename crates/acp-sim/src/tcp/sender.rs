@@ -736,9 +736,9 @@ impl Sender {
     /// simulator's mean RTT and the lab's measure the same thing). That average takes a sample
     /// from every ACK that delivers, if Karn's rule allows one: the oldest segment it newly and
     /// cumulatively acknowledges, else the earliest sent of those it newly SACKs
-    /// (`tcp_clean_rtx_queue`'s `seq_rtt_us`, `sack_rtt_us`). The RTO estimator and the
-    /// controller take the latest sent of those newly SACKed, else of those newly acknowledged
-    /// (Linux's `ca_rtt_us`).
+    /// (`tcp_clean_rtx_queue`'s `seq_rtt_us`, `sack_rtt_us`). The controller takes the latest
+    /// sent of those newly SACKed, else of those newly acknowledged (Linux's `ca_rtt_us`); the
+    /// RTO estimator the newest segment the ACK acknowledges cumulatively.
     pub fn handle_ack(&mut self, now: Time, ack: Ack) -> Option<Duration> {
         self.stats.acks += 1;
         if ack.ack > self.nxt {
@@ -774,9 +774,6 @@ impl Sender {
             let losses = self.mark_lost(now);
             let (sack_rtt, rtt) = newly.rtts(now);
             self.report_rtt(sack_rtt);
-            if let Some(r) = rtt {
-                self.rto.sample(r, self.una, self.nxt);
-            }
             if self.delivered > delivered_before {
                 let rate = self.rate_sample(now, sacked, rtt);
                 let event = AckEvent {
@@ -805,6 +802,10 @@ impl Sender {
         let (mut acked_segments, mut delivered) = (0, 0);
         let mut karn = true;
         let (mut oldest, mut newest): (Option<Sent>, Option<Sent>) = (None, None);
+        // The RTO estimator's sample: the newest segment acknowledged, SACKed ones included (the
+        // model's rule before SACK RTTs were taken; Linux's estimator takes `seq_rtt_us`, which
+        // moved the shares of MPTCP's coupled subflows: docs/SIMULATOR.md).
+        let mut estimator_newest: Option<Sent> = None;
         // The latest sent of the segments this ACK delivers (SACKed ones were delivered then).
         let mut sampled = sacked;
         let min_rtt = self.rto.min_rtt();
@@ -823,6 +824,9 @@ impl Sender {
             self.tally.count(&s, self.unit, -1);
             self.sent.pop_front();
             acked_segments += 1;
+            if estimator_newest.is_none_or(|n| s.sent_at >= n.sent_at) {
+                estimator_newest = Some(s);
+            }
             if !s.sacked {
                 oldest.get_or_insert(s);
                 if newest.is_none_or(|n| s.sent_at >= n.sent_at) {
@@ -882,7 +886,7 @@ impl Sender {
                 }
             }
         }
-        if let Some(r) = rtt {
+        if let Some(r) = since_sent(estimator_newest) {
             self.rto.sample(r, self.una, self.nxt);
         }
         // Linux marks losses before its congestion control hears of the ACK, and BBR takes
