@@ -203,7 +203,8 @@ struct ReproduceArgs {
     /// equal-4, equal-8, equal-16, join-leave, rtt-1:4; default: all of them).
     /// thesis-4-5: K0=0.5 … K0=10, K0_585=1|10, delta_s=0.25 … delta_s=3, changing_delta_s=0.25
     /// … changing_delta_s=3. thesis-4-7: streams=1, queue=500|100, mcs_before=7|8.
-    /// thesis-5-7: K1=…, K2=…, K2_mcs4=…, mcs=2|4|9, controller=agg|agg-io.
+    /// thesis-5-7: K1=…, K2=…, K2_mcs4=…, mcs=2|4|9, controller=agg|agg-io, stations=3,
+    /// stations_per_source=3, table5_1=3.
     #[arg(long, value_name = "ID,ID", value_delimiter = ',')]
     scenarios: Vec<String>,
     /// controllers, orbit, thesis-3-9, fairness, coexistence, no-tcp: the controllers to

@@ -273,6 +273,16 @@ fn from_scenario(s: &Scenario) -> Result<Plan, String> {
             f.arrivals(&streams, at)
                 .unwrap_or_else(|| unreachable!("updates and cross flows have arrivals"))
         };
+        if let FlowKind::Acp {
+            sender: Some(sender),
+            ..
+        } = &f.kind
+        {
+            return Err(format!(
+                "flow {}: sender {sender:?}: the lab runs a controller per source (remove it)",
+                f.name
+            ));
+        }
         let kind =
             match &f.kind {
                 FlowKind::Acp {

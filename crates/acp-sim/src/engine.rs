@@ -25,6 +25,7 @@ use std::net::{Ipv4Addr, SocketAddr, SocketAddrV4};
 use std::time::Duration;
 
 use acp_core::accounting::AgeIntegral;
+use acp_core::controller::{Controller, ControllerKind};
 use acp_core::multipath::{PathScheduler, PathSet};
 use acp_core::source::Transmit;
 use acp_core::wire::{FeedbackItem, FEEDBACK_AGGREGATION, HEADER_LEN};
@@ -436,6 +437,49 @@ fn station_meters(
     (meters, feedback)
 }
 
+/// The controllers of the ACP flows that name a `sender`, by flow index: one
+/// [`ControllerKind::build_sender`] per sender over its flows in the order given, which must all
+/// run the same controller.
+fn sender_controllers(
+    specs: &[FlowSpec],
+) -> Result<HashMap<usize, Box<dyn Controller>>, BuildError> {
+    let mut senders: Vec<(&str, ControllerKind, Vec<usize>)> = Vec::new();
+    for (i, spec) in specs.iter().enumerate() {
+        let FlowKind::Acp {
+            controller,
+            sender: Some(name),
+            ..
+        } = &spec.kind
+        else {
+            continue;
+        };
+        match senders.iter_mut().find(|s| s.0 == name) {
+            Some(s) if s.1 != *controller => {
+                return Err(BuildError::BadFlow(
+                    spec.name.clone(),
+                    format!(
+                        "sender {name:?} runs {} on its other flows: one sender, one controller",
+                        s.1
+                    ),
+                ))
+            }
+            Some(s) => s.2.push(i),
+            None => senders.push((name, *controller, vec![i])),
+        }
+    }
+    let mut built = HashMap::new();
+    for (name, kind, flows) in senders {
+        let controllers = kind.build_sender(flows.len()).map_err(|e| {
+            BuildError::BadFlow(
+                specs[flows[0]].name.clone(),
+                format!("sender {name:?}: {e}"),
+            )
+        })?;
+        built.extend(flows.into_iter().zip(controllers));
+    }
+    Ok(built)
+}
+
 fn monitor_config() -> MonitorConfig {
     MonitorConfig {
         clocks_synchronised: true,
@@ -504,6 +548,7 @@ impl Sim {
         let mut flows = Vec::new();
         let mut names = std::collections::HashSet::new();
         let mut next_tracked = 0;
+        let mut shared = sender_controllers(&specs)?;
         for (i, spec) in specs.into_iter().enumerate() {
             check_flow(&spec)?;
             if !names.insert(spec.name.clone()) {
@@ -550,9 +595,10 @@ impl Sim {
                     let mode = AppMode::GenerateAtWill(Box::new(move |_, out: &mut Vec<u8>| {
                         out.resize(out.len() + n, 0)
                     }));
+                    let controller = shared.remove(&i).unwrap_or_else(|| controller.build());
                     let mut source = Source::new(
                         config.clone(),
-                        controller.build(),
+                        controller,
                         mode,
                         0xACE0_0000 + i as u64,
                         flow_start,

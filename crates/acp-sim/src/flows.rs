@@ -85,6 +85,11 @@ pub enum FlowKind {
         ack_dscp: Option<u8>,
         /// A multipath source's paths and scheduler (`None`: the one `path`).
         multipath: Option<AcpPaths>,
+        /// The sender this flow belongs to (`None`: a sender of its own). The ACP flows with one
+        /// `sender` are driven by one controller that sets all their rates
+        /// ([`ControllerKind::build_sender`]): Algorithm 2 at an access point's sender over the
+        /// flows to its stations.
+        sender: Option<String>,
     },
     /// Updates without feedback.
     Updates {

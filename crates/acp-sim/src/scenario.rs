@@ -651,6 +651,8 @@ struct AcpToml {
     paths: Option<Vec<Vec<String>>>,
     /// A multipath source's scheduler (`qaware` by default).
     scheduler: Option<String>,
+    /// The sender the flow belongs to: one controller over all flows that name it.
+    sender: Option<String>,
 }
 
 fn default_controller() -> String {
@@ -1231,6 +1233,7 @@ fn acp_kind(t: AcpToml) -> Result<FlowKind, String> {
         payload: t.payload,
         ack_dscp: t.ack_dscp,
         multipath,
+        sender: t.sender,
     })
 }
 

@@ -1,7 +1,8 @@
 //! Every example scenario in `scenarios/` and `scenarios/paper/` parses, builds and runs
 //! (shortened), and runs are reproducible byte for byte; an ACP flow's inter-ACK time is its
 //! update interval; a diffserv4 link keeps Voice's delay and holds a tin's threshold; a cross flow's
-//! losses are counted.
+//! losses are counted; the flows of one `sender` build only with one controller that can drive
+//! them all.
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -249,6 +250,34 @@ fn a_links_discipline_is_named_once() {
     assert!(Scenario::parse(&scenario("discipline = \"diffserv4\"")).is_ok());
     assert!(err("discipline = \"cake\"").contains("unknown queue discipline \"cake\""));
     assert!(err("discipline = \"diffserv4\"\npriority = [[46]]").contains("not both"));
+}
+
+#[test]
+fn the_flows_of_one_sender_share_a_controller_only_agg_io_can_be() {
+    let scenario = |a: &str, b: &str| {
+        let flow = |name: &str, c: &str| {
+            format!(
+                "[[flow]]\nname = \"{name}\"\ntype = \"acp\"\npath = [\"a\", \"b\"]\n\
+                 controller = \"{c}\"\nsender = \"a\"\n"
+            )
+        };
+        format!(
+            "format = 2\nduration = \"1s\"\n[[link]]\nfrom = \"a\"\nto = \"b\"\n\
+             rate = \"1mbit\"\n{}{}",
+            flow("one", a),
+            flow("two", b)
+        )
+    };
+    let built = |a: &str, b: &str| match Scenario::parse(&scenario(a, b)).map(|s| s.build()) {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) => Err(e.to_string()),
+        Err(e) => Err(e.to_string()),
+    };
+    assert_eq!(built("agg-io:3,48", "agg-io:3,48"), Ok(()));
+    let mixed = built("agg-io:3,48", "agg-io:2,48").unwrap_err();
+    assert!(mixed.contains("one sender, one controller"), "{mixed}");
+    let seek = built("seek", "seek").unwrap_err();
+    assert!(seek.contains("only agg-io"), "{seek}");
 }
 
 #[test]

@@ -13,11 +13,25 @@
 //! Defaults are the thesis' (Fig. 5.11): K₁ = 0.5, K₂ = 0.2, β = 0.05, T̄ = 5 ms, N̄ = 32,
 //! ĉ₀ = 200 µs, Δ = 1 s. The controller starts from z = v = N_target = 1.
 //!
-//! [`InnerOuter`] serves any number of stations; [`InnerOuterControl`] is the [`Controller`] of
-//! one source feeding one station, fed by the receiver's [`AggregationReport`]s, which must carry
-//! the PHY rate (a slot reported without it keeps the rate).
+//! [`InnerOuter`] serves any number of stations. [`InnerOuterControl`] is the [`Controller`] of
+//! one station's flow, fed by that receiver's [`AggregationReport`]s, which must carry the PHY
+//! rate (a slot reported without it keeps the rate). [`InnerOuterControl::group`] makes the
+//! controllers of one sender that feeds n stations, one per station's flow, all sharing one
+//! [`InnerOuter`]: the thesis's Algorithm 2, one controller at the sender setting every station's
+//! rate (seed lines 1214–1233). [`InnerOuterControl::new`] is its n = 1 case.
+//!
+//! How the flows share it: at the end of its epoch (Δ) each flow hands in the mean of the slots
+//! its station reported and the rate it sent at. Once every station has handed one in since the
+//! last step, the flow that completes the set steps [`InnerOuter`] with all of them and takes its
+//! own new rate; each other flow takes its new rate at its next ACK ([`Controller::on_ack`]), so a
+//! rate reaches its flow within one feedback interval, not one epoch. A station that hands in
+//! twice before the others keeps its newer slot. The flows' epochs are Δ long each, so the core
+//! steps about once per Δ; a station that never reports (no frames, or no PHY rate) holds every
+//! rate where it is (each flow keeps the rate in force).
 //!
 //! [`AggregationReport`]: crate::wire::AggregationReport
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::wire::FeedbackItem;
 
@@ -124,26 +138,58 @@ impl InnerOuter {
     }
 }
 
-/// Algorithm 2 as the [`Controller`] of one source feeding one station.
-#[derive(Debug, Clone)]
+/// Algorithm 2 as the [`Controller`] of one station's flow of a sender that feeds one or more
+/// stations (module docs: how the flows share one [`InnerOuter`]).
+#[derive(Debug)]
 pub struct InnerOuterControl {
-    core: InnerOuter,
+    shared: Arc<Mutex<Shared>>,
+    station: usize,
     slots: SlotMeans,
 }
 
+/// What the flows of one sender share.
+#[derive(Debug)]
+struct Shared {
+    core: InnerOuter,
+    /// Each station's newest slot mean since the last step, with the rate its flow sent at.
+    handed_in: Vec<Option<(StationSlot, f64)>>,
+    /// The last step's rates that their flows have not taken up yet.
+    assigned: Vec<Option<f64>>,
+}
+
 impl InnerOuterControl {
-    /// A controller with the given parameters.
+    /// The controller of a sender that feeds one station.
     pub fn new(p: InnerOuterParams) -> Self {
-        InnerOuterControl {
-            core: InnerOuter::new(p, 1),
-            slots: SlotMeans::default(),
-        }
+        Self::group(p, 1).remove(0)
+    }
+
+    /// The controllers of one sender that feeds `stations` stations (at least one), in the
+    /// stations' order: one per station's flow, sharing one [`InnerOuter`].
+    pub fn group(p: InnerOuterParams, stations: usize) -> Vec<Self> {
+        let stations = stations.max(1);
+        let shared = Arc::new(Mutex::new(Shared {
+            core: InnerOuter::new(p, stations),
+            handed_in: vec![None; stations],
+            assigned: vec![None; stations],
+        }));
+        (0..stations)
+            .map(|station| InnerOuterControl {
+                shared: Arc::clone(&shared),
+                station,
+                slots: SlotMeans::default(),
+            })
+            .collect()
+    }
+
+    fn shared(&self) -> MutexGuard<'_, Shared> {
+        // The state stays consistent between calls, so a panic elsewhere cannot poison it.
+        self.shared.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
 impl Controller for InnerOuterControl {
     fn name(&self) -> String {
-        let (p, d) = (self.core.p, InnerOuterParams::default());
+        let (p, d) = (self.shared().core.p, InnerOuterParams::default());
         if (p.k1, p.k2) == (d.k1, d.k2) {
             format!("agg-io:{},{}", p.t_bar * 1e3, p.n_bar)
         } else {
@@ -152,21 +198,28 @@ impl Controller for InnerOuterControl {
     }
 
     fn on_epoch(&mut self, _summary: &EpochSummary, est: &Estimates) -> f64 {
-        let Some(mean) = self.slots.take() else {
-            return est.rate;
-        };
-        let Some(phy_rate) = mean.phy_rate else {
-            return est.rate;
-        };
-        let slot = StationSlot {
-            level: mean.level,
-            phy_rate,
-        };
-        self.core.step(&[slot], &[est.rate])[0]
+        let mean = self.slots.take();
+        let k = self.station;
+        let mut s = self.shared();
+        if let Some((level, Some(phy_rate))) = mean.map(|m| (m.level, m.phy_rate)) {
+            s.handed_in[k] = Some((StationSlot { level, phy_rate }, est.rate));
+        }
+        if s.handed_in.iter().all(Option::is_some) {
+            let (slots, rates): (Vec<StationSlot>, Vec<f64>) =
+                s.handed_in.iter_mut().filter_map(Option::take).unzip();
+            let x = s.core.step(&slots, &rates);
+            s.assigned = x.into_iter().map(Some).collect();
+        }
+        s.assigned[k].take().unwrap_or(est.rate)
+    }
+
+    fn on_ack(&mut self, _est: &Estimates) -> Option<f64> {
+        let k = self.station;
+        self.shared().assigned[k].take()
     }
 
     fn epoch_length(&self, _est: &Estimates) -> f64 {
-        self.core.p.delta
+        self.shared().core.p.delta
     }
 
     fn on_feedback(&mut self, item: &FeedbackItem<'_>) {
@@ -269,6 +322,59 @@ mod tests {
         feed(&mut c, &report(2, 10, 3.0, 390_000));
         assert_ne!(c.on_epoch(&s, &est()), 2000.0);
         assert_eq!(c.on_epoch(&s, &est()), 2000.0);
+    }
+
+    /// One sender over three stations: the flows hand in their slots at their own epochs; the
+    /// flow that completes the set steps the one shared core (the same rates as [`InnerOuter`]
+    /// stepped by hand) and takes its rate at once, the others at their next ACK, each once.
+    /// A flow without a new slot hands in nothing, and the core waits for it.
+    #[test]
+    fn one_sender_steps_its_shared_core_once_every_station_has_reported() {
+        let p = InnerOuterParams::default();
+        let mut flows = InnerOuterControl::group(p, 3);
+        let mut by_hand = InnerOuter::new(p, 3);
+        let s = EpochSummary {
+            avg_age: 0.0,
+            avg_backlog: 0.0,
+        };
+        let at = |rate| Estimates {
+            rtt: 0.01,
+            z: 0.001,
+            rate,
+        };
+        let (levels, phy_kbps, rates) = (
+            [3.0, 5.0, 8.0],
+            [100_000, 250_000, 400_000],
+            [800.0, 1500.0, 2500.0],
+        );
+        for (slot, want_step) in [(1, true), (2, false)] {
+            // Station 3 reports nothing in slot 2.
+            let reporting = if want_step { 3 } else { 2 };
+            for k in 0..reporting {
+                feed(&mut flows[k], &report(slot, 10, levels[k], phy_kbps[k]));
+            }
+            assert_eq!(flows[0].on_epoch(&s, &at(rates[0])), rates[0]);
+            assert_eq!(flows[1].on_epoch(&s, &at(rates[1])), rates[1]);
+            assert_eq!(flows[0].on_ack(&at(rates[0])), None);
+            let got = flows[2].on_epoch(&s, &at(rates[2]));
+            if !want_step {
+                assert_eq!(got, rates[2]);
+                assert!(flows.iter_mut().all(|f| f.on_ack(&at(1.0)).is_none()));
+                continue;
+            }
+            let slots: Vec<StationSlot> = (0..3)
+                .map(|k| StationSlot {
+                    level: levels[k],
+                    phy_rate: f64::from(phy_kbps[k]) * 1e3,
+                })
+                .collect();
+            let want = by_hand.step(&slots, &rates);
+            assert_eq!(got, want[2]);
+            assert_eq!(flows[0].on_ack(&at(rates[0])), Some(want[0]));
+            assert_eq!(flows[1].on_ack(&at(rates[1])), Some(want[1]));
+            assert!(flows.iter_mut().all(|f| f.on_ack(&at(1.0)).is_none()));
+        }
+        assert_eq!(flows[1].name(), "agg-io:5,32");
     }
 
     fn est() -> Estimates {

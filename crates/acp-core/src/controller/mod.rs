@@ -397,21 +397,50 @@ impl ControllerKind {
             ControllerKind::Lazy => Box::new(Lazy),
             ControllerKind::Fixed(rate) => Box::new(Fixed::new(rate)),
             ControllerKind::AggPi(p) => Box::new(PiAggregation::new(p)),
+            ControllerKind::AggInnerOuter { .. } => Box::new(InnerOuterControl::new(
+                self.inner_outer().unwrap_or_default(),
+            )),
+            ControllerKind::AggAirtime { pi, lead_mbps } => {
+                Box::new(PiAggregation::equal_airtime(pi, lead_mbps))
+            }
+        }
+    }
+
+    /// Fresh controllers for one sender that feeds `flows` flows (at least one), one per flow in
+    /// order, sharing one state: Algorithm 2 (`agg-io`) sets every station's rate from all their
+    /// reports ([`InnerOuterControl::group`]). One flow: [`Self::build`]'s controller. Every
+    /// other kind regulates one flow on its own, so several flows are refused.
+    pub fn build_sender(&self, flows: usize) -> Result<Vec<Box<dyn Controller>>, String> {
+        if flows <= 1 {
+            return Ok(vec![self.build()]);
+        }
+        match self.inner_outer() {
+            Some(p) => Ok(InnerOuterControl::group(p, flows)
+                .into_iter()
+                .map(|c| Box::new(c) as Box<dyn Controller>)
+                .collect()),
+            None => Err(format!(
+                "{self} regulates each flow on its own; only agg-io drives several flows from one controller"
+            )),
+        }
+    }
+
+    /// Algorithm 2's parameters, if this is `agg-io`.
+    fn inner_outer(&self) -> Option<InnerOuterParams> {
+        match *self {
             ControllerKind::AggInnerOuter {
                 t_bar,
                 n_bar,
                 k1,
                 k2,
-            } => Box::new(InnerOuterControl::new(InnerOuterParams {
+            } => Some(InnerOuterParams {
                 t_bar,
                 n_bar,
                 k1,
                 k2,
                 ..InnerOuterParams::default()
-            })),
-            ControllerKind::AggAirtime { pi, lead_mbps } => {
-                Box::new(PiAggregation::equal_airtime(pi, lead_mbps))
-            }
+            }),
+            _ => None,
         }
     }
 }
@@ -551,6 +580,17 @@ impl fmt::Display for ControllerKind {
 #[cfg(test)]
 mod kind_tests {
     use super::*;
+
+    #[test]
+    fn only_agg_io_drives_several_flows_from_one_controller() {
+        let io: ControllerKind = "agg-io:3,48".parse().unwrap_or(ControllerKind::Seek);
+        let flows = io.build_sender(3).unwrap_or_default();
+        assert_eq!(flows.len(), 3);
+        assert!(flows.iter().all(|c| c.name() == "agg-io:3,48"));
+        assert_eq!(ControllerKind::Seek.build_sender(1).map(|v| v.len()), Ok(1));
+        let refused = ControllerKind::AggPi(PiParams::default()).build_sender(2);
+        assert!(refused.is_err_and(|e| e.contains("only agg-io")));
+    }
 
     #[test]
     fn parses_every_form() {

@@ -19,9 +19,10 @@
 //! - **Significance.** Where the delay's noise does not shrink with the rate (an update that
 //!   waits for a path's next delivery slot), the freshness gain, shrinking as 1/λ², is soon
 //!   smaller than the noise and "down" would win half the time: λc moves down on the slope only
-//!   if the cost exceeds the gain by [`MARGIN`] σ_d (σ_d² an EWMA of `slower²` over cycles). Not
-//!   within [`NEAR_CEILING`] of the ceiling: there the cost is real (a queue starts), and
-//!   ignoring it would hold λc at the ceiling until its creep overloaded the path.
+//!   if the cost exceeds the gain by [`MARGIN`] σ_d (σ_d² an EWMA of `slower²` over cycles); the
+//!   first cycle, with no σ_d yet, never goes down on the slope (one noisy difference would end
+//!   the fast start). Not within [`NEAR_CEILING`] of the ceiling: there the cost is real (a queue
+//!   starts), and ignoring it would hold λc at the ceiling until its creep overloaded the path.
 //! - **Shared queues.** If the mean delay stands more than half a send period above the base
 //!   delay (the least of the last 64 measurements), λc comes down whatever the slope says: an
 //!   update would wait longer in the queue than the rate saves it. On a shared bottleneck a
@@ -336,8 +337,12 @@ impl Seek {
         // next to a rate that overloaded the path.
         let near_ceiling = self.centre >= self.highest() * (-NEAR_CEILING).exp();
         let margin = match self.noise {
-            Some(noise) if !near_ceiling => MARGIN * noise.sqrt(),
-            _ => 0.0,
+            _ if near_ceiling => 0.0,
+            Some(noise) => MARGIN * noise.sqrt(),
+            // The first cycle has no noise to judge its difference by, and one noisy "down"
+            // would end the fast start: the slope alone does not bring λc down (the queue
+            // level and the overload test still do), and its difference starts σ_d².
+            None => f64::INFINITY,
         };
         let dir: i8 = if slower > fresher + margin || crowded {
             -1
@@ -560,6 +565,8 @@ mod tests {
         ];
         for r in rows {
             let mut c = measuring_high();
+            // Past the first cycle, with no noise: the slope alone decides.
+            c.noise = Some(0.0);
             c.last_dir = r.last_dir;
             c.step = r.step;
             cycle(&mut c, RTT + r.slower, RTT);
@@ -609,11 +616,30 @@ mod tests {
             let noise = (1.0 - NOISE_WEIGHT) * 0.004 * 0.004 + NOISE_WEIGHT * r.slower * r.slower;
             assert!((c.noise.unwrap() - noise).abs() < 1e-15, "{}", r.name);
         }
-        // The first cycle has no noise to go by: its own difference starts σ_d².
+        // The first cycle has no noise to go by: however large its cost, the slope does not
+        // bring λc down (the fast start goes on), and its difference starts σ_d². The next
+        // cycle (λc = 10·e^0.1/s, fresher ≈ 4.5 ms) judges by it: a cost of 25 ms is within
+        // 4.5 + 2·20 ms, one of 50 ms beyond.
+        for (second, action) in [(0.025, Action::Inc), (0.05, Action::Dec)] {
+            let mut c = measuring_high();
+            cycle(&mut c, RTT + 0.02, RTT);
+            assert_eq!(c.state().last_action, Some(Action::Inc));
+            assert!(!c.found);
+            assert!((c.noise.unwrap() - 0.02 * 0.02).abs() < 1e-15);
+            cycle(&mut c, RTT + second, RTT);
+            assert_eq!(c.state().last_action, Some(action), "second cost {second}");
+        }
+        // Next to a ceiling the first cycle's cost counts at its face value, as in any cycle.
         let mut c = measuring_high();
+        c.ceiling = 10.0 * (0.1 + DITHER).exp();
         cycle(&mut c, RTT + 0.006, RTT);
         assert_eq!(c.state().last_action, Some(Action::Dec));
-        assert!((c.noise.unwrap() - 0.006 * 0.006).abs() < 1e-15);
+        // A queue beyond half a period brings λc down in the first cycle too.
+        // (An earlier measurement put the base delay at RTT.)
+        let mut c = measuring_high();
+        c.delays[FLOOR_WINDOW - 1] = RTT;
+        cycle(&mut c, RTT + 0.06, RTT + 0.06);
+        assert_eq!(c.state().last_action, Some(Action::Dec));
     }
 
     #[test]
@@ -806,6 +832,7 @@ mod tests {
         assert!((c.epoch_length(&est(50.0, RTT, 0.02)) - 0.4).abs() < 1e-12);
         // A move down is what ends the fast start.
         let mut d = measuring_high();
+        d.noise = Some(0.0);
         cycle(&mut d, RTT + 1.0, RTT);
         assert!(d.found);
     }

@@ -12,12 +12,18 @@
 //!   separate what sets the two times;
 //! - `thesis-5-7`: the inner–outer controller (Algorithm 2): the level's noise against K₁
 //!   (Fig. 5.7 (a)), its convergence against K₂ (Fig. 5.9 (a)), the delay held at T̄ = 2.5 ms
-//!   as the MCS varies (Fig. 5.9 (b)–(d)), and against Algorithm 1 (Fig. 5.11).
+//!   as the MCS varies (Fig. 5.9 (b)–(d)), and against Algorithm 1 (Fig. 5.11); and over three
+//!   stations at different MCS, one controller at the sender for all of them (Algorithm 2 as
+//!   the thesis states it, seed lines 1214–1233) against one per station's flow, with the §5.3
+//!   allocation ([`pf_low_delay`]) each station's level is steered to, and the thesis's
+//!   three-client testbed (Table 5.1) beside its setting.
 //!
 //! "Settled" is the end of the first reported slot from which every later slot's level lies
 //! within ±10 % of the level the loop aims at (N_ε for Algorithm 1; for Algorithm 2, whose
 //! target moves, the mean level of the run's second half).
 
+use acp_core::controller::aggregation_model::{dot, AggregationModel, MPDU_BITS};
+use acp_core::controller::pf_allocation::pf_low_delay;
 use acp_core::controller::{ControllerKind, PiParams};
 use serde::Serialize;
 
@@ -69,7 +75,7 @@ pub const FIG4_7: AggDynamics = AggDynamics {
 /// Figs. 5.7–5.11.
 pub const FIG5_7: AggDynamics = AggDynamics {
     name: "thesis-5-7",
-    about: "the inner–outer controller (Algorithm 2) on one 802.11ac station: noise against K₁, convergence against K₂, delay at T̄ = 2.5 ms as the MCS varies, against Algorithm 1 (aggregation thesis Figs. 5.7–5.11)",
+    about: "the inner–outer controller (Algorithm 2) on one 802.11ac station: noise against K₁, convergence against K₂, delay at T̄ = 2.5 ms as the MCS varies, against Algorithm 1 (aggregation thesis Figs. 5.7–5.11); and one controller at the sender over three stations against the §5.3 allocation (Table 5.1 beside)",
     group: Group::InnerOuter,
 };
 
@@ -109,8 +115,27 @@ pub const K2S_DELAY_BOUND: [f64; 4] = [0.2, 1.2, 1.5, 2.5];
 /// (seed line 1194: ≈ 16 packets at MCS 2, 23 at MCS 4, the cap 48 at MCS 9 with 1.7 ms).
 pub const MCS_LEVELS: [(u8, f64, f64); 3] = [(2, 16.0, 2.5), (4, 23.0, 2.5), (9, 48.0, 1.7)];
 
+/// The three-station points' stations: distances from the AP (m), under Minstrel over MCS 0–9
+/// with two streams (it settles on MCS 9, 5 and 3: the network of "Equal airtime in
+/// simulation", `docs/AGGREGATION.md`).
+pub const STATIONS_M: [f64; 3] = [1.0, 20.0, 35.0];
+/// Their Algorithm 2's T̄ (ms) and N̄: on the §5.2 model with c ≈ 300 µs the delay target binds
+/// at every station (levels ≈ 11, 21 and 36 under N̄ = 48), so the §5.3 allocation is equal
+/// airtime (Example 1) and tells one sender from one loop per station.
+pub const STATIONS_IO: (f64, f64) = (2.0, 48.0);
+/// Table 5.1's setting (seed lines 1253–1255 and 1276: T̄ = 10 ms, N̄ = 30, three clients at 866–1247 Mbit/s):
+/// three stations near the AP (m; Minstrel, two streams, our fastest rates).
+pub const TABLE_5_1_M: [f64; 3] = [1.0, 10.0, 15.0];
+/// Table 5.1's T̄ (ms) and N̄.
+pub const TABLE_5_1_IO: (f64, f64) = (10.0, 30.0);
+
 /// The published numbers.
 pub mod paper {
+    /// Table 5.1 (seed lines 1253–1255), its clients in our stations' order, the fastest
+    /// first: PC₂ (MCS 1247 Mbit/s), PC₁ (960), the tablet (866); each (aggregation level,
+    /// delay ms, receive rate Mbit/s), means of its testbed run.
+    pub const TABLE_5_1: [(f64, f64, f64); 3] =
+        [(18.0, 4.4, 193.0), (29.0, 4.3, 172.0), (30.0, 4.0, 168.0)];
     /// Fig. 4.7: seconds the frames stay at 64 after the change (Δt₁) and seconds from then
     /// until the rate settles (Δt₂) (seed line 492).
     pub const STREAMS: (f64, f64) = (2.24, 1.26);
@@ -147,6 +172,9 @@ struct Point {
     target: Option<f64>,
     /// The thesis's (level, delay ms) for the point.
     paper: (Option<f64>, Option<f64>),
+    /// The thesis's (level, delay ms, receive rate Mbit/s) for each station of a point of
+    /// several (empty: none).
+    paper_stations: Vec<(f64, f64, f64)>,
 }
 
 impl Point {
@@ -221,6 +249,7 @@ impl AggDynamics {
             value,
             target,
             paper: (None, None),
+            paper_stations: Vec::new(),
         };
         let all = match self.group {
             Group::Gains => {
@@ -319,6 +348,33 @@ impl AggDynamics {
                     0.0,
                     None,
                 ));
+                let three = |(t_ms, n_bar), at: [f64; 3], one_sender| AggNet {
+                    minstrel: true,
+                    distances_m: at.to_vec(),
+                    one_sender,
+                    ..AggNet::new(3, io(t_ms, n_bar, 0.5, 0.2), (secs, secs / 2))
+                };
+                v.push(point(
+                    three(STATIONS_IO, STATIONS_M, true),
+                    "stations",
+                    3.0,
+                    None,
+                ));
+                v.push(point(
+                    three(STATIONS_IO, STATIONS_M, false),
+                    "stations_per_source",
+                    3.0,
+                    None,
+                ));
+                v.push(Point {
+                    paper_stations: paper::TABLE_5_1.to_vec(),
+                    ..point(
+                        three(TABLE_5_1_IO, TABLE_5_1_M, true),
+                        "table5_1",
+                        3.0,
+                        None,
+                    )
+                });
                 v
             }
         };
@@ -332,9 +388,15 @@ impl AggDynamics {
     }
 }
 
-/// What one run yields: the station's reported slots and its flow's numbers.
+/// What one run yields, per station in order.
 #[derive(Debug, Clone)]
 pub struct RunMeasure {
+    stations: Vec<StationRun>,
+}
+
+/// One station's reported slots and its flow's numbers.
+#[derive(Debug, Clone)]
+pub struct StationRun {
     reports: Vec<ReportedSlot>,
     goodput_mbit_s: f64,
     delay_ms: Option<f64>,
@@ -348,10 +410,20 @@ pub struct Row {
     pub param: String,
     /// Its value.
     pub value: f64,
-    /// The station's controller.
+    /// The station (1-based; the points of three stations have a row each).
+    pub station: usize,
+    /// The station's controller; `(one sender)`: one controller over every station's flow.
     pub series: String,
     /// Seeds run.
     pub seeds: usize,
+    /// The station's mean reported PHY rate over the second half, 1/E[1/R] (Mbit/s).
+    pub phy_mbit_s: Option<f64>,
+    /// Payload airtime per frame, level × (1500 + 48) B / PHY rate (µs): equal at every station
+    /// under equal airtime (§5.3 Example 1).
+    pub air_us: Option<f64>,
+    /// The §5.3 proportional-fair low-delay allocation's level for the station (points of
+    /// several stations under Algorithm 2; `pf_levels`).
+    pub pf_level: Option<f64>,
     /// Seconds from the start (Fig. 4.7: from the end of the saturation) until the level
     /// settled; mean over the runs that settled.
     pub converged_s: Option<f64>,
@@ -370,6 +442,8 @@ pub struct Row {
     pub level_sd_ci95: Option<f64>,
     /// Goodput over the second half (Mbit/s).
     pub goodput_mbit_s: f64,
+    /// The thesis's receive rate (Table 5.1).
+    pub paper_goodput_mbit_s: Option<f64>,
     /// Mean one-way delay over the second half (ms).
     pub delay_ms: Option<f64>,
     /// The thesis's (Fig. 5.11's testbed).
@@ -447,6 +521,41 @@ fn level_stats(reports: &[ReportedSlot], from_s: f64) -> Option<(f64, f64)> {
     }
 }
 
+/// The frame-weighted mean PHY rate 1/E[1/R] (Mbit/s) of the slots of `reports` after `from_s`.
+fn mean_phy(reports: &[ReportedSlot], from_s: f64) -> Option<f64> {
+    let later = reports
+        .iter()
+        .filter(|r| r.t_s > from_s && r.phy_mbps > 0.0);
+    let (frames, inverse) = later.fold((0.0, 0.0), |(n, i), r| {
+        let f = f64::from(r.frames);
+        (n + f, i + f / r.phy_mbps)
+    });
+    (inverse > 0.0).then(|| frames / inverse)
+}
+
+/// The §5.3 allocation's level for each station of run `r` ([`pf_low_delay`] with T̄ `t_bar`
+/// (s) and N̄ `n_bar`) on the §5.2 model of the run after `from_s`: each station's mean PHY rate,
+/// and the round overhead c = R − Σ w_i·μ_N_i, R being the stations' mean round (level ÷ packet
+/// rate). `None` if a station has no slots or no goodput.
+fn pf_levels(r: &RunMeasure, from_s: f64, t_bar: f64, n_bar: f64) -> Option<Vec<f64>> {
+    let mut levels = Vec::new();
+    let mut phys = Vec::new();
+    let mut rounds = 0.0;
+    for s in &r.stations {
+        let pps = s.goodput_mbit_s * 1e6 / (1500.0 * 8.0);
+        if pps <= 0.0 {
+            return None;
+        }
+        let level = level_stats(&s.reports, from_s)?.0;
+        phys.push(mean_phy(&s.reports, from_s)? * 1e6);
+        rounds += level / pps;
+        levels.push(level);
+    }
+    let mut model = AggregationModel::from_phy_rates(0.0, &phys, 64.0);
+    model.c = rounds / levels.len().max(1) as f64 - dot(&model.w, &levels);
+    Some(pf_low_delay(&model, t_bar, n_bar).levels)
+}
+
 /// A mean and CI of the `Some` values, `(None, None)` if there are none.
 fn mean_ci(xs: &[Option<f64>]) -> (Option<f64>, Option<f64>) {
     let xs: Vec<f64> = xs.iter().flatten().copied().collect();
@@ -511,21 +620,23 @@ impl Declaration for AggDynamics {
         let (Done::Sim(r), Work::Sim(_)) = (done, &job.work) else {
             unreachable!("the aggregation reproductions run in the simulator only")
         };
-        let reports = r
-            .wifi
-            .first()
-            .and_then(|w| w.aggregation.first())
-            .map(|a| a.reports.clone())
-            .unwrap_or_default();
-        let flow = r.flows.iter().find(|f| f.name == "to-1");
-        RunMeasure {
-            reports,
-            goodput_mbit_s: flow.map_or(0.0, |f| f.throughput_bps * 1e-6),
-            delay_ms: flow.and_then(|f| f.mean_delay).map(|d| d * 1e3),
-            loss: flow
-                .filter(|f| f.sent > 0)
-                .map(|f| f.dropped as f64 / f.sent as f64),
-        }
+        let stations = r.wifi.first().map_or(&[][..], |w| &w.aggregation[..]);
+        let stations = stations
+            .iter()
+            .enumerate()
+            .map(|(k, a)| {
+                let flow = r.flows.iter().find(|f| f.name == format!("to-{}", k + 1));
+                StationRun {
+                    reports: a.reports.clone(),
+                    goodput_mbit_s: flow.map_or(0.0, |f| f.throughput_bps * 1e-6),
+                    delay_ms: flow.and_then(|f| f.mean_delay).map(|d| d * 1e3),
+                    loss: flow
+                        .filter(|f| f.sent > 0)
+                        .map(|f| f.dropped as f64 / f.sent as f64),
+                }
+            })
+            .collect();
+        RunMeasure { stations }
     }
 
     fn rows(&self, o: &Options, plan: &Plan, done: &[Option<RunMeasure>]) -> Vec<Row> {
@@ -534,7 +645,23 @@ impl Declaration for AggDynamics {
         points
             .iter()
             .zip(&runs)
-            .map(|(p, runs)| {
+            .flat_map(|(p, runs)| {
+                let half = p.net.secs.1 as f64;
+                let pf: Vec<Option<Vec<f64>>> = match (&p.net.sender, p.net.stations) {
+                    (Sender::Acp(ControllerKind::AggInnerOuter { t_bar, n_bar, .. }), 2..) => runs
+                        .iter()
+                        .map(|r| pf_levels(r, half, *t_bar, *n_bar))
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                (0..p.net.stations).map(move |station| (p, station, runs, pf.clone()))
+            })
+            .map(|(p, station, runs, pf)| {
+                let runs: Vec<&StationRun> = runs
+                    .iter()
+                    .filter_map(|r| r.stations.get(station))
+                    .collect();
+                let runs = &runs[..];
                 let half = p.net.secs.1 as f64;
                 let stats: Vec<Option<(f64, f64)>> =
                     runs.iter().map(|r| level_stats(&r.reports, half)).collect();
@@ -585,11 +712,29 @@ impl Declaration for AggDynamics {
                     })
                     .collect();
                 let linear_testbed = p.param == "controller";
+                let paper_station = p.paper_stations.get(station);
+                let phys: Vec<Option<f64>> =
+                    runs.iter().map(|r| mean_phy(&r.reports, half)).collect();
+                let air: Vec<Option<f64>> = stats
+                    .iter()
+                    .zip(&phys)
+                    .map(|(s, phy)| Some(s.as_ref()?.0 * MPDU_BITS / (*phy)?))
+                    .collect();
+                let pf_level: Vec<Option<f64>> =
+                    pf.iter().map(|l| l.as_ref().map(|l| l[station])).collect();
                 Row {
                     param: p.param.into(),
                     value: p.value,
-                    series: p.net.sender.name(),
+                    station: station + 1,
+                    series: if p.net.one_sender {
+                        format!("{} (one sender)", p.net.sender.name())
+                    } else {
+                        p.net.sender.name()
+                    },
                     seeds: runs.len(),
+                    phy_mbit_s: mean_ci(&phys).0,
+                    air_us: mean_ci(&air).0,
+                    pf_level: mean_ci(&pf_level).0,
                     converged_s,
                     converged_s_ci95: converged_ci,
                     unsettled_runs: if streams {
@@ -598,12 +743,15 @@ impl Declaration for AggDynamics {
                         converged.iter().filter(|s| s.is_none()).count()
                     },
                     level: mean_ci(&levels).0,
-                    paper_level: p.paper.0,
+                    paper_level: p.paper.0.or(paper_station.map(|s| s.0)),
                     level_sd,
                     level_sd_ci95: level_sd_ci,
                     goodput_mbit_s: stat(runs, |r| r.goodput_mbit_s).0,
+                    paper_goodput_mbit_s: paper_station.map(|s| s.2),
                     delay_ms: mean_ci(&runs.iter().map(|r| r.delay_ms).collect::<Vec<_>>()).0,
-                    paper_delay_ms: linear_testbed.then_some(paper::TESTBED.0),
+                    paper_delay_ms: linear_testbed
+                        .then_some(paper::TESTBED.0)
+                        .or(paper_station.map(|s| s.1)),
                     round_ms: mean_ci(
                         &runs
                             .iter()
@@ -634,6 +782,9 @@ impl Declaration for AggDynamics {
             return Vec::new();
         }
         let Some((job, Some(m))) = plan.jobs.iter().zip(done).next() else {
+            return Vec::new();
+        };
+        let Some(m) = m.stations.first() else {
             return Vec::new();
         };
         let slot_s = self
@@ -672,7 +823,8 @@ impl Declaration for AggDynamics {
                 secs.max(STREAMS_CHANGE_S + 5)
             ),
             Group::InnerOuter => format!(
-                "one station 1 m from the AP, agg-io (β = 0.05, Δ = 1 s): K₁ in {K1S:?} at T̄ = {K1_T_BAR_MS} ms, N̄ = 48 (MCS 9, 1 stream); K₂ in {K2S:?} at T̄ = 2.5 ms, N̄ = 48 (MCS 9, 1 stream); K2_mcs4: K₂ in {K2S_DELAY_BOUND:?} at T̄ = 2.5 ms, N̄ = 48 (MCS 4, 1 stream); MCS 2, 4, 9 with 1 stream at T̄ = 2.5 ms, N̄ = 48; agg:32 (K₀ = 1, Δ = 0.5 s) against agg-io:5,32 at MCS 9, 2 streams; {secs} s per run, the second half measured"
+                "one station 1 m from the AP unless a point says, agg-io (β = 0.05, Δ = 1 s): K₁ in {K1S:?} at T̄ = {K1_T_BAR_MS} ms, N̄ = 48 (MCS 9, 1 stream); K₂ in {K2S:?} at T̄ = 2.5 ms, N̄ = 48 (MCS 9, 1 stream); K2_mcs4: K₂ in {K2S_DELAY_BOUND:?} at T̄ = 2.5 ms, N̄ = 48 (MCS 4, 1 stream); MCS 2, 4, 9 with 1 stream at T̄ = 2.5 ms, N̄ = 48; agg:32 (K₀ = 1, Δ = 0.5 s) against agg-io:5,32 at MCS 9, 2 streams; stations: three stations {STATIONS_M:?} m from the AP, Minstrel over MCS 0–9 with 2 streams, agg-io:{},{} with one controller at the sender over the three flows (stations_per_source: one per flow), pf_level the §5.3 allocation on the run's own §5.2 model (its PHY rates, c = round − Σ w·level); table5_1: the same one sender at T̄ = {} ms, N̄ = {} (Table 5.1's) with stations {TABLE_5_1_M:?} m away; {secs} s per run, the second half measured",
+                STATIONS_IO.0, STATIONS_IO.1, TABLE_5_1_IO.0, TABLE_5_1_IO.1
             ),
         };
         format!(
@@ -706,6 +858,10 @@ impl Declaration for AggDynamics {
                 Source {
                     column: "paper_delay_ms",
                     locator: "aggregation thesis Fig. 5.11 (c) (seed line 1248: \"the delay is extremely low (≈ 1 ms)\" on the testbed)",
+                },
+                Source {
+                    column: "paper_goodput_mbit_s",
+                    locator: "aggregation thesis §5.5.3, Table 5.1 (seed lines 1253–1255: receive rate, delay and aggregation level of PC₂, PC₁ and the tablet; also the table5_1 rows' paper_level and paper_delay_ms)",
                 },
                 Source {
                     column: "paper_loss",
@@ -743,11 +899,15 @@ impl Declaration for AggDynamics {
             Group::InnerOuter => &[
                 "param",
                 "value",
+                "station",
                 "series",
                 "converged_s",
                 "unsettled_runs",
+                "phy_mbit_s",
                 "level",
+                "pf_level",
                 "level_sd",
+                "air_us",
                 "goodput_mbit_s",
                 "delay_ms",
                 "round_ms",
@@ -881,6 +1041,30 @@ impl Declaration for AggDynamics {
                     ("converged_s", "settled after (s)"),
                     ("level_sd", "SD of slot level (MPDUs)"),
                     ("delay_ms", "delay (ms)"),
+                ])),
+                Chart::lines(
+                    format!("{stem}_three_stations"),
+                    "Three stations (1, 20, 35 m), one agg-io at the sender: level against the §5.3 allocation",
+                    ("station", ""),
+                    ("level", "μ_N (MPDUs)"),
+                    &["station"],
+                )
+                .only("param", "stations")
+                .draw(Draw::Bars(vec![
+                    ("level", "level"),
+                    ("pf_level", "§5.3 allocation"),
+                ])),
+                Chart::lines(
+                    format!("{stem}_three_stations_per_source"),
+                    "Three stations (1, 20, 35 m), one agg-io per flow: level against the §5.3 allocation",
+                    ("station", ""),
+                    ("level", "μ_N (MPDUs)"),
+                    &["station"],
+                )
+                .only("param", "stations_per_source")
+                .draw(Draw::Bars(vec![
+                    ("level", "level"),
+                    ("pf_level", "§5.3 allocation"),
                 ])),
             ],
         }

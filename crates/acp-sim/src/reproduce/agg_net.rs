@@ -89,6 +89,10 @@ pub struct AggNet {
     pub legacy: usize,
     /// What the other stations' flows run.
     pub sender: Sender,
+    /// The ACP flows are one sender's (`sender = "server"`): one controller sets all their rates
+    /// (Algorithm 2 over every station, [`ControllerKind::build_sender`]); otherwise each flow
+    /// has a controller of its own.
+    pub one_sender: bool,
     /// MCS index, spatial streams, channel width (MHz).
     pub mcs: (u8, u8, u16),
     /// The 400 ns guard interval instead of 800 ns.
@@ -141,6 +145,7 @@ impl AggNet {
             stations,
             legacy: 0,
             sender,
+            one_sender: false,
             mcs: (9, 2, 80),
             short_gi: false,
             minstrel: false,
@@ -233,7 +238,12 @@ impl AggNet {
         for k in self.legacy + 1..=self.stations {
             let flow = match &self.sender {
                 Sender::Acp(c) => {
-                    format!("type = \"acp\"\ncontroller = \"{c}\"\npayload = {PAYLOAD}\n")
+                    let sender = if self.one_sender {
+                        "sender = \"server\"\n"
+                    } else {
+                        ""
+                    };
+                    format!("type = \"acp\"\ncontroller = \"{c}\"\npayload = {PAYLOAD}\n{sender}")
                 }
                 Sender::Tcp(cc, acks) => {
                     format!(

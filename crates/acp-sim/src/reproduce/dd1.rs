@@ -88,6 +88,7 @@ pub fn dd1_scenario(
                 payload: DD1_PAYLOAD,
                 ack_dscp: None,
                 multipath: None,
+                sender: None,
             },
             path: vec!["source".into(), "monitor".into()],
             start: Duration::ZERO,
