@@ -35,7 +35,8 @@
 //! nodelay = true                 # TCP_NODELAY (default false: Nagle on, as in Linux)
 //! window = "packets"             # bytes (default: RFC 5681, ns-3) | packets (Linux)
 //! delayed_ack = { every = 2, timeout = "40ms" }   # default; false ACKs every segment;
-//!                                #   push = false: no ACK at once on PSH (ns-3's receiver)
+//!                                #   linux = false: ns-3's receiver (no receive-MSS
+//!                                #   estimate, pushed or quick ACKs; tcp::receiver)
 //! gro = true                     # stretch ACKs: one per GRO super-packet of 64 KiB, or of
 //!                                #   N bytes with gro = N (default false; tcp::gro)
 //! sack = false                   # no SACK blocks: NewReno's recovery (default true: RACK-TLP)
@@ -703,7 +704,7 @@ enum DelayedAckToml {
         #[serde(default = "forty_ms")]
         timeout: Dur,
         #[serde(default = "yes")]
-        push: bool,
+        linux: bool,
     },
 }
 
@@ -769,11 +770,11 @@ fn tcp_kind(t: TcpToml) -> Result<FlowKind, String> {
         Some(DelayedAckToml::Table {
             every,
             timeout,
-            push,
+            linux,
         }) => Some(DelayedAck {
             every,
             timeout: timeout.0,
-            push,
+            linux,
         }),
     };
     config.gro = match t.gro {
@@ -1781,7 +1782,7 @@ mod tests {
             Some(DelayedAck {
                 every: 3,
                 timeout: Duration::from_millis(40),
-                push: true,
+                linux: true,
             })
         );
         assert_eq!(

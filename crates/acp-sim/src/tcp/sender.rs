@@ -102,7 +102,7 @@ struct Sent {
     first_sent_time: Time,
     app_limited: bool,
     /// Whether it carries PSH: it ended the data written when it was first sent (Linux marks
-    /// the tail of every write, and a retransmission keeps the mark).
+    /// the tail of every write, and a retransmission keeps the mark; [`Sender::write_more`]).
     push: bool,
 }
 
@@ -244,6 +244,9 @@ pub struct Sender {
     rto: RtoEstimator,
     /// End of the bytes the application wrote.
     written: u64,
+    /// End of the last write that ended the application's data ([`write`](Self::write)): the
+    /// segment that ends there carries PSH.
+    push_at: u64,
     /// First unacknowledged byte.
     una: u64,
     /// Next new byte to send: everything before it was sent.
@@ -305,6 +308,7 @@ impl Sender {
             cc,
             rto: RtoEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
             written: 0,
+            push_at: 0,
             una: 0,
             nxt: 0,
             peer_edge: cfg.receive_buffer,
@@ -354,6 +358,14 @@ impl Sender {
     /// delivered are marked application-limited (the host's queues below TCP, which Linux also
     /// requires empty, are not modelled: segments leave the sender when sent).
     pub fn write(&mut self, bytes: u64) {
+        self.write_more(bytes);
+        self.push_at = self.written;
+    }
+
+    /// Writes `bytes` that do not end the application's data: like [`write`](Self::write), but
+    /// the segment ending them carries no PSH (as `MSG_MORE`). An MPTCP subflow's share of the
+    /// connection's data is written so unless it ends what the application wrote.
+    pub fn write_more(&mut self, bytes: u64) {
         if bytes > 0
             && self.not_sent() < self.smss
             && self.pipe() < self.window()
@@ -533,7 +545,7 @@ impl Sender {
         let seg = Segment {
             seq: self.nxt,
             len: len as u32,
-            push: end == self.written,
+            push: end == self.push_at,
         };
         let record = Sent {
             push: seg.push,
