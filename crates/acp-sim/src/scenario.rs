@@ -34,7 +34,9 @@
 //! smss = 536                     # default 1448
 //! nodelay = true                 # TCP_NODELAY (default false: Nagle on, as in Linux)
 //! window = "packets"             # bytes (default: RFC 5681, ns-3) | packets (Linux)
-//! delayed_ack = { every = 2, timeout = "40ms" }   # default; false ACKs every segment
+//! delayed_ack = { every = 2, timeout = "40ms" }   # default; false ACKs every segment;
+//!                                #   linux = false: ns-3's receiver (no receive-MSS
+//!                                #   estimate, pushed or quick ACKs; tcp::receiver)
 //! gro = true                     # stretch ACKs: one per GRO super-packet of 64 KiB, or of
 //!                                #   N bytes with gro = N (default false; tcp::gro)
 //! sack = false                   # no SACK blocks: NewReno's recovery (default true: RACK-TLP)
@@ -701,6 +703,8 @@ enum DelayedAckToml {
         every: u32,
         #[serde(default = "forty_ms")]
         timeout: Dur,
+        #[serde(default = "yes")]
+        linux: bool,
     },
 }
 
@@ -763,9 +767,14 @@ fn tcp_kind(t: TcpToml) -> Result<FlowKind, String> {
     config.delayed_ack = match t.delayed_ack {
         None | Some(DelayedAckToml::Switch(true)) => Some(DelayedAck::default()),
         Some(DelayedAckToml::Switch(false)) => None,
-        Some(DelayedAckToml::Table { every, timeout }) => Some(DelayedAck {
+        Some(DelayedAckToml::Table {
+            every,
+            timeout,
+            linux,
+        }) => Some(DelayedAck {
             every,
             timeout: timeout.0,
+            linux,
         }),
     };
     config.gro = match t.gro {
@@ -1772,7 +1781,8 @@ mod tests {
             config.delayed_ack,
             Some(DelayedAck {
                 every: 3,
-                timeout: Duration::from_millis(40)
+                timeout: Duration::from_millis(40),
+                linux: true,
             })
         );
         assert_eq!(

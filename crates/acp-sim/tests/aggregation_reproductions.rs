@@ -109,16 +109,26 @@ fn fig4_15_tcp_reaches_the_link_once_the_handset_thins_its_acks_and_aggregation_
             "{partial}: {g}"
         );
     }
-    // BBR's model gains too (169 against 60 Mbit/s in full runs) but stays below the
-    // thesis's ≈ 400: it keeps no queue, and a window of two BDPs at its 1 ms minimum RTT does
-    // not cover an A-MPDU round.
-    let bbr = goodput("bbr");
-    assert!(bbr > 2.0 * goodput("bbr (no GRO, no uplink A-MPDU)"));
+    // BBR on the handset: its window's ACK-aggregation allowance (Linux's extra_acked) covers
+    // the A-MPDU round, so it runs near CUBIC's rate with a small queue (full runs: 502 Mbit/s
+    // at a 2.6 ms RTT against CUBIC's 606 at 42; 174 at 0.8 ms without the allowance, 60 with
+    // no ACK thinning). 0.6 of CUBIC's rate and 10 ms fail a BBR whose window does not cover
+    // the round (then under 0.3) or that fills the AP's queue as CUBIC does.
+    let bbr = row(&rows, "bbr", 1, 0);
+    assert!(
+        num(bbr, "goodput_mbit_s") > 2.0 * goodput("bbr (no GRO, no uplink A-MPDU)"),
+        "{bbr:?}"
+    );
+    assert!(
+        num(bbr, "goodput_mbit_s") > 0.6 * num(cubic, "goodput_mbit_s"),
+        "{bbr:?}"
+    );
+    assert!(num(bbr, "rtt_ms") < 10.0, "{bbr:?}");
     // With the thesis's 75 ms of end-host latency on the data path BBR's RTT is the thesis's
-    // ≈ 75 ms one-way delay, its two BDPs cover the round, and the receive window sets the
-    // rate: window / RTT (full runs: 317.5 Mbit/s at 76.4 ms with Linux's 3 MiB, 0.965 of
-    // its 329; 377.3 at 76.8 ms with 3.75 MB, 0.966 of its 391; thesis ≈ 400 at ≈ 75). The
-    // band 0.8–1.05 of window / RTT fails a rate that BBR's model rather than the window sets.
+    // ≈ 75 ms one-way delay and the receive window sets the rate: window / RTT (full runs:
+    // 317.5 Mbit/s at 76.4 ms with Linux's 3 MiB, 0.965 of its 329; 377.3 at 76.8 ms with
+    // 3.75 MB, 0.966 of its 391; thesis ≈ 400 at ≈ 75). The band 0.8–1.05 of window / RTT
+    // fails a rate that BBR's model rather than the window sets.
     for (series, window_bytes) in [
         ("bbr (75 ms host latency)", 3_145_728.0),
         ("bbr (75 ms host latency, 3.75 MB window)", 3_750_000.0),
@@ -132,7 +142,6 @@ fn fig4_15_tcp_reaches_the_link_once_the_handset_thins_its_acks_and_aggregation_
             (0.8..1.05).contains(&share),
             "{share} of window / RTT: {r:?}"
         );
-        assert!(num(r, "goodput_mbit_s") > 1.5 * bbr, "{r:?}");
     }
 }
 

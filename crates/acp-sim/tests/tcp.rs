@@ -128,7 +128,7 @@ fn third_duplicate_ack_triggers_fast_retransmit_and_halves_the_window() {
     }
     s.handle_ack(t, ack(0));
     assert!(s.in_recovery());
-    assert_eq!(s.poll_transmit(t), Some(Segment { seq: 0, len: 1000 }));
+    assert_eq!(s.poll_transmit(t).map(|g| (g.seq, g.len)), Some((0, 1000)));
     // ssthresh = FlightSize / 2 = 5000; recovery starts at ssthresh + 3 SMSS.
     assert_eq!((s.cwnd(), s.window()), (5000, 8000));
     assert_eq!(s.stats().fast_retransmits, 1);
@@ -535,11 +535,8 @@ fn a_sack_of_data_sent_before_the_heads_retransmission_restarts_the_timer() {
     s.handle_timeout(reo);
     assert!(s.in_recovery());
     assert_eq!(
-        s.poll_transmit(reo),
-        Some(Segment {
-            seq: 1000,
-            len: 1000
-        })
+        s.poll_transmit(reo).map(|g| (g.seq, g.len)),
+        Some((1000, 1000))
     );
     // The timer restarted with the retransmission of the first unacknowledged segment.
     assert_eq!(s.poll_timeout(reo), Some(reo + s.rto().rto()));

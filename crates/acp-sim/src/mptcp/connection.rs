@@ -607,7 +607,11 @@ impl MptcpConnection {
                 return;
             }
             sf.mappings.push_back((sf.assigned, self.next_dsn, amount));
-            sf.sender.write(amount);
+            if amount == unassigned {
+                sf.sender.write(amount);
+            } else {
+                sf.sender.write_more(amount);
+            }
             sf.assigned += amount;
             self.next_dsn += amount;
         }

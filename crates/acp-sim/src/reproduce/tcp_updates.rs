@@ -9,8 +9,9 @@
 //! drop-tail queues, the loss on the router → monitor hop in the data direction only
 //! (so each update is lost with probability 0.1 and ACKs are not), SMSS 536 bytes, a 128 KiB
 //! send buffer (ns-3's default) and otherwise our TCP model's Linux defaults (initial window 10,
-//! minimum RTO 200 ms, delayed ACKs every two full segments or 40 ms). `docs/SIMULATOR.md`
-//! compares the results with the paper's.
+//! minimum RTO 200 ms, delayed ACKs every two full segments or 40 ms, with ns-3's receiver:
+//! `delayed_ack = { linux = false }`, none of Linux's receive-MSS estimate, pushed ACKs or quick
+//! ACKs). `docs/SIMULATOR.md` compares the results with the paper's.
 
 use serde::Serialize;
 
@@ -64,7 +65,8 @@ pub fn scenario(
         ),
         Transport::Tcp { nodelay } => format!(
             "type = \"tcp\"\ncc = \"newreno\"\napp = \"updates\"\npayload = {payload}\n\
-             rate = {rate}\nsmss = {SMSS}\nsend_buffer = {SEND_BUFFER}\nnodelay = {nodelay}\n"
+             rate = {rate}\nsmss = {SMSS}\nsend_buffer = {SEND_BUFFER}\nnodelay = {nodelay}\n\
+             delayed_ack = {{ linux = false }}\n"
         ),
     };
     let link = |from: &str, to: &str, loss: f64| {

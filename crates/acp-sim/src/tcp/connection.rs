@@ -36,7 +36,8 @@ pub enum Output {
     },
     /// Bytes reached the receiving application, in order.
     Read(u64),
-    /// An RTT sample at the sender.
+    /// The sender's smoothed RTT, read when an ACK acknowledged new data (as the lab reads
+    /// `TCP_INFO`).
     Rtt(Duration),
 }
 

@@ -38,13 +38,13 @@ pub enum AckWhen {
     Timer,
 }
 
-/// The delayed-ACK decision for `unacked` bytes delivered in order since the last ACK, when
-/// `threshold` bytes (every · SMSS) call for an ACK.
-pub fn ack_when(gro: Option<Gro>, unacked: u64, threshold: u64) -> AckWhen {
+/// The delayed-ACK decision for `unacked` bytes delivered in order since the last ACK, when the
+/// receiver's rules call for an ACK now (`due`) or not.
+pub fn ack_when(gro: Option<Gro>, unacked: u64, due: bool) -> AckWhen {
     match gro {
         Some(g) if unacked >= g.max_bytes => AckWhen::Now,
-        Some(_) if unacked >= threshold => AckWhen::EndOfPoll,
-        None if unacked >= threshold => AckWhen::Now,
+        Some(_) if due => AckWhen::EndOfPoll,
+        None if due => AckWhen::Now,
         _ => AckWhen::Timer,
     }
 }
@@ -56,12 +56,12 @@ mod tests {
     #[test]
     fn gro_defers_a_due_ack_to_the_end_of_the_poll_unless_a_super_packet_is_full() {
         let gro = Some(Gro::default());
-        assert_eq!(ack_when(None, 2896, 2896), AckWhen::Now);
-        assert_eq!(ack_when(None, 1448, 2896), AckWhen::Timer);
-        assert_eq!(ack_when(gro, 2896, 2896), AckWhen::EndOfPoll);
-        assert_eq!(ack_when(gro, 1448, 2896), AckWhen::Timer);
+        assert_eq!(ack_when(None, 2896, true), AckWhen::Now);
+        assert_eq!(ack_when(None, 1448, false), AckWhen::Timer);
+        assert_eq!(ack_when(gro, 2896, true), AckWhen::EndOfPoll);
+        assert_eq!(ack_when(gro, 1448, false), AckWhen::Timer);
         // 45 segments of 1448 bytes (65160) still fit; the 46th fills the super-packet.
-        assert_eq!(ack_when(gro, 45 * 1448, 2896), AckWhen::EndOfPoll);
-        assert_eq!(ack_when(gro, 46 * 1448, 2896), AckWhen::Now);
+        assert_eq!(ack_when(gro, 45 * 1448, true), AckWhen::EndOfPoll);
+        assert_eq!(ack_when(gro, 46 * 1448, false), AckWhen::Now);
     }
 }

@@ -61,6 +61,8 @@ pub struct Segment {
     pub seq: u64,
     /// Payload bytes.
     pub len: u32,
+    /// PSH: the segment ends an application's write.
+    pub push: bool,
 }
 
 impl Segment {
@@ -126,14 +128,20 @@ impl Wire {
     }
 }
 
-/// The receiver's delayed ACKs: an ACK once `every` full segments' worth of bytes
-/// (`every · SMSS`) is unacknowledged, or `timeout` after the first unacknowledged byte.
+/// The receiver's delayed ACKs: an ACK once enough bytes are unacknowledged, or `timeout` after
+/// the first unacknowledged byte (the details: [`receiver`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DelayedAck {
-    /// Full segments per ACK (2 in RFC 1122 and Linux).
+    /// Full segments per ACK (2 in RFC 1122 and Linux): with `linux`, an ACK once more than
+    /// `every − 1` receive-MSS estimates are unacknowledged (Linux: more than one); without, once
+    /// `every · SMSS` bytes are.
     pub every: u32,
     /// The delayed-ACK timer (Linux: 40 ms, its minimum).
     pub timeout: Duration,
+    /// Linux's receiver: the receive-MSS estimate, the ACK of a pushed or short segment once the
+    /// application has read it, and quick ACKs at the start, after an idle gap and after a
+    /// duplicate ([`receiver`]). `false`: ns-3's receiver, which counts bytes against SMSS only.
+    pub linux: bool,
 }
 
 impl Default for DelayedAck {
@@ -141,6 +149,7 @@ impl Default for DelayedAck {
         DelayedAck {
             every: 2,
             timeout: Duration::from_millis(40),
+            linux: true,
         }
     }
 }

@@ -101,6 +101,9 @@ struct Sent {
     delivered_time: Time,
     first_sent_time: Time,
     app_limited: bool,
+    /// Whether it carries PSH: it ended the data written when it was first sent (Linux marks
+    /// the tail of every write, and a retransmission keeps the mark; [`Sender::write_more`]).
+    push: bool,
 }
 
 /// What an ACK's SACK blocks newly covered.
@@ -111,6 +114,19 @@ struct Sacked {
     /// When the earliest sent of them that was never retransmitted was sent (Linux's
     /// `first_sackt`).
     first_sent: Option<Time>,
+    /// When the latest sent of those was sent (Linux's `last_sackt`).
+    last_sent: Option<Time>,
+}
+
+impl Sacked {
+    /// The RTT samples these SACKs give at `now` (Karn's rule: never-retransmitted segments
+    /// only): the earliest sent's, which Linux's smoothed RTT takes when the cumulative ACK
+    /// gives none (`sack_rtt_us`), and the latest sent's, which its controls take
+    /// (`ca_rtt_us`).
+    fn rtts(&self, now: Time) -> (Option<Duration>, Option<Duration>) {
+        let since = |t: Option<Time>| t.map(|t| now.saturating_since(t));
+        (since(self.first_sent), since(self.last_sent))
+    }
 }
 
 /// The connection's delivery state, as a transmission records it.
@@ -137,6 +153,7 @@ impl DeliveryState {
             delivered_time: self.delivered_time,
             first_sent_time: self.first_sent_time,
             app_limited: self.app_limited,
+            push: false,
         }
     }
 }
@@ -227,6 +244,9 @@ pub struct Sender {
     rto: RtoEstimator,
     /// End of the bytes the application wrote.
     written: u64,
+    /// End of the last write that ended the application's data ([`write`](Self::write)): the
+    /// segment that ends there carries PSH.
+    push_at: u64,
     /// First unacknowledged byte.
     una: u64,
     /// Next new byte to send: everything before it was sent.
@@ -263,6 +283,9 @@ pub struct Sender {
     first_sent_time: Time,
     /// Nonzero while application-limited: delivered must pass it for samples to count again.
     app_limited_until: u64,
+    /// Linux's smoothed RTT as `TCP_INFO` reports it: the moving average (gain 1/8) of the
+    /// samples `tcp_rtt_estimator` takes.
+    reported_srtt: Option<Duration>,
     round_end: u64,
     limited_this_round: bool,
     limited_last_round: bool,
@@ -285,6 +308,7 @@ impl Sender {
             cc,
             rto: RtoEstimator::new(cfg.initial_rto, cfg.min_rto, cfg.max_rto),
             written: 0,
+            push_at: 0,
             una: 0,
             nxt: 0,
             peer_edge: cfg.receive_buffer,
@@ -306,6 +330,7 @@ impl Sender {
             delivered_time: now,
             first_sent_time: now,
             app_limited_until: 0,
+            reported_srtt: None,
             round_end: 0,
             limited_this_round: false,
             limited_last_round: false,
@@ -325,7 +350,29 @@ impl Sender {
     }
 
     /// The application writes `bytes` (at most [`send_space`](Self::send_space)).
+    ///
+    /// A write is where Linux judges whether the sender is application-limited
+    /// (`tcp_rate_check_app_limited`, called on every `sendmsg`): less than a segment written
+    /// and not yet sent, the window not full and every segment marked lost already
+    /// retransmitted. Then the samples of what is sent until everything now in flight is
+    /// delivered are marked application-limited (the host's queues below TCP, which Linux also
+    /// requires empty, are not modelled: segments leave the sender when sent).
     pub fn write(&mut self, bytes: u64) {
+        self.write_more(bytes);
+        self.push_at = self.written;
+    }
+
+    /// Writes `bytes` that do not end the application's data: like [`write`](Self::write), but
+    /// the segment ending them carries no PSH (as `MSG_MORE`). An MPTCP subflow's share of the
+    /// connection's data is written so unless it ends what the application wrote.
+    pub fn write_more(&mut self, bytes: u64) {
+        if bytes > 0
+            && self.not_sent() < self.smss
+            && self.pipe() < self.window()
+            && self.tally.to_resend == 0
+        {
+            self.app_limited_until = (self.delivered + self.in_flight()).max(1);
+        }
         self.written += bytes.min(self.send_space());
     }
 
@@ -477,12 +524,6 @@ impl Sender {
                 self.limited_this_round = true;
                 return None;
             }
-            Err(Blocked::NoData) => {
-                if self.pipe() + self.unit_smss <= self.window() {
-                    self.app_limited_until = (self.delivered + self.in_flight()).max(1);
-                }
-                return None;
-            }
             Err(_) => return None,
         };
         let seg = self.send_new(now, len);
@@ -500,11 +541,16 @@ impl Sender {
             self.first_sent_time = now;
             self.delivered_time = now;
         }
+        let end = self.nxt + len;
         let seg = Segment {
             seq: self.nxt,
             len: len as u32,
+            push: end == self.push_at,
         };
-        let record = self.delivery_state().record(seg.seq, seg.end(), now, false);
+        let record = Sent {
+            push: seg.push,
+            ..self.delivery_state().record(seg.seq, end, now, false)
+        };
         self.sent.push_back(record);
         self.nxt = seg.end();
         self.stats.segments += 1;
@@ -532,6 +578,7 @@ impl Sender {
             *r = Sent {
                 lost: s.lost,
                 resent: counted,
+                push: s.push,
                 ..state.record(s.seq, s.end, now, true)
             }
         });
@@ -544,6 +591,7 @@ impl Sender {
         Some(Segment {
             seq: s.seq,
             len: (s.end - s.seq) as u32,
+            push: s.push,
         })
     }
 
@@ -637,8 +685,13 @@ impl Sender {
                 if newly.newest.is_none_or(|n| s.sent_at >= n.sent_at) {
                     newly.newest = Some(s);
                 }
-                if !s.retransmitted && newly.first_sent.is_none_or(|t| s.sent_at < t) {
-                    newly.first_sent = Some(s.sent_at);
+                if !s.retransmitted {
+                    if newly.first_sent.is_none_or(|t| s.sent_at < t) {
+                        newly.first_sent = Some(s.sent_at);
+                    }
+                    if newly.last_sent.is_none_or(|t| s.sent_at > t) {
+                        newly.last_sent = Some(s.sent_at);
+                    }
                 }
             }
         }
@@ -647,6 +700,38 @@ impl Sender {
             self.delivered_time = now;
         }
         newly
+    }
+
+    /// The delivery-rate sample of an ACK whose most recently sent delivered segment is
+    /// `sampled` (Linux's `tcp_rate_gen`), `rtt` this ACK's RTT sample; ends the
+    /// application-limited period once what was in flight when it began is delivered.
+    fn rate_sample(
+        &mut self,
+        now: Time,
+        sampled: Option<Sent>,
+        rtt: Option<Duration>,
+    ) -> Option<RateSample> {
+        // Linux drops samples over less than the minimum RTT: what such an interval delivered
+        // was not paced by the path (e.g. data the receiver held, ACKed at once when a hole
+        // fills).
+        let min_rtt = self.rto.min_rtt().into_iter().chain(rtt).min();
+        let rate = sampled.and_then(|p| {
+            let send = p.sent_at.saturating_since(p.first_sent_time);
+            let ack = now.saturating_since(p.delivered_time);
+            self.first_sent_time = p.sent_at;
+            let interval = send.max(ack);
+            let valid = !interval.is_zero() && min_rtt.is_none_or(|m| interval >= m);
+            let interval = interval.as_secs_f64();
+            valid.then(|| RateSample {
+                delivery_rate: (self.delivered - p.delivered) as f64 / interval,
+                app_limited: p.app_limited,
+                prior_delivered: p.delivered,
+            })
+        });
+        if self.app_limited_until > 0 && self.delivered > self.app_limited_until {
+            self.app_limited_until = 0;
+        }
+        rate
     }
 
     fn delivery_state(&self) -> DeliveryState {
@@ -658,10 +743,14 @@ impl Sender {
         }
     }
 
-    /// An ACK arrived; returns the RTT of the oldest segment it newly acknowledges, if Karn's
-    /// rule allows one: what Linux's smoothed RTT averages (`tcp_clean_rtx_queue`'s
-    /// `seq_rtt_us`), reported so that the simulator's mean RTT and the lab's measure the same
-    /// thing. The estimator and the controller take the newest segment's (Linux's `ca_rtt_us`).
+    /// An ACK arrived; if it acknowledged new data cumulatively, returns Linux's smoothed RTT as
+    /// `TCP_INFO` then reads it, what the lab records at each new acknowledgement (so that the
+    /// simulator's mean RTT and the lab's measure the same thing). That average takes a sample
+    /// from every ACK that delivers, if Karn's rule allows one: the oldest segment it newly and
+    /// cumulatively acknowledges, else the earliest sent of those it newly SACKs
+    /// (`tcp_clean_rtx_queue`'s `seq_rtt_us`, `sack_rtt_us`). The controller takes the latest
+    /// sent of those newly SACKed, else of those newly acknowledged (Linux's `ca_rtt_us`); the
+    /// RTO estimator the newest segment the ACK acknowledges cumulatively.
     pub fn handle_ack(&mut self, now: Time, ack: Ack) -> Option<Duration> {
         self.stats.acks += 1;
         if ack.ack > self.nxt {
@@ -669,6 +758,8 @@ impl Sender {
         }
         self.peer_edge = ack.ack + ack.window;
         self.rack.new_ack();
+        let delivered_before = self.delivered;
+        let prior_pipe = self.pipe();
         let newly = if self.sack {
             self.mark_sacked(now, &ack)
         } else {
@@ -691,7 +782,31 @@ impl Sender {
                 // arrived, nothing was lost.
                 self.probe = None;
             }
-            self.detect_losses(now);
+            let recovering = self.in_recovery || self.in_loss;
+            let losses = self.mark_lost(now);
+            let (sack_rtt, rtt) = newly.rtts(now);
+            self.report_rtt(sack_rtt);
+            if self.delivered > delivered_before {
+                let rate = self.rate_sample(now, sacked, rtt);
+                let event = AckEvent {
+                    acked: 0,
+                    acked_sacked: self.delivered - delivered_before,
+                    rtt,
+                    min_rtt: self.rto.min_rtt(),
+                    prior_pipe,
+                    pipe: self.pipe(),
+                    losses,
+                    delivered: self.delivered,
+                    in_recovery: self.in_recovery,
+                    cwnd_limited: self.limited_this_round || self.limited_last_round,
+                    round_start: false,
+                    rate,
+                };
+                self.cc.on_sack(now, &event);
+            }
+            if losses > 0 && !recovering {
+                self.enter_recovery(now);
+            }
             return None;
         }
         let acked_bytes = ack.ack - self.una;
@@ -699,6 +814,10 @@ impl Sender {
         let (mut acked_segments, mut delivered) = (0, 0);
         let mut karn = true;
         let (mut oldest, mut newest): (Option<Sent>, Option<Sent>) = (None, None);
+        // The RTO estimator's sample: the newest segment acknowledged, SACKed ones included (the
+        // model's rule before SACK RTTs were taken; Linux's estimator takes `seq_rtt_us`, which
+        // moved the shares of MPTCP's coupled subflows: docs/SIMULATOR.md).
+        let mut estimator_newest: Option<Sent> = None;
         // The latest sent of the segments this ACK delivers (SACKed ones were delivered then).
         let mut sampled = sacked;
         let min_rtt = self.rto.min_rtt();
@@ -717,11 +836,14 @@ impl Sender {
             self.tally.count(&s, self.unit, -1);
             self.sent.pop_front();
             acked_segments += 1;
-            oldest.get_or_insert(s);
-            if newest.is_none_or(|n| s.sent_at >= n.sent_at) {
-                newest = Some(s);
+            if estimator_newest.is_none_or(|n| s.sent_at >= n.sent_at) {
+                estimator_newest = Some(s);
             }
             if !s.sacked {
+                oldest.get_or_insert(s);
+                if newest.is_none_or(|n| s.sent_at >= n.sent_at) {
+                    newest = Some(s);
+                }
                 self.rack
                     .delivered(now, s.end, s.sent_at, s.retransmitted, min_rtt);
                 delivered += self.unit.count(s.end - s.seq);
@@ -734,33 +856,19 @@ impl Sender {
             s.filter(|_| karn)
                 .map(|s: Sent| now.saturating_since(s.sent_at))
         };
-        let rtt = since_sent(newest);
+        // Linux's samples (`tcp_clean_rtx_queue`): the cumulatively acknowledged segments'
+        // unless a SACK newly covered some, for the controls; for the smoothed RTT, the SACKs'
+        // only when the cumulative ACK gives none.
+        let (sack_rtt, sack_ca_rtt) = newly.rtts(now);
+        let rtt = sack_ca_rtt.or_else(|| since_sent(newest));
+        let seq_rtt = since_sent(oldest).or(sack_rtt);
         let acked = match self.unit {
             WindowUnit::Bytes => acked_bytes,
             WindowUnit::Packets => acked_segments,
         };
         self.delivered += delivered;
         self.delivered_time = now;
-        // Linux's `tcp_rate_gen` drops samples over less than the minimum RTT: what such an
-        // interval delivered was not paced by the path (e.g. data the receiver held, ACKed at
-        // once when a hole fills).
-        let min_rtt = self.rto.min_rtt().into_iter().chain(rtt).min();
-        let rate = sampled.and_then(|p| {
-            let send = p.sent_at.saturating_since(p.first_sent_time);
-            let ack = now.saturating_since(p.delivered_time);
-            self.first_sent_time = p.sent_at;
-            let interval = send.max(ack);
-            let valid = !interval.is_zero() && min_rtt.is_none_or(|m| interval >= m);
-            let interval = interval.as_secs_f64();
-            valid.then(|| RateSample {
-                delivery_rate: (self.delivered - p.delivered) as f64 / interval,
-                app_limited: p.app_limited,
-                prior_delivered: p.delivered,
-            })
-        });
-        if self.app_limited_until > 0 && self.delivered > self.app_limited_until {
-            self.app_limited_until = 0;
-        }
+        let rate = self.rate_sample(now, sampled, rtt);
         self.una = ack.ack;
         self.dup_acks = 0;
         let round_start = self.una >= self.round_end;
@@ -790,14 +898,21 @@ impl Sender {
                 }
             }
         }
-        if let Some(r) = rtt {
+        if let Some(r) = since_sent(estimator_newest) {
             self.rto.sample(r, self.una, self.nxt);
         }
+        // Linux marks losses before its congestion control hears of the ACK, and BBR takes
+        // them off its window (`rs->losses`); recovery begins after, as here.
+        let recovering = self.in_recovery || self.in_loss;
+        let losses = self.mark_lost(now);
         let event = AckEvent {
             acked,
+            acked_sacked: self.delivered - delivered_before,
             rtt,
             min_rtt: self.rto.min_rtt(),
-            flight: self.in_flight(),
+            prior_pipe,
+            pipe: self.pipe(),
+            losses,
             delivered: self.delivered,
             in_recovery,
             cwnd_limited: self.limited_this_round || self.limited_last_round,
@@ -807,9 +922,19 @@ impl Sender {
         self.cc.on_ack(now, &event);
         self.probe_acked(now, ack.ack);
         self.rto_at = (self.una < self.nxt || partial).then(|| now + self.rto.rto());
-        self.detect_losses(now);
+        if losses > 0 && !recovering {
+            self.enter_recovery(now);
+        }
         self.arm_probe(now);
-        since_sent(oldest)
+        self.report_rtt(seq_rtt);
+        self.reported_srtt
+    }
+
+    /// Adds a sample to the smoothed RTT `TCP_INFO` would report.
+    fn report_rtt(&mut self, sample: Option<Duration>) {
+        if let Some(r) = sample {
+            self.reported_srtt = Some(self.reported_srtt.map_or(r, |s| (s * 7 + r) / 8));
+        }
     }
 
     /// An ACK reached `ack` with a probe in flight (Linux's `tcp_process_tlp_ack`): beyond a
@@ -831,11 +956,21 @@ impl Sender {
         }
     }
 
-    /// RACK's pass over the scoreboard (RFC 8985 `RACK_detect_loss`): marks lost what it finds
-    /// lost, arms the reordering timer for the rest, and starts fast recovery on a first loss.
+    /// Marks losses as [`mark_lost`](Self::mark_lost) does and starts fast recovery on a first
+    /// loss.
     fn detect_losses(&mut self, now: Time) {
+        let recovering = self.in_recovery || self.in_loss;
+        if self.mark_lost(now) > 0 && !recovering {
+            self.enter_recovery(now);
+        }
+    }
+
+    /// RACK's pass over the scoreboard (RFC 8985 `RACK_detect_loss`): marks lost what it finds
+    /// lost and arms the reordering timer for the rest; returns what it marked, in the window's
+    /// unit.
+    fn mark_lost(&mut self, now: Time) -> u64 {
         if !self.sack {
-            return;
+            return 0;
         }
         let recovering = self.in_recovery || self.in_loss;
         let reo_wnd = self.rack.reo_wnd(
@@ -844,7 +979,7 @@ impl Sender {
             self.rto.min_rtt(),
             self.rto.srtt(),
         );
-        let (mut wait, mut found) = (None::<Duration>, false);
+        let (mut wait, mut lost) = (None::<Duration>, 0);
         for i in 0..self.sent.len() {
             let s = self.sent[i];
             if s.sacked || (s.lost && !s.resent) {
@@ -859,7 +994,7 @@ impl Sender {
                         r.lost = true;
                         r.resent = false;
                     });
-                    found = true;
+                    lost += self.unit.count(s.end - s.seq);
                 }
                 Verdict::Wait(d) => wait = Some(wait.map_or(d, |w| w.max(d))),
             }
@@ -868,9 +1003,7 @@ impl Sender {
         if self.rack_at.is_some() {
             self.probe_at = None;
         }
-        if found && !recovering {
-            self.enter_recovery(now);
-        }
+        lost
     }
 
     fn loss_event(&self) -> LossEvent {

@@ -17,11 +17,28 @@
 //! - **ProbeRTT**: when RTprop is 10 s old, the window drops to four segments for at least
 //!   200 ms and a round trip, then the previous window comes back.
 //!
-//! Losses: fast recovery starts from the data in flight plus one segment (packet conservation
-//! for its first round trip, then the model's window); a timeout leaves one segment; both save
-//! the window, which the end of recovery restores. The pacing rate starts at 2.885 times the
-//! initial window per millisecond (no RTT sample yet), and never falls before the pipe is
-//! full.
+//! Once the pipe is full the window also holds Linux's ACK-aggregation allowance (`tcp_bbr.c`'s
+//! `bbr_update_ack_aggregation` and `bbr_ack_aggregation_cwnd`): an *epoch* starts whenever
+//! the data delivered since the last one falls to what BtlBw predicts over its time; the
+//! excess of what was delivered (acknowledged or SACKed, each once) over that prediction,
+//! capped by the window, is kept as the maximum over two windows of five round trips each
+//! (the older is forgotten at the start of every fifth round trip), and the larger of the two,
+//! at most BtlBw × 100 ms, is added to the window's target before the quantization budget.
+//! ACKs that come in bursts (a shared WiFi access whose stations take turns, a receiver that
+//! ACKs several segments at once) raise it; an ACK stream as even as the bottleneck leaves it
+//! near one ACK's worth. Like Linux, only ACKs with a valid delivery-rate sample update it.
+//!
+//! Like Linux's `bbr_main`, it runs on every ACK that delivers data, SACK-only ACKs included,
+//! and counts what each newly delivers (`acked_sacked`), not what it cumulatively acknowledges.
+//! Losses: what an ACK newly finds lost comes off the window (`rs->losses`); fast recovery
+//! starts from what is in flight (RFC 6675's `pipe`, Linux's `tcp_packets_in_flight`) plus one
+//! segment, with packet conservation (the window at least `pipe` plus what the ACK delivered)
+//! for its first round trip, then the model's window; a timeout leaves one segment; both save
+//! the window, which the end of recovery restores. The sender marks samples
+//! application-limited as Linux does at each write (`tcp_rate_check_app_limited`), so a flow
+//! of small updates written one at a time may never find the pipe full and stay in Startup, as
+//! Linux's does. The pacing rate starts at 2.885 times the initial window per millisecond (no
+//! RTT sample yet), and never falls before the pipe is full.
 
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -45,6 +62,13 @@ const FULL_BW_ROUNDS: u32 = 3;
 const PACING_MARGIN: f64 = 0.99;
 /// Segments of a TSO burst (Linux's `bbr_tso_segs_goal`, two above 1.2 Mbit/s of pacing).
 const TSO_SEGS: u64 = 2;
+/// Round trips per window of the ACK-aggregation maximum (`bbr_extra_acked_win_rtts`).
+const EXTRA_ACKED_WIN_RTTS: u32 = 5;
+/// The ACK-aggregation allowance's cap in time at BtlBw (`bbr_extra_acked_max_us`).
+const EXTRA_ACKED_MAX: Duration = Duration::from_millis(100);
+/// Segments delivered in one aggregation epoch that end it whatever the rate
+/// (`bbr_ack_epoch_acked_reset_thresh`).
+const ACK_EPOCH_RESET_SEGMENTS: u64 = 1 << 20;
 
 /// BBR's states.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -85,7 +109,70 @@ pub struct Bbr {
     prior_cwnd: u64,
     /// Packet conservation until this round begins.
     conserve_until_round: Option<u64>,
+    /// The ACK-aggregation allowance's state.
+    aggregation: AckAggregation,
     rng: Rng,
+}
+
+/// Linux BBR's estimate of ACK aggregation: the largest excess of delivered data over what
+/// BtlBw predicts within an epoch, over the last two windows of five round trips.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AckAggregation {
+    /// The maximum excess of each window (the window's unit).
+    extra: [u64; 2],
+    /// The window being filled.
+    index: usize,
+    /// Round trips into that window.
+    rounds: u32,
+    /// When the epoch began.
+    epoch_start: Time,
+    /// Delivered since then.
+    epoch_delivered: u64,
+}
+
+impl AckAggregation {
+    /// An ACK at `now` delivered `delivered` (acknowledged or SACKed, each once), with the
+    /// bottleneck estimated at `btlbw` per second, the window at `cwnd`; `round_start` if it
+    /// began a round trip; `smss` is what a segment counts for.
+    pub fn update(
+        &mut self,
+        now: Time,
+        delivered: u64,
+        btlbw: f64,
+        cwnd: u64,
+        round_start: bool,
+        smss: u64,
+    ) {
+        if delivered == 0 {
+            return;
+        }
+        if round_start {
+            self.rounds += 1;
+            if self.rounds >= EXTRA_ACKED_WIN_RTTS {
+                self.rounds = 0;
+                self.index = 1 - self.index;
+                self.extra[self.index] = 0;
+            }
+        }
+        let elapsed = now.saturating_since(self.epoch_start).as_secs_f64();
+        let mut expected = (btlbw * elapsed) as u64;
+        if self.epoch_delivered <= expected
+            || self.epoch_delivered + delivered >= ACK_EPOCH_RESET_SEGMENTS * smss
+        {
+            self.epoch_delivered = 0;
+            self.epoch_start = now;
+            expected = 0;
+        }
+        self.epoch_delivered =
+            (self.epoch_delivered + delivered).min(ACK_EPOCH_RESET_SEGMENTS * smss);
+        let extra = (self.epoch_delivered - expected).min(cwnd);
+        self.extra[self.index] = self.extra[self.index].max(extra);
+    }
+
+    /// The larger of the two windows' maxima.
+    pub fn extra(&self) -> u64 {
+        self.extra[0].max(self.extra[1])
+    }
 }
 
 impl Bbr {
@@ -114,6 +201,7 @@ impl Bbr {
             probe_rtt_round_done: false,
             prior_cwnd: initial,
             conserve_until_round: None,
+            aggregation: AckAggregation::default(),
             rng: Rng::new(seed),
         }
     }
@@ -159,8 +247,34 @@ impl Bbr {
 
     /// `gain` bandwidth-delay products plus Linux's quantization budget (`bbr_inflight`).
     fn inflight_budget(&self, gain: f64) -> u64 {
+        self.inflight(gain) + self.quantization_budget()
+    }
+
+    /// Linux's quantization budget: three TSO bursts, two more segments in the 5/4 phase.
+    fn quantization_budget(&self) -> u64 {
         let probing = self.mode == Mode::ProbeBw && self.cycle_index == 0;
-        self.inflight(gain) + (3 * TSO_SEGS + 2 * u64::from(probing)) * self.smss
+        (3 * TSO_SEGS + 2 * u64::from(probing)) * self.smss
+    }
+
+    /// The ACK-aggregation allowance (`bbr_ack_aggregation_cwnd`): none before the pipe is
+    /// full, at most BtlBw × 100 ms.
+    pub fn aggregation_allowance(&self) -> u64 {
+        if !self.filled_pipe {
+            return 0;
+        }
+        let cap = (self.btlbw() * EXTRA_ACKED_MAX.as_secs_f64()) as u64;
+        self.aggregation.extra().min(cap)
+    }
+
+    /// The window's target (`bbr_set_cwnd`): `cwnd_gain` BDPs, the ACK-aggregation allowance
+    /// and the quantization budget.
+    fn cwnd_target(&self) -> u64 {
+        self.inflight(self.cwnd_gain) + self.aggregation_allowance() + self.quantization_budget()
+    }
+
+    /// The ACK-aggregation estimate's state.
+    pub fn aggregation(&self) -> &AckAggregation {
+        &self.aggregation
     }
 
     fn enter_probe_bw(&mut self, now: Time) {
@@ -226,8 +340,11 @@ impl CongestionControl for Bbr {
             if !rs.app_limited || rs.delivery_rate >= self.btlbw() {
                 self.update_btlbw(rs.delivery_rate);
             }
+            let (btlbw, cwnd) = (self.btlbw(), self.cwnd);
+            self.aggregation
+                .update(now, ack.acked_sacked, btlbw, cwnd, round_start, self.smss);
         }
-        let prior_inflight = ack.flight + ack.acked;
+        let prior_inflight = ack.prior_pipe;
         if self.mode == Mode::ProbeBw && self.next_cycle_phase(now, prior_inflight) {
             self.advance_cycle(now);
         }
@@ -245,7 +362,7 @@ impl CongestionControl for Bbr {
             self.pacing_gain = 1.0 / HIGH_GAIN;
             self.cwnd_gain = HIGH_GAIN;
         }
-        if self.mode == Mode::Drain && ack.flight <= self.inflight_budget(1.0) {
+        if self.mode == Mode::Drain && ack.pipe <= self.inflight_budget(1.0) {
             self.enter_probe_bw(now);
         }
         let expired = now.saturating_since(self.rtprop_stamp) > RTPROP_WINDOW;
@@ -264,7 +381,7 @@ impl CongestionControl for Bbr {
         }
         if self.mode == Mode::ProbeRtt {
             match self.probe_rtt_done {
-                None if ack.flight <= 4 * self.smss => {
+                None if ack.pipe <= 4 * self.smss => {
                     self.probe_rtt_done = Some(now + PROBE_RTT_TIME);
                     self.probe_rtt_round_done = false;
                     self.next_round_delivered = ack.delivered;
@@ -286,18 +403,30 @@ impl CongestionControl for Bbr {
         if self.conserve_until_round.is_some_and(|r| self.round >= r) {
             self.conserve_until_round = None;
         }
-        let target = self.inflight_budget(self.cwnd_gain);
-        if self.conserve_until_round.is_some() {
-            self.cwnd = self.cwnd.max(ack.flight + ack.acked);
-        } else if self.filled_pipe {
-            self.cwnd = (self.cwnd + ack.acked).min(target);
-        } else if self.cwnd < target || ack.delivered < self.initial {
-            self.cwnd += ack.acked;
+        // The window (`bbr_set_cwnd`): nothing changes on an ACK that delivers nothing; what
+        // it found lost comes off first.
+        let acked = ack.acked_sacked;
+        if acked > 0 {
+            if ack.losses > 0 {
+                self.cwnd = self.cwnd.saturating_sub(ack.losses).max(self.smss);
+            }
+            let target = self.cwnd_target();
+            if self.conserve_until_round.is_some() {
+                self.cwnd = self.cwnd.max(ack.pipe + acked);
+            } else if self.filled_pipe {
+                self.cwnd = (self.cwnd + acked).min(target);
+            } else if self.cwnd < target || ack.delivered < self.initial {
+                self.cwnd += acked;
+            }
+            self.cwnd = self.cwnd.max(4 * self.smss);
         }
-        self.cwnd = self.cwnd.max(4 * self.smss);
         if self.mode == Mode::ProbeRtt {
             self.cwnd = self.cwnd.min(4 * self.smss);
         }
+    }
+
+    fn on_sack(&mut self, now: Time, ack: &AckEvent) {
+        self.on_ack(now, ack);
     }
 
     fn on_loss(&mut self, _now: Time, loss: &LossEvent) {
@@ -337,5 +466,89 @@ impl CongestionControl for Bbr {
             Mode::ProbeBw => "probe_bw",
             Mode::ProbeRtt => "probe_rtt",
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(m: u64) -> Time {
+        Time::from_millis(m)
+    }
+
+    /// 1,000 segments a second: BtlBw of a path that delivers one segment per millisecond.
+    const BW: f64 = 1000.0;
+
+    #[test]
+    fn an_ack_stream_as_even_as_btlbw_leaves_one_ack_of_allowance() {
+        let mut a = AckAggregation::default();
+        for i in 0..100 {
+            a.update(ms(i), 1, BW, 200, i % 10 == 0, 1);
+        }
+        // Each ACK finds the epoch's delivery at what BtlBw predicts: a new epoch every time.
+        assert_eq!(a.extra(), 1);
+    }
+
+    #[test]
+    fn a_burst_counts_what_it_delivers_beyond_btlbw_since_the_epoch_began() {
+        let mut a = AckAggregation::default();
+        // An epoch begins at 0; 20 segments by 5 ms, where BtlBw predicts 5.
+        for t in 0..=3 {
+            a.update(ms(t), 2, BW, 200, false, 1);
+        }
+        a.update(ms(5), 12, BW, 200, false, 1);
+        assert_eq!(a.extra(), 20 - 5);
+        // A silence lets the prediction catch up: the next ACK starts a new epoch, and the
+        // maximum stays.
+        a.update(ms(40), 3, BW, 200, false, 1);
+        assert_eq!(a.extra(), 15);
+        // The excess never exceeds the window.
+        a.update(ms(40), 30, BW, 12, false, 1);
+        assert_eq!(a.extra(), 15);
+        a.update(ms(40), 30, BW, 40, false, 1);
+        assert_eq!(
+            a.extra(),
+            40,
+            "3 + 30 + 30 delivered at once, capped at cwnd 40"
+        );
+    }
+
+    #[test]
+    fn the_maximum_is_kept_over_two_windows_of_five_round_trips() {
+        let mut a = AckAggregation::default();
+        a.update(ms(0), 30, BW, 200, false, 1);
+        assert_eq!(a.extra(), 30);
+        // Four round trips later the first window is still filling; the fifth opens the
+        // second window, and the first's maximum still counts.
+        let mut t = 100;
+        for round in 1..=9 {
+            a.update(ms(t), 1, BW, 200, true, 1);
+            t += 100;
+            assert_eq!(a.extra(), 30, "round {round}");
+        }
+        // The tenth round trip reopens the first window, forgetting its 30.
+        a.update(ms(t), 1, BW, 200, true, 1);
+        assert_eq!(a.extra(), 1);
+    }
+
+    #[test]
+    fn no_ack_without_new_delivery_moves_the_estimate() {
+        let mut a = AckAggregation::default();
+        a.update(ms(0), 10, BW, 200, false, 1);
+        let before = a.clone();
+        a.update(ms(1), 0, BW, 200, true, 1);
+        assert_eq!(a, before);
+    }
+
+    #[test]
+    fn an_epoch_of_a_million_segments_restarts() {
+        let mut a = AckAggregation::default();
+        // A huge burst fills the epoch's counter; the next ACK starts a new epoch however far
+        // behind BtlBw the deliveries are.
+        a.update(ms(0), ACK_EPOCH_RESET_SEGMENTS - 1, 1.0, u64::MAX, false, 1);
+        assert_eq!(a.extra(), ACK_EPOCH_RESET_SEGMENTS - 1);
+        a.update(ms(0), 5, 1.0, u64::MAX, true, 1);
+        assert_eq!(a.epoch_delivered, 5);
     }
 }

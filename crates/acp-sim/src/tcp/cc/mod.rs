@@ -44,12 +44,21 @@ pub struct RateSample {
 pub struct AckEvent {
     /// Bytes newly acknowledged.
     pub acked: u64,
+    /// What this ACK newly delivered, in the window's unit: cumulatively acknowledged and not
+    /// SACKed before, or newly SACKed (Linux's `acked_sacked`; each segment counts once).
+    pub acked_sacked: u64,
     /// This ACK's RTT sample (none if it acknowledged a retransmitted segment).
     pub rtt: Option<Duration>,
     /// Smallest RTT sample of the connection so far.
     pub min_rtt: Option<Duration>,
-    /// Bytes in flight after the ACK.
-    pub flight: u64,
+    /// What the sender counts in flight, in the window's unit, before this ACK was processed
+    /// (RFC 6675's `pipe`; Linux's `prior_in_flight`).
+    pub prior_pipe: u64,
+    /// The same after it: sent and not cumulatively acknowledged, less what is SACKed or marked
+    /// lost, plus what was retransmitted (Linux's `tcp_packets_in_flight`).
+    pub pipe: u64,
+    /// What this ACK newly found lost, in the window's unit (Linux's `rs->losses`).
+    pub losses: u64,
     /// Bytes delivered (cumulatively acknowledged) so far, this ACK included.
     pub delivered: u64,
     /// Whether the sender is in fast recovery.
@@ -66,15 +75,18 @@ pub struct AckEvent {
 }
 
 impl AckEvent {
-    /// An ACK of `acked` bytes with nothing else known (no RTT sample, no rate sample, not in
-    /// recovery, window-limited, mid-round): the fields are public to set the rest, e.g. when
+    /// An ACK of `acked` bytes, all newly delivered, with nothing else known (no RTT sample, no
+    /// rate sample, not in recovery, window-limited, mid-round): the fields are public to set the rest, e.g. when
     /// driving a controller without a sender.
     pub fn new(acked: u64) -> Self {
         AckEvent {
             acked,
+            acked_sacked: acked,
             rtt: None,
             min_rtt: None,
-            flight: 0,
+            prior_pipe: 0,
+            pipe: 0,
+            losses: 0,
             delivered: 0,
             in_recovery: false,
             cwnd_limited: true,
@@ -106,6 +118,10 @@ impl LossEvent {
 pub trait CongestionControl: fmt::Debug + Send {
     /// New data was acknowledged.
     fn on_ack(&mut self, now: Time, ack: &AckEvent);
+    /// An ACK that acknowledged nothing new cumulatively SACKed data for the first time
+    /// (`acked` is 0, `acked_sacked` what it SACKed). Only BBR hears of it: Linux runs BBR on
+    /// every ACK that delivers, window-based controls grow on cumulative ACKs only.
+    fn on_sack(&mut self, _now: Time, _ack: &AckEvent) {}
     /// A segment was lost (RACK, or three duplicate ACKs without SACK). The window set here
     /// is the one fast recovery starts from (the sender adds NewReno's inflation).
     fn on_loss(&mut self, now: Time, loss: &LossEvent);
