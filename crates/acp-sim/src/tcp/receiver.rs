@@ -78,6 +78,10 @@ struct LinuxAcks {
     last_data: Option<Time>,
     /// The receiver's RTO, against which an idle gap is judged.
     rto: Duration,
+    /// The sender's MSS: the estimate's ceiling, bytes.
+    smss: u64,
+    /// The receive window, bytes: it bounds the quick-ACK credits.
+    window: u64,
 }
 
 impl LinuxAcks {
@@ -90,23 +94,25 @@ impl LinuxAcks {
             quick: 0,
             last_data: None,
             rto: cfg.min_rto,
+            smss,
+            window: cfg.receive_buffer,
         }
     }
 
     /// In-order data of `len` bytes arrived at `now` (`tcp_event_data_recv`).
-    fn data(&mut self, now: Time, len: u64, push: bool, smss: u64, window: u64) {
-        self.measure(len, push, smss);
+    fn data(&mut self, now: Time, len: u64, push: bool) {
+        self.measure(len, push);
         if self.last_data.is_none_or(|t| now - t > self.rto) {
-            self.grant(window);
+            self.grant();
         }
         self.last_data = Some(now);
     }
 
     /// `tcp_measure_rcv_mss`.
-    fn measure(&mut self, len: u64, push: bool, smss: u64) {
+    fn measure(&mut self, len: u64, push: bool) {
         let last = std::mem::take(&mut self.last_seg_size);
         if len >= self.rcv_mss {
-            self.rcv_mss = len.min(smss);
+            self.rcv_mss = len.min(self.smss);
             self.pushed |= push;
             return;
         }
@@ -121,8 +127,8 @@ impl LinuxAcks {
     }
 
     /// Raises the quick-ACK credits (`tcp_incr_quickack`).
-    fn grant(&mut self, window: u64) {
-        let credits = match window / (2 * self.rcv_mss) {
+    fn grant(&mut self) {
+        let credits = match self.window / (2 * self.rcv_mss) {
             0 => 2,
             n => u32::try_from(n).unwrap_or(u32::MAX).min(MAX_QUICKACKS),
         };
@@ -226,7 +232,7 @@ impl Receiver {
         if seg.end() <= self.rcv_nxt {
             self.stats.duplicates += 1;
             if let Some(l) = &mut self.linux {
-                l.grant(self.receive_buffer);
+                l.grant();
             }
             self.ack_due = true;
             return 0;
@@ -257,13 +263,7 @@ impl Receiver {
         self.recent.retain(|&s| s >= rcv_nxt);
         let delivered = self.rcv_nxt - before;
         if let Some(l) = &mut self.linux {
-            l.data(
-                now,
-                u64::from(seg.len),
-                seg.push,
-                self.smss,
-                self.receive_buffer,
-            );
+            l.data(now, u64::from(seg.len), seg.push);
         }
         match self.delayed_ack {
             Some(d) if !filled_hole => {
