@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 # Each stage prints the seconds since the suite started (CI's budget is the sum: see .ci/run).
 export ACP_SUITE_START="${ACP_SUITE_START:-$(date +%s)}"
 stage() { echo "== +$(($(date +%s) - ACP_SUITE_START)) s: $*"; }
+export -f stage  # for the parallel lanes below, each a `bash -c`
 
 stage "installing the test dependencies"
 bash scripts/test-deps.sh
@@ -76,13 +77,13 @@ export ACP="$PWD/target/debug/acp" ACP_BIN="$PWD/target/debug/acp"
 stage "running the tests"
 setsid bash -c '
   python3 scripts/readme-outputs.py --check >"$1" 2>&1; readme=$?
-  echo "== +$(($(date +%s) - ACP_SUITE_START)) s: README check done" >>"$1"
+  stage "README check done" >>"$1"
   "$3/bin/python" -m pytest -q crates/acp-py/tests >"$2" 2>&1; py=$?
-  echo "== +$(($(date +%s) - ACP_SUITE_START)) s: pytest done" >>"$2"
+  stage "pytest done" >>"$2"
   [ "$py" = 0 ] && exit "$readme"; exit 1' checks "$readme_log" "$py_log" "$venv" &
 checks=$!
 # shellcheck disable=SC2046  # one word per option
-setsid bash -c '"$@"; s=$?; echo "== +$(($(date +%s) - ACP_SUITE_START)) s: CLI tests done"; exit "$s"' \
+setsid bash -c '"$@"; s=$?; stage "CLI tests done"; exit "$s"' \
   cli cargo test --workspace --no-fail-fast $(tests_of acp-cli) >"$cli_log" 2>&1 &
 cli=$!
 trap 'kill -- -"$checks" -"$cli" 2>/dev/null || true; rm -f "$readme_log" "$py_log" "$cli_log"' EXIT
