@@ -33,26 +33,31 @@ for p in json.load(sys.stdin)["packages"]:
 ' "$1"
 }
 
-# The Python package (crates/acp-py, outside the Cargo workspace), tested as people install it:
-# maturin builds its abi3 wheel (one wheel for CPython 3.9 and later; acp-py's dev profile, which
-# its Cargo.toml optimises a little so the simulations the tests run through the native module
-# take seconds, not minutes; in the workspace's target/, though its own feature resolution
-# rebuilds most of the crates it binds), pip installs that wheel into a venv under target/, then
-# its pytest suite runs (below, after the README check, beside the Rust tests): behaviour,
-# examples/python/, `mypy.stubtest` on the native module's stub and `mypy --strict` on the
-# package and the examples (tests/test_package.py). pandas and pandas-stubs are installed so that `Table.to_pandas()` is
-# tested and typed too; dask[distributed] so that the cluster path (acp.cluster, `python -m acp`)
-# runs on real LocalClusters and `dask scheduler`/`dask worker` processes on loopback
-# (tests/test_cluster.py). The wheel is built before any test starts: building is cargo's and
-# takes both cores (the two CI runs that built it beside the tests failed core_tcp's bound on
-# the lab's kernel-BBR RTT; whether the build's load was the cause is not shown).
+# The Python package (crates/acp-py), tested as people install it: maturin builds its abi3 wheel
+# (one wheel for CPython 3.9 and later) in the dev profile, which is the test profile's settings,
+# so it reuses the crates the test build compiled and compiles only acp-py itself (a few
+# seconds; it compiled acp-sim's whole tree again, ~5 CPU-minutes, while acp-py was outside the
+# workspace); pip installs that wheel into a venv under target/, then its pytest suite runs
+# (below, after the README check, beside the Rust tests): behaviour, examples/python/,
+# `mypy.stubtest` on the native module's stub and `mypy --strict` on the package and the
+# examples (tests/test_package.py). pandas and pandas-stubs are installed so that
+# `Table.to_pandas()` is tested and typed too; dask[distributed] so that the cluster path
+# (acp.cluster, `python -m acp`) runs on real LocalClusters and `dask scheduler`/`dask worker`
+# processes on loopback (tests/test_cluster.py).
 wait "$pip" || { cat "$pip_log"; echo "pip could not install the Python test tools" >&2; exit 1; }
 rm -f "$pip_log"
 # A venv from before the package was renamed has `maturin develop`'s install of it as `acp`.
 "$venv/bin/pip" uninstall --quiet --yes acp 2>/dev/null
 rm -rf "$wheels"
 stage "building the Python wheel"
-"$venv/bin/maturin" build --quiet --manifest-path crates/acp-py/Cargo.toml --target-dir target --out "$wheels"
+wheel_log="$(mktemp)"
+"$venv/bin/maturin" build --manifest-path crates/acp-py/Cargo.toml --out "$wheels" >"$wheel_log" 2>&1 ||
+  { cat "$wheel_log"; echo "maturin could not build the Python wheel" >&2; exit 1; }
+# acp-py's Cargo.toml aligns its dependencies' features with the rest of the workspace's; where
+# they drift apart, the wheel compiles shared crates again: slower, still correct. Say so.
+again="$(grep -o 'Compiling [^ ]*' "$wheel_log" | grep -v 'Compiling acp-py$' | cut -d' ' -f2 | tr '\n' ' ')"
+[ -z "$again" ] || echo "note: the wheel compiled crates the test build had (features differ; see crates/acp-py/Cargo.toml): $again"
+rm -f "$wheel_log"
 "$venv/bin/pip" install --quiet --force-reinstall --no-deps "$wheels"/age_control_protocol-*-abi3-*.whl
 
 # Three jobs run side by side: (1) the README outputs check, then pytest, (2) the CLI's integration
