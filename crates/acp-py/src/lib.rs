@@ -18,6 +18,10 @@
 //! Non-goals: a Python API to the sans-IO core (Python's event loops are better served by the
 //! threaded source and the mailbox), and plotting (pandas and matplotlib do that).
 
+// The crate's Rust items are all private (its interface is the Python module's): the links above
+// are for its maintainers, who read these docs with `cargo doc --document-private-items`.
+#![allow(rustdoc::private_intra_doc_links)]
+
 mod cluster;
 
 use std::collections::VecDeque;
