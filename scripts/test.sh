@@ -23,13 +23,23 @@ pip_log="$(mktemp)"
 pip=$!
 stage "building the tests"
 cargo test --workspace --no-run
-tests_of() {  # `--test NAME` per integration test of package $1 (of every package but it: `!$1`)
+tests_of() {  # `--test NAME` per integration test of lane $1 (see "Four jobs" below)
   cargo metadata --no-deps --format-version 1 | python3 -c '
 import json, sys
-want = sys.argv[1]
-for p in json.load(sys.stdin)["packages"]:
-    if (p["name"] == want) or (want.startswith("!") and p["name"] != want[1:]):
-        print(" ".join("--test " + t["name"] for t in p["targets"] if "test" in t["kind"]))
+# A lane takes the integration tests of its packages; a name two packages share
+# (`--workspace --test NAME` runs both) goes to the first lane that has it; "rest" takes the
+# others.
+lanes = {"cli": {"acp-cli"}, "realtime": {"acp-runtime", "acp-lab"}, "rest": None}
+names = {lane: [] for lane in lanes}
+for p in sorted(json.load(sys.stdin)["packages"], key=lambda p: p["name"]):
+    for t in (t["name"] for t in p["targets"] if "test" in t["kind"]):
+        lane = next(l for l, pkgs in lanes.items() if pkgs is None or p["name"] in pkgs)
+        if not any(t in n for n in names.values()):
+            names[lane].append(t)
+        elif lane != "rest" and t in names["rest"]:
+            names["rest"].remove(t)
+            names[lane].append(t)
+print(" ".join("--test " + t for t in names[sys.argv[1]]))
 ' "$1"
 }
 
@@ -61,24 +71,27 @@ again="$(grep -o 'Compiling [^ ]*' "$wheel_log" | grep -Ev 'Compiling (acp-py|py
 rm -f "$wheel_log"
 "$venv/bin/pip" install --quiet --force-reinstall --no-deps "$wheels"/age_control_protocol-*-abi3-*.whl
 
-# Three jobs run side by side: (1) the README outputs check, then pytest, (2) the CLI's integration
-# tests, (3) the rest of the workspace's tests, then the doc tests. The README check and pytest run
-# reproductions with the `acp` and the wheel just built (`ACP`/`ACP_BIN`: the test profile,
-# optimised; a seed fixes a simulation's output whatever the optimisation level): outputs pasted
-# into README.md (and docs/) are what the current code prints, simulator outputs exactly, those
-# timed by the wall clock in their shape (scripts/readme-outputs.py says why); a stale block fails,
-# named, with a diff. They keep both cores busy for minutes, a load every timing test is built to
-# bear (tests that measure time pass beside two busy loops). The CLI's integration tests (whose
-# lab, relay and publisher runs spend most of their time waiting on the wall clock) run apart from
-# the rest, so the wall-clock waits of one overlap the computation of the other. Both select the
-# whole workspace and pick test targets by name, so both build with the features `--no-run`
+# Four jobs run side by side: (1) the README outputs check, then pytest, (2) the CLI's integration
+# tests, (3) acp-runtime's and acp-lab's (real sockets, relays and the lab's emulator: they spend
+# most of their time waiting on the wall clock), (4) the rest of the workspace's tests, then the
+# doc tests. The README check and pytest run reproductions with the `acp` and the wheel just
+# built (`ACP`/`ACP_BIN`: the test profile, optimised; a seed fixes a simulation's output whatever
+# the optimisation level): outputs pasted into README.md (and docs/) are what the current code
+# prints, simulator outputs exactly, those timed by the wall clock (and the long reproductions,
+# run short) in their shape (scripts/readme-outputs.py says why); a stale block fails, named, with
+# a diff. They keep both cores busy for minutes, a load every timing test is built to bear (tests
+# that measure time pass beside two busy loops). The jobs that mostly wait (2, 3) run apart from
+# those that compute (1, 4), so the waits of one overlap the computation of the others: in one
+# job, acp-runtime's and acp-lab's tests took 245 s of wall clock for 50 s of CPU. All select the
+# whole workspace and pick test targets by name, so all build with the features `--no-run`
 # resolved (selecting packages with `-p` would resolve features anew and rebuild). Each job runs
 # in its own process group, stopped whole if the suite is interrupted; their outputs are printed
-# after the third's; any failing fails the suite, after all have finished (`--no-fail-fast`: every
-# failing binary is named, not only the first).
+# after the fourth's; any failing fails the suite, after all have finished (`--no-fail-fast`:
+# every failing binary is named, not only the first).
 readme_log="$(mktemp)"
 py_log="$(mktemp)"
 cli_log="$(mktemp)"
+rt_log="$(mktemp)"
 export ACP="$PWD/target/debug/acp" ACP_BIN="$PWD/target/debug/acp"
 stage "running the tests"
 setsid bash -c '
@@ -92,15 +105,22 @@ checks=$!
 setsid bash -c '"$@"; s=$?; stage "CLI tests done"; exit "$s"' \
   cli cargo test --workspace --no-fail-fast $(tests_of acp-cli) >"$cli_log" 2>&1 &
 cli=$!
-trap 'kill -- -"$checks" -"$cli" 2>/dev/null || true; rm -f "$readme_log" "$py_log" "$cli_log"' EXIT
+# shellcheck disable=SC2046
+setsid bash -c '"$@"; s=$?; stage "acp-runtime and acp-lab tests done"; exit "$s"' \
+  rt cargo test --workspace --no-fail-fast $(tests_of realtime) >"$rt_log" 2>&1 &
+rt=$!
+trap 'kill -- -"$checks" -"$cli" -"$rt" 2>/dev/null || true; rm -f "$readme_log" "$py_log" "$cli_log" "$rt_log"' EXIT
 status=0
 # shellcheck disable=SC2046
-cargo test --workspace --no-fail-fast --lib --bins $(tests_of '!acp-cli') || status=1
+cargo test --workspace --no-fail-fast --lib --bins $(tests_of rest) || status=1
 cargo test --workspace --no-fail-fast --doc || status=1
 stage "the workspace's tests done"
 echo "The CLI's integration tests (run beside the rest):"
 wait "$cli" || status=1
 cat "$cli_log"
+echo "acp-runtime's and acp-lab's integration tests (run beside the rest):"
+wait "$rt" || status=1
+cat "$rt_log"
 wait "$checks" || status=1
 echo "README outputs (checked while the tests ran):"
 cat "$readme_log"
@@ -108,7 +128,7 @@ echo "The Python package's tests (run after the README check, beside the Rust te
 cat "$py_log"
 [ "$status" = 0 ] || { echo "test suite failed (see above)"; exit 1; }
 trap - EXIT
-rm -f "$readme_log" "$py_log" "$cli_log"
+rm -f "$readme_log" "$py_log" "$cli_log" "$rt_log"
 # The API documentation builds without a warning (broken intra-doc links included).
 stage "building the API documentation"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
