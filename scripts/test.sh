@@ -66,7 +66,8 @@ wheel_log="$(mktemp)"
 # acp-py's Cargo.toml aligns its dependencies' features with the rest of the workspace's; where
 # they drift apart, the wheel compiles shared crates again: slower, still correct. Say so. (PyO3
 # is compiled again anyway: its build script reads the interpreter maturin chose.)
-again="$(grep -o 'Compiling [^ ]*' "$wheel_log" | grep -Ev 'Compiling (acp-py|pyo3(-ffi)?)$' | cut -d' ' -f2 | tr '\n' ' ')"
+again="$(grep -o 'Compiling [^ ]*' "$wheel_log" | grep -Ev 'Compiling (acp-py|pyo3(-ffi)?)$' | cut -d' ' -f2 | tr '\n' ' ')" ||
+  true  # grep finds nothing: nothing compiled again
 [ -z "$again" ] || echo "note: the wheel compiled crates the test build had (features differ; see crates/acp-py/Cargo.toml): $again"
 rm -f "$wheel_log"
 "$venv/bin/pip" install --quiet --force-reinstall --no-deps "$wheels"/age_control_protocol-*-abi3-*.whl
