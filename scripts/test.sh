@@ -26,20 +26,21 @@ cargo test --workspace --no-run
 tests_of() {  # `--test NAME` per integration test of lane $1 (see "Four jobs" below)
   cargo metadata --no-deps --format-version 1 | python3 -c '
 import json, sys
-# A lane takes the integration tests of its packages; a name two packages share
-# (`--workspace --test NAME` runs both) goes to the first lane that has it; "rest" takes the
-# others.
+# A lane takes the integration tests of its packages, in this order; a name two packages share
+# (`--workspace --test NAME` runs both) stays with the first lane that takes it; "rest" takes
+# the others.
 lanes = {"cli": {"acp-cli"}, "realtime": {"acp-runtime", "acp-lab"}, "rest": None}
-names = {lane: [] for lane in lanes}
-for p in sorted(json.load(sys.stdin)["packages"], key=lambda p: p["name"]):
-    for t in (t["name"] for t in p["targets"] if "test" in t["kind"]):
-        lane = next(l for l, pkgs in lanes.items() if pkgs is None or p["name"] in pkgs)
-        if not any(t in n for n in names.values()):
-            names[lane].append(t)
-        elif lane != "rest" and t in names["rest"]:
-            names["rest"].remove(t)
-            names[lane].append(t)
-print(" ".join("--test " + t for t in names[sys.argv[1]]))
+if sys.argv[1] not in lanes:
+    sys.exit(f"no test lane {sys.argv[1]!r}: {sorted(lanes)}")
+packages = json.load(sys.stdin)["packages"]
+lane_of = {}
+for lane, pkgs in lanes.items():
+    for p in packages:
+        if pkgs is None or p["name"] in pkgs:
+            for t in p["targets"]:
+                if "test" in t["kind"]:
+                    lane_of.setdefault(t["name"], lane)
+print(" ".join("--test " + t for t, lane in lane_of.items() if lane == sys.argv[1]))
 ' "$1"
 }
 
@@ -89,6 +90,10 @@ rm -f "$wheel_log"
 # in its own process group, stopped whole if the suite is interrupted; their outputs are printed
 # after the fourth's; any failing fails the suite, after all have finished (`--no-fail-fast`:
 # every failing binary is named, not only the first).
+# The lanes' test lists, computed here so that a mistake in them stops the suite.
+cli_tests="$(tests_of cli)"
+realtime_tests="$(tests_of realtime)"
+rest_tests="$(tests_of rest)"
 readme_log="$(mktemp)"
 py_log="$(mktemp)"
 cli_log="$(mktemp)"
@@ -102,18 +107,18 @@ setsid bash -c '
   stage "pytest done" >>"$2"
   [ "$py" = 0 ] && exit "$readme"; exit 1' checks "$readme_log" "$py_log" "$venv" &
 checks=$!
-# shellcheck disable=SC2046  # one word per option
+# shellcheck disable=SC2086  # one word per option
 setsid bash -c '"$@"; s=$?; stage "CLI tests done"; exit "$s"' \
-  cli cargo test --workspace --no-fail-fast $(tests_of acp-cli) >"$cli_log" 2>&1 &
+  cli cargo test --workspace --no-fail-fast $cli_tests >"$cli_log" 2>&1 &
 cli=$!
-# shellcheck disable=SC2046
+# shellcheck disable=SC2086
 setsid bash -c '"$@"; s=$?; stage "acp-runtime and acp-lab tests done"; exit "$s"' \
-  rt cargo test --workspace --no-fail-fast $(tests_of realtime) >"$rt_log" 2>&1 &
+  rt cargo test --workspace --no-fail-fast $realtime_tests >"$rt_log" 2>&1 &
 rt=$!
 trap 'kill -- -"$checks" -"$cli" -"$rt" 2>/dev/null || true; rm -f "$readme_log" "$py_log" "$cli_log" "$rt_log"' EXIT
 status=0
-# shellcheck disable=SC2046
-cargo test --workspace --no-fail-fast --lib --bins $(tests_of rest) || status=1
+# shellcheck disable=SC2086
+cargo test --workspace --no-fail-fast --lib --bins $rest_tests || status=1
 cargo test --workspace --no-fail-fast --doc || status=1
 stage "the workspace's tests done"
 echo "The CLI's integration tests (run beside the rest):"
