@@ -31,8 +31,8 @@ Options after `;;` (applied in this order):
   clock         the output comes from real sockets and wall-clock time: --check compares its
                 shape, not its numbers (see below)
   check-with=A  --check sets the options A on the chain's last command (a flag it has takes
-                the new value), such as a shorter --duration, and compares the shape of what it prints (see below), which does not
-                depend on them
+                the new value), such as a shorter --duration, and compares the shape of what
+                it prints (see below), which does not depend on them
 
 --check regenerates every block into a temporary copy of the file and fails, naming each block
 (file, line and command) with a diff, where the file differs from what the current code prints.
@@ -47,14 +47,15 @@ id and timestamp replaced by a placeholder. So a renamed field or column, a chan
 line fails the check; their numbers are as fresh as the last --write.
 A `clock` block's marker may shorten its run for the check (`check-with`).
 
-The long reproductions the README quotes (`controllers`, `fig15`, `table1-per-hop`, `dd1`) are
-checked the same way, in a short form (`check-with`: fewer seeds, shorter runs): their full runs
-took about 15 of CI's 30 CPU-minutes at the test profile's opt-level 1, and CI must stay under 20
-minutes, with long reproductions run "only in a short form that still asserts their findings"
-(issue 20). Their findings are asserted by the tests that run them short (the `reproductions`
-tests of acp-sim and acp-cli); the check holds what the README prints to what the code prints:
-every line, row label, column and unit. Their numbers are those of the last --write, which runs
-them in full (on a release build: `cargo build --release --bin acp`, a few minutes).
+The long reproductions the README quotes (`controllers`, `fig15`, `table1-per-hop`; `dd1`, a few
+seconds, is checked exactly) are checked the same way, in a short form (`check-with`: fewer
+seeds, shorter runs): their full runs took about 15 of CI's 30 CPU-minutes at the test profile's
+opt-level 1, and CI must stay under 20 minutes, with long reproductions run "only in a short
+form that still asserts their findings" (issue 20). Their findings are asserted by acp-sim's
+tests that run them short (controller_suite, whose scenarios include Table 1's networks, and
+wifi_reproductions); the check holds what the README prints to what the code prints: every line,
+row label, column and unit. Their numbers are those of the last --write, which runs them in full
+(on a release build: `cargo build --release --bin acp`, a few minutes).
 """
 
 import argparse
