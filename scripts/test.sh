@@ -26,20 +26,27 @@ cargo test --workspace --no-run
 tests_of() {  # `--test NAME` per integration test of lane $1 (see "Four jobs" below)
   cargo metadata --no-deps --format-version 1 | python3 -c '
 import json, sys
-# A lane takes the integration tests of its packages, in this order; a name two packages share
-# (`--workspace --test NAME` runs both) stays with the first lane that takes it; "rest" takes
-# the others.
-lanes = {"cli": {"acp-cli"}, "realtime": {"acp-runtime", "acp-lab"}, "rest": None}
+# A lane takes the integration tests it names and those of its packages, in this order; a name
+# two packages share (`--workspace --test NAME` runs both) stays with the first lane that takes
+# it; "rest" takes the others. The two longest lab comparisons of acp-cli (core_tcp and
+# sim_vs_lab: 146 s of wall clock for 46 s of CPU) wait beside the tests of acp-runtime and acp-lab.
+lanes = {
+    "realtime": ({"acp-runtime", "acp-lab"}, {"core_tcp", "sim_vs_lab"}),
+    "cli": ({"acp-cli"}, set()),
+    "rest": (None, set()),
+}
 if sys.argv[1] not in lanes:
     sys.exit(f"no test lane {sys.argv[1]!r}: {sorted(lanes)}")
 packages = json.load(sys.stdin)["packages"]
+tests = [(p["name"], t["name"]) for p in packages for t in p["targets"] if "test" in t["kind"]]
 lane_of = {}
-for lane, pkgs in lanes.items():
-    for p in packages:
-        if pkgs is None or p["name"] in pkgs:
-            for t in p["targets"]:
-                if "test" in t["kind"]:
-                    lane_of.setdefault(t["name"], lane)
+for lane, (pkgs, names) in lanes.items():
+    for pkg, name in tests:
+        if pkgs is None or pkg in pkgs or name in names:
+            lane_of.setdefault(name, lane)
+missing = set().union(*(names for _, names in lanes.values())) - {name for _, name in tests}
+if missing:
+    sys.exit(f"no integration test named {sorted(missing)}")
 print(" ".join("--test " + t for t, lane in lane_of.items() if lane == sys.argv[1]))
 ' "$1"
 }
@@ -74,9 +81,9 @@ rm -f "$wheel_log"
 "$venv/bin/pip" install --quiet --force-reinstall --no-deps "$wheels"/age_control_protocol-*-abi3-*.whl
 
 # Four jobs run side by side: (1) the README outputs check, then pytest, (2) the CLI's integration
-# tests, (3) acp-runtime's and acp-lab's (real sockets, relays and the lab's emulator: they spend
-# most of their time waiting on the wall clock), (4) the rest of the workspace's tests, then the
-# doc tests. The README check and pytest run reproductions with the `acp` and the wheel just
+# tests, then the API documentation's build, (3) acp-runtime's and acp-lab's and the CLI's two
+# longest lab comparisons (real sockets, relays and the lab's emulator: they spend most of their
+# time waiting on the wall clock), (4) the rest of the workspace's tests, then the doc tests. The README check and pytest run reproductions with the `acp` and the wheel just
 # built (`ACP`/`ACP_BIN`: the test profile, optimised; a seed fixes a simulation's output whatever
 # the optimisation level): outputs pasted into README.md (and docs/) are what the current code
 # prints, simulator outputs exactly, those timed by the wall clock (and the long reproductions,
@@ -84,7 +91,8 @@ rm -f "$wheel_log"
 # a diff. They keep both cores busy for minutes, a load every timing test is built to bear (tests
 # that measure time pass beside two busy loops). The jobs that mostly wait (2, 3) run apart from
 # those that compute (1, 4), so the waits of one overlap the computation of the others: in one
-# job, acp-runtime's and acp-lab's tests took 245 s of wall clock for 50 s of CPU. All select the
+# job, acp-runtime's and acp-lab's tests took 245 s of wall clock for 50 s of CPU. The API
+# documentation builds without a warning (broken intra-doc links included). All select the
 # whole workspace and pick test targets by name, so all build with the features `--no-run`
 # resolved (selecting packages with `-p` would resolve features anew and rebuild). Each job runs
 # in its own process group, stopped whole if the suite is interrupted; their outputs are printed
@@ -108,11 +116,13 @@ setsid bash -c '
   [ "$py" = 0 ] && exit "$readme"; exit 1' checks "$readme_log" "$py_log" "$venv" &
 checks=$!
 # shellcheck disable=SC2086  # one word per option
-setsid bash -c '"$@"; s=$?; stage "CLI tests done"; exit "$s"' \
+setsid bash -c '"$@"; s=$?; stage "CLI tests done"
+  RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps || s=1
+  stage "API documentation built"; exit "$s"' \
   cli cargo test --workspace --no-fail-fast $cli_tests >"$cli_log" 2>&1 &
 cli=$!
 # shellcheck disable=SC2086
-setsid bash -c '"$@"; s=$?; stage "acp-runtime and acp-lab tests done"; exit "$s"' \
+setsid bash -c '"$@"; s=$?; stage "acp-runtime, acp-lab, core_tcp and sim_vs_lab tests done"; exit "$s"' \
   rt cargo test --workspace --no-fail-fast $realtime_tests >"$rt_log" 2>&1 &
 rt=$!
 trap 'kill -- -"$checks" -"$cli" -"$rt" 2>/dev/null || true; rm -f "$readme_log" "$py_log" "$cli_log" "$rt_log"' EXIT
@@ -121,10 +131,10 @@ status=0
 cargo test --workspace --no-fail-fast --lib --bins $rest_tests || status=1
 cargo test --workspace --no-fail-fast --doc || status=1
 stage "the workspace's tests done"
-echo "The CLI's integration tests (run beside the rest):"
+echo "The CLI's integration tests and the API documentation (run beside the rest):"
 wait "$cli" || status=1
 cat "$cli_log"
-echo "acp-runtime's and acp-lab's integration tests (run beside the rest):"
+echo "acp-runtime's and acp-lab's integration tests, and core_tcp and sim_vs_lab (run beside the rest):"
 wait "$rt" || status=1
 cat "$rt_log"
 wait "$checks" || status=1
@@ -135,7 +145,4 @@ cat "$py_log"
 [ "$status" = 0 ] || { echo "test suite failed (see above)"; exit 1; }
 trap - EXIT
 rm -f "$readme_log" "$py_log" "$cli_log" "$rt_log"
-# The API documentation builds without a warning (broken intra-doc links included).
-stage "building the API documentation"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
 stage "test suite passed"
