@@ -29,13 +29,10 @@ import json, sys
 # A lane takes the integration tests it names and those of its packages, in this order; a name
 # two packages share (`--workspace --test NAME` runs both) stays with the first lane that takes
 # it; "rest" takes the others. The two longest lab comparisons of acp-cli (core_tcp and
-# sim_vs_lab: 146 s of wall clock for 46 s of CPU) wait beside the tests of acp-runtime and
-# acp-lab; three WiFi reproductions of acp-sim (about 100 s) run after pytest.
+# sim_vs_lab: 146 s of wall clock for 46 s of CPU) wait beside the tests of acp-runtime and acp-lab.
 lanes = {
     "realtime": ({"acp-runtime", "acp-lab"}, {"core_tcp", "sim_vs_lab"}),
     "cli": ({"acp-cli"}, set()),
-    "checks": (set(), {"wifi_reproductions", "agg_dynamics_reproductions",
-                       "aggregation_reproductions"}),
     "rest": (None, set()),
 }
 if sys.argv[1] not in lanes:
@@ -83,50 +80,40 @@ again="$(grep -o 'Compiling [^ ]*' "$wheel_log" | grep -Ev 'Compiling (acp-py|py
 rm -f "$wheel_log"
 "$venv/bin/pip" install --quiet --force-reinstall --no-deps "$wheels"/age_control_protocol-*-abi3-*.whl
 
-# Four jobs run side by side: (1) the README outputs check, then pytest, then three of acp-sim's
-# WiFi reproduction tests (the longest of the rest's: the four jobs end closer together), (2) the
-# CLI's integration tests, then the API documentation's build, (3) acp-runtime's and acp-lab's and
-# the CLI's two longest lab comparisons (real sockets, relays and the lab's emulator: they spend
-# most of their time waiting on the wall clock), (4) the rest of the workspace's tests, then the doc
-# tests. The README check and pytest run reproductions with the `acp` and the wheel just built
-# (`ACP`/`ACP_BIN`: the test profile, its simulator optimised; a seed fixes a simulation's output
-# whatever the optimisation level): outputs pasted into README.md (and docs/) are what the current
-# code prints, simulator outputs exactly, those timed by the wall clock (and the long reproductions,
-# run short) in their shape (scripts/readme-outputs.py says why); a stale block fails, named, with a
-# diff. They keep both cores busy for minutes, a load every timing test is built to bear (tests that
-# measure time pass beside two busy loops). The jobs that mostly wait (2, 3) run apart from those
-# that compute (1, 4), so the waits of one overlap the computation of the others: in one job,
-# acp-runtime's and acp-lab's tests took 245 s of wall clock for 50 s of CPU. The API documentation
-# builds without a warning (broken intra-doc links included). All select the whole workspace and
-# pick test targets by name, so all build with the features `--no-run` resolved (selecting packages
-# with `-p` would resolve features anew and rebuild). Each job runs in its own process group,
-# stopped whole if the suite is interrupted; their outputs are printed after the fourth's; any
-# failing fails the suite, after all have finished (`--no-fail-fast`: every failing binary is named,
-# not only the first).
+# Four jobs run side by side: (1) the README outputs check, then pytest, (2) the CLI's integration
+# tests, then the API documentation's build, (3) acp-runtime's and acp-lab's and the CLI's two
+# longest lab comparisons (real sockets, relays and the lab's emulator: they spend most of their
+# time waiting on the wall clock), (4) the rest of the workspace's tests, then the doc tests. The README check and pytest run reproductions with the `acp` and the wheel just
+# built (`ACP`/`ACP_BIN`: the test profile, optimised; a seed fixes a simulation's output whatever
+# the optimisation level): outputs pasted into README.md (and docs/) are what the current code
+# prints, simulator outputs exactly, those timed by the wall clock (and the long reproductions,
+# run short) in their shape (scripts/readme-outputs.py says why); a stale block fails, named, with
+# a diff. They keep both cores busy for minutes, a load every timing test is built to bear (tests
+# that measure time pass beside two busy loops). The jobs that mostly wait (2, 3) run apart from
+# those that compute (1, 4), so the waits of one overlap the computation of the others: in one
+# job, acp-runtime's and acp-lab's tests took 245 s of wall clock for 50 s of CPU. The API
+# documentation builds without a warning (broken intra-doc links included). All select the
+# whole workspace and pick test targets by name, so all build with the features `--no-run`
+# resolved (selecting packages with `-p` would resolve features anew and rebuild). Each job runs
+# in its own process group, stopped whole if the suite is interrupted; their outputs are printed
+# after the fourth's; any failing fails the suite, after all have finished (`--no-fail-fast`:
+# every failing binary is named, not only the first).
 # The lanes' test lists, computed here so that a mistake in them stops the suite.
 cli_tests="$(tests_of cli)"
-checks_tests="$(tests_of checks)"
 realtime_tests="$(tests_of realtime)"
 rest_tests="$(tests_of rest)"
 readme_log="$(mktemp)"
 py_log="$(mktemp)"
-late_log="$(mktemp)"
 cli_log="$(mktemp)"
 rt_log="$(mktemp)"
 export ACP="$PWD/target/debug/acp" ACP_BIN="$PWD/target/debug/acp"
 stage "running the tests"
-# shellcheck disable=SC2086  # one word per option
 setsid bash -c '
   python3 scripts/readme-outputs.py --check >"$1" 2>&1; readme=$?
   stage "README check done" >>"$1"
-  "$4/bin/python" -m pytest -q crates/acp-py/tests >"$2" 2>&1; py=$?
+  "$3/bin/python" -m pytest -q crates/acp-py/tests >"$2" 2>&1; py=$?
   stage "pytest done" >>"$2"
-  late="$3"; shift 4
-  "$@" >"$late" 2>&1; rust=$?
-  stage "the WiFi reproduction tests done" >>"$late"
-  [ "$readme" = 0 ] && [ "$py" = 0 ] && [ "$rust" = 0 ]' \
-  checks "$readme_log" "$py_log" "$late_log" "$venv" \
-  cargo test --workspace --no-fail-fast $checks_tests &
+  [ "$py" = 0 ] && exit "$readme"; exit 1' checks "$readme_log" "$py_log" "$venv" &
 checks=$!
 # shellcheck disable=SC2086  # one word per option
 setsid bash -c '"$@"; s=$?; stage "CLI tests done"
@@ -138,7 +125,7 @@ cli=$!
 setsid bash -c '"$@"; s=$?; stage "acp-runtime, acp-lab, core_tcp and sim_vs_lab tests done"; exit "$s"' \
   rt cargo test --workspace --no-fail-fast $realtime_tests >"$rt_log" 2>&1 &
 rt=$!
-trap 'kill -- -"$checks" -"$cli" -"$rt" 2>/dev/null || true; rm -f "$readme_log" "$py_log" "$late_log" "$cli_log" "$rt_log"' EXIT
+trap 'kill -- -"$checks" -"$cli" -"$rt" 2>/dev/null || true; rm -f "$readme_log" "$py_log" "$cli_log" "$rt_log"' EXIT
 status=0
 # shellcheck disable=SC2086
 cargo test --workspace --no-fail-fast --lib --bins $rest_tests || status=1
@@ -155,9 +142,7 @@ echo "README outputs (checked while the tests ran):"
 cat "$readme_log"
 echo "The Python package's tests (run after the README check, beside the Rust tests):"
 cat "$py_log"
-echo "acp-sim's WiFi reproduction tests (run after pytest):"
-cat "$late_log"
 [ "$status" = 0 ] || { echo "test suite failed (see above)"; exit 1; }
 trap - EXIT
-rm -f "$readme_log" "$py_log" "$late_log" "$cli_log" "$rt_log"
+rm -f "$readme_log" "$py_log" "$cli_log" "$rt_log"
 stage "test suite passed"
