@@ -50,13 +50,13 @@ A `clock` block's marker may shorten its run for the check (`check-with`).
 The long reproductions the README quotes (`controllers`, `fig15`, `table1-per-hop`; `dd1`, a few
 seconds, is checked exactly) are checked the same way, in a short form (`check-with`: one seed,
 20-second runs, `controllers` on five of its scenarios, whose summary has the same rows and
-columns whatever scenarios it covers): their full runs took about 15 of CI's 30 CPU-minutes at the test profile's
-opt-level 1, and CI must stay under 20 minutes, with long reproductions run "only in a short
-form that still asserts their findings" (issue 20). Their findings are asserted by acp-sim's
-tests that run them short (controller_suite, whose scenarios include Table 1's networks, and
-wifi_reproductions); the check holds what the README prints to what the code prints: every line,
-row label, column and unit. Their numbers are those of the last --write, which runs them in full
-(on a release build: `cargo build --release --bin acp`, a few minutes).
+columns whatever scenarios it covers): their full runs took about 15 of CI's 30 CPU-minutes at the
+test profile's opt-level 1, and CI must stay under 20 minutes, with long reproductions run "only
+in a short form that still asserts their findings" (issue 20). Their findings are asserted by
+acp-sim's tests that run them short (controller_suite, whose scenarios include Table 1's networks,
+and wifi_reproductions); the check holds what the README prints to what the code prints: every
+line, row label, column and unit. Their numbers are those of the last --write, which runs them in
+full (on a release build: `cargo build --release --bin acp`, a few minutes).
 """
 
 import argparse

@@ -83,21 +83,22 @@ rm -f "$wheel_log"
 # Four jobs run side by side: (1) the README outputs check, then pytest, (2) the CLI's integration
 # tests, then the API documentation's build, (3) acp-runtime's and acp-lab's and the CLI's two
 # longest lab comparisons (real sockets, relays and the lab's emulator: they spend most of their
-# time waiting on the wall clock), (4) the rest of the workspace's tests, then the doc tests. The README check and pytest run reproductions with the `acp` and the wheel just
-# built (`ACP`/`ACP_BIN`: the test profile, optimised; a seed fixes a simulation's output whatever
-# the optimisation level): outputs pasted into README.md (and docs/) are what the current code
-# prints, simulator outputs exactly, those timed by the wall clock (and the long reproductions,
-# run short) in their shape (scripts/readme-outputs.py says why); a stale block fails, named, with
-# a diff. They keep both cores busy for minutes, a load every timing test is built to bear (tests
-# that measure time pass beside two busy loops). The jobs that mostly wait (2, 3) run apart from
-# those that compute (1, 4), so the waits of one overlap the computation of the others: in one
-# job, acp-runtime's and acp-lab's tests took 245 s of wall clock for 50 s of CPU. The API
-# documentation builds without a warning (broken intra-doc links included). All select the
-# whole workspace and pick test targets by name, so all build with the features `--no-run`
-# resolved (selecting packages with `-p` would resolve features anew and rebuild). Each job runs
-# in its own process group, stopped whole if the suite is interrupted; their outputs are printed
-# after the fourth's; any failing fails the suite, after all have finished (`--no-fail-fast`:
-# every failing binary is named, not only the first).
+# time waiting on the wall clock), (4) the rest of the workspace's tests, then the doc tests. The
+# README check and pytest run reproductions with the `acp` and the wheel just built
+# (`ACP`/`ACP_BIN`: the test profile, its simulator optimised; a seed fixes a simulation's output
+# whatever the optimisation level): outputs pasted into README.md (and docs/) are what the current
+# code prints, simulator outputs exactly, those timed by the wall clock (and the long reproductions,
+# run short) in their shape (scripts/readme-outputs.py says why); a stale block fails, named, with a
+# diff. They keep both cores busy for minutes, a load every timing test is built to bear (tests that
+# measure time pass beside two busy loops). The jobs that mostly wait (2, 3) run apart from those
+# that compute (1, 4), so the waits of one overlap the computation of the others: in one job,
+# acp-runtime's and acp-lab's tests took 245 s of wall clock for 50 s of CPU. The API documentation
+# builds without a warning (broken intra-doc links included). All select the whole workspace and
+# pick test targets by name, so all build with the features `--no-run` resolved (selecting packages
+# with `-p` would resolve features anew and rebuild). Each job runs in its own process group,
+# stopped whole if the suite is interrupted; their outputs are printed after the fourth's; any
+# failing fails the suite, after all have finished (`--no-fail-fast`: every failing binary is named,
+# not only the first).
 # The lanes' test lists, computed here so that a mistake in them stops the suite.
 cli_tests="$(tests_of cli)"
 realtime_tests="$(tests_of realtime)"
