@@ -23,7 +23,9 @@ pip_log="$(mktemp)"
 pip=$!
 stage "building the tests"
 cargo test --workspace --no-run
-tests_of() {  # `--test NAME` per integration test of lane $1 (see "Four jobs" below)
+# `--test NAME` per integration test of lane $1 (see "Four jobs" below); with `--members` as $2,
+# what the lane takes, for its messages ("acp-runtime, acp-lab, core_tcp and sim_vs_lab").
+tests_of() {
   cargo metadata --no-deps --format-version 1 | python3 -c '
 import json, sys
 # A lane takes the integration tests it names and those of its packages, in this order; a name
@@ -31,13 +33,19 @@ import json, sys
 # it; "rest" takes the others. The two longest lab comparisons of acp-cli (core_tcp and
 # sim_vs_lab: 146 s of wall clock for 46 s of CPU) wait beside the tests of acp-runtime and acp-lab.
 lanes = {
-    "realtime": ({"acp-runtime", "acp-lab"}, {"core_tcp", "sim_vs_lab"}),
-    "cli": ({"acp-cli"}, set()),
-    "rest": (None, set()),
+    "realtime": (("acp-runtime", "acp-lab"), ("core_tcp", "sim_vs_lab")),
+    "cli": (("acp-cli",), ()),
+    "rest": (None, ()),
 }
+packages = json.load(sys.stdin)["packages"]  # read whole: cargo must not write into a closed pipe
 if sys.argv[1] not in lanes:
     sys.exit(f"no test lane {sys.argv[1]!r}: {sorted(lanes)}")
-packages = json.load(sys.stdin)["packages"]
+if sys.argv[2:] not in ([], ["--members"]):
+    sys.exit(f"tests_of: unknown option {sys.argv[2:]}")
+if sys.argv[2:] == ["--members"]:
+    members = [*(lanes[sys.argv[1]][0] or ["the workspace"]), *lanes[sys.argv[1]][1]]
+    print(" and ".join(filter(None, [", ".join(members[:-1]), members[-1]])))
+    sys.exit()
 tests = [(p["name"], t["name"]) for p in packages for t in p["targets"] if "test" in t["kind"]]
 lane_of = {}
 for lane, (pkgs, names) in lanes.items():
@@ -48,7 +56,7 @@ missing = set().union(*(names for _, names in lanes.values())) - {name for _, na
 if missing:
     sys.exit(f"no integration test named {sorted(missing)}")
 print(" ".join("--test " + t for t, lane in lane_of.items() if lane == sys.argv[1]))
-' "$1"
+' "$@"
 }
 
 # The Python package (crates/acp-py), tested as people install it: maturin builds its abi3 wheel
@@ -102,6 +110,7 @@ rm -f "$wheel_log"
 # The lanes' test lists, computed here so that a mistake in them stops the suite.
 cli_tests="$(tests_of cli)"
 realtime_tests="$(tests_of realtime)"
+realtime_members="$(tests_of realtime --members)"
 rest_tests="$(tests_of rest)"
 readme_log="$(mktemp)"
 py_log="$(mktemp)"
@@ -123,8 +132,8 @@ setsid bash -c '"$@"; s=$?; stage "CLI tests done"
   cli cargo test --workspace --no-fail-fast $cli_tests >"$cli_log" 2>&1 &
 cli=$!
 # shellcheck disable=SC2086
-setsid bash -c '"$@"; s=$?; stage "acp-runtime, acp-lab, core_tcp and sim_vs_lab tests done"; exit "$s"' \
-  rt cargo test --workspace --no-fail-fast $realtime_tests >"$rt_log" 2>&1 &
+setsid bash -c '"$@"; s=$?; stage "$0 tests done"; exit "$s"' \
+  "$realtime_members" cargo test --workspace --no-fail-fast $realtime_tests >"$rt_log" 2>&1 &
 rt=$!
 trap 'kill -- -"$checks" -"$cli" -"$rt" 2>/dev/null || true; rm -f "$readme_log" "$py_log" "$cli_log" "$rt_log"' EXIT
 status=0
@@ -135,7 +144,7 @@ stage "the workspace's tests done"
 echo "The CLI's integration tests and the API documentation (run beside the rest):"
 wait "$cli" || status=1
 cat "$cli_log"
-echo "acp-runtime's and acp-lab's integration tests, and core_tcp and sim_vs_lab (run beside the rest):"
+echo "The integration tests of $realtime_members (run beside the rest):"
 wait "$rt" || status=1
 cat "$rt_log"
 wait "$checks" || status=1
