@@ -345,10 +345,14 @@ fn tcp_info_csv(samples: &[TcpSample]) -> String {
             "busy_s",
             "rwnd_limited_s",
             "sndbuf_limited_s",
+            "bbr_bw_mbit_s",
+            "bbr_min_rtt_ms",
+            "bbr_pacing_gain",
+            "bbr_cwnd_gain",
         ],
         samples.iter().map(|s| {
             let i = &s.info;
-            vec![
+            let row = vec![
                 format!("{:.3}", s.at.as_secs_f64()),
                 i.cwnd.to_string(),
                 i.ssthresh.to_string(),
@@ -371,7 +375,19 @@ fn tcp_info_csv(samples: &[TcpSample]) -> String {
                 format!("{:.3}", i.busy_time),
                 format!("{:.3}", i.rwnd_limited),
                 format!("{:.3}", i.sndbuf_limited),
-            ]
+            ];
+            let bbr = i.bbr.map_or_else(
+                || vec![String::new(); 4],
+                |b| {
+                    vec![
+                        (b.bw as f64 * 8.0 / 1e6).to_string(),
+                        format!("{:.3}", b.min_rtt * 1e3),
+                        b.pacing_gain.to_string(),
+                        b.cwnd_gain.to_string(),
+                    ]
+                },
+            );
+            row.into_iter().chain(bbr).collect()
         }),
     )
 }

@@ -85,6 +85,22 @@ pub struct TcpInfo {
     pub busy_time: f64,
     pub rwnd_limited: f64,
     pub sndbuf_limited: f64,
+    /// BBR's own state, when BBR is the congestion control in force.
+    pub bbr: Option<BbrInfo>,
+}
+
+/// What Linux's BBR computes its window and pacing rate from (`TCP_CC_INFO`, `struct
+/// tcp_bbr_info`): `TCP_INFO`'s `min_rtt` is the connection's least RTT over minutes, where
+/// BBR's expires every 10 s, and its bandwidth estimate is reported nowhere else.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct BbrInfo {
+    /// The bottleneck bandwidth estimate (bytes/s).
+    pub bw: u64,
+    /// The round-trip propagation estimate (s).
+    pub min_rtt: f64,
+    /// The gains in force: pacing rate over `bw`, window over the estimated BDP.
+    pub pacing_gain: f64,
+    pub cwnd_gain: f64,
 }
 
 /// A source's state as of now.
@@ -196,8 +212,9 @@ fn congestion(stream: &TcpStream) -> io::Result<String> {
     Ok(String::from_utf8_lossy(&name[..end]).into_owned())
 }
 
-/// Reads `TCP_INFO`.
-fn tcp_info(stream: &TcpStream) -> io::Result<TcpInfo> {
+/// Reads `TCP_INFO`, and BBR's `TCP_CC_INFO` if `bbr` (the kernel's reply is a union whose
+/// member only the congestion control's name tells).
+fn tcp_info(stream: &TcpStream, bbr: bool) -> io::Result<TcpInfo> {
     // SAFETY: plain old data, zero is valid.
     let mut raw: libc::tcp_info = unsafe { zeroed() };
     let mut len = size_of::<libc::tcp_info>() as libc::socklen_t;
@@ -239,7 +256,38 @@ fn tcp_info(stream: &TcpStream) -> io::Result<TcpInfo> {
         busy_time: raw.tcpi_busy_time as f64 * 1e-6,
         rwnd_limited: raw.tcpi_rwnd_limited as f64 * 1e-6,
         sndbuf_limited: raw.tcpi_sndbuf_limited as f64 * 1e-6,
+        bbr: if bbr { bbr_info(stream)? } else { None },
     })
+}
+
+/// Reads BBR's `struct tcp_bbr_info` (five `u32`s: bandwidth low and high words, `min_rtt` in
+/// µs, the gains in 1/256ths); `None` if the kernel returned fewer bytes.
+fn bbr_info(stream: &TcpStream) -> io::Result<Option<BbrInfo>> {
+    let mut raw = [0u32; 5];
+    let mut len = size_of_val(&raw) as libc::socklen_t;
+    // SAFETY: the descriptor is open; `raw` has room for `len` bytes, which the kernel updates.
+    let r = unsafe {
+        libc::getsockopt(
+            stream.as_raw_fd(),
+            libc::IPPROTO_TCP,
+            libc::TCP_CC_INFO,
+            raw.as_mut_ptr().cast(),
+            &mut len,
+        )
+    };
+    if r != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    if (len as usize) < size_of_val(&raw) {
+        return Ok(None);
+    }
+    let [bw_lo, bw_hi, min_rtt, pacing_gain, cwnd_gain] = raw;
+    Ok(Some(BbrInfo {
+        bw: u64::from(bw_hi) << 32 | u64::from(bw_lo),
+        min_rtt: f64::from(min_rtt) * 1e-6,
+        pacing_gain: f64::from(pacing_gain) / 256.0,
+        cwnd_gain: f64::from(cwnd_gain) / 256.0,
+    }))
 }
 
 impl TcpSource {
@@ -361,7 +409,7 @@ impl TcpSource {
     /// Reads `TCP_INFO`; new bytes acknowledged reset the estimated age to the smoothed RTT and
     /// add the smoothed RTT to the RTT readings.
     fn sample(&mut self) -> io::Result<()> {
-        self.info = tcp_info(&self.stream)?;
+        self.info = tcp_info(&self.stream, self.congestion == "bbr")?;
         if self.info.bytes_acked > self.acked && self.info.rtt > 0.0 {
             self.acked = self.info.bytes_acked;
             self.rtt_samples.sum += self.info.rtt;
