@@ -6,8 +6,8 @@
 //!   each source's age within [`AGE_TOLERANCE`] of the lab's.
 //! - `scenarios/lab/wifi_cubic_bbr_g.toml`: a CUBIC and a BBR bulk flow on two 802.11g
 //!   stations: each flow's throughput and mean RTT within [`TCP_TOLERANCE`] of the lab's (the
-//!   issue's 10 % is not met reliably: see the constant); the lab's record of BBR's own state
-//!   (`TCP_CC_INFO`) read against what `tcp_bbr.c` derives from it.
+//!   issue's 10 % with room for the lab's run-to-run spread: see the constant); the lab's
+//!   record of BBR's own state (`TCP_CC_INFO`) read against what `tcp_bbr.c` derives from it.
 //! - `scenarios/coexistence/lab/bp_2acp_{1,5}tcp.toml`, shortened and with five ACP+ flows (the
 //!   paper's flat BP is stated for five): the coexistence paper's Baseline Priority. The
 //!   median age is flat across the CUBIC flows within [`FLAT_TOLERANCE`] in the simulator; in
@@ -108,17 +108,22 @@ fn acp_and_seek_ages_over_wifi_match_the_lab() {
     }
 }
 
-/// Sim against lab, per TCP flow, throughput and mean RTT. The issue asks for 10 %, which this
-/// file does not meet reliably (open in docs/LAB.md, "WiFi: simulator against lab"): the mean of
-/// seeds 1-4 reads BBR 4.11 Mbit/s / 143.2 ms and CUBIC 4.21 Mbit/s / 267.9 ms (28 Nov), the lab
-/// read BBR 150.8-160.6 ms over six runs and CUBIC 3.85 Mbit/s, so BBR's RTT sits 5-11 % and
-/// CUBIC's throughput 9 % from the lab's. 15 % holds what was gained (without BBR's
-/// ACK-aggregation allowance the model's BBR RTT was 36 % below the kernel's) without failing
-/// on the lab's run-to-run spread.
-const TCP_TOLERANCE: f64 = 0.15;
-/// Simulator seeds averaged against one lab run (the lab's own noise: 150.8-160.6 ms of BBR RTT
-/// over six runs, docs/LAB.md).
-const SIM_SEEDS: u64 = 4;
+/// Sim against lab, per TCP flow, throughput and mean RTT. The file pins the stations'
+/// placement (seed 1's, which decides how capture splits the medium between the two flows) and
+/// the model paces BBR in Linux's TSO bursts (docs/LAB.md, "WiFi: simulator against lab").
+/// Measured over 60 s (RUN, WARMUP): the model's seeds 1-20 read CUBIC 3.90 Mbit/s at 280.4 ms
+/// and BBR 4.51 Mbit/s at 154.8 ms (BBR's RTT 147.1-162.5 over the seeds), four lab runs CUBIC
+/// 3.78-3.85 Mbit/s at 272.5-288.7 ms and BBR 4.47-4.56 Mbit/s at 159.1-166.5 ms: every gap
+/// within the issue's 10 % (BBR's RTT -2.7 to -7.1 %). The bound is 12 %, not 10: BBR's RTT
+/// sits 5 % under the lab's on average (not explained: docs/LAB.md), and one lab run moves it
+/// by 2 % (one standard deviation), so 10 % would fail about one run in seventy.
+const TCP_TOLERANCE: f64 = 0.12;
+/// Simulator seeds averaged against one lab run: one seed's BBR RTT moves by 3 % (one standard
+/// deviation over 60 s), the mean of six by about 1.3 %.
+const SIM_SEEDS: u64 = 6;
+/// The runs' length and warm-up: 60 s measured, three times the file's 20 s.
+const RUN: &str = "70s";
+const WARMUP: &str = "10s";
 
 /// Each flow's (throughput Mbit/s, mean RTT ms) in a `--json` result; `rtt` is the side's
 /// name for the RTT (the simulator's `mean_rtt_ms`, the lab's `rtt_ms`).
@@ -140,9 +145,13 @@ fn cubic_and_bbr_over_wifi_match_the_kernel() {
         eprintln!("skipped: acp lab needs root");
         return;
     }
-    let file = repo("scenarios/lab/wifi_cubic_bbr_g.toml");
-    // The simulator's side is the mean over SIM_SEEDS seeds: one seed's BBR RTT moves by about
-    // 20 ms from seed to seed (133-153 ms over seeds 1-6), as much as the bound allows.
+    let scratch = acp_testkit::Scratch::new("wifi-cubic-bbr");
+    let file = common::shortened(
+        &repo("scenarios/lab/wifi_cubic_bbr_g.toml"),
+        &scratch,
+        RUN,
+        WARMUP,
+    );
     let runs: Vec<_> = (1..=SIM_SEEDS)
         .map(|seed| {
             let mut run = acp();
@@ -163,7 +172,7 @@ fn cubic_and_bbr_over_wifi_match_the_kernel() {
             (name.clone(), of(|f| f.1), of(|f| f.2))
         })
         .collect();
-    let record = acp_testkit::Scratch::new("wifi-cubic-bbr");
+    let record = scratch.join("record");
     let lab = tcp_flows(
         &json_output(
             acp()

@@ -289,8 +289,21 @@ pub struct Sender {
     round_end: u64,
     limited_this_round: bool,
     limited_last_round: bool,
+    /// When pacing lets the next burst go.
     next_send: Time,
+    /// The burst being sent (one TSO/GSO packet of Linux's): when it began, its segments and
+    /// bytes, and the instant its pacing counts from.
+    burst: Burst,
     stats: SenderStats,
+}
+
+/// A pacing burst: segments sent at one instant as one of Linux's TSO/GSO packets.
+#[derive(Debug, Clone, Copy)]
+struct Burst {
+    at: Time,
+    segments: u64,
+    bytes: u64,
+    base: Time,
 }
 
 impl Sender {
@@ -335,6 +348,12 @@ impl Sender {
             limited_this_round: false,
             limited_last_round: false,
             next_send: now,
+            burst: Burst {
+                at: now,
+                segments: u64::MAX,
+                bytes: 0,
+                base: now,
+            },
             stats: SenderStats::default(),
         }
     }
@@ -481,17 +500,41 @@ impl Sender {
         Ok(len)
     }
 
-    /// When pacing lets the next segment go, if not now.
+    /// When pacing lets the next segment go, if not now: a segment that joins the burst sent
+    /// at this instant goes with it.
     fn pacing_wait(&self, now: Time) -> Option<Time> {
-        (self.cc.pacing_rate().is_some() && now < self.next_send).then_some(self.next_send)
+        let rate = self.pacing_rate()?;
+        let joins = self.burst.at == now && self.burst.segments < self.burst_segments(rate);
+        (now < self.next_send && !joins).then_some(self.next_send)
     }
 
-    /// Spaces the next segment after one of `len` bytes sent at `now` at the pacing rate.
+    /// Linux's segments per burst at `rate` bytes/s ([`super::tso_segs`]).
+    fn burst_segments(&self, rate: f64) -> u64 {
+        super::tso_segs(rate, self.smss)
+    }
+
+    /// Spaces what follows a segment of `len` bytes sent at `now` at the pacing rate, as Linux
+    /// paces its TSO/GSO packets (`tcp_update_skb_after_send`): the segments sent at one
+    /// instant, up to [`super::tso_segs`], leave together as one burst, and the next burst
+    /// waits for the whole burst's time at the pacing rate.
     fn pace(&mut self, now: Time, len: u64) {
-        if let Some(rate) = self.pacing_rate() {
-            let gap = Duration::from_secs_f64(len as f64 / rate.max(1.0));
-            self.next_send = self.next_send.max(now) + gap;
+        let Some(rate) = self.pacing_rate() else {
+            return;
+        };
+        let segments = self.burst_segments(rate);
+        let b = &mut self.burst;
+        if b.at == now && b.segments < segments {
+            b.segments += 1;
+            b.bytes += len;
+        } else {
+            *b = Burst {
+                at: now,
+                segments: 1,
+                bytes: len,
+                base: self.next_send.max(now),
+            };
         }
+        self.next_send = b.base + Duration::from_secs_f64(b.bytes as f64 / rate.max(1.0));
     }
 
     /// The length of the next new segment, if there is data to send.

@@ -5,9 +5,10 @@
 //! RTprop, the minimum RTT over the last 10 s (refreshed by a smaller sample, or any sample
 //! once it is 10 s old, as Linux's `tcp_bbr.c`). It paces at `pacing_gain · BtlBw` less
 //! Linux's 1 % margin (`bbr_pacing_margin_percent`) and caps the data in flight at
-//! `cwnd_gain · BtlBw · RTprop` plus Linux's quantization budget — three TSO bursts of two
-//! segments (`bbr_tso_segs_goal` at the rates of this model's links), two more in the 5/4 phase
-//! — never below four segments. Its states:
+//! `cwnd_gain · BtlBw · RTprop` plus Linux's quantization budget — three TSO bursts
+//! (`bbr_tso_segs_goal`, [`crate::tcp::tso_segs`]: two segments up to 23.7 Mbit/s of
+//! 1,448-byte segments), two more segments in the 5/4 phase — never below four segments. The
+//! sender paces in those bursts, as Linux paces its TSO/GSO packets. Its states:
 //! - **Startup**: gains 2/ln 2 ≈ 2.885 until BtlBw has grown by less than 25 % for three
 //!   round trips in a row (the pipe is full);
 //! - **Drain**: pacing gain 1/2.885 until the data in flight falls to one BDP;
@@ -60,8 +61,6 @@ const FULL_BW_GROWTH: f64 = 1.25;
 const FULL_BW_ROUNDS: u32 = 3;
 /// What Linux paces at, as a fraction of the gain times BtlBw (`bbr_pacing_margin_percent`).
 const PACING_MARGIN: f64 = 0.99;
-/// Segments of a TSO burst (Linux's `bbr_tso_segs_goal`, two above 1.2 Mbit/s of pacing).
-const TSO_SEGS: u64 = 2;
 /// Round trips per window of the ACK-aggregation maximum (`bbr_extra_acked_win_rtts`).
 const EXTRA_ACKED_WIN_RTTS: u32 = 5;
 /// The ACK-aggregation allowance's cap in time at BtlBw (`bbr_extra_acked_max_us`).
@@ -253,7 +252,8 @@ impl Bbr {
     /// Linux's quantization budget: three TSO bursts, two more segments in the 5/4 phase.
     fn quantization_budget(&self) -> u64 {
         let probing = self.mode == Mode::ProbeBw && self.cycle_index == 0;
-        (3 * TSO_SEGS + 2 * u64::from(probing)) * self.smss
+        let tso = crate::tcp::tso_segs(self.pacing_rate, self.smss);
+        (3 * tso + 2 * u64::from(probing)) * self.smss
     }
 
     /// The ACK-aggregation allowance (`bbr_ack_aggregation_cwnd`): none before the pipe is
