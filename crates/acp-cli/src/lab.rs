@@ -12,7 +12,7 @@ use clap::Args;
 use serde_json::{json, Value};
 
 use crate::source_tcp::tcp_info_json;
-use crate::{output, parse_input_file, parse_run_time, signals, UsageError};
+use crate::{output, parse_input_file, parse_run_time, run_length, signals, UsageError};
 
 #[derive(Debug, Args)]
 pub struct LabArgs {
@@ -400,15 +400,7 @@ pub fn run(a: LabArgs) -> anyhow::Result<()> {
         let model = acp_sim::estimator::model::ModelFile::load(model).map_err(UsageError)?;
         plan.aggregation_estimator = Some(model.boundary);
     }
-    let duration = a.duration.unwrap_or(plan.duration);
-    if duration <= plan.warmup {
-        return Err(UsageError(format!(
-            "--duration {:.1}s leaves nothing to measure: the scenario's warm-up is {:.1}s",
-            duration.as_secs_f64(),
-            plan.warmup.as_secs_f64()
-        ))
-        .into());
-    }
+    let duration = run_length(a.duration, plan.duration, plan.warmup)?;
     acp_lab::privilege::check()?;
     let stop = signals::shutdown_flag().context("cannot install the signal handlers")?;
     eprintln!(

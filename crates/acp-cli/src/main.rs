@@ -119,6 +119,9 @@ struct SimArgs {
     /// Override the scenario's seed.
     #[arg(long)]
     seed: Option<u64>,
+    /// Run this long instead of the scenario's duration (e.g. 70s), as `acp lab --duration`.
+    #[arg(long, value_parser = parse_run_time)]
+    duration: Option<Duration>,
     /// Print the full result as JSON.
     #[arg(long)]
     json: bool,
@@ -703,6 +706,24 @@ fn parse_run_time(s: &str) -> Result<Duration, String> {
         return Err("must be longer than zero".into());
     }
     Ok(d)
+}
+
+/// The run's length: `--duration` if given, else the scenario's; a length within the warm-up is
+/// refused in one line (`acp sim` and `acp lab`).
+fn run_length(
+    duration: Option<Duration>,
+    scenario: Duration,
+    warmup: Duration,
+) -> Result<Duration, UsageError> {
+    let length = duration.unwrap_or(scenario);
+    if length <= warmup {
+        return Err(UsageError(format!(
+            "--duration {:.1}s leaves nothing to measure: the scenario's warm-up is {:.1}s",
+            length.as_secs_f64(),
+            warmup.as_secs_f64()
+        )));
+    }
+    Ok(length)
 }
 
 /// An input file (a scenario): it must exist and be a readable file, so that a wrong path is a

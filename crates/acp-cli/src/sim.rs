@@ -68,6 +68,8 @@ fn save_run(dir: &Path, r: &SimResult) -> anyhow::Result<()> {
 /// `acp sim`.
 pub fn run(a: SimArgs) -> anyhow::Result<()> {
     let mut scenario = load(&a.file, a.seed)?;
+    let c = &mut scenario.config;
+    c.duration = crate::run_length(a.duration, c.duration, c.warmup)?;
     let dir = out_dir(&a.out)?;
     if dir.is_some() && scenario.config.trace_points == 0 {
         scenario.config.trace_points = 4000;

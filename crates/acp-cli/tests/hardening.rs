@@ -76,6 +76,7 @@ fn run_arguments_that_cannot_work_are_refused_with_status_2() {
         ),
         (vec!["demo", "--duration", "0s"], "longer than zero"),
         (vec!["lab", "--duration", "0", missing], "longer than zero"),
+        (vec!["sim", "--duration", "0", missing], "longer than zero"),
         (
             vec!["bench", "pacing", "--duration", "0"],
             "longer than zero",

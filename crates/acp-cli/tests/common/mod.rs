@@ -170,7 +170,7 @@ pub fn json_output(command: &mut Command) -> serde_json::Value {
 }
 
 /// The scenario file `source` with its `duration` and `warmup` lines replaced, written into
-/// `dir` under the same name (shorter or longer runs of the example files).
+/// `dir` under the same name (shorter runs of the example files).
 pub fn shortened(
     source: &std::path::Path,
     dir: &std::path::Path,
