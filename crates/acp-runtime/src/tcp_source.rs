@@ -190,24 +190,33 @@ pub fn set_congestion(stream: &TcpStream, name: &str) -> io::Result<()> {
     ))
 }
 
-/// The congestion control in force.
-fn congestion(stream: &TcpStream) -> io::Result<String> {
-    let mut buf = [0u8; 32];
-    let mut len = buf.len() as libc::socklen_t;
-    // SAFETY: the descriptor is open; `buf` has room for `len` bytes, which the kernel updates.
+/// Reads the TCP-level socket option `name` into `value`, a plain-old-data buffer (integers
+/// only, valid for any bytes); the bytes the kernel wrote (the rest of `value` is left as it
+/// was: an older kernel may write fewer).
+fn tcp_option<T>(stream: &TcpStream, name: libc::c_int, value: &mut T) -> io::Result<usize> {
+    let mut len = size_of::<T>() as libc::socklen_t;
+    // SAFETY: the descriptor is open; `value` has room for `len` bytes, which the kernel
+    // updates, and every caller's `T` is plain integers.
     let r = unsafe {
         libc::getsockopt(
             stream.as_raw_fd(),
             libc::IPPROTO_TCP,
-            libc::TCP_CONGESTION,
-            buf.as_mut_ptr().cast(),
+            name,
+            (value as *mut T).cast(),
             &mut len,
         )
     };
     if r != 0 {
         return Err(io::Error::last_os_error());
     }
-    let name = &buf[..(len as usize).min(buf.len())];
+    Ok(len as usize)
+}
+
+/// The congestion control in force.
+fn congestion(stream: &TcpStream) -> io::Result<String> {
+    let mut buf = [0u8; 32];
+    let len = tcp_option(stream, libc::TCP_CONGESTION, &mut buf)?;
+    let name = &buf[..len.min(buf.len())];
     let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
     Ok(String::from_utf8_lossy(&name[..end]).into_owned())
 }
@@ -217,21 +226,8 @@ fn congestion(stream: &TcpStream) -> io::Result<String> {
 fn tcp_info(stream: &TcpStream, bbr: bool) -> io::Result<TcpInfo> {
     // SAFETY: plain old data, zero is valid.
     let mut raw: libc::tcp_info = unsafe { zeroed() };
-    let mut len = size_of::<libc::tcp_info>() as libc::socklen_t;
-    // SAFETY: the descriptor is open; `raw` has room for `len` bytes, which the kernel updates
-    // (an older kernel fills fewer, and the rest stays zero).
-    let r = unsafe {
-        libc::getsockopt(
-            stream.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_INFO,
-            (&mut raw as *mut libc::tcp_info).cast(),
-            &mut len,
-        )
-    };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
+    // An older kernel fills fewer bytes; the rest stays zero.
+    tcp_option(stream, libc::TCP_INFO, &mut raw)?;
     let us = |v: u32| f64::from(v) * 1e-6;
     Ok(TcpInfo {
         rtt: us(raw.tcpi_rtt),
@@ -264,21 +260,7 @@ fn tcp_info(stream: &TcpStream, bbr: bool) -> io::Result<TcpInfo> {
 /// µs, the gains in 1/256ths); `None` if the kernel returned fewer bytes.
 fn bbr_info(stream: &TcpStream) -> io::Result<Option<BbrInfo>> {
     let mut raw = [0u32; 5];
-    let mut len = size_of_val(&raw) as libc::socklen_t;
-    // SAFETY: the descriptor is open; `raw` has room for `len` bytes, which the kernel updates.
-    let r = unsafe {
-        libc::getsockopt(
-            stream.as_raw_fd(),
-            libc::IPPROTO_TCP,
-            libc::TCP_CC_INFO,
-            raw.as_mut_ptr().cast(),
-            &mut len,
-        )
-    };
-    if r != 0 {
-        return Err(io::Error::last_os_error());
-    }
-    if (len as usize) < size_of_val(&raw) {
+    if tcp_option(stream, libc::TCP_CC_INFO, &mut raw)? < size_of_val(&raw) {
         return Ok(None);
     }
     let [bw_lo, bw_hi, min_rtt, pacing_gain, cwnd_gain] = raw;

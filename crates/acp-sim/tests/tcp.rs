@@ -5,8 +5,9 @@
 //! delayed ACKs halve the number of ACKs; a packet window counts short segments as Linux does,
 //! updates written at will go one per segment when TCP_NOTSENT_LOWAT holds two, the RTT
 //! reported is the oldest newly acknowledged segment's, BBR's bandwidth estimate survives
-//! losses and BBR paces in Linux's TSO bursts, the ACP+ paper's estimate of TCP's age is the RTT plus half the ACK spacing, and a
-//! saturated link clocks one delayed ACK every two full segments (the inter-ACK time); a
+//! losses and BBR paces in Linux's TSO bursts, the ACP+ paper's estimate of TCP's age is the
+//! RTT plus half the ACK spacing, and a saturated link clocks one delayed ACK every two full
+//! segments (the inter-ACK time); a
 //! tail-loss probe recovers a window's lost tail, RACK finds a lost retransmission, and a
 //! timeout resends only the holes the SACK scoreboard shows. All deterministic (fixed seeds,
 //! virtual time).
